@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""configure.py: finds what this machine has and writes build.ninja.
+
+    ./configure.py [options] && ninja            build the runner and tests
+    ninja check                                  unit tests, then every case on every backend built
+    ninja golden                                 rewrite golden/ from the oracles (never by default)
+
+Every backend is optional: the scalar reference is always built; OpenCL is
+built when the OpenCL headers and ICD loader are found; CUDA when nvcc and
+cuBLAS are found. What is left out is printed with the reason. build.ninja
+re-runs this script (with the same options) when configure.py changes.
+Plain Python 3 standard library, in the manner of ninja's own configure.py.
+"""
+
+import argparse
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.path.dirname(os.path.abspath(__file__))
+
+HARNESS = ["status", "dtype", "generator", "case_file", "op", "op_sumsq", "check", "suite",
+           "results", "npy", "manifest"]
+REFERENCE = ["ref/sumsq.c", "ref/backend.c"]
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(
+        description="Write build.ninja for kcs after probing for compilers and libraries.")
+    parser.add_argument("--build-dir", default="build",
+                        help="folder for every build product (default: build)")
+    parser.add_argument("--cc", default=os.environ.get("CC", "cc"),
+                        help="C compiler (default: $CC or cc)")
+    parser.add_argument("--cflags", default="-O2 -g",
+                        help="optimisation and debug flags for C (default: -O2 -g)")
+    parser.add_argument("--no-werror", action="store_true",
+                        help="do not turn compiler warnings into errors")
+    parser.add_argument("--opencl-include", metavar="DIR",
+                        help="folder holding CL/cl.h, for machines without opencl-headers")
+    parser.add_argument("--opencl-library", metavar="FILE",
+                        help="the OpenCL ICD loader to link (default: found by the linker, "
+                             "or libOpenCL.so.1 where there is no development symlink)")
+    parser.add_argument("--no-opencl", action="store_true", help="leave the OpenCL backend out")
+    parser.add_argument("--cuda", metavar="DIR", default=os.environ.get("CUDA_HOME"),
+                        help="CUDA toolkit folder (default: $CUDA_HOME, nvcc on PATH, or /usr/local/cuda)")
+    parser.add_argument("--cuda-arch", default="90",
+                        help="compute capability to build machine code for; PTX of it is embedded "
+                             "too, for newer cards (default: 90, Hopper)")
+    parser.add_argument("--no-cuda", action="store_true", help="leave the CUDA backend out")
+    parser.add_argument("--python", metavar="FILE",
+                        help="Python 3 with matplotlib, for reports (default: /usr/bin/python3, "
+                             "then python3 on PATH)")
+    return parser.parse_args()
+
+
+def probe(cc, code, flags, libs=""):
+    """Whether code compiles and links with cc, flags and libs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "probe.c")
+        with open(source, "w") as f:
+            f.write(code)
+        command = f"{cc} {flags} {source} -o {tmp}/probe {libs}"
+        return subprocess.run(command, shell=True, capture_output=True).returncode == 0
+
+
+def find_opencl(args, cc):
+    """(cflags, libs, None) for OpenCL, or (None, None, why not)."""
+    if args.no_opencl:
+        return None, None, "--no-opencl was given"
+    cflags = "-DCL_TARGET_OPENCL_VERSION=120"
+    if args.opencl_include:
+        cflags += " -I" + os.path.abspath(args.opencl_include)
+    code = "#include <CL/cl.h>\nint main(void){cl_uint n; return clGetPlatformIDs(0, 0, &n);}\n"
+    if not probe(cc, "#include <CL/cl.h>\nint main(void){return 0;}\n", cflags, ""):
+        return None, None, ("no OpenCL headers (install opencl-headers, or give "
+                            "--opencl-include DIR)")
+    candidates = [args.opencl_library] if args.opencl_library else ["-lOpenCL", "-l:libOpenCL.so.1"]
+    for libs in candidates:
+        if libs and not libs.startswith("-"):
+            libs = os.path.abspath(libs)
+        if probe(cc, code, cflags, libs):
+            return cflags, libs, None
+    return None, None, "no OpenCL ICD loader to link (install ocl-icd-opencl-dev)"
+
+
+def find_cuda(args):
+    """(nvcc, cuda folder, None) or (None, None, why not)."""
+    if args.no_cuda:
+        return None, None, "--no-cuda was given"
+    roots = [args.cuda] if args.cuda else []
+    nvcc_on_path = shutil.which("nvcc")
+    if nvcc_on_path:
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc_on_path))))
+    roots.append("/usr/local/cuda")
+    for root in roots:
+        nvcc = os.path.join(root, "bin", "nvcc")
+        if not os.access(nvcc, os.X_OK):
+            continue
+        libdirs = [os.path.join(root, d) for d in ("lib64", "lib", "targets/x86_64-linux/lib")]
+        has_cublas = any(glob.glob(os.path.join(d, "libcublas.so*")) for d in libdirs)
+        has_header = os.path.exists(os.path.join(root, "include", "cublas_v2.h"))
+        if not (has_cublas and has_header):
+            return None, None, f"{root} has nvcc but no cuBLAS (libcublas, cublas_v2.h)"
+        return nvcc, root, None
+    return None, None, "no nvcc found (give --cuda DIR or set CUDA_HOME)"
+
+
+def find_python(args):
+    """(python, None) for a Python 3 with matplotlib, or (None, why not)."""
+    candidates = [args.python] if args.python else ["/usr/bin/python3", shutil.which("python3")]
+    for python in candidates:
+        if python and os.access(python, os.X_OK):
+            result = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
+            if result.returncode == 0:
+                return python, None
+    return None, "no Python 3 with matplotlib (install python3-matplotlib)"
+
+
+class Ninja:
+    """A small writer of build.ninja statements."""
+
+    def __init__(self, path):
+        self.out = open(path, "w")
+
+    def line(self, text=""):
+        self.out.write(text + "\n")
+
+    def variable(self, name, value):
+        self.line(f"{name} = {value}")
+
+    def rule(self, name, command, description, depfile=None, generator=False, pool=None):
+        self.line(f"rule {name}")
+        self.line(f"  command = {command}")
+        self.line(f"  description = {description}")
+        if depfile:
+            self.line(f"  depfile = {depfile}")
+            self.line("  deps = gcc")
+        if generator:
+            self.line("  generator = 1")
+        if pool:
+            self.line(f"  pool = {pool}")
+        self.line()
+
+    def build(self, outputs, rule, inputs=(), implicit=(), order_only=(), variables=None):
+        outputs = " ".join(outputs) if isinstance(outputs, (list, tuple)) else outputs
+        inputs = " ".join(inputs) if isinstance(inputs, (list, tuple)) else inputs
+        text = f"build {outputs}: {rule}"
+        if inputs:
+            text += " " + inputs
+        if implicit:
+            text += " | " + " ".join(implicit)
+        if order_only:
+            text += " || " + " ".join(order_only)
+        self.line(text)
+        for name, value in (variables or {}).items():
+            self.line(f"  {name} = {value}")
+
+    def close(self):
+        self.out.close()
+
+
+def src(path):
+    """A path in the source tree, as build.ninja names it."""
+    return os.path.join(SOURCE, path)
+
+
+def main():
+    args = parse_arguments()
+    build = os.path.abspath(args.build_dir)
+    os.makedirs(build, exist_ok=True)
+
+    def built(path):
+        return os.path.join(build, path)
+
+    cc = args.cc
+    if not shutil.which(cc):
+        sys.exit(f"configure.py: no C compiler '{cc}' (install gcc, or give --cc)")
+    needed = [("<cmocka.h>", "libcmocka-dev", "-lcmocka",
+               "#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n"
+               "#include <cmocka.h>\nint main(void){return 0;}\n"),
+              ("<jansson.h>", "libjansson-dev", "-ljansson",
+               "#include <jansson.h>\nint main(void){json_decref(json_object());return 0;}\n"),
+              ("<nettle/sha2.h>", "nettle-dev", "-lnettle",
+               "#include <nettle/sha2.h>\nint main(void){struct sha256_ctx c; sha256_init(&c);"
+               "return 0;}\n")]
+    for header, package, lib, code in needed:
+        if not probe(cc, code, "", lib):
+            sys.exit(f"configure.py: {header} with {lib} is needed: apt-get install {package}")
+
+    opencl_cflags, opencl_libs, opencl_missing = find_opencl(args, cc)
+    nvcc, cuda_root, cuda_missing = find_cuda(args)
+    python, python_missing = find_python(args)
+
+    # A backend whose host side is not in the tree is left out like one whose
+    # toolkit is missing (so configure works while a backend is being written).
+    if opencl_cflags and not os.path.exists(src("opencl/backend.c")):
+        opencl_cflags, opencl_missing = None, "opencl/backend.c is not in the tree"
+    if nvcc and not os.path.exists(src("cuda/backend.cu")):
+        nvcc, cuda_missing = None, "cuda/backend.cu is not in the tree"
+    backends = [("reference", "kcs_reference_backend")]
+    if opencl_cflags:
+        backends.append(("opencl", "kcs_opencl_backend"))
+    if nvcc:
+        backends.append(("cuda", "kcs_cuda_backend"))
+
+    print("kcs configure:")
+    print(f"  C compiler     {cc}")
+    print(f"  backends       {', '.join(name for name, _ in backends)}")
+    if opencl_missing:
+        print(f"  left out       opencl: {opencl_missing}")
+    else:
+        print(f"  opencl         {opencl_cflags} {opencl_libs}")
+    if cuda_missing:
+        print(f"  left out       cuda: {cuda_missing}")
+    else:
+        print(f"  cuda           {nvcc} (sm_{args.cuda_arch} + compute_{args.cuda_arch} PTX)")
+    if python_missing:
+        print(f"  left out       report: {python_missing}")
+    else:
+        print(f"  report         {python}")
+
+    # The list of backends the runner is built with.
+    with open(built("backends.c"), "w") as f:
+        f.write("/* Generated by configure.py: the backends of this build. */\n")
+        f.write('#include "backend.h"\n')
+        for _, symbol in backends:
+            f.write(f"extern const kcs_backend {symbol};\n")
+        f.write("const kcs_backend *const kcs_builtin_backends[] = {\n")
+        for _, symbol in backends:
+            f.write(f"    &{symbol},\n")
+        f.write("};\n")
+        f.write(f"const size_t kcs_builtin_backend_count = {len(backends)};\n")
+
+    n = Ninja(os.path.join(SOURCE, "build.ninja") if args.build_dir == "build"
+              else os.path.join(build, "build.ninja"))
+    n.line("# Generated by configure.py; edit configure.py instead.")
+    n.line(f"# configure.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
+    n.line("ninja_required_version = 1.10")
+    n.variable("builddir", build)
+    werror = "" if args.no_werror else " -Werror"
+    n.variable("cc", cc)
+    n.variable("cflags", f"-std=gnu11 -D_GNU_SOURCE {args.cflags} -Wall -Wextra{werror} -Wno-format-truncation "
+                         f"-ffp-contract=off -fno-fast-math "
+                         f"-I{src('harness')} -I{src('ref')} -DKCS_SOURCE_DIR='\"{SOURCE}\"'")
+    libs = "-ljansson -lnettle -lm"
+    n.line()
+    n.rule("cc", "$cc -MMD -MF $out.d $cflags $extra_cflags -c $in -o $out",
+           "CC $out", depfile="$out.d")
+    n.rule("link", "$cc -o $out $in $libs", "LINK $out")
+    n.rule("embed", f"{sys.executable} {src('tools/embed.py')} $in $out $symbol", "EMBED $out")
+    n.rule("configure", f"{sys.executable} {src('configure.py')} "
+                        f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}",
+           "CONFIGURE", generator=True)
+    n.rule("unit_test", "$in > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+           "TEST $in")
+    n.rule("run_console", "$command", "$description", pool="console")
+    n.build(os.path.join(SOURCE, "build.ninja"), "configure", implicit=[src("configure.py")])
+    n.line()
+
+    def cc_object(source, extra=""):
+        obj = built("obj/" + source.replace("/", "_")[:-2] + ".o")
+        n.build(obj, "cc", src(source), variables={"extra_cflags": extra} if extra else None)
+        return obj
+
+    harness_objects = [cc_object(f"harness/{name}.c") for name in HARNESS]
+    reference_objects = [cc_object(path) for path in REFERENCE]
+    backend_objects = list(reference_objects)
+    link_libs = libs
+    if opencl_cflags:
+        for kernel in sorted(glob.glob(src("opencl/*.cl"))):
+            stem = os.path.splitext(os.path.basename(kernel))[0]
+            generated = built(f"opencl/{stem}_cl.c")
+            n.build(generated, "embed", kernel, implicit=[src("tools/embed.py")],
+                    variables={"symbol": f"kcs_opencl_{stem}_source"})
+            obj = built(f"obj/opencl_{stem}_cl.o")
+            n.build(obj, "cc", generated)
+            backend_objects.append(obj)
+        for source in sorted(glob.glob(src("opencl/*.c"))):
+            if source.endswith("_test.c"):
+                continue
+            backend_objects.append(cc_object(os.path.relpath(source, SOURCE), opencl_cflags))
+        link_libs += " " + opencl_libs
+    if nvcc:
+        arch = args.cuda_arch
+        n.variable("nvcc", nvcc)
+        n.variable("nvccflags", f"-std=c++17 -O3 -lineinfo "
+                                f"-gencode arch=compute_{arch},code=sm_{arch} "
+                                f"-gencode arch=compute_{arch},code=compute_{arch} "
+                                f"-Xcompiler -Wall -Xcompiler -ffp-contract=off --fmad=false "
+                                f"-I{src('harness')} -I{src('ref')}")
+        n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
+               depfile="$out.d")
+        for source in sorted(glob.glob(src("cuda/*.cu"))):
+            obj = built("obj/cuda_" + os.path.splitext(os.path.basename(source))[0] + ".o")
+            n.build(obj, "nvcc", source)
+            backend_objects.append(obj)
+        link_libs += (f" -L{cuda_root}/lib64 -Wl,-rpath,{cuda_root}/lib64 "
+                      f"-lcublas -lcudart -lstdc++")
+    n.variable("libs", link_libs)
+
+    backends_object = built("obj/backends.o")
+    n.build(backends_object, "cc", built("backends.c"))
+    runner = built("kcs")
+    n.build(runner, "link", [cc_object("runner/kcs.c"), backends_object] + harness_objects +
+            backend_objects)
+    n.line()
+
+    # Unit tests: every *_test.c, linked with the harness and the reference.
+    test_stamps, test_binaries = [], []
+    for source in sorted(glob.glob(src("harness/*_test.c")) + glob.glob(src("ref/*_test.c")) +
+                         glob.glob(src("tests/*_test.c"))):
+        relative = os.path.relpath(source, SOURCE)
+        name = os.path.splitext(os.path.basename(source))[0]
+        extra_sources = [cc_object(p) for p in
+                         sorted(glob.glob(src(f"tests/{name}_*.c")))] if relative.startswith("tests/") else []
+        binary = built(f"tests/{name}")
+        n.build(binary, "link", [cc_object(relative)] + extra_sources + harness_objects +
+                reference_objects, variables={"libs": libs + " -lcmocka"})
+        stamp = built(f"tests/{name}.passed")
+        n.build(stamp, "unit_test", binary)
+        test_stamps.append(stamp)
+        test_binaries.append(binary)
+    n.line()
+
+    results = built("results.json")
+    n.build("unit-tests", "phony", test_stamps)
+    n.build("check", "run_console", implicit=[runner] + test_stamps,
+            variables={"command": f"{runner} run --results {results} --junit {built('junit.xml')}",
+                       "description": "CHECK every case on every backend built"})
+    n.build("golden", "run_console", implicit=[runner],
+            variables={"command": f"{runner} golden", "description": "GOLDEN rewrite golden/"})
+    n.build("all", "phony", [runner] + test_binaries)
+    n.line("default all")
+    n.close()
+    print(f"  wrote          build.ninja (build products under {build})")
+
+
+if __name__ == "__main__":
+    main()

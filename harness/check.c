@@ -1,0 +1,174 @@
+/* check.c: element-wise comparison within derived bounds (see check.h). */
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Signalling NaNs with a payload no arithmetic produces: computed NaNs are
+ * quiet, so a NaN that was computed is never mistaken for an unwritten one. */
+static const uint16_t poison_f16 = 0x7d5a;
+static const uint32_t poison_f32 = 0x7fa0dead;
+static const uint64_t poison_f64 = 0x7ff4deadbeef0badull;
+static const uint32_t poison_i32 = 0x5eadbeefu;
+static const uint64_t poison_i64 = 0x5eadbeef5eadbeefull;
+
+void kcs_poison(void *data, kcs_dtype dtype, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        switch (dtype) {
+        case KCS_F16: memcpy((uint16_t *)data + i, &poison_f16, 2); break;
+        case KCS_F32: memcpy((uint32_t *)data + i, &poison_f32, 4); break;
+        case KCS_F64: memcpy((uint64_t *)data + i, &poison_f64, 8); break;
+        case KCS_I32: memcpy((uint32_t *)data + i, &poison_i32, 4); break;
+        case KCS_I64: memcpy((uint64_t *)data + i, &poison_i64, 8); break;
+        default: break;
+        }
+    }
+}
+
+int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index)
+{
+    switch (dtype) {
+    case KCS_F16: return memcmp((const uint16_t *)data + index, &poison_f16, 2) == 0;
+    case KCS_F32: return memcmp((const uint32_t *)data + index, &poison_f32, 4) == 0;
+    case KCS_F64: return memcmp((const uint64_t *)data + index, &poison_f64, 8) == 0;
+    case KCS_I32: return memcmp((const uint32_t *)data + index, &poison_i32, 4) == 0;
+    case KCS_I64: return memcmp((const uint64_t *)data + index, &poison_i64, 8) == 0;
+    default: return 0;
+    }
+}
+
+/* The smallest magnitude that rounds to infinity in dtype. */
+static double overflow_threshold(kcs_dtype dtype)
+{
+    switch (dtype) {
+    case KCS_F16: return 65520.0;
+    case KCS_F32: return 0x1.ffffffp127;
+    default: return INFINITY;
+    }
+}
+
+/* Checks one element; returns its error as a fraction of its bound (inf
+ * when outside) and writes what is wrong into why when it fails. */
+static double check_element(kcs_dtype dtype, double expected, double bound, double actual,
+                            double *error, char *why, size_t why_size)
+{
+    *error = 0.0;
+    if (isnan(expected)) {
+        if (isnan(actual))
+            return 0.0;
+        *error = INFINITY;
+        snprintf(why, why_size, "expected NaN, got %.17g", actual);
+        return INFINITY;
+    }
+    if (isinf(expected)) {
+        if (actual == expected)
+            return 0.0;
+        *error = INFINITY;
+        snprintf(why, why_size, "expected %s, got %.17g", expected > 0 ? "+inf" : "-inf", actual);
+        return INFINITY;
+    }
+    if (isnan(actual)) {
+        *error = INFINITY;
+        snprintf(why, why_size, "expected %.17g, got NaN", expected);
+        return INFINITY;
+    }
+    if (isinf(actual)) {
+        if (signbit(actual) == signbit(expected) && fabs(expected) + bound >= overflow_threshold(dtype))
+            return 1.0; /* rounding within the bound may reach the overflow threshold */
+        *error = INFINITY;
+        snprintf(why, why_size, "expected %.17g, got %s", expected, actual > 0 ? "+inf" : "-inf");
+        return INFINITY;
+    }
+    *error = fabs(actual - expected);
+    if (*error == 0.0)
+        return 0.0;
+    double fraction = bound > 0.0 ? *error / bound : INFINITY;
+    if (*error > bound)
+        snprintf(why, why_size, "expected %.17g, got %.17g: error %.3g is %.3g times the bound %.3g",
+                 expected, actual, *error, bound > 0 ? *error / bound : INFINITY, bound);
+    return fraction;
+}
+
+void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs_expected expected[],
+                       kcs_check_result *result)
+{
+    memset(result, 0, sizeof *result);
+    result->worst_output = -1;
+    double worst = -1.0;
+    for (int o = 0; o < layout->output_count; o++) {
+        const kcs_array_spec *spec = &layout->outputs[o];
+        const kcs_expected *e = &expected[o];
+        for (size_t k = 0; k < e->count; k++) {
+            size_t index = e->indices ? e->indices[k] : k;
+            result->checked++;
+            char why[512] = "";
+            double value, error, fraction;
+            if (kcs_is_poison(actual[o], spec->dtype, index)) {
+                result->unwritten++;
+                value = NAN;
+                error = INFINITY;
+                fraction = INFINITY;
+                snprintf(why, sizeof why, "never written: still holds the poison written before the run");
+            } else {
+                value = kcs_load_element(actual[o], spec->dtype, index);
+                fraction = check_element(spec->dtype, e->values[k], e->bounds[k], value, &error, why,
+                                         sizeof why);
+            }
+            int failed = why[0] != '\0';
+            if (failed && result->failures++ == 0)
+                snprintf(result->diagnosis, sizeof result->diagnosis, "%s[%zu]: %s", spec->name, index, why);
+            if (fraction > worst) {
+                worst = fraction;
+                result->worst_output = o;
+                result->worst_index = index;
+                result->worst_expected = e->values[k];
+                result->worst_actual = value;
+                result->worst_error = error;
+                result->worst_bound = e->bounds[k];
+            }
+        }
+    }
+    result->fraction = worst < 0 ? 0.0 : worst;
+    result->passed = result->failures == 0;
+    if (result->failures > 1) {
+        size_t length = strlen(result->diagnosis);
+        snprintf(result->diagnosis + length, sizeof result->diagnosis - length,
+                 " (and %zu more of %zu checked elements outside their bound)", result->failures - 1,
+                 result->checked);
+    }
+    if (result->unwritten) {
+        size_t length = strlen(result->diagnosis);
+        snprintf(result->diagnosis + length, sizeof result->diagnosis - length,
+                 "; %zu elements never written", result->unwritten);
+    }
+}
+
+void kcs_diagnose_trivial(const kcs_layout *layout, void *const inputs[], void *const actual[],
+                          kcs_check_result *result)
+{
+    if (result->passed)
+        return;
+    for (int o = 0; o < layout->output_count; o++) {
+        const kcs_array_spec *out = &layout->outputs[o];
+        size_t bytes = kcs_array_bytes(out);
+        if (bytes == 0)
+            continue;
+        const unsigned char *data = actual[o];
+        int zeros = 1;
+        for (size_t i = 0; i < bytes && zeros; i++)
+            zeros = data[i] == 0;
+        size_t length = strlen(result->diagnosis);
+        if (zeros) {
+            snprintf(result->diagnosis + length, sizeof result->diagnosis - length,
+                     "; output %s is all zeros", out->name);
+            continue;
+        }
+        for (int i = 0; i < layout->input_count; i++)
+            if (layout->inputs[i].dtype == out->dtype && kcs_array_bytes(&layout->inputs[i]) == bytes &&
+                memcmp(inputs[i], actual[o], bytes) == 0)
+                snprintf(result->diagnosis + length, sizeof result->diagnosis - length,
+                         "; output %s is a copy of input %s", out->name, layout->inputs[i].name);
+    }
+}

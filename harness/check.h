@@ -1,0 +1,49 @@
+/* check.h: comparing a backend's outputs with the expected values, element
+ * by element, within the op's derived bound.
+ *
+ * Rules (docs/checking.md): an expected NaN needs a NaN; an expected
+ * infinity needs the same infinity; a finite expected value e with bound b
+ * needs |actual - e| <= b, except that an infinity of the right sign is
+ * accepted when e + b reaches the type's overflow threshold. An element that
+ * still holds the poison written before the run was never written.
+ */
+#ifndef KCS_CHECK_H
+#define KCS_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "op.h"
+
+/* What one comparison found. */
+typedef struct {
+    int passed;             /* every checked element within its bound */
+    size_t checked;         /* elements compared */
+    size_t failures;        /* elements outside their bound */
+    size_t unwritten;       /* elements still holding the poison */
+    int worst_output;       /* output of the worst element (by fraction of bound) */
+    size_t worst_index;     /* its flat index */
+    double worst_expected;  /* expected value there */
+    double worst_actual;    /* actual value there */
+    double worst_error;     /* |actual - expected| (inf for a class mismatch) */
+    double worst_bound;     /* bound there */
+    double fraction;        /* worst error / bound; 0 when all exact, inf when b = 0 < error */
+    char diagnosis[768];    /* on failure: the first bad element and what is wrong */
+} kcs_check_result;
+
+/* The poison bit pattern of dtype, written into outputs before each run. */
+void kcs_poison(void *data, kcs_dtype dtype, size_t count);
+
+/* Whether element index of data still holds the poison of dtype. */
+int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index);
+
+/* Compares actual outputs (host copies, in the layout's order) with expected. */
+void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs_expected expected[],
+                       kcs_check_result *result);
+
+/* Adds to a failed result's diagnosis when the output is a trivial answer:
+ * all zeros, or a copy of an input of the same size. */
+void kcs_diagnose_trivial(const kcs_layout *layout, void *const inputs[], void *const actual[],
+                          kcs_check_result *result);
+
+#endif

@@ -1,0 +1,91 @@
+/* op.h: an operation as data, shared by the checker, the oracle and the
+ * benchmarks (CLBlast's routine descriptors are the model).
+ *
+ * A descriptor knows, for one op: its sizes, parameters and inputs, how to
+ * turn a case into kernel arguments, the shapes of inputs and outputs, an
+ * oracle more precise than any backend, closed forms where they exist, the
+ * derived per-element error bound (docs/<op>.md), and the bytes and flops
+ * one call must move and do.
+ */
+#ifndef KCS_OP_H
+#define KCS_OP_H
+
+#include <stddef.h>
+
+#include "case_file.h"
+#include "dtype.h"
+#include "op_args.h"
+#include "status.h"
+
+#define KCS_MAX_DIMS 4
+#define KCS_MAX_OUTPUTS 4
+
+/* Name, element type and shape of one array. */
+typedef struct {
+    char name[32];
+    kcs_dtype dtype;
+    int ndim;
+    size_t shape[KCS_MAX_DIMS];
+} kcs_array_spec;
+
+/* The arrays one call reads and writes, in the op's order. */
+typedef struct {
+    kcs_array_spec inputs[KCS_MAX_INPUTS];
+    int input_count;
+    kcs_array_spec outputs[KCS_MAX_OUTPUTS];
+    int output_count;
+} kcs_layout;
+
+/* Expected values of one output and the allowed error of each. */
+typedef struct {
+    size_t count;    /* elements checked */
+    size_t *indices; /* their flat indices; NULL when all are checked, in order */
+    double *values;  /* expected values, rounded once to double */
+    double *bounds;  /* allowed |actual - expected|, per element */
+} kcs_expected;
+
+/* Number of elements of an array. */
+size_t kcs_array_element_count(const kcs_array_spec *spec);
+
+/* Bytes of an array. */
+size_t kcs_array_bytes(const kcs_array_spec *spec);
+
+/* An operation. */
+typedef struct {
+    const char *name;          /* as written after "op:" */
+    const char *summary;       /* one line */
+    const char *const *sizes;  /* names of its sizes, NULL-terminated */
+    const char *const *params; /* names of its parameters, NULL-terminated */
+    const char *const *inputs; /* names of its inputs, NULL-terminated */
+    /* Checks the case's dtype, sizes and parameters and fills args. */
+    kcs_status (*parse_args)(const kcs_case *c, kcs_op_args *args, kcs_error *err);
+    /* Shapes and dtypes of inputs and outputs. */
+    kcs_status (*layout)(const kcs_op_args *args, kcs_layout *layout, kcs_error *err);
+    /* Fills expected[o].values at expected[o].indices from the inputs, more
+     * precisely than any backend computes them (rounded once). */
+    kcs_status (*oracle)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
+                         kcs_error *err);
+    /* Optional: the same from a closed form of the case's inputs. */
+    kcs_status (*closed_form)(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err);
+    /* Fills expected[o].bounds from the inputs and expected values. */
+    kcs_status (*bounds)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
+                         kcs_error *err);
+    /* Fewest bytes one call moves through memory: inputs read once, outputs written once. */
+    double (*bytes)(const kcs_op_args *args);
+    /* Floating-point operations of one call, by the op's definition. */
+    double (*flops)(const kcs_op_args *args);
+} kcs_op;
+
+/* The op called name, or NULL. */
+const kcs_op *kcs_find_op(const char *name);
+
+/* All ops, NULL-terminated. */
+extern const kcs_op *const kcs_ops[];
+
+/* Fills args and layout for a case: finds the op, checks the case's inputs
+ * against the op's, parses the arguments. Errors name the cause. */
+kcs_status kcs_op_prepare(const kcs_case *c, const kcs_op **op, kcs_op_args *args,
+                          kcs_layout *layout, kcs_error *err);
+
+#endif

@@ -1,0 +1,208 @@
+/* op_sumsq.c: the sum-of-squares descriptor: s = sum over i < n of x[i]^2.
+ *
+ * docs/sumsq.md is the normative definition and derives the bound computed
+ * here. In short: the squares and the sum are carried in f64 for f32 and f64
+ * inputs alike; any summation tree is allowed in which each term passes
+ * through at most D(n) = min(n - 1, 2048 + ceil(log2 n)) additions; the
+ * result is rounded to the input type. The bound is relative to s because
+ * every term is non-negative.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accurate.h"
+#include "op.h"
+
+static const char *const sizes[] = {"n", NULL};
+static const char *const params[] = {NULL};
+static const char *const inputs[] = {"x", NULL};
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F32 && c->dtype != KCS_F64)
+        return kcs_fail(err, KCS_ERROR, "sumsq has f32 and f64 variants, not %s",
+                        kcs_dtype_name(c->dtype));
+    args->sumsq.n = (size_t)kcs_case_size(c, "n", 0);
+    return KCS_OK;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = 1;
+    snprintf(layout->inputs[0].name, sizeof layout->inputs[0].name, "x");
+    layout->inputs[0].dtype = args->dtype;
+    layout->inputs[0].ndim = 1;
+    layout->inputs[0].shape[0] = args->sumsq.n;
+    layout->output_count = 1;
+    snprintf(layout->outputs[0].name, sizeof layout->outputs[0].name, "s");
+    layout->outputs[0].dtype = args->dtype;
+    layout->outputs[0].ndim = 0;
+    return KCS_OK;
+}
+
+/* The exact sum rounded to double, then to the output type's range: an f32
+ * result beyond FLT_MAX by half an ulp or more is inf. */
+static double to_output_range(double value, kcs_dtype dtype)
+{
+    const double f32_overflow = 0x1.ffffffp127; /* FLT_MAX + ulp/2: rounds to inf */
+    if (dtype == KCS_F32 && value >= f32_overflow)
+        return INFINITY;
+    return value;
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t n = args->sumsq.n;
+    const void *x = in[0];
+    double largest = 0.0;
+    int has_nan = 0, has_inf = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = kcs_load_element(x, args->dtype, i);
+        if (isnan(v))
+            has_nan = 1;
+        else if (isinf(v))
+            has_inf = 1;
+        else if (fabs(v) > largest)
+            largest = fabs(v);
+    }
+    double result;
+    if (has_nan) {
+        result = NAN;
+    } else if (has_inf) {
+        result = INFINITY;
+    } else if (largest == 0.0) {
+        result = 0.0;
+    } else {
+        /* Scale by 2^k so that the largest element is near 2^480: squares
+         * neither overflow (n * 2^962 < 2^1024 for n < 2^53) nor, for the
+         * terms that matter, underflow. Scaling by a power of two is exact. */
+        int exponent;
+        frexp(largest, &exponent);
+        int k = 481 - exponent;
+        kcs_double_double sum = {0.0, 0.0};
+        for (size_t i = 0; i < n; i++) {
+            double v = ldexp(kcs_load_element(x, args->dtype, i), k);
+            kcs_dot2_add(&sum, v, v);
+        }
+        result = ldexp(sum.high + sum.low, -2 * k);
+    }
+    expected[0].values[0] = to_output_range(result, args->dtype);
+    return KCS_OK;
+}
+
+/* Closed forms: a ramp of integers, sum (a + i b)^2 = n a^2 + 2 a b S1 + b^2 S2
+ * with S1 = n(n-1)/2 and S2 = (n-1)n(2n-1)/6, in exact 128-bit integers; or
+ * a constant (integer, inf or nan). */
+static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err)
+{
+    const kcs_distribution *d = &kcs_case_input(c, "x")->distribution;
+    __int128 n = (__int128)args->sumsq.n;
+    double exact_limit = args->dtype == KCS_F32 ? 0x1.0p24 : 0x1.0p53;
+    double a, b;
+    if (strcmp(d->name, "ramp") == 0) {
+        a = kcs_distribution_param(d, "start", 0.0);
+        b = kcs_distribution_param(d, "step", 1.0);
+    } else if (strcmp(d->name, "constant") == 0) {
+        a = kcs_distribution_param(d, "value", 0.0);
+        b = 0.0;
+        if (isnan(a) || isinf(a)) {
+            expected[0].values[0] = n == 0 ? 0.0 : isnan(a) ? NAN : INFINITY;
+            return KCS_OK;
+        }
+    } else {
+        return kcs_fail(err, KCS_ERROR, "sumsq has closed forms for ramp and constant inputs, not %s",
+                        d->name);
+    }
+    double last = fabs(a) + fabs(b) * (double)(n > 0 ? n - 1 : 0);
+    if (a != floor(a) || b != floor(b) || last > exact_limit || args->sumsq.n > (1ull << 40))
+        return kcs_fail(err, KCS_ERROR,
+                        "sumsq's closed form needs whole start, step and values |x| <= %.0f (exact in %s) "
+                        "and n <= 2^40",
+                        exact_limit, kcs_dtype_name(args->dtype));
+    __int128 ia = (__int128)a, ib = (__int128)b;
+    __int128 s1 = n * (n - 1) / 2;
+    __int128 s2 = n == 0 ? 0 : (n - 1) * n * (2 * n - 1) / 6;
+    __int128 total = n * ia * ia + 2 * ia * ib * s1 + ib * ib * s2;
+    /* libgcc converts __int128 to double with one correct rounding. */
+    expected[0].values[0] = to_output_range((double)total, args->dtype);
+    return KCS_OK;
+}
+
+/* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 3.4). */
+static double gamma_of(double k, double u)
+{
+    return k * u / (1.0 - k * u);
+}
+
+/* The most additions a term may pass through (docs/sumsq.md). */
+static double allowed_depth(size_t n)
+{
+    if (n <= 1)
+        return 0.0;
+    double depth = 2048.0 + ceil(log2((double)n));
+    return fmin((double)(n - 1), depth);
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)in;
+    (void)err;
+    size_t n = args->sumsq.n;
+    double g = fabs(expected[0].values[0]);
+    double u64 = kcs_unit_roundoff(KCS_F64);
+    double depth = allowed_depth(n);
+    double bound;
+    if (!isfinite(g) || n == 0) {
+        bound = 0.0; /* NaN and inf must match exactly; the empty sum is exactly 0 */
+    } else if (args->dtype == KCS_F64) {
+        /* squares rounded once, each term through <= D additions, the oracle
+         * rounded once (2u covers its double-double error too), and n
+         * squares that may underflow by up to the smallest subnormal each. */
+        bound = (gamma_of(depth + 1, u64) + 2 * u64) * g / (1.0 - u64) +
+                (double)n * kcs_smallest_subnormal(KCS_F64);
+    } else {
+        /* f32 squares are exact in f64; the f64 sum, then one rounding to f32. */
+        double u32 = kcs_unit_roundoff(KCS_F32);
+        double sum_error = gamma_of(depth, u64);
+        bound = (u32 * (1.0 + sum_error) + sum_error + 2 * u64) * g / (1.0 - u64) +
+                kcs_smallest_subnormal(KCS_F32);
+    }
+    /* The bound is itself computed in double: widen it by far more than its
+     * own rounding error so it is never too small by a rounding. */
+    expected[0].bounds[0] = bound * (1.0 + 0x1.0p-40);
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    return (double)(args->sumsq.n + 1) * (double)kcs_dtype_size(args->dtype);
+}
+
+static double flops(const kcs_op_args *args)
+{
+    return 2.0 * (double)args->sumsq.n;
+}
+
+const kcs_op kcs_op_sumsq = {
+    .name = "sumsq",
+    .summary = "s = sum of x[i]^2, carried in f64, rounded to the input type",
+    .sizes = sizes,
+    .params = params,
+    .inputs = inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .closed_form = closed_form,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

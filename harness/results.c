@@ -1,0 +1,279 @@
+/* results.c: results as JSON through jansson, and as JUnit XML (see results.h). */
+#include "results.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+struct kcs_results {
+    json_t *root;
+    json_t *devices;
+    json_t *entries;
+    kcs_result_counts counts;
+};
+
+/* JSON has no NaN or infinity: those are written as the strings "nan", "inf", "-inf". */
+static json_t *number(double value)
+{
+    if (isnan(value))
+        return json_string("nan");
+    if (isinf(value))
+        return json_string(value > 0 ? "inf" : "-inf");
+    return json_real(value);
+}
+
+static void read_cpu_model(char *model, size_t size)
+{
+    snprintf(model, size, "unknown");
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    if (!cpuinfo)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, cpuinfo)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *colon = strchr(line, ':');
+            if (colon) {
+                snprintf(model, size, "%s", colon + 2);
+                model[strcspn(model, "\n")] = '\0';
+            }
+            break;
+        }
+    }
+    fclose(cpuinfo);
+}
+
+kcs_results *kcs_results_create(void)
+{
+    kcs_results *results = calloc(1, sizeof *results);
+    if (!results)
+        return NULL;
+    struct utsname system;
+    uname(&system);
+    char hostname[256] = "unknown", cpu[256], created[64];
+    gethostname(hostname, sizeof hostname - 1);
+    read_cpu_model(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    results->devices = json_array();
+    results->entries = json_array();
+    results->root = json_pack("{s:s, s:i, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:I}, s:O, s:O}",
+                              "schema", "kcs-results", "version", KCS_RESULTS_SCHEMA_VERSION,
+                              "created", created, "machine", "hostname", hostname, "os", system.sysname,
+                              "kernel", system.release, "architecture", system.machine, "cpu", cpu,
+                              "cores", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "devices",
+                              results->devices, "results", results->entries);
+    if (!results->root) {
+        kcs_results_free(results);
+        return NULL;
+    }
+    return results;
+}
+
+void kcs_results_free(kcs_results *results)
+{
+    if (!results)
+        return;
+    json_decref(results->root);
+    json_decref(results->devices);
+    json_decref(results->entries);
+    free(results);
+}
+
+void kcs_results_set_run(kcs_results *results, const char *revision, int argc, char **argv,
+                         const kcs_run_options *options)
+{
+    json_t *command = json_array();
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(command, json_string(argv[i]));
+    json_object_set_new(results->root, "kcs",
+                        json_pack("{s:s, s:s}", "revision", revision, "compiler", "gcc " __VERSION__));
+    json_object_set_new(results->root, "command", command);
+    json_object_set_new(results->root, "options",
+                        json_pack("{s:b, s:i, s:o, s:i}", "benchmark", options->benchmark,
+                                  "min_repeats", options->min_repeats, "min_seconds",
+                                  number(options->min_seconds), "max_repeats", options->max_repeats));
+}
+
+void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
+                            const kcs_device_info *info)
+{
+    json_array_append_new(
+        results->devices,
+        json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "id", id, "backend", backend,
+                  "index", index, "name", info->name, "platform", info->platform, "vendor",
+                  info->vendor, "driver_version", info->driver_version, "runtime_version",
+                  info->runtime_version, "details", info->details, "memory_bytes",
+                  (json_int_t)info->memory_bytes));
+}
+
+static json_t *timing_json(const kcs_timing *t)
+{
+    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "median_s",
+                     number(t->median), "lower_quartile_s", number(t->lower_quartile),
+                     "upper_quartile_s", number(t->upper_quartile), "min_s", number(t->minimum),
+                     "max_s", number(t->maximum));
+}
+
+static const char *tag_names[] = {"perf", "large", "no-reference"};
+
+void kcs_results_add(kcs_results *results, const kcs_result_entry *entry)
+{
+    const kcs_run_result *run = entry->run;
+    json_t *item = json_pack("{s:s, s:s, s:i, s:s, s:s}", "case", entry->case_name, "file",
+                             entry->file ? entry->file : "", "line", entry->line, "status",
+                             kcs_outcome_name(run->outcome), "message", run->message);
+    json_object_set_new(item, "backend", entry->backend ? json_string(entry->backend) : json_null());
+    json_object_set_new(item, "device", entry->device_id ? json_string(entry->device_id) : json_null());
+    json_object_set_new(item, "kernel", entry->kernel ? json_string(entry->kernel) : json_null());
+    if (entry->c) {
+        const kcs_case *c = entry->c;
+        json_t *sizes = json_object(), *tags = json_array();
+        for (int i = 0; i < c->size_count; i++)
+            json_object_set_new(sizes, c->sizes[i].name, json_integer((json_int_t)c->sizes[i].value));
+        json_t *params = json_object();
+        for (int i = 0; i < c->param_count; i++)
+            json_object_set_new(params, c->params[i].name, json_string(c->params[i].text));
+        for (int t = 0; t < 3; t++)
+            if (c->tags & (1u << t))
+                json_array_append_new(tags, json_string(tag_names[t]));
+        json_object_set_new(item, "op", json_string(c->op));
+        json_object_set_new(item, "dtype", json_string(kcs_dtype_name(c->dtype)));
+        json_object_set_new(item, "sizes", sizes);
+        json_object_set_new(item, "params", params);
+        json_object_set_new(item, "tags", tags);
+    }
+    if (entry->expected_from)
+        json_object_set_new(item, "expected_from", json_string(entry->expected_from));
+    if (entry->op && entry->args) {
+        json_object_set_new(item, "bytes", number(entry->op->bytes(entry->args)));
+        json_object_set_new(item, "flops", number(entry->op->flops(entry->args)));
+    }
+    if (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_FAIL) {
+        const kcs_check_result *check = &run->check;
+        json_t *accuracy = json_pack("{s:I, s:I, s:I, s:o}", "checked", (json_int_t)check->checked,
+                                     "failures", (json_int_t)check->failures, "unwritten",
+                                     (json_int_t)check->unwritten, "fraction_of_bound",
+                                     number(check->fraction));
+        if (check->worst_output >= 0)
+            json_object_set_new(accuracy, "worst",
+                                json_pack("{s:i, s:I, s:o, s:o, s:o, s:o}", "output", check->worst_output,
+                                          "index", (json_int_t)check->worst_index, "expected",
+                                          number(check->worst_expected), "actual",
+                                          number(check->worst_actual), "error",
+                                          number(check->worst_error), "bound",
+                                          number(check->worst_bound)));
+        json_object_set_new(item, "accuracy", accuracy);
+    }
+    if (run->timed) {
+        json_t *timing = json_pack("{s:o, s:o}", "kernel", timing_json(&run->kernel), "end_to_end",
+                                   timing_json(&run->end_to_end));
+        if (entry->op && entry->args && run->kernel.median > 0) {
+            json_object_set_new(timing, "kernel_bytes_per_s",
+                                number(entry->op->bytes(entry->args) / run->kernel.median));
+            json_object_set_new(timing, "kernel_flops_per_s",
+                                number(entry->op->flops(entry->args) / run->kernel.median));
+        }
+        json_object_set_new(item, "timing", timing);
+    }
+    json_array_append_new(results->entries, item);
+    switch (run->outcome) {
+    case KCS_OUTCOME_PASS: results->counts.passed++; break;
+    case KCS_OUTCOME_FAIL: results->counts.failed++; break;
+    case KCS_OUTCOME_SKIP: results->counts.skipped++; break;
+    case KCS_OUTCOME_ERROR: results->counts.errors++; break;
+    }
+}
+
+kcs_result_counts kcs_results_counts(const kcs_results *results)
+{
+    return results->counts;
+}
+
+kcs_status kcs_results_write_json(const kcs_results *results, const char *path, kcs_error *err)
+{
+    json_object_set_new(results->root, "summary",
+                        json_pack("{s:i, s:i, s:i, s:i}", "passed", results->counts.passed, "failed",
+                                  results->counts.failed, "skipped", results->counts.skipped, "errors",
+                                  results->counts.errors));
+    if (json_dump_file(results->root, path, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0)
+        return kcs_fail(err, KCS_ERROR, "%s: cannot write the results file: %s", path, strerror(errno));
+    return KCS_OK;
+}
+
+/* Writes text with the five XML special characters escaped. */
+static void write_xml_text(FILE *out, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        switch (*p) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default:
+            if (*p < 0x20 && *p != '\n' && *p != '\t')
+                fputc(' ', out); /* control characters are not allowed in XML 1.0 */
+            else
+                fputc(*p, out);
+        }
+    }
+}
+
+static const char *text_of(json_t *object, const char *key)
+{
+    const char *value = json_string_value(json_object_get(object, key));
+    return value ? value : "";
+}
+
+kcs_status kcs_results_write_junit(const kcs_results *results, const char *path, kcs_error *err)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return kcs_fail(err, KCS_ERROR, "%s: cannot write the JUnit file: %s", path, strerror(errno));
+    const kcs_result_counts *counts = &results->counts;
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(out, "<testsuites>\n<testsuite name=\"kcs\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
+            json_array_size(results->entries), counts->failed, counts->errors, counts->skipped);
+    size_t index;
+    json_t *item;
+    json_array_foreach(results->entries, index, item) {
+        const char *status = text_of(item, "status");
+        fputs("  <testcase classname=\"", out);
+        const char *backend = text_of(item, "backend"), *device = text_of(item, "device");
+        write_xml_text(out, *backend ? backend : "kcs");
+        if (*device) {
+            fputc('.', out);
+            write_xml_text(out, device);
+            fputc('.', out);
+            write_xml_text(out, text_of(item, "kernel"));
+        }
+        fputs("\" name=\"", out);
+        write_xml_text(out, text_of(item, "case"));
+        fputs("\"", out);
+        json_t *timing = json_object_get(item, "timing");
+        if (timing)
+            fprintf(out, " time=\"%.9f\"",
+                    json_real_value(json_object_get(json_object_get(timing, "kernel"), "median_s")));
+        const char *element = strcmp(status, "fail") == 0    ? "failure"
+                              : strcmp(status, "error") == 0 ? "error"
+                              : strcmp(status, "skip") == 0  ? "skipped"
+                                                             : NULL;
+        if (!element) {
+            fputs("/>\n", out);
+            continue;
+        }
+        fprintf(out, ">\n    <%s message=\"", element);
+        write_xml_text(out, text_of(item, "message"));
+        fprintf(out, "\"/>\n  </testcase>\n");
+    }
+    fputs("</testsuite>\n</testsuites>\n", out);
+    if (fclose(out) != 0)
+        return kcs_fail(err, KCS_ERROR, "%s: cannot write the JUnit file: %s", path, strerror(errno));
+    return KCS_OK;
+}

@@ -1,0 +1,62 @@
+/* results.h: the results file (versioned JSON, docs/results.md) and the
+ * JUnit XML file for CI systems, built up case by case during a run.
+ */
+#ifndef KCS_RESULTS_H
+#define KCS_RESULTS_H
+
+#include "backend.h"
+#include "op.h"
+#include "suite.h"
+
+#define KCS_RESULTS_SCHEMA_VERSION 1
+
+typedef struct kcs_results kcs_results;
+
+/* One line of the results: a case on a device with a kernel, or a problem
+ * with a case that never reached a device (device_id NULL). */
+typedef struct {
+    const kcs_case *c;           /* NULL for a problem in a file */
+    const char *case_name;       /* always set ("" for a file-level problem) */
+    const char *file;            /* the case file */
+    int line;                    /* line in it */
+    const char *backend;         /* NULL when no backend was involved */
+    const char *device_id;       /* "opencl:1" */
+    const char *kernel;          /* kernel variant */
+    const char *expected_from;   /* "golden", "oracle", "closed form" */
+    const kcs_op *op;            /* for bytes and flops; NULL if unknown */
+    const kcs_op_args *args;     /* likewise */
+    const kcs_run_result *run;   /* outcome, message, accuracy, timing */
+} kcs_result_entry;
+
+/* Counts of outcomes. */
+typedef struct {
+    int passed, failed, skipped, errors;
+} kcs_result_counts;
+
+/* A new, empty set of results; NULL when memory runs out. */
+kcs_results *kcs_results_create(void);
+
+/* Frees the results. */
+void kcs_results_free(kcs_results *results);
+
+/* Records how the run was made: revision, command line, options. */
+void kcs_results_set_run(kcs_results *results, const char *revision, int argc, char **argv,
+                         const kcs_run_options *options);
+
+/* Records a device that cases ran on. */
+void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
+                            const kcs_device_info *info);
+
+/* Records one result. */
+void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);
+
+/* The counts so far. */
+kcs_result_counts kcs_results_counts(const kcs_results *results);
+
+/* Writes the JSON results file. */
+kcs_status kcs_results_write_json(const kcs_results *results, const char *path, kcs_error *err);
+
+/* Writes the JUnit XML file. */
+kcs_status kcs_results_write_junit(const kcs_results *results, const char *path, kcs_error *err);
+
+#endif

@@ -1,0 +1,447 @@
+/* suite.c: preparing cases and running them on devices (see suite.h). */
+#include "suite.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "generator.h"
+#include "manifest.h"
+#include "npy.h"
+
+struct kcs_golden {
+    char directory[2048];
+    kcs_manifest manifest;
+};
+
+kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err)
+{
+    kcs_golden *g = calloc(1, sizeof *g);
+    if (!g)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    snprintf(g->directory, sizeof g->directory, "%s", directory);
+    char manifest_path[2100];
+    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", directory);
+    if (kcs_manifest_read(manifest_path, &g->manifest, err) != KCS_OK) {
+        free(g);
+        return KCS_ERROR;
+    }
+    *golden = g;
+    return KCS_OK;
+}
+
+void kcs_golden_close(kcs_golden *golden)
+{
+    if (!golden)
+        return;
+    kcs_manifest_free(&golden->manifest);
+    free(golden);
+}
+
+void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
+                              size_t size)
+{
+    snprintf(path, size, "%s.%s.npy", c->name, layout->outputs[output].name);
+}
+
+void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
+                     char *path, size_t size)
+{
+    char relative[512];
+    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
+    snprintf(path, size, "%s/%s", directory, relative);
+}
+
+kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
+                               kcs_error *err)
+{
+    for (int i = 0; i < layout->input_count; i++) {
+        const kcs_array_spec *spec = &layout->inputs[i];
+        const kcs_input_spec *input = kcs_case_input(c, spec->name);
+        size_t count = kcs_array_element_count(spec);
+        inputs[i] = malloc(kcs_array_bytes(spec) ? kcs_array_bytes(spec) : 1);
+        if (!inputs[i])
+            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for input %s",
+                            kcs_array_bytes(spec), spec->name);
+        if (kcs_generate(&input->distribution, spec->dtype, inputs[i], 0, count, err) != KCS_OK) {
+            kcs_error_prefix(err, "input %s", spec->name);
+            return KCS_ERROR;
+        }
+    }
+    return KCS_OK;
+}
+
+/* Chooses up to sample distinct flat indices below count, from a seed: a
+ * seeded random sample, sorted, so a large case checks a reproducible subset. */
+static size_t choose_sample(uint64_t seed, size_t count, uint64_t sample, size_t *indices)
+{
+    size_t chosen = 0;
+    for (uint64_t k = 0; k < sample; k++)
+        indices[chosen++] = (size_t)(((unsigned __int128)kcs_random_bits(seed, k) * count) >> 64);
+    for (size_t i = 1; i < chosen; i++) /* insertion sort: samples are small */
+        for (size_t j = i; j > 0 && indices[j - 1] > indices[j]; j--) {
+            size_t swap = indices[j];
+            indices[j] = indices[j - 1];
+            indices[j - 1] = swap;
+        }
+    size_t unique = 0;
+    for (size_t i = 0; i < chosen; i++)
+        if (unique == 0 || indices[unique - 1] != indices[i])
+            indices[unique++] = indices[i];
+    return unique;
+}
+
+static kcs_status read_golden(const kcs_golden *golden, const kcs_case *c, const kcs_layout *layout,
+                              int output, kcs_expected *expected, kcs_error *err)
+{
+    char relative[512], path[2600];
+    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
+    snprintf(path, sizeof path, "%s/%s", golden->directory, relative);
+    if (kcs_manifest_verify_file(&golden->manifest, golden->directory, relative, err) != KCS_OK)
+        return KCS_ERROR;
+    kcs_npy_array array;
+    if (kcs_npy_read(path, &array, err) != KCS_OK)
+        return KCS_ERROR;
+    const kcs_array_spec *spec = &layout->outputs[output];
+    int same_shape = array.ndim == spec->ndim;
+    for (int d = 0; same_shape && d < spec->ndim; d++)
+        same_shape = array.shape[d] == spec->shape[d];
+    if (array.dtype != KCS_F64 || !same_shape) {
+        kcs_npy_free(&array);
+        return kcs_fail(err, KCS_ERROR,
+                        "%s: golden files hold f64 values in the output's shape; this one does not "
+                        "match output %s (run `ninja golden`)",
+                        path, spec->name);
+    }
+    memcpy(expected->values, array.data, expected->count * sizeof(double));
+    kcs_npy_free(&array);
+    return KCS_OK;
+}
+
+kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *p,
+                            kcs_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    if (kcs_op_prepare(c, &p->op, &p->args, &p->layout, err) != KCS_OK)
+        return KCS_ERROR;
+    if (kcs_generate_inputs(c, &p->layout, p->inputs, err) != KCS_OK)
+        return KCS_ERROR;
+    for (int o = 0; o < p->layout.output_count; o++) {
+        kcs_expected *e = &p->expected[o];
+        size_t count = kcs_array_element_count(&p->layout.outputs[o]);
+        e->count = count;
+        if (c->expect == KCS_EXPECT_ORACLE && c->sample > 0 && c->sample < count) {
+            e->indices = malloc(c->sample * sizeof *e->indices);
+            if (!e->indices)
+                return kcs_fail(err, KCS_ERROR, "out of memory");
+            char seed_text[300];
+            snprintf(seed_text, sizeof seed_text, "%s:sample:%d", c->name, o);
+            e->count = choose_sample(kcs_string_hash(seed_text), count, c->sample, e->indices);
+        }
+        e->values = malloc((e->count ? e->count : 1) * sizeof *e->values);
+        e->bounds = malloc((e->count ? e->count : 1) * sizeof *e->bounds);
+        if (!e->values || !e->bounds)
+            return kcs_fail(err, KCS_ERROR, "cannot allocate expected values of output %s",
+                            p->layout.outputs[o].name);
+    }
+    kcs_status status = KCS_OK;
+    switch (c->expect) {
+    case KCS_EXPECT_GOLDEN:
+        if (!golden)
+            return kcs_fail(err, KCS_ERROR, "case needs golden data but no golden directory is open");
+        for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
+            status = read_golden(golden, c, &p->layout, o, &p->expected[o], err);
+        snprintf(p->expected_from, sizeof p->expected_from, "golden");
+        break;
+    case KCS_EXPECT_ORACLE:
+        status = p->op->oracle(&p->args, p->inputs, p->expected, err);
+        if (c->sample > 0)
+            snprintf(p->expected_from, sizeof p->expected_from, "oracle, sample of %llu",
+                     (unsigned long long)c->sample);
+        else
+            snprintf(p->expected_from, sizeof p->expected_from, "oracle");
+        break;
+    case KCS_EXPECT_CLOSED_FORM:
+        status = p->op->closed_form(c, &p->args, p->expected, err);
+        snprintf(p->expected_from, sizeof p->expected_from, "closed form");
+        break;
+    }
+    if (status != KCS_OK)
+        return KCS_ERROR;
+    return p->op->bounds(&p->args, p->inputs, p->expected, err);
+}
+
+void kcs_prepared_case_free(kcs_prepared_case *p)
+{
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        free(p->inputs[i]);
+    for (int o = 0; o < KCS_MAX_OUTPUTS; o++) {
+        free(p->expected[o].indices);
+        free(p->expected[o].values);
+        free(p->expected[o].bounds);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+const char *kcs_outcome_name(kcs_outcome outcome)
+{
+    switch (outcome) {
+    case KCS_OUTCOME_PASS: return "pass";
+    case KCS_OUTCOME_FAIL: return "fail";
+    case KCS_OUTCOME_SKIP: return "skip";
+    case KCS_OUTCOME_ERROR: return "error";
+    }
+    return "error";
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted samples, linearly interpolated. */
+static double quantile(const double *sorted, int count, double q)
+{
+    double position = q * (count - 1);
+    int below = (int)floor(position);
+    int above = below + 1 < count ? below + 1 : below;
+    double weight = position - below;
+    return sorted[below] * (1.0 - weight) + sorted[above] * weight;
+}
+
+void kcs_timing_from_samples(double *samples, int count, kcs_timing *timing)
+{
+    memset(timing, 0, sizeof *timing);
+    if (count <= 0)
+        return;
+    qsort(samples, (size_t)count, sizeof *samples, compare_doubles);
+    timing->repeats = count;
+    timing->minimum = samples[0];
+    timing->maximum = samples[count - 1];
+    timing->median = quantile(samples, count, 0.5);
+    timing->lower_quartile = quantile(samples, count, 0.25);
+    timing->upper_quartile = quantile(samples, count, 0.75);
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Everything one run on a device holds, released together. */
+typedef struct {
+    const kcs_backend *backend;
+    kcs_device *device;
+    kcs_buffer *inputs[KCS_MAX_INPUTS];
+    kcs_buffer *outputs[KCS_MAX_OUTPUTS];
+    void *actual[KCS_MAX_OUTPUTS];
+    void *inputs_after;
+    void *staging[KCS_MAX_INPUTS + KCS_MAX_OUTPUTS];
+} device_run;
+
+static void release_run(device_run *run)
+{
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        run->backend->release(run->device, run->inputs[i]);
+    for (int o = 0; o < KCS_MAX_OUTPUTS; o++) {
+        run->backend->release(run->device, run->outputs[o]);
+        free(run->actual[o]);
+    }
+    free(run->inputs_after);
+    for (int s = 0; s < KCS_MAX_INPUTS + KCS_MAX_OUTPUTS; s++) {
+        if (!run->staging[s])
+            continue;
+        if (run->backend->host_release)
+            run->backend->host_release(run->device, run->staging[s]);
+        else
+            free(run->staging[s]);
+    }
+}
+
+static kcs_outcome fail_with(kcs_run_result *result, kcs_outcome outcome, const char *message)
+{
+    result->outcome = outcome;
+    snprintf(result->message, sizeof result->message, "%s", message);
+    return outcome;
+}
+
+/* Times the kernel alone, repeating until both the count and the time are reached. */
+static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                              const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
+{
+    int capacity = options->max_repeats > 0 ? options->max_repeats : 1000;
+    double *samples = malloc((size_t)capacity * sizeof *samples);
+    if (!samples)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    double seconds, total = 0.0;
+    int count = 0;
+    kcs_status status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+    while (status == KCS_OK && count < capacity &&
+           (count < options->min_repeats || total < options->min_seconds)) {
+        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+        samples[count++] = seconds;
+        total += seconds;
+    }
+    if (status == KCS_OK)
+        kcs_timing_from_samples(samples, count, timing);
+    free(samples);
+    return status;
+}
+
+/* Times upload from staging memory, the kernel and the download of the outputs. */
+static kcs_status time_end_to_end(const kcs_prepared_case *p, device_run *run,
+                                  const kcs_kernel *kernel, const kcs_run_options *options,
+                                  kcs_timing *timing, kcs_error *err)
+{
+    const kcs_layout *layout = &p->layout;
+    for (int i = 0; i < layout->input_count + layout->output_count; i++) {
+        size_t bytes = i < layout->input_count ? kcs_array_bytes(&layout->inputs[i])
+                                               : kcs_array_bytes(&layout->outputs[i - layout->input_count]);
+        bytes = bytes ? bytes : 1;
+        run->staging[i] = run->backend->host_allocate ? run->backend->host_allocate(run->device, bytes)
+                                                      : malloc(bytes);
+        if (!run->staging[i])
+            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes of staging memory", bytes);
+        if (i < layout->input_count)
+            memcpy(run->staging[i], p->inputs[i], kcs_array_bytes(&layout->inputs[i]));
+    }
+    int capacity = options->max_repeats > 0 ? options->max_repeats : 1000;
+    double *samples = malloc((size_t)capacity * sizeof *samples);
+    if (!samples)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    double total = 0.0;
+    int count = 0;
+    kcs_status status = KCS_OK;
+    for (int attempt = -1; status == KCS_OK && count < capacity &&
+                           (count < options->min_repeats || total < options->min_seconds);
+         attempt++) {
+        double start = now_seconds(), kernel_seconds;
+        for (int i = 0; i < layout->input_count && status == KCS_OK; i++)
+            status = run->backend->upload(run->device, run->inputs[i], run->staging[i],
+                                          kcs_array_bytes(&layout->inputs[i]), err);
+        if (status == KCS_OK)
+            status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &kernel_seconds, err);
+        for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
+            status = run->backend->download(run->device, run->outputs[o],
+                                            run->staging[layout->input_count + o],
+                                            kcs_array_bytes(&layout->outputs[o]), err);
+        double seconds = now_seconds() - start;
+        if (attempt >= 0) { /* the first round warms up */
+            samples[count++] = seconds;
+            total += seconds;
+        }
+    }
+    if (status == KCS_OK)
+        kcs_timing_from_samples(samples, count, timing);
+    free(samples);
+    return status;
+}
+
+void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, kcs_device *device,
+                       const kcs_device_info *info, const kcs_kernel *kernel,
+                       const kcs_run_options *options, kcs_run_result *result)
+{
+    memset(result, 0, sizeof *result);
+    kcs_error err = {{0}};
+    const kcs_layout *layout = &p->layout;
+    if (kernel->supports) {
+        kcs_status support = kernel->supports(device, &p->args, &err);
+        if (support != KCS_OK) {
+            fail_with(result, support == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
+            return;
+        }
+    }
+    uint64_t needed = 0;
+    for (int i = 0; i < layout->input_count; i++)
+        needed += kcs_array_bytes(&layout->inputs[i]);
+    for (int o = 0; o < layout->output_count; o++)
+        needed += kcs_array_bytes(&layout->outputs[o]);
+    if (info->memory_bytes && needed > info->memory_bytes) {
+        snprintf(result->message, sizeof result->message, "needs %llu bytes, device has %llu",
+                 (unsigned long long)needed, (unsigned long long)info->memory_bytes);
+        result->outcome = KCS_OUTCOME_SKIP;
+        return;
+    }
+    device_run run = {.backend = backend, .device = device};
+    kcs_status status = KCS_OK;
+    size_t largest_input = 1;
+    for (int i = 0; i < layout->input_count && status == KCS_OK; i++) {
+        size_t bytes = kcs_array_bytes(&layout->inputs[i]);
+        largest_input = bytes > largest_input ? bytes : largest_input;
+        status = backend->allocate(device, bytes, &run.inputs[i], &err);
+        if (status == KCS_OK)
+            status = backend->upload(device, run.inputs[i], p->inputs[i], bytes, &err);
+    }
+    for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
+        const kcs_array_spec *spec = &layout->outputs[o];
+        size_t bytes = kcs_array_bytes(spec);
+        run.actual[o] = malloc(bytes ? bytes : 1);
+        if (!run.actual[o]) {
+            status = kcs_fail(&err, KCS_ERROR, "out of memory");
+            break;
+        }
+        kcs_poison(run.actual[o], spec->dtype, kcs_array_element_count(spec));
+        status = backend->allocate(device, bytes, &run.outputs[o], &err);
+        if (status == KCS_OK)
+            status = backend->upload(device, run.outputs[o], run.actual[o], bytes, &err);
+    }
+    if (status != KCS_OK) {
+        fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
+        release_run(&run);
+        return;
+    }
+    double seconds;
+    status = kernel->run(device, &p->args, run.inputs, run.outputs, &seconds, &err);
+    for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
+        status = backend->download(device, run.outputs[o], run.actual[o],
+                                   kcs_array_bytes(&layout->outputs[o]), &err);
+    if (status != KCS_OK) {
+        fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
+        release_run(&run);
+        return;
+    }
+    kcs_check_outputs(layout, run.actual, p->expected, &result->check);
+    kcs_diagnose_trivial(layout, p->inputs, run.actual, &result->check);
+    /* The inputs must come back as they went in: a kernel that scribbles on
+     * its inputs would corrupt the next call of a library user. */
+    run.inputs_after = malloc(largest_input);
+    for (int i = 0; i < layout->input_count && status == KCS_OK && run.inputs_after; i++) {
+        size_t bytes = kcs_array_bytes(&layout->inputs[i]);
+        status = backend->download(device, run.inputs[i], run.inputs_after, bytes, &err);
+        if (status == KCS_OK && memcmp(run.inputs_after, p->inputs[i], bytes) != 0) {
+            size_t at = 0;
+            while (((unsigned char *)run.inputs_after)[at] == ((unsigned char *)p->inputs[i])[at])
+                at++;
+            size_t length = strlen(result->check.diagnosis);
+            snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length,
+                     "%sinput %s was modified by the kernel (first at element %zu)", length ? "; " : "",
+                     layout->inputs[i].name, at / kcs_dtype_size(layout->inputs[i].dtype));
+            result->check.passed = 0;
+        }
+    }
+    if (!run.inputs_after)
+        status = kcs_fail(&err, KCS_ERROR, "out of memory");
+    if (status != KCS_OK) {
+        fail_with(result, KCS_OUTCOME_ERROR, err.message);
+        release_run(&run);
+        return;
+    }
+    result->outcome = result->check.passed ? KCS_OUTCOME_PASS : KCS_OUTCOME_FAIL;
+    snprintf(result->message, sizeof result->message, "%s", result->check.diagnosis);
+    if (result->outcome == KCS_OUTCOME_PASS && options->benchmark && (p->c->tags & KCS_TAG_PERF)) {
+        status = time_kernel(p, &run, kernel, options, &result->kernel, &err);
+        if (status == KCS_OK)
+            status = time_end_to_end(p, &run, kernel, options, &result->end_to_end, &err);
+        if (status != KCS_OK)
+            fail_with(result, KCS_OUTCOME_ERROR, err.message);
+        else
+            result->timed = 1;
+    }
+    release_run(&run);
+}

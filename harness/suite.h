@@ -1,0 +1,100 @@
+/* suite.h: preparing a case once and running it on any backend's device.
+ *
+ * A prepared case holds the generated inputs and the expected outputs with
+ * their bounds; every backend and device is checked against the same data.
+ * Running a case on a device: poison the outputs, upload, run, download,
+ * check that the inputs are unmodified, compare within the bounds, and (for
+ * perf cases when benchmarking) time kernel and end to end separately.
+ */
+#ifndef KCS_SUITE_H
+#define KCS_SUITE_H
+
+#include "backend.h"
+#include "case_file.h"
+#include "check.h"
+#include "op.h"
+
+/* Where golden files are and the manifest that vouches for them. */
+typedef struct kcs_golden kcs_golden;
+
+/* Opens the golden directory and reads its MANIFEST; an unreadable or
+ * malformed manifest is an error naming it. */
+kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err);
+
+/* Frees what kcs_golden_open made. */
+void kcs_golden_close(kcs_golden *golden);
+
+/* A case ready to run: inputs generated, expected values and bounds known. */
+typedef struct {
+    const kcs_case *c;
+    const kcs_op *op;
+    kcs_op_args args;
+    kcs_layout layout;
+    void *inputs[KCS_MAX_INPUTS];
+    kcs_expected expected[KCS_MAX_OUTPUTS];
+    char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
+} kcs_prepared_case;
+
+/* Generates the inputs of a case into host arrays. */
+kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
+                               kcs_error *err);
+
+/* Prepares a case (golden may be NULL when no case needs it). */
+kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *prepared,
+                            kcs_error *err);
+
+/* Frees a prepared case. */
+void kcs_prepared_case_free(kcs_prepared_case *prepared);
+
+/* Golden file path of output o of a case: <directory>/<case name>.<output>.npy. */
+void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
+                     char *path, size_t size);
+
+/* Path of a golden file relative to the golden directory. */
+void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
+                              size_t size);
+
+/* The outcome of one case on one device and kernel. */
+typedef enum {
+    KCS_OUTCOME_PASS,
+    KCS_OUTCOME_FAIL,
+    KCS_OUTCOME_SKIP,
+    KCS_OUTCOME_ERROR,
+} kcs_outcome;
+
+/* Name of an outcome: "pass", "fail", "skip", "error". */
+const char *kcs_outcome_name(kcs_outcome outcome);
+
+/* Median, quartiles and extremes of repeated timings, in seconds. */
+typedef struct {
+    int repeats;
+    double median, lower_quartile, upper_quartile, minimum, maximum;
+} kcs_timing;
+
+/* Summarises samples (sorted in place) into a timing. */
+void kcs_timing_from_samples(double *samples, int count, kcs_timing *timing);
+
+/* How to run. */
+typedef struct {
+    int benchmark;      /* time perf-tagged cases */
+    int min_repeats;    /* at least this many timed runs */
+    double min_seconds; /* and at least this much timed time */
+    int max_repeats;    /* but never more runs than this */
+} kcs_run_options;
+
+/* What happened. */
+typedef struct {
+    kcs_outcome outcome;
+    char message[1024]; /* skip reason, error, or failure diagnosis */
+    kcs_check_result check;
+    int timed;
+    kcs_timing kernel;     /* device time of the kernels alone */
+    kcs_timing end_to_end; /* upload from staging memory, run, download */
+} kcs_run_result;
+
+/* Runs a prepared case with one kernel on an open device. */
+void kcs_run_on_device(const kcs_prepared_case *prepared, const kcs_backend *backend,
+                       kcs_device *device, const kcs_device_info *info, const kcs_kernel *kernel,
+                       const kcs_run_options *options, kcs_run_result *result);
+
+#endif

@@ -1,0 +1,146 @@
+/* backend.c: the scalar reference as a kcs backend (see harness/backend.h).
+ *
+ * Its one device is the host: buffers are host memory, upload and download
+ * are memcpy, and kernel time is the host's monotonic clock around the call.
+ * Each kernel row adapts a typed function of kcs_ref.h to the table.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "kcs_ref.h"
+
+struct kcs_device {
+    int unused;
+};
+
+struct kcs_buffer {
+    size_t bytes;
+    unsigned char data[];
+};
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static kcs_status device_count(int *count, kcs_error *err)
+{
+    (void)err;
+    *count = 1;
+    return KCS_OK;
+}
+
+static kcs_status open_device(int index, kcs_device **device, kcs_device_info *info, kcs_error *err)
+{
+    if (index != 0)
+        return kcs_fail(err, KCS_ERROR, "the reference backend has one device, not %d", index + 1);
+    *device = calloc(1, sizeof **device);
+    if (!*device)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    memset(info, 0, sizeof *info);
+    struct utsname machine;
+    uname(&machine);
+    snprintf(info->name, sizeof info->name, "host %s (%ld cores)", machine.machine,
+             sysconf(_SC_NPROCESSORS_ONLN));
+    snprintf(info->platform, sizeof info->platform, "host");
+    snprintf(info->vendor, sizeof info->vendor, "%s", machine.sysname);
+    snprintf(info->driver_version, sizeof info->driver_version, "%s", machine.release);
+    snprintf(info->runtime_version, sizeof info->runtime_version, "C compiler %s", __VERSION__);
+    snprintf(info->details, sizeof info->details, "strict IEEE: -ffp-contract=off, no fast-math");
+    info->memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    return KCS_OK;
+}
+
+static void close_device(kcs_device *device)
+{
+    free(device);
+}
+
+static kcs_status allocate(kcs_device *device, size_t bytes, kcs_buffer **buffer, kcs_error *err)
+{
+    (void)device;
+    *buffer = malloc(sizeof **buffer + bytes);
+    if (!*buffer)
+        return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes of host memory", bytes);
+    (*buffer)->bytes = bytes;
+    return KCS_OK;
+}
+
+static void release(kcs_device *device, kcs_buffer *buffer)
+{
+    (void)device;
+    free(buffer);
+}
+
+static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                         kcs_error *err)
+{
+    (void)device;
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "upload of %zu bytes into a buffer of %zu", bytes, buffer->bytes);
+    memcpy(buffer->data, host, bytes);
+    return KCS_OK;
+}
+
+static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes,
+                           kcs_error *err)
+{
+    (void)device;
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "download of %zu bytes from a buffer of %zu", bytes,
+                        buffer->bytes);
+    memcpy(host, buffer->data, bytes);
+    return KCS_OK;
+}
+
+static kcs_status sumsq_f64(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                            kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    (void)device;
+    (void)err;
+    double start = now_seconds();
+    double result = kcs_ref_sumsq_f64((const double *)in[0]->data, args->sumsq.n);
+    *seconds = now_seconds() - start;
+    memcpy(out[0]->data, &result, sizeof result);
+    return KCS_OK;
+}
+
+static kcs_status sumsq_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                            kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    (void)device;
+    (void)err;
+    double start = now_seconds();
+    float result = kcs_ref_sumsq_f32((const float *)in[0]->data, args->sumsq.n);
+    *seconds = now_seconds() - start;
+    memcpy(out[0]->data, &result, sizeof result);
+    return KCS_OK;
+}
+
+static const kcs_kernel kernels[] = {
+    {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 summed in order, block sums pairwise",
+     sumsq_f64, NULL},
+    {"sumsq", KCS_F32, "blocked-pairwise", "as f64, squares and sums in double", sumsq_f32, NULL},
+};
+
+const kcs_backend kcs_reference_backend = {
+    .interface_version = KCS_BACKEND_INTERFACE_VERSION,
+    .name = "reference",
+    .device_count = device_count,
+    .open = open_device,
+    .close = close_device,
+    .allocate = allocate,
+    .release = release,
+    .upload = upload,
+    .download = download,
+    .kernels = kernels,
+    .kernel_count = sizeof kernels / sizeof kernels[0],
+};

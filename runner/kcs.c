@@ -1,0 +1,593 @@
+/* kcs.c: the runner. One binary that lists cases, runs them on every chosen
+ * backend and device, writes the results file and the JUnit file, and
+ * rewrites golden data when asked to. docs/runner.md documents it; `kcs
+ * --help` prints the same.
+ *
+ * Exit status: 0 when every case that ran passed (skips are not failures),
+ * 1 when any case failed or had an error, 2 for a usage or configuration
+ * error (unknown option or backend, unreadable case directory, results file
+ * that cannot be written).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "case_file.h"
+#include "manifest.h"
+#include "npy.h"
+#include "op.h"
+#include "results.h"
+#include "suite.h"
+
+#ifndef KCS_SOURCE_DIR
+#define KCS_SOURCE_DIR "."
+#endif
+
+enum { exit_passed = 0, exit_failed = 1, exit_usage = 2 };
+
+static const char usage_text[] =
+    "usage: kcs [run] [options] [PATTERN...]   run cases (the default command)\n"
+    "       kcs list [options] [PATTERN...]    list cases\n"
+    "       kcs devices [options]              list backends and their devices\n"
+    "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
+    "\n"
+    "A PATTERN is a shell glob on case names (\"sumsq/f64-*\"), or a prefix\n"
+    "when it has no wildcard (\"sumsq\"). Without patterns every case is taken.\n"
+    "\n"
+    "options:\n"
+    "  --cases DIR        directory of case files (default: " KCS_SOURCE_DIR "/cases)\n"
+    "  --golden DIR       directory of golden files (default: " KCS_SOURCE_DIR "/golden)\n"
+    "  --backend LIST     comma-separated backends to use (default: all built)\n"
+    "  --device N         only device N of each backend (repeatable; default: all)\n"
+    "  --platform TEXT    only devices whose platform or name contains TEXT\n"
+    "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
+    "  --junit FILE       also write JUnit XML here\n"
+    "  --benchmark        time perf-tagged cases (kernel and end to end)\n"
+    "  --min-repeats N    timed runs per case at least (default 10)\n"
+    "  --min-time S       seconds of timed runs per case at least (default 0.5)\n"
+    "  --skip-large       leave out cases tagged large (reported as skipped)\n"
+    "  --quiet            print only failures, errors and the summary\n"
+    "  --help             this text\n"
+    "\n"
+    "exit status: 0 all passed, 1 a case failed or had an error, 2 usage or configuration error\n";
+
+typedef struct {
+    const char *command;
+    char cases_dir[2048];
+    char golden_dir[2048];
+    char backends[512];
+    int devices[64];
+    int device_count;
+    const char *platform;
+    const char *results_path;
+    const char *junit_path;
+    int skip_large;
+    int quiet;
+    kcs_run_options run;
+    char **patterns;
+    int pattern_count;
+} options;
+
+/* An open device of a backend. */
+typedef struct {
+    const kcs_backend *backend;
+    int index;
+    kcs_device *device;
+    kcs_device_info info;
+    char id[64];
+} open_device;
+
+/* A backend that has no usable device, and why. */
+typedef struct {
+    const kcs_backend *backend;
+    char reason[1024];
+} absent_backend;
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->command = "run";
+    snprintf(o->cases_dir, sizeof o->cases_dir, "%s/cases", KCS_SOURCE_DIR);
+    snprintf(o->golden_dir, sizeof o->golden_dir, "%s/golden", KCS_SOURCE_DIR);
+    o->results_path = "kcs-results.json";
+    o->run.min_repeats = 10;
+    o->run.min_seconds = 0.5;
+    o->run.max_repeats = 1000;
+    int first = 1;
+    if (argc > 1 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "list") == 0 ||
+                     strcmp(argv[1], "devices") == 0 || strcmp(argv[1], "golden") == 0)) {
+        o->command = argv[1];
+        first = 2;
+    }
+    static const struct option long_options[] = {
+        {"cases", required_argument, 0, 'c'},      {"golden", required_argument, 0, 'g'},
+        {"backend", required_argument, 0, 'b'},    {"device", required_argument, 0, 'd'},
+        {"platform", required_argument, 0, 'p'},   {"results", required_argument, 0, 'r'},
+        {"junit", required_argument, 0, 'j'},      {"benchmark", no_argument, 0, 'B'},
+        {"min-repeats", required_argument, 0, 'n'}, {"min-time", required_argument, 0, 't'},
+        {"skip-large", no_argument, 0, 'L'},       {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    optind = first;
+    for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
+        char *end;
+        switch (option) {
+        case 'c': snprintf(o->cases_dir, sizeof o->cases_dir, "%s", optarg); break;
+        case 'g': snprintf(o->golden_dir, sizeof o->golden_dir, "%s", optarg); break;
+        case 'b': snprintf(o->backends, sizeof o->backends, "%s", optarg); break;
+        case 'd': {
+            long index = strtol(optarg, &end, 10);
+            if (*end || index < 0 || o->device_count == 64) {
+                fprintf(stderr, "kcs: --device needs a device index >= 0, not '%s'\n", optarg);
+                return 0;
+            }
+            o->devices[o->device_count++] = (int)index;
+            break;
+        }
+        case 'p': o->platform = optarg; break;
+        case 'r': o->results_path = optarg; break;
+        case 'j': o->junit_path = optarg; break;
+        case 'B': o->run.benchmark = 1; break;
+        case 'n':
+            o->run.min_repeats = (int)strtol(optarg, &end, 10);
+            if (*end || o->run.min_repeats < 1 || o->run.min_repeats > 100000) {
+                fprintf(stderr, "kcs: --min-repeats needs a count from 1 to 100000\n");
+                return 0;
+            }
+            if (o->run.max_repeats < o->run.min_repeats)
+                o->run.max_repeats = o->run.min_repeats;
+            break;
+        case 't':
+            o->run.min_seconds = strtod(optarg, &end);
+            if (*end || !(o->run.min_seconds >= 0 && o->run.min_seconds <= 3600)) {
+                fprintf(stderr, "kcs: --min-time needs seconds from 0 to 3600\n");
+                return 0;
+            }
+            break;
+        case 'L': o->skip_large = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': fputs(usage_text, stdout); exit(exit_passed);
+        default: fputs(usage_text, stderr); return 0;
+        }
+    }
+    o->patterns = argv + optind;
+    o->pattern_count = argc - optind;
+    return 1;
+}
+
+static int selected(const options *o, const kcs_case *c)
+{
+    if (o->pattern_count == 0)
+        return 1;
+    for (int i = 0; i < o->pattern_count; i++)
+        if (kcs_case_matches(c, o->patterns[i]))
+            return 1;
+    return 0;
+}
+
+static int backend_wanted(const options *o, const char *name)
+{
+    if (!o->backends[0])
+        return 1;
+    char list[512];
+    snprintf(list, sizeof list, "%s", o->backends);
+    for (char *save = NULL, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (strcmp(item, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int contains_ignoring_case(const char *text, const char *needle)
+{
+    size_t length = strlen(needle);
+    for (; *text; text++)
+        if (strncasecmp(text, needle, length) == 0)
+            return 1;
+    return length == 0;
+}
+
+static int device_wanted(const options *o, int index, const kcs_device_info *info)
+{
+    int index_ok = o->device_count == 0;
+    for (int i = 0; i < o->device_count; i++)
+        index_ok |= o->devices[i] == index;
+    return index_ok && (!o->platform || contains_ignoring_case(info->platform, o->platform) ||
+                        contains_ignoring_case(info->name, o->platform));
+}
+
+/* Checks the backend names given with --backend against those built. */
+static int check_backend_names(const options *o)
+{
+    if (!o->backends[0])
+        return 1;
+    char list[512];
+    snprintf(list, sizeof list, "%s", o->backends);
+    for (char *save = NULL, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (size_t b = 0; b < kcs_builtin_backend_count; b++)
+            found |= strcmp(kcs_builtin_backends[b]->name, item) == 0;
+        if (!found) {
+            fprintf(stderr, "kcs: no backend '%s' in this build (built:", item);
+            for (size_t b = 0; b < kcs_builtin_backend_count; b++)
+                fprintf(stderr, " %s", kcs_builtin_backends[b]->name);
+            fprintf(stderr, "); configure.py says what it left out and why\n");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Opens every wanted device; backends without one are kept with the reason. */
+static void open_devices(const options *o, open_device **devices, int *device_count,
+                         absent_backend **absent, int *absent_count)
+{
+    *devices = NULL;
+    *absent = NULL;
+    *device_count = *absent_count = 0;
+    for (size_t b = 0; b < kcs_builtin_backend_count; b++) {
+        const kcs_backend *backend = kcs_builtin_backends[b];
+        if (!backend_wanted(o, backend->name))
+            continue;
+        kcs_error err = {{0}};
+        int count = 0, opened = 0;
+        kcs_status status = backend->device_count(&count, &err);
+        char reason[1024] = "";
+        if (status != KCS_OK) {
+            snprintf(reason, sizeof reason, "%s", err.message);
+        } else {
+            for (int index = 0; index < count; index++) {
+                open_device d = {.backend = backend, .index = index};
+                if (backend->open(index, &d.device, &d.info, &err) != KCS_OK) {
+                    snprintf(reason, sizeof reason, "device %d: %s", index, err.message);
+                    fprintf(stderr, "kcs: %s device %d cannot be opened: %s\n", backend->name, index,
+                            err.message);
+                    continue;
+                }
+                if (!device_wanted(o, index, &d.info)) {
+                    backend->close(d.device);
+                    continue;
+                }
+                snprintf(d.id, sizeof d.id, "%s:%d", backend->name, index);
+                *devices = realloc(*devices, (size_t)(*device_count + 1) * sizeof **devices);
+                (*devices)[(*device_count)++] = d;
+                opened++;
+            }
+            if (!opened && !reason[0])
+                snprintf(reason, sizeof reason, "%s", count == 0 ? "no device found"
+                                                                 : "no device matches --device/--platform");
+        }
+        if (!opened) {
+            *absent = realloc(*absent, (size_t)(*absent_count + 1) * sizeof **absent);
+            (*absent)[*absent_count].backend = backend;
+            snprintf((*absent)[*absent_count].reason, sizeof (*absent)[*absent_count].reason,
+                     "no %s device: %s", backend->name, reason);
+            (*absent_count)++;
+        }
+    }
+}
+
+static void print_line(const options *o, const char *case_name, const char *where,
+                       const kcs_run_result *run)
+{
+    if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP))
+        return;
+    static const char *labels[] = {"PASS ", "FAIL ", "SKIP ", "ERROR"};
+    printf("%s %-40s %-34s", labels[run->outcome], case_name, where);
+    if (run->outcome == KCS_OUTCOME_PASS) {
+        printf(" %8.2e of bound", run->check.fraction);
+        if (run->timed)
+            printf("  kernel %.4g ms (median of %d)", 1e3 * run->kernel.median, run->kernel.repeats);
+    } else {
+        printf(" %s", run->message);
+    }
+    putchar('\n');
+    fflush(stdout);
+}
+
+static void read_revision(char *revision, size_t size)
+{
+    snprintf(revision, size, "unknown");
+    FILE *git = popen("git -C '" KCS_SOURCE_DIR "' describe --always --dirty --abbrev=12 2>/dev/null", "r");
+    if (!git)
+        return;
+    if (fgets(revision, (int)size, git))
+        revision[strcspn(revision, "\n")] = '\0';
+    if (pclose(git) != 0 || !revision[0])
+        snprintf(revision, size, "unknown");
+}
+
+/* Records a result for a case that never reached a device. */
+static void record_case_problem(kcs_results *results, const options *o, const kcs_case *c,
+                                const char *case_name, const char *file, int line, kcs_outcome outcome,
+                                const char *message)
+{
+    kcs_run_result run = {.outcome = outcome};
+    snprintf(run.message, sizeof run.message, "%s", message);
+    kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
+    kcs_results_add(results, &entry);
+    print_line(o, case_name, "-", &run);
+}
+
+static int command_list(const options *o, const kcs_case_list *cases)
+{
+    for (size_t i = 0; i < cases->count; i++) {
+        const kcs_case *c = &cases->cases[i];
+        if (!selected(o, c))
+            continue;
+        printf("%-40s %-8s %-4s", c->name, c->op, kcs_dtype_name(c->dtype));
+        for (int s = 0; s < c->size_count; s++)
+            printf(" %s=%.0f", c->sizes[s].name, c->sizes[s].value);
+        printf("  expect %s", c->expect == KCS_EXPECT_GOLDEN ? "golden"
+                              : c->expect == KCS_EXPECT_ORACLE ? "oracle" : "closed-form");
+        if (c->tags & KCS_TAG_PERF) printf(" [perf]");
+        if (c->tags & KCS_TAG_LARGE) printf(" [large]");
+        if (c->tags & KCS_TAG_NO_REFERENCE) printf(" [no-reference]");
+        putchar('\n');
+    }
+    for (size_t i = 0; i < cases->problem_count; i++)
+        fprintf(stderr, "%s:%d: %s\n", cases->problems[i].file, cases->problems[i].line,
+                cases->problems[i].message);
+    return cases->problem_count ? exit_failed : exit_passed;
+}
+
+static int command_devices(const options *o)
+{
+    open_device *devices;
+    absent_backend *absent;
+    int device_count, absent_count;
+    open_devices(o, &devices, &device_count, &absent, &absent_count);
+    for (int d = 0; d < device_count; d++) {
+        const kcs_device_info *info = &devices[d].info;
+        printf("%-12s %s [%s] driver %s, %s, %.1f GiB", devices[d].id, info->name, info->platform,
+               info->driver_version, info->runtime_version, (double)info->memory_bytes / (1 << 30));
+        if (info->details[0])
+            printf("; %s", info->details);
+        putchar('\n');
+        size_t kernels = devices[d].backend->kernel_count;
+        for (size_t k = 0; k < kernels; k++) {
+            const kcs_kernel *kernel = &devices[d].backend->kernels[k];
+            printf("             kernel %s %s %s: %s\n", kernel->op, kcs_dtype_name(kernel->dtype),
+                   kernel->variant, kernel->description);
+        }
+        devices[d].backend->close(devices[d].device);
+    }
+    for (int a = 0; a < absent_count; a++)
+        printf("%-12s %s\n", absent[a].backend->name, absent[a].reason);
+    free(devices);
+    free(absent);
+    return exit_passed;
+}
+
+/* Writes the oracle's outputs of every selected golden case and the manifest. */
+static int command_golden(const options *o, const kcs_case_list *cases)
+{
+    char manifest_path[2200];
+    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", o->golden_dir);
+    kcs_manifest manifest = {0};
+    kcs_error err = {{0}};
+    struct stat info;
+    if (stat(manifest_path, &info) == 0 && kcs_manifest_read(manifest_path, &manifest, &err) != KCS_OK) {
+        fprintf(stderr, "kcs: %s\n", err.message);
+        return exit_usage;
+    }
+    int failures = 0, written = 0;
+    for (size_t i = 0; i < cases->count; i++) {
+        const kcs_case *c = &cases->cases[i];
+        if (!selected(o, c) || c->expect != KCS_EXPECT_GOLDEN)
+            continue;
+        kcs_prepared_case p;
+        memset(&p, 0, sizeof p);
+        p.c = c;
+        kcs_status status = kcs_op_prepare(c, &p.op, &p.args, &p.layout, &err);
+        if (status == KCS_OK)
+            status = kcs_generate_inputs(c, &p.layout, p.inputs, &err);
+        for (int out = 0; out < p.layout.output_count && status == KCS_OK; out++) {
+            size_t count = kcs_array_element_count(&p.layout.outputs[out]);
+            p.expected[out].count = count;
+            p.expected[out].values = calloc(count ? count : 1, sizeof(double));
+            if (!p.expected[out].values)
+                status = kcs_fail(&err, KCS_ERROR, "out of memory");
+        }
+        if (status == KCS_OK)
+            status = p.op->oracle(&p.args, p.inputs, p.expected, &err);
+        for (int out = 0; out < p.layout.output_count && status == KCS_OK; out++) {
+            char path[2600], relative[512], hex[65], directory[2600];
+            kcs_golden_relative_path(c, &p.layout, out, relative, sizeof relative);
+            snprintf(path, sizeof path, "%s/%s", o->golden_dir, relative);
+            snprintf(directory, sizeof directory, "%s", path);
+            *strrchr(directory, '/') = '\0';
+            mkdir(o->golden_dir, 0777);
+            mkdir(directory, 0777);
+            const kcs_array_spec *spec = &p.layout.outputs[out];
+            status = kcs_npy_write(path, KCS_F64, spec->ndim, spec->shape, p.expected[out].values, &err);
+            if (status == KCS_OK)
+                status = kcs_sha256_file(path, hex, &err);
+            if (status == KCS_OK)
+                status = kcs_manifest_set(&manifest, relative, hex, &err);
+            if (status == KCS_OK) {
+                printf("wrote %s\n", path);
+                written++;
+            }
+        }
+        if (status != KCS_OK) {
+            fprintf(stderr, "%s:%d: case %s: %s\n", c->file, c->line, c->name, err.message);
+            failures++;
+        }
+        kcs_prepared_case_free(&p);
+    }
+    if (kcs_manifest_write(&manifest, manifest_path, &err) != KCS_OK) {
+        fprintf(stderr, "kcs: %s\n", err.message);
+        failures++;
+    }
+    kcs_manifest_free(&manifest);
+    printf("%d golden files written, %d cases failed\n", written, failures);
+    return failures ? exit_failed : exit_passed;
+}
+
+static int command_run(const options *o, const kcs_case_list *cases, int argc, char **argv)
+{
+    kcs_results *results = kcs_results_create();
+    if (!results) {
+        fprintf(stderr, "kcs: out of memory\n");
+        return exit_usage;
+    }
+    char revision[128];
+    read_revision(revision, sizeof revision);
+    kcs_results_set_run(results, revision, argc, argv, &o->run);
+
+    /* Problems in case files: each one is an error result, and the run goes on. */
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        const kcs_case_problem *problem = &cases->problems[i];
+        char message[1024];
+        snprintf(message, sizeof message, "%s:%d: %s", problem->file, problem->line, problem->message);
+        record_case_problem(results, o, NULL, problem->case_name, problem->file, problem->line,
+                            KCS_OUTCOME_ERROR, message);
+    }
+
+    open_device *devices;
+    absent_backend *absent;
+    int device_count, absent_count;
+    open_devices(o, &devices, &device_count, &absent, &absent_count);
+    for (int d = 0; d < device_count; d++) {
+        kcs_results_add_device(results, devices[d].id, devices[d].backend->name, devices[d].index,
+                               &devices[d].info);
+        if (!o->quiet)
+            printf("device %s: %s [%s], driver %s, %s\n", devices[d].id, devices[d].info.name,
+                   devices[d].info.platform, devices[d].info.driver_version,
+                   devices[d].info.runtime_version);
+    }
+
+    kcs_golden *golden = NULL;
+    kcs_error golden_error = {{0}};
+    int golden_open = kcs_golden_open(o->golden_dir, &golden, &golden_error) == KCS_OK;
+
+    for (size_t i = 0; i < cases->count; i++) {
+        const kcs_case *c = &cases->cases[i];
+        if (!selected(o, c))
+            continue;
+        if (o->skip_large && (c->tags & KCS_TAG_LARGE)) {
+            record_case_problem(results, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP,
+                                "tagged large and --skip-large was given");
+            continue;
+        }
+        kcs_prepared_case p;
+        kcs_error err = {{0}};
+        kcs_status status;
+        if (c->expect == KCS_EXPECT_GOLDEN && !golden_open) {
+            err = golden_error;
+            status = KCS_ERROR;
+            memset(&p, 0, sizeof p);
+        } else {
+            status = kcs_prepare_case(c, golden, &p, &err);
+        }
+        if (status != KCS_OK) {
+            char message[1200];
+            snprintf(message, sizeof message, "%s:%d: case %s: %s", c->file, c->line, c->name, err.message);
+            record_case_problem(results, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
+            kcs_prepared_case_free(&p);
+            continue;
+        }
+        for (int a = 0; a < absent_count; a++) {
+            kcs_run_result run = {.outcome = KCS_OUTCOME_SKIP};
+            snprintf(run.message, sizeof run.message, "%s", absent[a].reason);
+            kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                      .backend = absent[a].backend->name, .expected_from = p.expected_from,
+                                      .op = p.op, .args = &p.args, .run = &run};
+            kcs_results_add(results, &entry);
+            print_line(o, c->name, absent[a].backend->name, &run);
+        }
+        for (int d = 0; d < device_count; d++) {
+            const kcs_backend *backend = devices[d].backend;
+            int kernels_found = 0;
+            for (size_t k = 0; k < backend->kernel_count; k++) {
+                const kcs_kernel *kernel = &backend->kernels[k];
+                if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
+                    continue;
+                kernels_found++;
+                kcs_run_result run;
+                if ((c->tags & KCS_TAG_NO_REFERENCE) && strcmp(backend->name, "reference") == 0) {
+                    memset(&run, 0, sizeof run);
+                    run.outcome = KCS_OUTCOME_SKIP;
+                    snprintf(run.message, sizeof run.message,
+                             "tagged no-reference: too slow for the scalar reference");
+                } else {
+                    kcs_run_on_device(&p, backend, devices[d].device, &devices[d].info, kernel, &o->run, &run);
+                }
+                kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                          .backend = backend->name, .device_id = devices[d].id,
+                                          .kernel = kernel->variant, .expected_from = p.expected_from,
+                                          .op = p.op, .args = &p.args, .run = &run};
+                kcs_results_add(results, &entry);
+                char where[160];
+                snprintf(where, sizeof where, "%s %s", devices[d].id, kernel->variant);
+                print_line(o, c->name, where, &run);
+            }
+            if (!kernels_found) {
+                kcs_run_result run = {.outcome = KCS_OUTCOME_SKIP};
+                snprintf(run.message, sizeof run.message, "%s has no kernel for %s %s", backend->name,
+                         c->op, kcs_dtype_name(c->dtype));
+                kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                          .backend = backend->name, .device_id = devices[d].id,
+                                          .expected_from = p.expected_from, .op = p.op, .args = &p.args,
+                                          .run = &run};
+                kcs_results_add(results, &entry);
+                print_line(o, c->name, devices[d].id, &run);
+            }
+        }
+        kcs_prepared_case_free(&p);
+    }
+    kcs_golden_close(golden);
+    for (int d = 0; d < device_count; d++)
+        devices[d].backend->close(devices[d].device);
+    free(devices);
+    free(absent);
+
+    int exit_status = exit_passed;
+    kcs_error err = {{0}};
+    if (kcs_results_write_json(results, o->results_path, &err) != KCS_OK ||
+        (o->junit_path && kcs_results_write_junit(results, o->junit_path, &err) != KCS_OK)) {
+        fprintf(stderr, "kcs: %s\n", err.message);
+        exit_status = exit_usage;
+    }
+    kcs_result_counts counts = kcs_results_counts(results);
+    kcs_results_free(results);
+    printf("results: %s\n", o->results_path);
+    if (counts.errors)
+        printf("%d of the failed had errors (bad case, golden file or device fault): see above\n",
+               counts.errors);
+    printf("%d passed, %d failed, %d skipped\n", counts.passed, counts.failed + counts.errors,
+           counts.skipped);
+    if (exit_status == exit_passed && (counts.failed || counts.errors))
+        exit_status = exit_failed;
+    return exit_status;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (!parse_options(argc, argv, &o) || !check_backend_names(&o))
+        return exit_usage;
+    if (strcmp(o.command, "devices") == 0)
+        return command_devices(&o);
+    kcs_case_list cases = {0};
+    kcs_error err = {{0}};
+    if (kcs_parse_case_directory(o.cases_dir, &cases, &err) != KCS_OK) {
+        fprintf(stderr, "kcs: %s\n", err.message);
+        kcs_case_list_free(&cases);
+        return exit_usage;
+    }
+    int status;
+    if (strcmp(o.command, "list") == 0)
+        status = command_list(&o, &cases);
+    else if (strcmp(o.command, "golden") == 0)
+        status = command_golden(&o, &cases);
+    else
+        status = command_run(&o, &cases, argc, argv);
+    kcs_case_list_free(&cases);
+    return status;
+}
