@@ -290,7 +290,7 @@ def main():
         n.variable("nvccflags", f"-std=c++17 -O3 -lineinfo "
                                 f"-gencode arch=compute_{arch},code=sm_{arch} "
                                 f"-gencode arch=compute_{arch},code=compute_{arch} "
-                                f"-Xcompiler -Wall -Xcompiler -ffp-contract=off --fmad=false "
+                                f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
                                 f"-I{src('harness')} -I{src('ref')}")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
