@@ -1,0 +1,151 @@
+/* check_test.c: the element rules of the checker (docs/checking.md). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+
+/* A one-output f64 layout of count elements. */
+static kcs_layout layout_of(kcs_dtype dtype, size_t count)
+{
+    kcs_layout layout;
+    memset(&layout, 0, sizeof layout);
+    layout.output_count = 1;
+    strcpy(layout.outputs[0].name, "y");
+    layout.outputs[0].dtype = dtype;
+    layout.outputs[0].ndim = 1;
+    layout.outputs[0].shape[0] = count;
+    return layout;
+}
+
+static kcs_check_result check(kcs_dtype dtype, const void *actual, double *expected, double *bounds,
+                              size_t count)
+{
+    kcs_layout layout = layout_of(dtype, count);
+    kcs_expected e = {.count = count, .values = expected, .bounds = bounds};
+    void *outputs[1] = {(void *)actual};
+    kcs_check_result result;
+    kcs_check_outputs(&layout, outputs, &e, &result);
+    return result;
+}
+
+static void within_bound_passes_and_reports_the_fraction(void **state)
+{
+    (void)state;
+    double actual[3] = {1.0, 2.5, 3.0}, expected[3] = {1.0, 2.0, 3.0}, bounds[3] = {0, 1.0, 0};
+    kcs_check_result r = check(KCS_F64, actual, expected, bounds, 3);
+    assert_true(r.passed);
+    assert_int_equal(r.checked, 3);
+    assert_true(r.fraction == 0.5);
+    assert_int_equal(r.worst_index, 1);
+}
+
+static void outside_bound_fails_with_the_first_bad_element(void **state)
+{
+    (void)state;
+    double actual[3] = {1.0, 2.5, 3.5}, expected[3] = {1.0, 2.0, 3.0}, bounds[3] = {0, 0.25, 0.25};
+    kcs_check_result r = check(KCS_F64, actual, expected, bounds, 3);
+    assert_false(r.passed);
+    assert_int_equal(r.failures, 2);
+    assert_true(r.fraction == 2.0);
+    assert_non_null(strstr(r.diagnosis, "y[1]"));
+    assert_non_null(strstr(r.diagnosis, "2 times the bound"));
+    assert_non_null(strstr(r.diagnosis, "1 more"));
+}
+
+static void a_zero_bound_allows_only_the_exact_value(void **state)
+{
+    (void)state;
+    double actual[1] = {nextafter(1.0, 2.0)}, expected[1] = {1.0}, bounds[1] = {0};
+    kcs_check_result r = check(KCS_F64, actual, expected, bounds, 1);
+    assert_false(r.passed);
+    assert_true(isinf(r.fraction));
+}
+
+static void nan_and_infinity_must_match_in_class(void **state)
+{
+    (void)state;
+    double expected[4] = {NAN, INFINITY, -INFINITY, 1.0}, bounds[4] = {1e300, 1e300, 1e300, 1e300};
+    double right[4] = {NAN, INFINITY, -INFINITY, 1.0};
+    assert_true(check(KCS_F64, right, expected, bounds, 4).passed);
+    double nan_for_number[4] = {NAN, INFINITY, -INFINITY, NAN};
+    assert_non_null(strstr(check(KCS_F64, nan_for_number, expected, bounds, 4).diagnosis, "got NaN"));
+    double number_for_nan[4] = {0.0, INFINITY, -INFINITY, 1.0};
+    assert_non_null(strstr(check(KCS_F64, number_for_nan, expected, bounds, 4).diagnosis,
+                           "expected NaN"));
+    double wrong_sign[4] = {NAN, -INFINITY, -INFINITY, 1.0};
+    assert_false(check(KCS_F64, wrong_sign, expected, bounds, 4).passed);
+    double inf_for_number[4] = {NAN, INFINITY, -INFINITY, INFINITY};
+    assert_false(check(KCS_F64, inf_for_number, expected, bounds, 4).passed);
+}
+
+static void infinity_is_accepted_only_where_the_bound_reaches_overflow(void **state)
+{
+    (void)state;
+    float actual[1] = {INFINITY};
+    double near_max[1] = {0x1.fffffep127}, bound[1] = {0x1p104};
+    assert_true(check(KCS_F32, actual, near_max, bound, 1).passed);
+    double far[1] = {1e38};
+    assert_false(check(KCS_F32, actual, far, bound, 1).passed);
+}
+
+static void poisoned_elements_are_reported_unwritten(void **state)
+{
+    (void)state;
+    double actual[3] = {1.0, 2.0, 3.0}, expected[3] = {1.0, 2.0, NAN}, bounds[3] = {0, 0, 0};
+    kcs_poison(&actual[2], KCS_F64, 1);
+    assert_true(isnan(actual[2])); /* the poison is a NaN, yet must not pass for an expected NaN */
+    kcs_check_result r = check(KCS_F64, actual, expected, bounds, 3);
+    assert_false(r.passed);
+    assert_int_equal(r.unwritten, 1);
+    assert_non_null(strstr(r.diagnosis, "never written"));
+    for (kcs_dtype dtype = KCS_F16; dtype <= KCS_I64; dtype++) {
+        unsigned char buffer[16] = {0};
+        kcs_poison(buffer, dtype, 2);
+        assert_true(kcs_is_poison(buffer, dtype, 1));
+        buffer[kcs_dtype_size(dtype)] ^= 1;
+        assert_false(kcs_is_poison(buffer, dtype, 1));
+    }
+    float computed_nan = NAN;
+    assert_false(kcs_is_poison(&computed_nan, KCS_F32, 0));
+}
+
+static void trivial_answers_are_named(void **state)
+{
+    (void)state;
+    kcs_layout layout = layout_of(KCS_F64, 2);
+    layout.input_count = 1;
+    layout.inputs[0] = layout.outputs[0];
+    strcpy(layout.inputs[0].name, "x");
+    double x[2] = {5, 6}, copy[2] = {5, 6}, zeros[2] = {0, 0}, expected[2] = {1, 2}, bounds[2] = {0, 0};
+    kcs_expected e = {.count = 2, .values = expected, .bounds = bounds};
+    void *inputs[1] = {x};
+    void *outputs[1] = {copy};
+    kcs_check_result r;
+    kcs_check_outputs(&layout, outputs, &e, &r);
+    kcs_diagnose_trivial(&layout, inputs, outputs, &r);
+    assert_non_null(strstr(r.diagnosis, "copy of input x"));
+    outputs[0] = zeros;
+    kcs_check_outputs(&layout, outputs, &e, &r);
+    kcs_diagnose_trivial(&layout, inputs, outputs, &r);
+    assert_non_null(strstr(r.diagnosis, "all zeros"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(within_bound_passes_and_reports_the_fraction),
+        cmocka_unit_test(outside_bound_fails_with_the_first_bad_element),
+        cmocka_unit_test(a_zero_bound_allows_only_the_exact_value),
+        cmocka_unit_test(nan_and_infinity_must_match_in_class),
+        cmocka_unit_test(infinity_is_accepted_only_where_the_bound_reaches_overflow),
+        cmocka_unit_test(poisoned_elements_are_reported_unwritten),
+        cmocka_unit_test(trivial_answers_are_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

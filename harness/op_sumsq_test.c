@@ -1,0 +1,178 @@
+/* op_sumsq_test.c: the sum-of-squares oracle, closed form and bound
+ * (docs/sumsq.md), on values whose answers are known exactly. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "op.h"
+
+extern const kcs_op kcs_op_sumsq;
+
+static double oracle_of(kcs_dtype dtype, const void *x, size_t n)
+{
+    kcs_op_args args = {.op = "sumsq", .dtype = dtype, .sumsq = {.n = n}};
+    double value, bound;
+    kcs_expected e = {.count = 1, .values = &value, .bounds = &bound};
+    void *inputs[1] = {(void *)x};
+    assert_int_equal(kcs_op_sumsq.oracle(&args, inputs, &e, NULL), KCS_OK);
+    return value;
+}
+
+static double bound_of(kcs_dtype dtype, size_t n, double expected)
+{
+    kcs_op_args args = {.op = "sumsq", .dtype = dtype, .sumsq = {.n = n}};
+    double bound;
+    kcs_expected e = {.count = 1, .values = &expected, .bounds = &bound};
+    assert_int_equal(kcs_op_sumsq.bounds(&args, NULL, &e, NULL), KCS_OK);
+    return bound;
+}
+
+static void oracle_is_exact_where_the_answer_is_known(void **state)
+{
+    (void)state;
+    double pythagoras[2] = {3, -4};
+    assert_true(oracle_of(KCS_F64, pythagoras, 2) == 25);
+    assert_true(oracle_of(KCS_F64, pythagoras, 0) == 0);
+    /* 1 + 3 * 2^-54 rounds up to 1 + 2^-52; summed left to right in double,
+     * each 2^-54 is lost against 1 and the answer is 1. */
+    double x[4] = {1.0, 0x1p-27, 0x1p-27, 0x1p-27};
+    assert_true(oracle_of(KCS_F64, x, 4) == 1.0 + 0x1p-52);
+    float f[3] = {3, 4, 12};
+    assert_true(oracle_of(KCS_F32, f, 3) == 169);
+}
+
+static void oracle_handles_extremes(void **state)
+{
+    (void)state;
+    double nan_and_inf[3] = {1, INFINITY, NAN};
+    assert_true(isnan(oracle_of(KCS_F64, nan_and_inf, 3)));
+    assert_true(oracle_of(KCS_F64, nan_and_inf, 2) == INFINITY);
+    double big[2] = {1e200, 1e200};
+    assert_true(oracle_of(KCS_F64, big, 2) == INFINITY);
+    double just_finite[2] = {9e153, 9e153};
+    assert_true(oracle_of(KCS_F64, just_finite, 2) == 2 * 9e153 * 9e153);
+    double tiny[2] = {0x1p-600, 0x1p-600}; /* each square 2^-1200 underflows; the sum is 2^-1199: 0 */
+    assert_true(oracle_of(KCS_F64, tiny, 2) == 0);
+    double small[2] = {0x1p-520, 0x1p-520}; /* squares are subnormal: 2 * 2^-1040 = 2^-1039 */
+    assert_true(oracle_of(KCS_F64, small, 2) == 0x1p-1039);
+    float f32_big[1] = {2e19f}; /* 4e38 overflows float but not the f64 accumulator */
+    assert_true(oracle_of(KCS_F32, f32_big, 1) == INFINITY);
+    float f32_subnormal[1] = {0x1p-149f};
+    assert_true(oracle_of(KCS_F32, f32_subnormal, 1) == 0x1p-298);
+}
+
+static void closed_form_agrees_with_the_oracle(void **state)
+{
+    (void)state;
+    const char *text =
+        "```kcs-case\ncase: r\nop: sumsq\ndtype: f64\nsizes: n=5001\ninput x: ramp start=-77 step=3\n"
+        "expect: closed-form\n```\n";
+    kcs_case_list list = {0};
+    assert_int_equal(kcs_parse_case_text(text, "t.md", &list, NULL), KCS_OK);
+    assert_int_equal(list.count, 1);
+    const kcs_op *op;
+    kcs_op_args args;
+    kcs_layout layout;
+    kcs_error err;
+    assert_int_equal(kcs_op_prepare(&list.cases[0], &op, &args, &layout, &err), KCS_OK);
+    double closed, bound;
+    kcs_expected e = {.count = 1, .values = &closed, .bounds = &bound};
+    assert_int_equal(op->closed_form(&list.cases[0], &args, &e, &err), KCS_OK);
+    double x[5001];
+    for (int i = 0; i < 5001; i++)
+        x[i] = -77 + 3.0 * i;
+    assert_true(oracle_of(KCS_F64, x, 5001) == closed);
+    /* by hand: sum (a + 3i)^2 for i < n with a = -77 */
+    long double check = 0;
+    for (int i = 0; i < 5001; i++)
+        check += (long double)x[i] * x[i];
+    assert_true(closed == (double)check);
+    kcs_case_list_free(&list);
+}
+
+static void closed_form_refuses_inexact_inputs(void **state)
+{
+    (void)state;
+    const char *text =
+        "```kcs-case\ncase: r\nop: sumsq\ndtype: f32\nsizes: n=100000000\ninput x: ramp start=1\n"
+        "expect: closed-form\n```\n";
+    kcs_case_list list = {0};
+    kcs_parse_case_text(text, "t.md", &list, NULL);
+    const kcs_op *op;
+    kcs_op_args args;
+    kcs_layout layout;
+    kcs_error err;
+    assert_int_equal(kcs_op_prepare(&list.cases[0], &op, &args, &layout, &err), KCS_OK);
+    double closed, bound;
+    kcs_expected e = {.count = 1, .values = &closed, .bounds = &bound};
+    assert_int_equal(op->closed_form(&list.cases[0], &args, &e, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "exact in f32"));
+    kcs_case_list_free(&list);
+}
+
+static void bound_follows_the_derivation(void **state)
+{
+    (void)state;
+    double u = 0x1p-53, u32 = 0x1p-24;
+    /* n = 3: D = 2, so (gamma_3 + 2u) s / (1 - u) + 3 * 2^-1074 */
+    double gamma3 = 3 * u / (1 - 3 * u);
+    double expected = ((gamma3 + 2 * u) * 25.0 / (1 - u) + 3 * 0x1p-1074) * (1 + 0x1p-40);
+    assert_true(bound_of(KCS_F64, 3, 25.0) == expected);
+    /* n = 10^8: D = 2048 + 27 */
+    double s = 1e8;
+    double depth = 2048 + 27, gamma_d1 = (depth + 1) * u / (1 - (depth + 1) * u);
+    assert_true(fabs(bound_of(KCS_F64, 100000000, s) / (((gamma_d1 + 2 * u) * s / (1 - u) +
+                                                          1e8 * 0x1p-1074) * (1 + 0x1p-40)) - 1) < 1e-15);
+    /* f32: the final rounding to float dominates */
+    double f32_bound = bound_of(KCS_F32, 1000, 1.0);
+    assert_true(f32_bound > u32 && f32_bound < 1.1 * u32);
+    assert_true(bound_of(KCS_F64, 0, 0.0) == 0);
+    assert_true(bound_of(KCS_F64, 5, INFINITY) == 0);
+}
+
+static void bound_is_tight_enough_to_catch_a_dropped_element(void **state)
+{
+    (void)state;
+    /* 10^8 f64 elements of similar size: one element is 1e-8 of the sum; the bound must be far below */
+    assert_true(bound_of(KCS_F64, 100000000, 1.0) < 1e-3 * 1e-8);
+    /* 10^6 f32 elements: one element is 1e-6 of the sum */
+    assert_true(bound_of(KCS_F32, 1000003, 1.0) < 0.1 * 1e-6);
+    /* a sum carried in f32 over 10^6 elements errs by far more than the f32 bound allows */
+    assert_true(bound_of(KCS_F32, 1000003, 1.0) < 1e3 * 0x1p-24 * 0.01);
+}
+
+static void layout_is_a_vector_in_and_a_scalar_out(void **state)
+{
+    (void)state;
+    kcs_op_args args = {.op = "sumsq", .dtype = KCS_F32, .sumsq = {.n = 7}};
+    kcs_layout layout;
+    assert_int_equal(kcs_op_sumsq.layout(&args, &layout, NULL), KCS_OK);
+    assert_int_equal(layout.input_count, 1);
+    assert_int_equal(kcs_array_bytes(&layout.inputs[0]), 28);
+    assert_int_equal(layout.output_count, 1);
+    assert_int_equal(kcs_array_element_count(&layout.outputs[0]), 1);
+    assert_true(kcs_op_sumsq.bytes(&args) == 32);
+    assert_true(kcs_op_sumsq.flops(&args) == 14);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(oracle_is_exact_where_the_answer_is_known),
+        cmocka_unit_test(oracle_handles_extremes),
+        cmocka_unit_test(closed_form_agrees_with_the_oracle),
+        cmocka_unit_test(closed_form_refuses_inexact_inputs),
+        cmocka_unit_test(bound_follows_the_derivation),
+        cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_element),
+        cmocka_unit_test(layout_is_a_vector_in_and_a_scalar_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,146 @@
+/* saboteur_test.c: the harness tests itself. Each deliberately broken
+ * kernel of saboteur_backend.c is run through the same path as every real
+ * backend (prepare the case from the case files and golden/, poison, run, check)
+ * and must fail with the right diagnosis; the reference must pass the same
+ * case, so the test fails if either the checker or the case goes wrong. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "saboteur_backend.h"
+#include "suite.h"
+
+extern const kcs_backend kcs_reference_backend;
+
+static kcs_case_list cases;
+static kcs_golden *golden;
+
+static int load_cases(void **state)
+{
+    (void)state;
+    kcs_error err;
+    if (kcs_parse_case_directory(KCS_SOURCE_DIR "/cases", &cases, &err) != KCS_OK ||
+        kcs_golden_open(KCS_SOURCE_DIR "/golden", &golden, &err) != KCS_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static int free_cases(void **state)
+{
+    (void)state;
+    kcs_golden_close(golden);
+    kcs_case_list_free(&cases);
+    return 0;
+}
+
+static const kcs_case *find_case(const char *name)
+{
+    for (size_t i = 0; i < cases.count; i++)
+        if (strcmp(cases.cases[i].name, name) == 0)
+            return &cases.cases[i];
+    fail_msg("no case %s in cases/", name);
+    return NULL;
+}
+
+static const kcs_kernel *find_kernel(const kcs_backend *backend, const kcs_case *c, const char *variant)
+{
+    for (size_t k = 0; k < backend->kernel_count; k++)
+        if (strcmp(backend->kernels[k].op, c->op) == 0 && backend->kernels[k].dtype == c->dtype &&
+            (!variant || strcmp(backend->kernels[k].variant, variant) == 0))
+            return &backend->kernels[k];
+    fail_msg("%s has no kernel %s for %s", backend->name, variant ? variant : "", c->name);
+    return NULL;
+}
+
+static void run(const kcs_backend *backend, const kcs_prepared_case *p, const char *variant,
+                kcs_run_result *result)
+{
+    kcs_device *device;
+    kcs_device_info info;
+    kcs_error err;
+    assert_int_equal(backend->open(0, &device, &info, &err), KCS_OK);
+    kcs_run_options options = {0};
+    kcs_run_on_device(p, backend, device, &info, find_kernel(backend, p->c, variant), &options, result);
+    backend->close(device);
+}
+
+/* The saboteur must fail on the case with a diagnosis containing words,
+ * and the reference must pass it. */
+static void expect_caught(const char *case_name, const char *saboteur, const char *words)
+{
+    kcs_prepared_case p;
+    kcs_error err;
+    if (kcs_prepare_case(find_case(case_name), golden, &p, &err) != KCS_OK)
+        fail_msg("%s: %s", case_name, err.message);
+    kcs_backend saboteurs = kcs_saboteur_backend();
+    kcs_run_result result;
+    run(&kcs_reference_backend, &p, NULL, &result);
+    if (result.outcome != KCS_OUTCOME_PASS)
+        fail_msg("reference on %s: %s", case_name, result.message);
+    run(&saboteurs, &p, saboteur, &result);
+    if (result.outcome != KCS_OUTCOME_FAIL || !strstr(result.message, words))
+        fail_msg("saboteur %s on %s: expected a failure mentioning '%s', got %s: %s", saboteur, case_name,
+                 words, kcs_outcome_name(result.outcome), result.message);
+    kcs_prepared_case_free(&p);
+}
+
+static void dropping_the_last_of_1e8_f64_elements_fails(void **state)
+{
+    (void)state;
+    /* the last element of the ramp is 3e-8 of the sum; the bound is 2.3e-13 of it */
+    expect_caught("sumsq/f64-n100000000", "drops-last-element", "times the bound");
+}
+
+static void dropping_the_last_of_a_million_f32_elements_fails(void **state)
+{
+    (void)state;
+    expect_caught("sumsq/f32-n1000003", "drops-last-element", "times the bound");
+    expect_caught("sumsq/f64-n7", "drops-last-element", "times the bound");
+}
+
+static void accumulating_f64_in_f32_fails(void **state)
+{
+    (void)state;
+    expect_caught("sumsq/f64-n1000003", "accumulates-in-float", "times the bound");
+    expect_caught("sumsq/f64-ramp-1000", "accumulates-in-float", "times the bound");
+    expect_caught("sumsq/f32-n1000003", "accumulates-in-float", "times the bound");
+}
+
+static void an_unwritten_output_fails(void **state)
+{
+    (void)state;
+    expect_caught("sumsq/f64-n7", "writes-nothing", "never written");
+    expect_caught("sumsq/f32-nan", "writes-nothing", "never written"); /* poison is no computed NaN */
+}
+
+static void a_zero_answer_fails_and_says_so(void **state)
+{
+    (void)state;
+    expect_caught("sumsq/f64-n93", "returns-zero", "all zeros");
+}
+
+static void a_modified_input_fails(void **state)
+{
+    (void)state;
+    expect_caught("sumsq/f64-n93", "overwrites-input", "input x was modified");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dropping_the_last_of_1e8_f64_elements_fails),
+        cmocka_unit_test(dropping_the_last_of_a_million_f32_elements_fails),
+        cmocka_unit_test(accumulating_f64_in_f32_fails),
+        cmocka_unit_test(an_unwritten_output_fails),
+        cmocka_unit_test(a_zero_answer_fails_and_says_so),
+        cmocka_unit_test(a_modified_input_fails),
+    };
+    return cmocka_run_group_tests(tests, load_cases, free_cases);
+}
