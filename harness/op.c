@@ -3,10 +3,6 @@
 
 #include <string.h>
 
-extern const kcs_op kcs_op_sumsq;
-
-const kcs_op *const kcs_ops[] = {&kcs_op_sumsq, NULL};
-
 const kcs_op *kcs_find_op(const char *name)
 {
     for (size_t i = 0; kcs_ops[i]; i++)

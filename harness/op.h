@@ -80,7 +80,7 @@ typedef struct {
 /* The op called name, or NULL. */
 const kcs_op *kcs_find_op(const char *name);
 
-/* All ops, NULL-terminated. */
+/* All ops, NULL-terminated (build/ops.c, written by configure.py from harness/op_*.c). */
 extern const kcs_op *const kcs_ops[];
 
 /* Fills args and layout for a case: finds the op, checks the case's inputs

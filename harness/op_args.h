@@ -17,12 +17,56 @@ typedef struct {
     size_t n; /* number of elements of x */
 } kcs_sumsq_args;
 
+/* gemm: C = alpha * op(A) * op(B) + beta * C, row-major (docs/gemm.md).
+ * op(A) is m x k (A is stored k x m when transposed), op(B) is k x n. */
+typedef struct {
+    size_t m, n, k;
+    int transpose_a, transpose_b; /* 0: as stored, 1: transposed */
+    double alpha, beta;
+    int tf32; /* 1: f32 products on tensor cores with TF32 inputs (its own, wider bound) */
+} kcs_gemm_args;
+
+/* add, mul (two inputs) and relu, sigmoid (one input): y[i] = f(x[i] [, y[i]]) (docs/elementwise.md). */
+typedef struct {
+    size_t n;
+} kcs_elementwise_args;
+
+/* softmax over the last axis of a rows x cols matrix (docs/softmax.md). */
+typedef struct {
+    size_t rows, cols;
+} kcs_softmax_args;
+
+/* anneal assign and reduce: n points of d dimensions (stored in the case
+ * dtype, f16 or f32, computed in f32), m anchors (f32) (docs/anneal.md). */
+typedef struct {
+    size_t n, d, m;
+} kcs_anneal_args;
+
+/* anneal update: m anchors of d dimensions, temperature T, learning rate lr,
+ * momentum mu (docs/anneal.md). */
+typedef struct {
+    size_t m, d;
+    double temperature, learning_rate, momentum;
+} kcs_anneal_update_args;
+
+/* anneal energy: E = (1/n) * sum of n distances (docs/anneal.md). */
+typedef struct {
+    size_t n;
+} kcs_anneal_energy_args;
+
 /* The arguments of one call of one operation. */
 typedef struct {
     const char *op;  /* the operation's name, as in the op table ("sumsq") */
     kcs_dtype dtype; /* the case's element type */
     union {
         kcs_sumsq_args sumsq;
+        kcs_gemm_args gemm;
+        kcs_elementwise_args elementwise; /* add, mul, relu, sigmoid */
+        kcs_softmax_args softmax;
+        kcs_anneal_args assign;
+        kcs_anneal_args reduce;
+        kcs_anneal_update_args update;
+        kcs_anneal_energy_args energy;
     };
 } kcs_op_args;
 

@@ -1,0 +1,110 @@
+/* common.cuh: what the CUDA backend's files share (see backend.cu).
+ *
+ * The device and buffer structs, one checking macro per API (CUDA runtime,
+ * cuBLAS) that returns KCS_ERROR with the expression, file, line and the
+ * error's name and text, reusable scratch memory, event timing, and the run
+ * functions of every kernel row. The harness headers are C without
+ * extern "C" guards, so they are included inside one here.
+ */
+#ifndef KCS_CUDA_COMMON_CUH
+#define KCS_CUDA_COMMON_CUH
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "backend.h"
+}
+
+/* Device memory that grows on demand and is kept between runs, so that no
+ * cudaMalloc (which synchronizes the device) lands inside a timed region. */
+struct kcs_cuda_scratch {
+    void *data;   /* NULL until first reserved */
+    size_t bytes; /* capacity of data */
+};
+
+/* An opened CUDA device: everything open() acquired, released by close(). */
+struct kcs_device {
+    int ordinal;                  /* CUDA device index */
+    int sm_count;                 /* streaming multiprocessors, for grid sizing */
+    cudaStream_t stream;          /* every copy and launch goes here */
+    cublasHandle_t blas;          /* bound to stream */
+    cudaEvent_t start, stop;      /* recorded around the launches of one run */
+    unsigned int *blocks_done;    /* last-block-done counter; zero between launches */
+    kcs_cuda_scratch partials;    /* per-block partial results of reductions */
+    kcs_cuda_scratch cub_storage; /* CUB's temporary storage */
+};
+
+/* Device memory from cudaMalloc; data is NULL when bytes is 0. */
+struct kcs_buffer {
+    void *data;
+    size_t bytes;
+};
+
+/* Fills err from a failed CUDA runtime call, clears the runtime's last
+ * error (so that a later launch check does not report it again) and
+ * returns KCS_ERROR. */
+kcs_status kcs_cuda_failure(kcs_error *err, cudaError_t result, const char *expression,
+                            const char *file, int line);
+
+/* The same for a failed cuBLAS call. */
+kcs_status kcs_cublas_failure(kcs_error *err, cublasStatus_t result, const char *expression,
+                              const char *file, int line);
+
+/* Returns KCS_ERROR from the enclosing function (which has a kcs_error *err)
+ * when a CUDA runtime call fails. */
+#define KCS_CUDA_CHECK(expression)                                                              \
+    do {                                                                                        \
+        cudaError_t kcs_cuda_result_ = (expression);                                            \
+        if (kcs_cuda_result_ != cudaSuccess)                                                    \
+            return kcs_cuda_failure(err, kcs_cuda_result_, #expression, __FILE__, __LINE__);    \
+    } while (0)
+
+/* Checks a kernel launch just made (launches return no status of their own). */
+#define KCS_CUDA_CHECK_LAUNCH(kernel_name)                                                      \
+    do {                                                                                        \
+        cudaError_t kcs_cuda_result_ = cudaGetLastError();                                      \
+        if (kcs_cuda_result_ != cudaSuccess)                                                    \
+            return kcs_cuda_failure(err, kcs_cuda_result_, "launch of " kernel_name, __FILE__,  \
+                                    __LINE__);                                                  \
+    } while (0)
+
+/* Returns KCS_ERROR from the enclosing function when a cuBLAS call fails. */
+#define KCS_CUBLAS_CHECK(expression)                                                            \
+    do {                                                                                        \
+        cublasStatus_t kcs_cublas_result_ = (expression);                                       \
+        if (kcs_cublas_result_ != CUBLAS_STATUS_SUCCESS)                                        \
+            return kcs_cublas_failure(err, kcs_cublas_result_, #expression, __FILE__, __LINE__); \
+    } while (0)
+
+/* Makes device the calling thread's current CUDA device (several may be open). */
+kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err);
+
+/* Ensures scratch holds at least bytes; never shrinks. Call it before the
+ * timer starts: growing frees and allocates, which synchronize the device. */
+kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err);
+
+/* Records the start event on the device's stream. */
+kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err);
+
+/* Records the stop event, waits for it and sets *seconds to the time between. */
+kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
+
+/* Kernel rows of sumsq.cu (signatures of kcs_kernel.run). */
+kcs_status kcs_cuda_sumsq_f32(kcs_device *device, const kcs_op_args *args,
+                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                              double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_sumsq_f64(kcs_device *device, const kcs_op_args *args,
+                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                              double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_sumsq_cub_f32(kcs_device *device, const kcs_op_args *args,
+                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                  double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
+                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                  double *kernel_seconds, kcs_error *err);
+
+#endif

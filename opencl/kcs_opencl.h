@@ -1,0 +1,148 @@
+/* kcs_opencl.h: what the OpenCL backend's host files share (not a public header).
+ *
+ * opencl/backend.c owns devices, buffers, program builds and the kernel
+ * table; each op's launcher (opencl/sumsq.c, ...) uses the helpers below to
+ * fetch its built kernels, a scratch buffer and the device time of its
+ * launches. Programs are built once per device, on first use, and the
+ * outcome (including a failed build and its log) is kept for the device's
+ * lifetime, so a broken kernel file costs one build and every case that
+ * needs it reports the same log.
+ */
+#ifndef KCS_OPENCL_H
+#define KCS_OPENCL_H
+
+#include <stddef.h>
+
+#include <CL/cl.h>
+
+#include "backend.h"
+
+/* The kernel sources embedded by the build (tools/embed.py), one per op. */
+typedef enum {
+    KCS_OPENCL_PROGRAM_SUMSQ, /* opencl/sumsq.cl */
+    KCS_OPENCL_PROGRAM_COUNT  /* how many there are */
+} kcs_opencl_program_id;
+
+/* The most kernel objects one device keeps (across all programs). */
+#define KCS_OPENCL_MAX_KERNELS 32
+
+/* The most scratch buffers one launcher may hold at once. */
+#define KCS_OPENCL_SCRATCH_SLOTS 2
+
+/* Largest work-group of the tree kernels in opencl/sumsq.cl, passed to its build. */
+#define KCS_OPENCL_SUMSQ_GROUP_SIZE 256
+
+/* Elements a chunk work-item of opencl/sumsq.cl sums before its ladder, passed to its build. */
+#define KCS_OPENCL_SUMSQ_BLOCK_LENGTH 4096
+
+/* One program's build on one device: not tried yet, built, or failed with a message. */
+typedef struct {
+    int tried;          /* whether a build was attempted */
+    cl_program program; /* the built program, or NULL */
+    char *failure;      /* why the build failed (with its log), or NULL */
+} kcs_opencl_program;
+
+/* A kernel object created from a built program, found again by name. */
+typedef struct {
+    kcs_opencl_program_id program; /* the program it came from */
+    const char *name;              /* its kernel function's name (a string literal) */
+    cl_kernel kernel;              /* the kernel object */
+} kcs_opencl_kernel_entry;
+
+/* Host memory handed out by host_allocate, kept in a list to be found again. */
+typedef struct kcs_opencl_staging {
+    void *host;                      /* the pointer the harness holds */
+    cl_mem memory;                   /* the mapped buffer behind it, or NULL when malloc'd */
+    struct kcs_opencl_staging *next; /* the next allocation */
+} kcs_opencl_staging;
+
+/* An opened OpenCL device. */
+struct kcs_device {
+    cl_platform_id platform;        /* its platform */
+    cl_device_id id;                /* the device */
+    cl_context context;             /* a context holding only this device */
+    cl_command_queue queue;         /* in order, with profiling enabled */
+    cl_device_type type;            /* CL_DEVICE_TYPE_GPU, _CPU, ... */
+    cl_uint compute_units;          /* CL_DEVICE_MAX_COMPUTE_UNITS */
+    size_t max_work_group_size;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_ulong max_allocation;        /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    int has_fp64;                   /* whether cl_khr_fp64 is offered */
+    int has_fp16;                   /* whether cl_khr_fp16 is offered */
+    char name[256];                 /* CL_DEVICE_NAME, for messages */
+    kcs_opencl_program programs[KCS_OPENCL_PROGRAM_COUNT]; /* builds, by program */
+    kcs_opencl_kernel_entry kernels[KCS_OPENCL_MAX_KERNELS]; /* kernel objects made so far */
+    int kernel_count;               /* entries of kernels in use */
+    cl_mem scratch[KCS_OPENCL_SCRATCH_SLOTS];        /* reusable scratch buffers, or NULL */
+    size_t scratch_bytes[KCS_OPENCL_SCRATCH_SLOTS];  /* their sizes */
+    kcs_opencl_staging *staging;    /* live host_allocate allocations */
+};
+
+/* Device memory from allocate(). */
+struct kcs_buffer {
+    cl_mem memory; /* the buffer (at least one byte, even for an empty array) */
+    size_t bytes;  /* the size the harness asked for */
+};
+
+/* The first and last launch of one kernel run, whose profiling times give its device time. */
+typedef struct {
+    cl_event first; /* the first launch's event, or NULL before any */
+    cl_event last;  /* the latest launch's event (may be first) */
+} kcs_opencl_events;
+
+/* Returns KCS_ERROR through err, naming the expression, file, line and CL_* code,
+ * when an OpenCL call does not return CL_SUCCESS. For calls that report through
+ * an errcode_ret argument, check a comma expression: (object = clCreate...(..., &code), code). */
+#define KCS_OPENCL_CHECK(expression, err)                                                   \
+    do {                                                                                    \
+        cl_int kcs_opencl_code_ = (expression);                                             \
+        if (kcs_opencl_code_ != CL_SUCCESS)                                                 \
+            return kcs_opencl_fail((err), kcs_opencl_code_, #expression, __FILE__, __LINE__); \
+    } while (0)
+
+/* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "unknown OpenCL error". */
+const char *kcs_opencl_error_name(cl_int code);
+
+/* Fills err with "file:line: expression failed with NAME (code)" and returns KCS_ERROR. */
+kcs_status kcs_opencl_fail(kcs_error *err, cl_int code, const char *expression, const char *file,
+                           int line);
+
+/* The named kernel of a program, building the program on its first use on this device. */
+kcs_status kcs_opencl_kernel(kcs_device *device, kcs_opencl_program_id program, const char *name,
+                             cl_kernel *kernel, kcs_error *err);
+
+/* The largest power of two that is at most limit and at most what the device allows
+ * for this kernel as one work-group. */
+kcs_status kcs_opencl_group_size(kcs_device *device, cl_kernel kernel, size_t limit, size_t *size,
+                                 kcs_error *err);
+
+/* A scratch buffer of at least bytes bytes in slot (< KCS_OPENCL_SCRATCH_SLOTS), kept
+ * by the device and grown when a larger one is asked for. */
+kcs_status kcs_opencl_scratch(kcs_device *device, int slot, size_t bytes, cl_mem *memory,
+                              kcs_error *err);
+
+/* Enqueues kernel over global work-items in work-groups of local, recording its event. */
+kcs_status kcs_opencl_launch(kcs_device *device, cl_kernel kernel, size_t global, size_t local,
+                             kcs_opencl_events *events, kcs_error *err);
+
+/* Waits for the launches, sets *seconds from the start of the first to the end of
+ * the last (profiling times), and releases the events. */
+kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_error *err);
+
+/* Releases the events without waiting for them (on a failure path). */
+void kcs_opencl_events_release(kcs_opencl_events *events);
+
+/* sumsq (opencl/sumsq.c): KCS_UNSUPPORTED where the device has no fp64. */
+kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
+kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err);
+
+/* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
+kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
+                                              kcs_buffer *const inputs[],
+                                              kcs_buffer *const outputs[],
+                                              double *kernel_seconds, kcs_error *err);
+
+#endif
