@@ -25,7 +25,6 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 
 HARNESS = ["status", "dtype", "generator", "case_file", "op", "check", "suite", "results", "npy",
            "manifest"]
-REFERENCE = ["ref/sumsq.c", "ref/backend.c"]
 
 
 def parse_arguments():
@@ -288,7 +287,8 @@ def main():
     ops_object = built("obj/ops.o")
     n.build(ops_object, "cc", built("ops.c"))
     harness_objects.append(ops_object)
-    reference_objects = [cc_object(path) for path in REFERENCE]
+    reference_objects = [cc_object(path) for path in sorted(glob.glob("ref/*.c"))
+                         if not path.endswith("_test.c")]
     backend_objects = list(reference_objects)
     link_libs = libs
     if opencl_cflags:

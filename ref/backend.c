@@ -2,7 +2,8 @@
  *
  * Its one device is the host: buffers are host memory, upload and download
  * are memcpy, and kernel time is the host's monotonic clock around the call.
- * Each kernel row adapts a typed function of kcs_ref.h to the table.
+ * Each kernel row names an adapter, kept beside its op in ref/<op>.c, that
+ * runs a typed function of kcs_ref.h on the buffers.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,8 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "kcs_ref.h"
+#include "reference_backend.h"
 
 struct kcs_device {
     int unused;
@@ -24,11 +24,16 @@ struct kcs_buffer {
     unsigned char data[];
 };
 
-static double now_seconds(void)
+double kcs_reference_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void *kcs_reference_buffer_data(kcs_buffer *buffer)
+{
+    return buffer->data;
 }
 
 static kcs_status device_count(int *count, kcs_error *err)
@@ -101,34 +106,11 @@ static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, s
     return KCS_OK;
 }
 
-static kcs_status sumsq_f64(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
-                            kcs_buffer *const out[], double *seconds, kcs_error *err)
-{
-    (void)device;
-    (void)err;
-    double start = now_seconds();
-    double result = kcs_ref_sumsq_f64((const double *)in[0]->data, args->sumsq.n);
-    *seconds = now_seconds() - start;
-    memcpy(out[0]->data, &result, sizeof result);
-    return KCS_OK;
-}
-
-static kcs_status sumsq_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
-                            kcs_buffer *const out[], double *seconds, kcs_error *err)
-{
-    (void)device;
-    (void)err;
-    double start = now_seconds();
-    float result = kcs_ref_sumsq_f32((const float *)in[0]->data, args->sumsq.n);
-    *seconds = now_seconds() - start;
-    memcpy(out[0]->data, &result, sizeof result);
-    return KCS_OK;
-}
-
 static const kcs_kernel kernels[] = {
-    {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 summed in order, block sums pairwise",
-     sumsq_f64, NULL},
-    {"sumsq", KCS_F32, "blocked-pairwise", "as f64, squares and sums in double", sumsq_f32, NULL},
+    {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 in four running sums, blocks pairwise",
+     kcs_reference_sumsq_f64, NULL},
+    {"sumsq", KCS_F32, "blocked-pairwise", "as f64: squares and sums in double",
+     kcs_reference_sumsq_f32, NULL},
 };
 
 const kcs_backend kcs_reference_backend = {

@@ -13,7 +13,10 @@
  *
  * Run only it: build/kcs run --backend reference sumsq
  */
+#include <string.h>
+
 #include "kcs_ref.h"
+#include "reference_backend.h"
 
 enum { block_length = 1024 };
 
@@ -76,4 +79,26 @@ double kcs_ref_sumsq_f64(const double *x, size_t n)
 float kcs_ref_sumsq_f32(const float *x, size_t n)
 {
     return (float)pairwise_f32(x, n);
+}
+
+/* The adapters for the reference backend (ref/backend.c). */
+
+KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f64)
+{
+    (void)device, (void)err;
+    double start = kcs_reference_now();
+    double result = kcs_ref_sumsq_f64(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);
+    *kernel_seconds = kcs_reference_now() - start;
+    memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
+    return KCS_OK;
+}
+
+KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f32)
+{
+    (void)device, (void)err;
+    double start = kcs_reference_now();
+    float result = kcs_ref_sumsq_f32(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);
+    *kernel_seconds = kcs_reference_now() - start;
+    memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
+    return KCS_OK;
 }

@@ -4,7 +4,23 @@
 
 #include "backend.h"
 
-/* The reference backend's device and buffers with a table of broken kernels. */
+#include <stddef.h>
+
+extern const kcs_backend kcs_reference_backend;
+
+/* The reference backend's device and buffers with every op's broken kernels. */
 kcs_backend kcs_saboteur_backend(void);
+
+/* Copies a buffer to new host memory (*host, freed by the caller). */
+kcs_status kcs_saboteur_fetch(kcs_device *device, kcs_buffer *buffer, size_t bytes, void **host,
+                              kcs_error *err);
+
+/* Copies host memory into a buffer. */
+kcs_status kcs_saboteur_store(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                              kcs_error *err);
+
+/* Each op's saboteurs (tests/saboteur_<op>.c), listed in saboteur_backend.c. */
+extern const kcs_kernel kcs_saboteur_sumsq_kernels[];
+extern const size_t kcs_saboteur_sumsq_kernel_count;
 
 #endif
