@@ -16,7 +16,7 @@
 #include "op.h"
 
 /* What one comparison found. */
-typedef struct {
+typedef struct kcs_check_result {
     int passed;             /* every checked element within its bound */
     size_t checked;         /* elements compared */
     size_t failures;        /* elements outside their bound */

@@ -18,6 +18,8 @@
 #include "status.h"
 
 #define KCS_MAX_DIMS 4
+
+struct kcs_check_result; /* check.h */
 #define KCS_MAX_OUTPUTS 4
 
 /* Name, element type and shape of one array. */
@@ -71,6 +73,10 @@ typedef struct {
     /* Fills expected[o].bounds from the inputs and expected values. */
     kcs_status (*bounds)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
                          kcs_error *err);
+    /* Optional: an op-specific comparison (e.g. assign's near-tie rule), in
+     * place of kcs_check_outputs (check.h); it fills result the same way. */
+    void (*check)(const kcs_op_args *args, void *const inputs[], void *const actual[],
+                  const kcs_expected expected[], struct kcs_check_result *result);
     /* Fewest bytes one call moves through memory: inputs read once, outputs written once. */
     double (*bytes)(const kcs_op_args *args);
     /* Floating-point operations of one call, by the op's definition. */
