@@ -24,7 +24,7 @@ import tempfile
 SOURCE = os.path.dirname(os.path.abspath(__file__))
 
 HARNESS = ["status", "dtype", "generator", "case_file", "op", "check", "suite", "results", "npy",
-           "manifest"]
+           "manifest", "take_away"]
 
 
 def parse_arguments():
@@ -326,8 +326,8 @@ def main():
     backends_object = built("obj/backends.o")
     n.build(backends_object, "cc", built("backends.c"))
     runner = built("kcs")
-    n.build(runner, "link", [cc_object("runner/kcs.c"), backends_object] + harness_objects +
-            backend_objects)
+    runner_objects = [cc_object(path) for path in sorted(glob.glob("runner/*.c"))]
+    n.build(runner, "link", runner_objects + [backends_object] + harness_objects + backend_objects)
     n.line()
 
     # Unit tests: every *_test.c, linked with the harness and the reference.

@@ -343,6 +343,14 @@ static kcs_status time_end_to_end(const kcs_prepared_case *p, device_run *run,
     return status;
 }
 
+void kcs_run_result_free(kcs_run_result *result)
+{
+    for (int o = 0; o < KCS_MAX_OUTPUTS; o++) {
+        free(result->actual[o]);
+        result->actual[o] = NULL;
+    }
+}
+
 void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, kcs_device *device,
                        const kcs_device_info *info, const kcs_kernel *kernel,
                        const kcs_run_options *options, kcs_run_result *result)
@@ -437,6 +445,11 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
     }
     result->outcome = result->check.passed ? KCS_OUTCOME_PASS : KCS_OUTCOME_FAIL;
     snprintf(result->message, sizeof result->message, "%s", result->check.diagnosis);
+    if (options->keep_outputs)
+        for (int o = 0; o < layout->output_count; o++) {
+            result->actual[o] = run.actual[o];
+            run.actual[o] = NULL;
+        }
     if (result->outcome == KCS_OUTCOME_PASS && options->benchmark && (p->c->tags & KCS_TAG_PERF)) {
         status = time_kernel(p, &run, kernel, options, &result->kernel, &err);
         if (status == KCS_OK)

@@ -80,6 +80,7 @@ typedef struct {
     int min_repeats;    /* at least this many timed runs */
     double min_seconds; /* and at least this much timed time */
     int max_repeats;    /* but never more runs than this */
+    int keep_outputs;   /* hand the downloaded outputs to the caller (kcs_run_result.actual) */
 } kcs_run_options;
 
 /* What happened. */
@@ -90,7 +91,11 @@ typedef struct {
     int timed;
     kcs_timing kernel;     /* device time of the kernels alone */
     kcs_timing end_to_end; /* upload from staging memory, run, download */
+    void *actual[KCS_MAX_OUTPUTS]; /* with keep_outputs: the outputs as downloaded, else NULL */
 } kcs_run_result;
+
+/* Frees the outputs a run kept. */
+void kcs_run_result_free(kcs_run_result *result);
 
 /* Runs a prepared case with one kernel on an open device. */
 void kcs_run_on_device(const kcs_prepared_case *prepared, const kcs_backend *backend,

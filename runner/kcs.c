@@ -23,7 +23,9 @@
 #include "npy.h"
 #include "op.h"
 #include "results.h"
+#include "runner.h"
 #include "suite.h"
+#include "take_away.h"
 
 #ifndef KCS_SOURCE_DIR
 #define KCS_SOURCE_DIR "."
@@ -36,6 +38,7 @@ static const char usage_text[] =
     "       kcs list [options] [PATTERN...]    list cases\n"
     "       kcs devices [options]              list backends and their devices\n"
     "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
+    "       kcs apply OP --input NAME=FILE.npy ...  run one op on .npy inputs (kcs apply --help)\n"
     "\n"
     "A PATTERN is a shell glob on case names (\"sumsq/f64-*\"), or a prefix\n"
     "when it has no wildcard (\"sumsq\"). Without patterns every case is taken.\n"
@@ -52,6 +55,10 @@ static const char usage_text[] =
     "  --min-repeats N    timed runs per case at least (default 10)\n"
     "  --min-time S       seconds of timed runs per case at least (default 0.5)\n"
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
+    "  --save-failures DIR  write failing cases' inputs, expected and actual outputs as\n"
+    "                     .npy under DIR, with a replay command (default: kcs-failures)\n"
+    "  --save-all         write every case that way, not only failures\n"
+    "  --no-save          write no .npy files\n"
     "  --quiet            print only failures, errors and the summary\n"
     "  --help             this text\n"
     "\n"
@@ -69,6 +76,9 @@ typedef struct {
     const char *junit_path;
     int skip_large;
     int quiet;
+    const char *save_dir; /* NULL: save nothing */
+    int save_all;
+    const char *program;
     kcs_run_options run;
     char **patterns;
     int pattern_count;
@@ -96,6 +106,8 @@ static int parse_options(int argc, char **argv, options *o)
     snprintf(o->cases_dir, sizeof o->cases_dir, "%s/cases", KCS_SOURCE_DIR);
     snprintf(o->golden_dir, sizeof o->golden_dir, "%s/golden", KCS_SOURCE_DIR);
     o->results_path = "kcs-results.json";
+    o->save_dir = "kcs-failures";
+    o->program = argv[0];
     o->run.min_repeats = 10;
     o->run.min_seconds = 0.5;
     o->run.max_repeats = 1000;
@@ -112,7 +124,9 @@ static int parse_options(int argc, char **argv, options *o)
         {"junit", required_argument, 0, 'j'},      {"benchmark", no_argument, 0, 'B'},
         {"min-repeats", required_argument, 0, 'n'}, {"min-time", required_argument, 0, 't'},
         {"skip-large", no_argument, 0, 'L'},       {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"save-failures", required_argument, 0, 'S'}, {"save-all", no_argument, 0, 'A'},
+        {"no-save", no_argument, 0, 'N'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     optind = first;
     for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
         char *end;
@@ -151,6 +165,9 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'L': o->skip_large = 1; break;
         case 'q': o->quiet = 1; break;
+        case 'S': o->save_dir = optarg; break;
+        case 'A': o->save_all = 1; break;
+        case 'N': o->save_dir = NULL; break;
         case 'h': fputs(usage_text, stdout); exit(exit_passed);
         default: fputs(usage_text, stderr); return 0;
         }
@@ -311,6 +328,29 @@ static void record_case_problem(kcs_results *results, const options *o, const kc
     kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
     kcs_results_add(results, &entry);
     print_line(o, case_name, "-", &run);
+}
+
+/* Writes a case's inputs and expected values (once) and a kernel's outputs
+ * as .npy, and prints where they are and the command that replays the run. */
+static void take_away(const options *o, const kcs_prepared_case *p, char *case_dir, size_t case_dir_size,
+                      const open_device *device, const kcs_kernel *kernel, const kcs_run_result *run)
+{
+    kcs_error err = {{0}};
+    if (!case_dir[0] && kcs_save_case(o->save_dir, p, case_dir, case_dir_size, &err) != KCS_OK) {
+        case_dir[0] = '\0';
+        printf("      could not save the case: %s\n", err.message);
+        return;
+    }
+    char label[256], run_dir[4400], replay_dir[4500], command[8192];
+    snprintf(label, sizeof label, "%s-%d-%s", device->backend->name, device->index, kernel->variant);
+    if (kcs_save_actual(case_dir, label, &p->layout, run->actual, run_dir, sizeof run_dir, &err) != KCS_OK) {
+        printf("      could not save the outputs: %s\n", err.message);
+        return;
+    }
+    snprintf(replay_dir, sizeof replay_dir, "%s/replay", run_dir);
+    kcs_replay_command(o->program, p, case_dir, device->backend->name, device->index, kernel->variant,
+                       replay_dir, command, sizeof command);
+    printf("      saved: %s (inputs and expected in %s)\n      replay: %s\n", run_dir, case_dir, command);
 }
 
 static int command_list(const options *o, const kcs_case_list *cases)
@@ -478,6 +518,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
         kcs_prepared_case p;
         kcs_error err = {{0}};
         kcs_status status;
+        char case_dir[4096] = ""; /* set once the case's files are written */
         if (c->expect == KCS_EXPECT_GOLDEN && !golden_open) {
             err = golden_error;
             status = KCS_ERROR;
@@ -516,7 +557,10 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                     snprintf(run.message, sizeof run.message,
                              "tagged no-reference: too slow for the scalar reference");
                 } else {
-                    kcs_run_on_device(&p, backend, devices[d].device, &devices[d].info, kernel, &o->run, &run);
+                    kcs_run_options run_options = o->run;
+                    run_options.keep_outputs = o->save_dir != NULL;
+                    kcs_run_on_device(&p, backend, devices[d].device, &devices[d].info, kernel, &run_options,
+                                      &run);
                 }
                 kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
                                           .backend = backend->name, .device_id = devices[d].id,
@@ -526,6 +570,9 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                 char where[160];
                 snprintf(where, sizeof where, "%s %s", devices[d].id, kernel->variant);
                 print_line(o, c->name, where, &run);
+                if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
+                    take_away(o, &p, case_dir, sizeof case_dir, &devices[d], kernel, &run);
+                kcs_run_result_free(&run);
             }
             if (!kernels_found) {
                 kcs_run_result run = {.outcome = KCS_OUTCOME_SKIP};
@@ -569,6 +616,8 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "apply") == 0)
+        return kcs_command_apply(argc, argv);
     options o;
     if (!parse_options(argc, argv, &o) || !check_backend_names(&o))
         return exit_usage;
