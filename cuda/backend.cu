@@ -1,0 +1,365 @@
+/* backend.cu: the CUDA backend, host side (see harness/backend.h).
+ *
+ * Every CUDA device is a kcs device. open() makes a non-blocking stream and
+ * a cuBLAS handle bound to it; every copy and launch goes to that stream, so
+ * the events recorded on it around a run time that run's kernels alone.
+ * Buffers are cudaMalloc memory (never managed memory, whose page migration
+ * would land in the timings); uploads and downloads are cudaMemcpyAsync on
+ * the stream followed by a wait; staging memory for end-to-end timing is
+ * pinned (cudaMallocHost), as the fastest transfers need.
+ *
+ * With no driver or no device, device_count says so and the runner reports
+ * every CUDA case skipped with that reason: nothing here touches CUDA before
+ * device_count, so a machine without a GPU never crashes here.
+ *
+ * The kernels live one op per file (sumsq.cu, ...); their rows are at the end.
+ */
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cub/version.cuh>
+
+#include "common.cuh"
+
+kcs_status kcs_cuda_failure(kcs_error *err, cudaError_t result, const char *expression,
+                            const char *file, int line)
+{
+    (void)cudaGetLastError();
+    return kcs_fail(err, KCS_ERROR, "%s failed at %s:%d: %s: %s", expression, file, line,
+                    cudaGetErrorName(result), cudaGetErrorString(result));
+}
+
+kcs_status kcs_cublas_failure(kcs_error *err, cublasStatus_t result, const char *expression,
+                              const char *file, int line)
+{
+    (void)cudaGetLastError();
+    return kcs_fail(err, KCS_ERROR, "%s failed at %s:%d: %s: %s", expression, file, line,
+                    cublasGetStatusName(result), cublasGetStatusString(result));
+}
+
+kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err)
+{
+    KCS_CUDA_CHECK(cudaSetDevice(device->ordinal));
+    return KCS_OK;
+}
+
+kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err)
+{
+    if (bytes <= scratch->bytes && scratch->data)
+        return KCS_OK;
+    if (scratch->data)
+        KCS_CUDA_CHECK(cudaFree(scratch->data));
+    scratch->data = NULL;
+    scratch->bytes = 0;
+    /* Some headroom, so that a run of slowly growing sizes does not reallocate every time. */
+    size_t capacity = bytes + bytes / 4 + 256;
+    KCS_CUDA_CHECK(cudaMalloc(&scratch->data, capacity));
+    scratch->bytes = capacity;
+    return KCS_OK;
+}
+
+kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err)
+{
+    KCS_CUDA_CHECK(cudaEventRecord(device->start, device->stream));
+    return KCS_OK;
+}
+
+kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err)
+{
+    KCS_CUDA_CHECK(cudaEventRecord(device->stop, device->stream));
+    KCS_CUDA_CHECK(cudaEventSynchronize(device->stop));
+    float milliseconds = 0.0f;
+    KCS_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, device->start, device->stop));
+    *seconds = 1e-3 * (double)milliseconds;
+    return KCS_OK;
+}
+
+/* The errors that mean "this machine has no usable CUDA device" (a skip);
+ * any other failure of cudaGetDeviceCount is a broken installation (an error). */
+static bool means_no_device(cudaError_t result)
+{
+    return result == cudaErrorNoDevice || result == cudaErrorInsufficientDriver ||
+           result == cudaErrorStubLibrary || result == cudaErrorDevicesUnavailable;
+}
+
+/* The runner puts "no cuda device: " in front of a reason, so reasons do not repeat it. */
+static kcs_status device_count(int *count, kcs_error *err)
+{
+    *count = 0;
+    cudaError_t result = cudaGetDeviceCount(count);
+    if (result != cudaSuccess) {
+        (void)cudaGetLastError();
+        *count = 0;
+        return kcs_fail(err, means_no_device(result) ? KCS_UNSUPPORTED : KCS_ERROR,
+                        "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(result),
+                        cudaGetErrorName(result));
+    }
+    if (*count == 0)
+        return kcs_fail(err, KCS_UNSUPPORTED, "cudaGetDeviceCount found none");
+    return KCS_OK;
+}
+
+static void close_device(kcs_device *device)
+{
+    if (!device)
+        return;
+    /* Nothing to report to from here: release what can be released. */
+    if (cudaSetDevice(device->ordinal) == cudaSuccess) {
+        if (device->stream)
+            (void)cudaStreamSynchronize(device->stream);
+        if (device->blas)
+            (void)cublasDestroy(device->blas);
+        if (device->start)
+            (void)cudaEventDestroy(device->start);
+        if (device->stop)
+            (void)cudaEventDestroy(device->stop);
+        if (device->blocks_done)
+            (void)cudaFree(device->blocks_done);
+        if (device->partials.data)
+            (void)cudaFree(device->partials.data);
+        if (device->cub_storage.data)
+            (void)cudaFree(device->cub_storage.data);
+        if (device->stream)
+            (void)cudaStreamDestroy(device->stream);
+    }
+    (void)cudaGetLastError();
+    free(device);
+}
+
+/* Appends formatted text to text (of size bytes), cutting it short if it must. */
+static void appendf(char *text, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void appendf(char *text, size_t size, const char *format, ...)
+{
+    size_t used = strlen(text);
+    if (used + 1 >= size)
+        return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text + used, size - used, format, args);
+    va_end(args);
+}
+
+/* "13.0" from the CUDA encoding 1000 * major + 10 * minor. */
+static void append_cuda_version(char *text, size_t size, int version)
+{
+    appendf(text, size, "%d.%d", version / 1000, version % 1000 / 10);
+}
+
+/* Appends the kernel module's version ("580.159, ") where Linux exposes it. */
+static void append_kernel_module_version(char *text, size_t size)
+{
+    FILE *file = fopen("/proc/driver/nvidia/version", "r");
+    if (!file)
+        return;
+    char line[512], version[64];
+    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159  Tue ..." */
+    const char *marker = fgets(line, sizeof line, file) ? strstr(line, "Kernel Module") : NULL;
+    if (marker && sscanf(marker + strlen("Kernel Module"), " %63s", version) == 1)
+        appendf(text, size, "%s, ", version);
+    fclose(file);
+}
+
+static void describe(const cudaDeviceProp *properties, int memory_clock_khz, int bus_width_bits,
+                     int blas_version, int driver_version, int runtime_version,
+                     kcs_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    appendf(info->name, sizeof info->name, "%s", properties->name);
+    appendf(info->platform, sizeof info->platform, "CUDA");
+    appendf(info->vendor, sizeof info->vendor, "NVIDIA");
+
+    /* The kernel module's version names the driver; the CUDA version is what it supports. */
+    append_kernel_module_version(info->driver_version, sizeof info->driver_version);
+    appendf(info->driver_version, sizeof info->driver_version, "CUDA ");
+    append_cuda_version(info->driver_version, sizeof info->driver_version, driver_version);
+
+    char *runtime = info->runtime_version;
+    const size_t runtime_size = sizeof info->runtime_version;
+    appendf(runtime, runtime_size, "CUDA runtime ");
+    append_cuda_version(runtime, runtime_size, runtime_version);
+    appendf(runtime, runtime_size, ", cuBLAS %d.%d.%d, CUB %d.%d.%d, built with CUDA ",
+            blas_version / 10000, blas_version % 10000 / 100, blas_version % 100,
+            CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
+    append_cuda_version(runtime, runtime_size, CUDART_VERSION);
+
+    const unsigned char *id = (const unsigned char *)properties->uuid.bytes;
+    char *details = info->details;
+    const size_t details_size = sizeof info->details;
+    appendf(details, details_size, "compute_capability=%d.%d; sm_count=%d; ", properties->major,
+            properties->minor, properties->multiProcessorCount);
+    appendf(details, details_size,
+            "uuid=GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x; ",
+            id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11],
+            id[12], id[13], id[14], id[15]);
+    appendf(details, details_size, "pci_bus_id=%04x:%02x:%02x.0; ", properties->pciDomainID,
+            properties->pciBusID, properties->pciDeviceID);
+    appendf(details, details_size, "l2_bytes=%d; memory_clock_khz=%d; bus_width_bits=%d; ecc=%s",
+            properties->l2CacheSize, memory_clock_khz, bus_width_bits,
+            properties->ECCEnabled ? "on" : "off");
+    info->memory_bytes = (uint64_t)properties->totalGlobalMem;
+}
+
+/* Acquires everything a device needs; on failure close_device releases what was made. */
+static kcs_status open_resources(kcs_device *device, kcs_device_info *info, kcs_error *err)
+{
+    int ordinal = device->ordinal;
+    KCS_CUDA_CHECK(cudaSetDevice(ordinal));
+    cudaDeviceProp properties;
+    KCS_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+    int memory_clock_khz = 0, bus_width_bits = 0, driver_version = 0, runtime_version = 0;
+    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, ordinal));
+    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal));
+    KCS_CUDA_CHECK(cudaDriverGetVersion(&driver_version));
+    KCS_CUDA_CHECK(cudaRuntimeGetVersion(&runtime_version));
+    device->sm_count = properties.multiProcessorCount;
+
+    /* Non-blocking: work on the legacy default stream (a library user's, say)
+     * must not serialize with ours and land inside our timings. */
+    KCS_CUDA_CHECK(cudaStreamCreateWithFlags(&device->stream, cudaStreamNonBlocking));
+    KCS_CUBLAS_CHECK(cublasCreate(&device->blas));
+    KCS_CUBLAS_CHECK(cublasSetStream(device->blas, device->stream));
+    int blas_version = 0;
+    KCS_CUBLAS_CHECK(cublasGetVersion(device->blas, &blas_version));
+    KCS_CUDA_CHECK(cudaEventCreate(&device->start));
+    KCS_CUDA_CHECK(cudaEventCreate(&device->stop));
+    KCS_CUDA_CHECK(cudaMalloc(&device->blocks_done, sizeof *device->blocks_done));
+    KCS_CUDA_CHECK(cudaMemsetAsync(device->blocks_done, 0, sizeof *device->blocks_done,
+                                   device->stream));
+    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
+
+    describe(&properties, memory_clock_khz, bus_width_bits, blas_version, driver_version,
+             runtime_version, info);
+    return KCS_OK;
+}
+
+static kcs_status open_device(int index, kcs_device **device, kcs_device_info *info, kcs_error *err)
+{
+    *device = NULL;
+    kcs_device *opened = (kcs_device *)calloc(1, sizeof *opened);
+    if (!opened)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    opened->ordinal = index;
+    kcs_status status = open_resources(opened, info, err);
+    if (status != KCS_OK) {
+        close_device(opened);
+        return status;
+    }
+    *device = opened;
+    return KCS_OK;
+}
+
+static kcs_status allocate(kcs_device *device, size_t bytes, kcs_buffer **buffer, kcs_error *err)
+{
+    *buffer = NULL;
+    kcs_buffer *made = (kcs_buffer *)calloc(1, sizeof *made);
+    if (!made)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status == KCS_OK && bytes > 0) {
+        cudaError_t result = cudaMalloc(&made->data, bytes);
+        if (result != cudaSuccess)
+            status = kcs_cuda_failure(err, result, "cudaMalloc of a buffer", __FILE__, __LINE__);
+    }
+    if (status != KCS_OK) {
+        free(made);
+        return status;
+    }
+    made->bytes = bytes;
+    *buffer = made;
+    return KCS_OK;
+}
+
+static void release(kcs_device *device, kcs_buffer *buffer)
+{
+    if (!buffer)
+        return;
+    if (buffer->data && cudaSetDevice(device->ordinal) == cudaSuccess)
+        (void)cudaFree(buffer->data);
+    (void)cudaGetLastError();
+    free(buffer);
+}
+
+static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                         kcs_error *err)
+{
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "upload of %zu bytes into a buffer of %zu", bytes,
+                        buffer->bytes);
+    if (bytes == 0)
+        return KCS_OK;
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_CUDA_CHECK(cudaMemcpyAsync(buffer->data, host, bytes, cudaMemcpyHostToDevice, device->stream));
+    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
+    return KCS_OK;
+}
+
+static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes,
+                           kcs_error *err)
+{
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "download of %zu bytes from a buffer of %zu", bytes,
+                        buffer->bytes);
+    if (bytes == 0)
+        return KCS_OK;
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_CUDA_CHECK(cudaMemcpyAsync(host, buffer->data, bytes, cudaMemcpyDeviceToHost, device->stream));
+    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
+    return KCS_OK;
+}
+
+/* Pinned host memory: the harness falls back to an error message on NULL. */
+static void *host_allocate(kcs_device *device, size_t bytes)
+{
+    void *host = NULL;
+    if (cudaSetDevice(device->ordinal) != cudaSuccess || cudaMallocHost(&host, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return host;
+}
+
+static void host_release(kcs_device *device, void *host)
+{
+    if (!host)
+        return;
+    if (cudaSetDevice(device->ordinal) == cudaSuccess)
+        (void)cudaFreeHost(host);
+    (void)cudaGetLastError();
+}
+
+static const kcs_kernel kernels[] = {
+    {"sumsq", KCS_F64, "vector-grid",
+     "16-byte loads, 8 f64 accumulators per thread, block partials summed in order by the last block",
+     kcs_cuda_sumsq_f64, NULL},
+    {"sumsq", KCS_F32, "vector-grid", "as f64: squares and sums in double, rounded once to float",
+     kcs_cuda_sumsq_f32, NULL},
+    {"sumsq", KCS_F64, "cub", "peer: cub::DeviceReduce::TransformReduce squaring into double",
+     kcs_cuda_sumsq_cub_f64, NULL},
+    {"sumsq", KCS_F32, "cub", "peer: cub::DeviceReduce::TransformReduce, float squared in double",
+     kcs_cuda_sumsq_cub_f32, NULL},
+};
+
+/* Positional: C++17 has no designated initializers; the order is backend.h's. */
+extern "C" const kcs_backend kcs_cuda_backend = {
+    KCS_BACKEND_INTERFACE_VERSION, /* interface_version */
+    "cuda",                        /* name */
+    device_count,                  /* device_count */
+    open_device,                   /* open */
+    close_device,                  /* close */
+    allocate,                      /* allocate */
+    release,                       /* release */
+    upload,                        /* upload */
+    download,                      /* download */
+    host_allocate,                 /* host_allocate */
+    host_release,                  /* host_release */
+    kernels,                       /* kernels */
+    sizeof kernels / sizeof kernels[0], /* kernel_count */
+};

@@ -1,0 +1,402 @@
+/* sumsq.cu: sum of squares on CUDA, s = sum over i < n of x[i]^2 (docs/sumsq.md).
+ *
+ * Input x: n elements of float or double in device memory; output s: one
+ * element of the same type. Two variants, rows of backend.cu's table:
+ *
+ *   vector-grid  our kernel. One launch. Each thread walks the input with a
+ *                grid-wide stride in 16-byte vectors (float4, double2), four
+ *                loads in flight before the first use, and adds the squares
+ *                into 8 running sums in double, one pair per load. The first
+ *                elements before a 16-byte boundary (none for cudaMalloc
+ *                memory, which is 256-byte aligned) and the last n mod width
+ *                elements are read one by one by the lowest threads, so no
+ *                access is misaligned or out of bounds. A thread's sums are
+ *                added in a fixed tree, then the block's by warp shuffles and
+ *                shared memory, giving one partial per block. The last block
+ *                to finish (a device-wide atomic counter after a fence) sums
+ *                the partials in index order, not arrival order, and writes s
+ *                rounded once to the input type. No floating-point atomics:
+ *                the same input gives the same bits on every run.
+ *   cub          the peer: cub::DeviceReduce::TransformReduce with a
+ *                transform that squares in double, plus in double, and an
+ *                output iterator that rounds to the input type.
+ *
+ * Precision: squares and sums are carried in double for float and double
+ * input, as docs/sumsq.md requires. Float squares are exact in double; a
+ * float running sum would lose a whole element over a million. Squares and
+ * additions are fused (fma(x, x, sum)), one rounding where the spec's model
+ * allows two, so the bound holds with room.
+ *
+ * Summation depth (docs/sumsq.md allows D(n) = min(n-1, 2048 + ceil(log2 n))
+ * additions per term). vector-grid: no thread reads more than 1024 vectors
+ * (KCS_SUMSQ_MAX_VECTORS_PER_THREAD): when n would give it more, the grid
+ * grows, in whole waves of resident blocks. A thread's longest running sum
+ * takes one element (double2) or two (float4) of at most 258 vectors, and
+ * maybe one scalar: 259 or 517 additions. Then 3 in the thread's tree, 5 + 5
+ * in the block's, ceil(blocks / 256) in the last block's loop over the
+ * partials and 5 + 5 more: 543 at most for float at n = 1e8 (528 blocks),
+ * 617 for the largest float input an 80 GB card holds. On an H100 (132 SMs,
+ * 4 blocks of 256 threads each) one wave of 528 blocks serves up to 5.5e8
+ * float or 2.8e8 double elements; at n = 1e8 a thread reads 185 float4 or
+ * 370 double2 vectors.
+ * cub: CUB 3.0 gives each thread one sequential running sum over its share,
+ * and its grid has at least SMs * 5 (its subscription factor) blocks of 256
+ * threads once there are that many tiles; so inputs are reduced in chunks
+ * of KCS_SUMSQ_CUB_CHAIN * 256 * 5 * SMs elements (1.7e8 on an H100; one
+ * call below that), each thread's sum then stays under 1024 + 16 terms, and
+ * a last CUB call adds the chunks' f64 sums: about 1100 additions at worst.
+ *
+ * Tunables (-D on the nvcc line): KCS_SUMSQ_THREADS,
+ * KCS_SUMSQ_LOADS_IN_FLIGHT, KCS_SUMSQ_MAX_VECTORS_PER_THREAD,
+ * KCS_SUMSQ_MIN_BLOCKS_PER_SM, KCS_SUMSQ_CUB_CHAIN.
+ *
+ * Run only it: ./build/kcs run --backend cuda sumsq
+ */
+#include <climits>
+#include <cstdint>
+
+#include <cub/device/device_reduce.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/transform_output_iterator.h>
+
+#include "common.cuh"
+
+/* Threads per block: a multiple of 32, at most 1024. */
+#ifndef KCS_SUMSQ_THREADS
+#define KCS_SUMSQ_THREADS 256
+#endif
+/* 16-byte loads each thread issues before using the first: enough bytes in
+ * flight per SM to cover memory latency at full bandwidth. A power of two. */
+#ifndef KCS_SUMSQ_LOADS_IN_FLIGHT
+#define KCS_SUMSQ_LOADS_IN_FLIGHT 4
+#endif
+/* Vectors one thread may read; bounds the length of its running sums. */
+#ifndef KCS_SUMSQ_MAX_VECTORS_PER_THREAD
+#define KCS_SUMSQ_MAX_VECTORS_PER_THREAD 1024
+#endif
+/* Resident blocks per SM the compiler must allow (caps registers at 64). */
+#ifndef KCS_SUMSQ_MIN_BLOCKS_PER_SM
+#define KCS_SUMSQ_MIN_BLOCKS_PER_SM 4
+#endif
+/* The longest running sum a CUB thread may carry, which sets its chunk size. */
+#ifndef KCS_SUMSQ_CUB_CHAIN
+#define KCS_SUMSQ_CUB_CHAIN 1024
+#endif
+
+namespace {
+
+constexpr int threads_per_block = KCS_SUMSQ_THREADS;
+constexpr int warps_per_block = KCS_SUMSQ_THREADS / 32;
+constexpr int loads_in_flight = KCS_SUMSQ_LOADS_IN_FLIGHT;
+constexpr int running_sums = 2 * KCS_SUMSQ_LOADS_IN_FLIGHT;
+constexpr size_t max_vectors_per_thread = KCS_SUMSQ_MAX_VECTORS_PER_THREAD;
+
+static_assert(threads_per_block % 32 == 0 && threads_per_block <= 1024,
+              "KCS_SUMSQ_THREADS must be a multiple of 32, at most 1024");
+static_assert(warps_per_block <= 32, "one warp must be able to add the warp sums");
+static_assert(loads_in_flight > 0 && (loads_in_flight & (loads_in_flight - 1)) == 0,
+              "KCS_SUMSQ_LOADS_IN_FLIGHT must be a power of two (the thread's sums add as a tree)");
+
+/* The 16-byte vector of each element type. */
+template <typename T> struct vector_of;
+template <> struct vector_of<float> {
+    using type = float4;
+    static constexpr int width = 4;
+};
+template <> struct vector_of<double> {
+    using type = double2;
+    static constexpr int width = 2;
+};
+
+/* Adds the squares of v's components, alternately, into two running sums. */
+__device__ __forceinline__ void add_squares(float4 v, double &even, double &odd)
+{
+    even = fma((double)v.x, (double)v.x, even);
+    odd = fma((double)v.y, (double)v.y, odd);
+    even = fma((double)v.z, (double)v.z, even);
+    odd = fma((double)v.w, (double)v.w, odd);
+}
+
+__device__ __forceinline__ void add_squares(double2 v, double &even, double &odd)
+{
+    even = fma(v.x, v.x, even);
+    odd = fma(v.y, v.y, odd);
+}
+
+__device__ __forceinline__ double warp_sum(double value)
+{
+    for (int offset = 16; offset > 0; offset /= 2)
+        value += __shfl_down_sync(0xffffffffu, value, offset);
+    return value;
+}
+
+/* The block's sum of value, valid in thread 0. Every thread must call it. */
+__device__ __forceinline__ double block_sum(double value)
+{
+    __shared__ double warp_sums[warps_per_block];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    value = warp_sum(value);
+    __syncthreads(); /* the readers of an earlier call are done with warp_sums */
+    if (lane == 0)
+        warp_sums[warp] = value;
+    __syncthreads();
+    if (warp == 0)
+        value = warp_sum(lane < warps_per_block ? warp_sums[lane] : 0.0);
+    return value;
+}
+
+/* One launch computes s: see the header comment. blocks_done must be 0 on
+ * entry; the last block's atomicInc wraps it back to 0 for the next launch. */
+template <typename T>
+__global__ void __launch_bounds__(KCS_SUMSQ_THREADS, KCS_SUMSQ_MIN_BLOCKS_PER_SM)
+kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ partials,
+                      unsigned int *blocks_done, T *__restrict__ result)
+{
+    using vector = typename vector_of<T>::type;
+    constexpr int width = vector_of<T>::width;
+
+    /* Elements before the first 16-byte boundary, whole vectors, the rest. */
+    const size_t misalignment = (reinterpret_cast<uintptr_t>(x) / sizeof(T)) % width;
+    const size_t head = misalignment == 0 ? 0 : min(n, (size_t)(width - misalignment));
+    const size_t vector_count = (n - head) / width;
+    const size_t tail_start = head + vector_count * width;
+    const size_t scalar_count = head + (n - tail_start);
+    const vector *vectors = reinterpret_cast<const vector *>(x + head);
+
+    const size_t thread = (size_t)blockIdx.x * threads_per_block + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * threads_per_block;
+
+    double sums[running_sums];
+#pragma unroll
+    for (int k = 0; k < running_sums; k++)
+        sums[k] = 0.0;
+
+    if (thread < scalar_count) {
+        const double value = x[thread < head ? thread : tail_start + (thread - head)];
+        sums[0] = fma(value, value, sums[0]);
+    }
+
+    size_t i = thread;
+    for (; i + (loads_in_flight - 1) * stride < vector_count; i += loads_in_flight * stride) {
+        vector v[loads_in_flight];
+#pragma unroll
+        for (int k = 0; k < loads_in_flight; k++)
+            v[k] = __ldg(vectors + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < loads_in_flight; k++)
+            add_squares(v[k], sums[2 * k], sums[2 * k + 1]);
+    }
+    for (; i < vector_count; i += stride)
+        add_squares(__ldg(vectors + i), sums[0], sums[1]);
+
+#pragma unroll
+    for (int span = running_sums / 2; span > 0; span /= 2)
+#pragma unroll
+        for (int k = 0; k < span; k++)
+            sums[k] += sums[k + span];
+    const double block_total = block_sum(sums[0]);
+
+    __shared__ bool last_block;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_total;
+        /* Publish the partial before counting this block done; the fence after
+         * the count orders the last block's reads of the others' partials. */
+        __threadfence();
+        const unsigned int finished_before = atomicInc(blocks_done, gridDim.x - 1);
+        last_block = finished_before == gridDim.x - 1;
+        __threadfence();
+    }
+    __syncthreads();
+    if (!last_block)
+        return;
+
+    double total = 0.0;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += threads_per_block)
+        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
+    total = block_sum(total);
+    if (threadIdx.x == 0)
+        *result = static_cast<T>(total);
+}
+
+/* Blocks for n elements: one full wave of resident blocks (fewer for small
+ * n), more in whole waves when a thread would read more than
+ * max_vectors_per_thread vectors. */
+size_t vector_grid_blocks(size_t n, int width, int sm_count, int blocks_per_sm)
+{
+    const size_t resident = (size_t)(sm_count > 0 ? sm_count : 1) * (size_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
+    const size_t vectors = n / (size_t)width;
+    const size_t vectors_per_block = (size_t)threads_per_block * max_vectors_per_thread;
+    const size_t needed = (vectors + vectors_per_block - 1) / vectors_per_block;
+    if (needed > resident)
+        return (needed + resident - 1) / resident * resident;
+    /* At least one block: it reads the few scalars, and writes s when n = 0. */
+    const size_t useful = vectors == 0 ? 1 : (vectors + threads_per_block - 1) / threads_per_block;
+    return useful < resident ? useful : resident;
+}
+
+/* Input and output buffers large enough for n elements and one. */
+template <typename T>
+kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[],
+                         kcs_buffer *const outputs[], kcs_error *err)
+{
+    const size_t n = args->sumsq.n;
+    if (n > SIZE_MAX / sizeof(T) || inputs[0]->bytes < n * sizeof(T))
+        return kcs_fail(err, KCS_ERROR, "sumsq: input of %zu bytes for n = %zu", inputs[0]->bytes, n);
+    if (outputs[0]->bytes < sizeof(T))
+        return kcs_fail(err, KCS_ERROR, "sumsq: output of %zu bytes", outputs[0]->bytes);
+    return KCS_OK;
+}
+
+template <typename T>
+kcs_status run_vector_grid(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                           kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    const size_t n = args->sumsq.n;
+    int blocks_per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks_per_sm, kcs_sumsq_vector_grid<T>, threads_per_block, 0));
+    const size_t blocks = vector_grid_blocks(n, vector_of<T>::width, device->sm_count, blocks_per_sm);
+    if (blocks > INT_MAX)
+        return kcs_fail(err, KCS_ERROR, "sumsq: n = %zu needs %zu blocks, more than a grid has", n, blocks);
+    status = kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
+    if (status != KCS_OK)
+        return status;
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    kcs_sumsq_vector_grid<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
+        (const T *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
+        (T *)outputs[0]->data);
+    KCS_CUDA_CHECK_LAUNCH("kcs_sumsq_vector_grid");
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* The CUB peer's transform: the square, carried in double. */
+struct square_in_double {
+    template <typename T> __device__ double operator()(T value) const
+    {
+        const double wide = value;
+        return wide * wide;
+    }
+};
+
+/* Rounds the double sum once to the output type, as CUB writes it. */
+template <typename T> struct round_to {
+    __device__ T operator()(double value) const { return static_cast<T>(value); }
+};
+
+/* Elements per CUB call: see the header comment. A multiple of 4, so every
+ * chunk starts 16-byte aligned and CUB keeps its vector loads. */
+size_t cub_chunk_elements(int sm_count)
+{
+    const size_t cub_block_threads = 256, cub_subscription = 5;
+    size_t chunk = (size_t)KCS_SUMSQ_CUB_CHAIN * cub_block_threads * cub_subscription *
+                   (size_t)(sm_count > 0 ? sm_count : 1);
+    if (chunk > (size_t)1 << 30)
+        chunk = (size_t)1 << 30; /* CUB's int item count */
+    return chunk / 4 * 4;
+}
+
+template <typename T>
+kcs_status run_cub(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                   kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    const size_t n = args->sumsq.n;
+    const T *x = (const T *)inputs[0]->data;
+    T *result = (T *)outputs[0]->data;
+    auto rounded = thrust::make_transform_output_iterator(result, round_to<T>());
+    const cuda::std::plus<double> plus{};
+    const size_t chunk = cub_chunk_elements(device->sm_count);
+    const size_t chunk_count = (n + chunk - 1) / chunk;
+
+    /* Sizes first, then storage, all before the timer starts. */
+    size_t storage_bytes = 0;
+    if (chunk_count == 1) {
+        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, storage_bytes, x, rounded, (int)n,
+                                                          plus, square_in_double(), 0.0,
+                                                          device->stream));
+    } else if (chunk_count > 1) {
+        size_t chunk_bytes = 0, final_bytes = 0;
+        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, chunk_bytes, x, (double *)nullptr,
+                                                          (int)chunk, plus, square_in_double(), 0.0,
+                                                          device->stream));
+        KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, final_bytes, (const double *)nullptr,
+                                                 rounded, (int)chunk_count, plus, 0.0,
+                                                 device->stream));
+        storage_bytes = chunk_bytes > final_bytes ? chunk_bytes : final_bytes;
+        status = kcs_cuda_reserve(&device->partials, chunk_count * sizeof(double), err);
+    }
+    if (status == KCS_OK)
+        status = kcs_cuda_reserve(&device->cub_storage, storage_bytes, err);
+    if (status != KCS_OK)
+        return status;
+    void *storage = device->cub_storage.data;
+    storage_bytes = device->cub_storage.bytes;
+    double *chunk_sums = (double *)device->partials.data;
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (n == 0) {
+        /* +0.0 is all zero bits in both types; CUB is not asked to reduce nothing. */
+        KCS_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(T), device->stream));
+    } else if (chunk_count == 1) {
+        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x, rounded, (int)n,
+                                                          plus, square_in_double(), 0.0,
+                                                          device->stream));
+    } else {
+        for (size_t c = 0; c < chunk_count; c++) {
+            const size_t start = c * chunk;
+            const size_t count = n - start < chunk ? n - start : chunk;
+            KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x + start,
+                                                              chunk_sums + c, (int)count, plus,
+                                                              square_in_double(), 0.0,
+                                                              device->stream));
+        }
+        KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(storage, storage_bytes, (const double *)chunk_sums,
+                                                 rounded, (int)chunk_count, plus, 0.0,
+                                                 device->stream));
+    }
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+} // namespace
+
+kcs_status kcs_cuda_sumsq_f32(kcs_device *device, const kcs_op_args *args,
+                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                              double *kernel_seconds, kcs_error *err)
+{
+    return run_vector_grid<float>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_sumsq_f64(kcs_device *device, const kcs_op_args *args,
+                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                              double *kernel_seconds, kcs_error *err)
+{
+    return run_vector_grid<double>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_sumsq_cub_f32(kcs_device *device, const kcs_op_args *args,
+                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                  double *kernel_seconds, kcs_error *err)
+{
+    return run_cub<float>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
+                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                  double *kernel_seconds, kcs_error *err)
+{
+    return run_cub<double>(device, args, inputs, outputs, kernel_seconds, err);
+}
