@@ -155,11 +155,18 @@ static void append_kernel_module_version(char *text, size_t size)
     FILE *file = fopen("/proc/driver/nvidia/version", "r");
     if (!file)
         return;
-    char line[512], version[64];
-    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159  Tue ..." */
-    const char *marker = fgets(line, sizeof line, file) ? strstr(line, "Kernel Module") : NULL;
-    if (marker && sscanf(marker + strlen("Kernel Module"), " %63s", version) == 1)
-        appendf(text, size, "%s, ", version);
+    char line[512];
+    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159  Tue ..." or
+     * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+     * the version is the first word after "Module" made of digits and dots. */
+    const char *marker = fgets(line, sizeof line, file) ? strstr(line, "Module") : NULL;
+    for (char *save = NULL, *word = marker ? strtok_r(line + (marker - line) + 6, " \t\n", &save) : NULL;
+         word; word = strtok_r(NULL, " \t\n", &save)) {
+        if (strspn(word, "0123456789.") == strlen(word) && strchr(word, '.')) {
+            appendf(text, size, "%s, ", word);
+            break;
+        }
+    }
     fclose(file);
 }
 
@@ -360,6 +367,7 @@ extern "C" const kcs_backend kcs_cuda_backend = {
     download,                      /* download */
     host_allocate,                 /* host_allocate */
     host_release,                  /* host_release */
+    kcs_cuda_measure_ceilings,     /* measure_ceilings */
     kernels,                       /* kernels */
     sizeof kernels / sizeof kernels[0], /* kernel_count */
 };

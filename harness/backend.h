@@ -36,6 +36,16 @@ typedef struct {
     uint64_t memory_bytes;     /* global memory; 0 when unknown */
 } kcs_device_info;
 
+/* The device's own limits, measured in the same run as the cases so that
+ * kernels can be given as fractions of them (0: not measured). */
+typedef struct {
+    double copy_bytes_per_s;           /* device-to-device copy, bytes read + bytes written */
+    double host_to_device_bytes_per_s; /* upload from staging (pinned where there is) memory */
+    double fma_flops_per_s;            /* f32 fused multiply-adds in registers, 2 flops each */
+    double gemm_flops_per_s;           /* the vendor library's f32 GEMM (no tensor cores), 2mnk/s */
+    char method[512];                  /* how each was measured: sizes, repeats, library */
+} kcs_ceilings;
+
 /* One kernel: an implementation of one op for one dtype. */
 typedef struct {
     const char *op;          /* operation name, as in the op table */
@@ -77,6 +87,8 @@ typedef struct {
     void *(*host_allocate)(kcs_device *device, size_t bytes);
     /* Optional: frees memory from host_allocate (NULL: free). */
     void (*host_release)(kcs_device *device, void *host);
+    /* Optional: measures the device's ceilings (medians of repeated runs). */
+    kcs_status (*measure_ceilings)(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
     /* The kernel table and its length. */
     const kcs_kernel *kernels;
     size_t kernel_count;

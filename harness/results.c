@@ -100,16 +100,34 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                                   number(options->min_seconds), "max_repeats", options->max_repeats));
 }
 
-void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
-                            const kcs_device_info *info)
+static json_t *ceilings_json(const kcs_ceilings *c)
 {
-    json_array_append_new(
-        results->devices,
+    if (!c)
+        return json_null();
+    json_t *object = json_object();
+    if (c->copy_bytes_per_s > 0)
+        json_object_set_new(object, "copy_bytes_per_s", number(c->copy_bytes_per_s));
+    if (c->host_to_device_bytes_per_s > 0)
+        json_object_set_new(object, "host_to_device_bytes_per_s", number(c->host_to_device_bytes_per_s));
+    if (c->fma_flops_per_s > 0)
+        json_object_set_new(object, "fma_flops_per_s", number(c->fma_flops_per_s));
+    if (c->gemm_flops_per_s > 0)
+        json_object_set_new(object, "gemm_flops_per_s", number(c->gemm_flops_per_s));
+    json_object_set_new(object, "method", json_string(c->method));
+    return object;
+}
+
+void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
+                            const kcs_device_info *info, const kcs_ceilings *ceilings)
+{
+    json_t *device =
         json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "id", id, "backend", backend,
                   "index", index, "name", info->name, "platform", info->platform, "vendor",
                   info->vendor, "driver_version", info->driver_version, "runtime_version",
                   info->runtime_version, "details", info->details, "memory_bytes",
-                  (json_int_t)info->memory_bytes));
+                  (json_int_t)info->memory_bytes);
+    json_object_set_new(device, "ceilings", ceilings_json(ceilings));
+    json_array_append_new(results->devices, device);
 }
 
 static json_t *timing_json(const kcs_timing *t)
@@ -174,10 +192,24 @@ void kcs_results_add(kcs_results *results, const kcs_result_entry *entry)
         json_t *timing = json_pack("{s:o, s:o}", "kernel", timing_json(&run->kernel), "end_to_end",
                                    timing_json(&run->end_to_end));
         if (entry->op && entry->args && run->kernel.median > 0) {
-            json_object_set_new(timing, "kernel_bytes_per_s",
-                                number(entry->op->bytes(entry->args) / run->kernel.median));
-            json_object_set_new(timing, "kernel_flops_per_s",
-                                number(entry->op->flops(entry->args) / run->kernel.median));
+            double bytes = entry->op->bytes(entry->args), flops = entry->op->flops(entry->args);
+            const kcs_ceilings *c = entry->ceilings;
+            json_object_set_new(timing, "kernel_bytes_per_s", number(bytes / run->kernel.median));
+            json_object_set_new(timing, "kernel_flops_per_s", number(flops / run->kernel.median));
+            if (c && c->copy_bytes_per_s > 0)
+                json_object_set_new(timing, "kernel_fraction_of_copy",
+                                    number(bytes / run->kernel.median / c->copy_bytes_per_s));
+            if (c && c->gemm_flops_per_s > 0 && flops > 0)
+                json_object_set_new(timing, "kernel_fraction_of_gemm",
+                                    number(flops / run->kernel.median / c->gemm_flops_per_s));
+            if (c && c->fma_flops_per_s > 0 && flops > 0)
+                json_object_set_new(timing, "kernel_fraction_of_fma",
+                                    number(flops / run->kernel.median / c->fma_flops_per_s));
+            if (run->end_to_end.median > 0)
+                json_object_set_new(timing, "end_to_end_bytes_per_s", number(bytes / run->end_to_end.median));
+            if (c && c->host_to_device_bytes_per_s > 0 && run->end_to_end.median > 0)
+                json_object_set_new(timing, "end_to_end_fraction_of_host_to_device",
+                                    number(bytes / run->end_to_end.median / c->host_to_device_bytes_per_s));
         }
         json_object_set_new(item, "timing", timing);
     }

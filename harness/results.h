@@ -26,6 +26,7 @@ typedef struct {
     const kcs_op *op;            /* for bytes and flops; NULL if unknown */
     const kcs_op_args *args;     /* likewise */
     const kcs_run_result *run;   /* outcome, message, accuracy, timing */
+    const kcs_ceilings *ceilings; /* the device's, when measured; NULL otherwise */
 } kcs_result_entry;
 
 /* Counts of outcomes. */
@@ -43,9 +44,9 @@ void kcs_results_free(kcs_results *results);
 void kcs_results_set_run(kcs_results *results, const char *revision, int argc, char **argv,
                          const kcs_run_options *options);
 
-/* Records a device that cases ran on. */
+/* Records a device that cases ran on, with its ceilings when measured (else NULL). */
 void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
-                            const kcs_device_info *info);
+                            const kcs_device_info *info, const kcs_ceilings *ceilings);
 
 /* Records one result. */
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);

@@ -106,11 +106,61 @@ static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, s
     return KCS_OK;
 }
 
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The host's copy bandwidth: memcpy of 256 MiB, bytes read + written, the
+ * median of 10 after a warm-up. No FMA or GEMM ceiling: the reference is
+ * scalar C on one core, so a vector peak would say nothing about it. */
+static kcs_status measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
+{
+    (void)device;
+    memset(ceilings, 0, sizeof *ceilings);
+    size_t bytes = (size_t)256 << 20;
+    char *from = malloc(bytes), *to = malloc(bytes);
+    if (!from || !to) {
+        free(from);
+        free(to);
+        return kcs_fail(err, KCS_ERROR, "cannot allocate 2 x %zu bytes to measure copy bandwidth", bytes);
+    }
+    memset(from, 1, bytes);
+    memset(to, 2, bytes);
+    double samples[10];
+    for (int r = -1; r < 10; r++) {
+        double start = kcs_reference_now();
+        memcpy(to, from, bytes);
+        if (r >= 0)
+            samples[r] = kcs_reference_now() - start;
+    }
+    qsort(samples, 10, sizeof samples[0], compare_doubles);
+    ceilings->copy_bytes_per_s = 2.0 * (double)bytes / (0.5 * (samples[4] + samples[5]));
+    snprintf(ceilings->method, sizeof ceilings->method,
+             "copy: memcpy of %zu MiB on one thread, median of 10", bytes >> 20);
+    free(from);
+    free(to);
+    return KCS_OK;
+}
+
 static const kcs_kernel kernels[] = {
     {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 in four running sums, blocks pairwise",
      kcs_reference_sumsq_f64, NULL},
     {"sumsq", KCS_F32, "blocked-pairwise", "as f64: squares and sums in double",
      kcs_reference_sumsq_f32, NULL},
+    {"gemm", KCS_F64, "plain-k-order", "each element accumulated in double in k order",
+     kcs_reference_gemm_f64, NULL},
+    {"gemm", KCS_F32, "plain-k-order", "each element accumulated in float in k order; tf32 mode too",
+     kcs_reference_gemm_f32, NULL},
+    {"add", KCS_F64, "loop", "one IEEE add per element", kcs_reference_add_f64, NULL},
+    {"add", KCS_F32, "loop", "one IEEE add per element", kcs_reference_add_f32, NULL},
+    {"mul", KCS_F64, "loop", "one IEEE multiply per element", kcs_reference_mul_f64, NULL},
+    {"mul", KCS_F32, "loop", "one IEEE multiply per element", kcs_reference_mul_f32, NULL},
+    {"relu", KCS_F64, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f64, NULL},
+    {"relu", KCS_F32, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f32, NULL},
+    {"sigmoid", KCS_F64, "loop", "1 / (1 + exp(-x)) with libm exp", kcs_reference_sigmoid_f64, NULL},
+    {"sigmoid", KCS_F32, "loop", "1 / (1 + expf(-x)) with libm expf", kcs_reference_sigmoid_f32, NULL},
 };
 
 const kcs_backend kcs_reference_backend = {
@@ -123,6 +173,7 @@ const kcs_backend kcs_reference_backend = {
     .release = release,
     .upload = upload,
     .download = download,
+    .measure_ceilings = measure_ceilings,
     .kernels = kernels,
     .kernel_count = sizeof kernels / sizeof kernels[0],
 };

@@ -51,7 +51,9 @@ static const char usage_text[] =
     "  --platform TEXT    only devices whose platform or name contains TEXT\n"
     "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
     "  --junit FILE       also write JUnit XML here\n"
-    "  --benchmark        time perf-tagged cases (kernel and end to end)\n"
+    "  --benchmark        time perf-tagged cases (kernel and end to end) and measure\n"
+    "                     each device's ceilings (copy, upload, FMA, GEMM rates)\n"
+    "  --ceilings         measure ceilings without benchmarking (kcs devices --ceilings)\n"
     "  --min-repeats N    timed runs per case at least (default 10)\n"
     "  --min-time S       seconds of timed runs per case at least (default 0.5)\n"
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
@@ -76,6 +78,7 @@ typedef struct {
     const char *junit_path;
     int skip_large;
     int quiet;
+    int ceilings; /* measure ceilings (always with --benchmark) */
     const char *save_dir; /* NULL: save nothing */
     int save_all;
     const char *program;
@@ -91,6 +94,8 @@ typedef struct {
     kcs_device *device;
     kcs_device_info info;
     char id[64];
+    kcs_ceilings ceilings;
+    int has_ceilings; /* measured in this run */
 } open_device;
 
 /* A backend that has no usable device, and why. */
@@ -125,7 +130,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"min-repeats", required_argument, 0, 'n'}, {"min-time", required_argument, 0, 't'},
         {"skip-large", no_argument, 0, 'L'},       {"quiet", no_argument, 0, 'q'},
         {"save-failures", required_argument, 0, 'S'}, {"save-all", no_argument, 0, 'A'},
-        {"no-save", no_argument, 0, 'N'},          {"help", no_argument, 0, 'h'},
+        {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},          {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = first;
     for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
@@ -146,7 +151,8 @@ static int parse_options(int argc, char **argv, options *o)
         case 'p': o->platform = optarg; break;
         case 'r': o->results_path = optarg; break;
         case 'j': o->junit_path = optarg; break;
-        case 'B': o->run.benchmark = 1; break;
+        case 'B': o->run.benchmark = 1; o->ceilings = 1; break;
+        case 'C': o->ceilings = 1; break;
         case 'n':
             o->run.min_repeats = (int)strtol(optarg, &end, 10);
             if (*end || o->run.min_repeats < 1 || o->run.min_repeats > 100000) {
@@ -288,8 +294,34 @@ static void open_devices(const options *o, open_device **devices, int *device_co
     }
 }
 
+/* Measures each device's ceilings where its backend can, and says what it found. */
+static void measure_ceilings(open_device *devices, int device_count)
+{
+    for (int d = 0; d < device_count; d++) {
+        const kcs_backend *backend = devices[d].backend;
+        if (!backend->measure_ceilings)
+            continue;
+        kcs_error err = {{0}};
+        if (backend->measure_ceilings(devices[d].device, &devices[d].ceilings, &err) != KCS_OK) {
+            printf("ceilings %s: not measured: %s\n", devices[d].id, err.message);
+            continue;
+        }
+        devices[d].has_ceilings = 1;
+        const kcs_ceilings *c = &devices[d].ceilings;
+        printf("ceilings %s: copy %.1f GB/s", devices[d].id, 1e-9 * c->copy_bytes_per_s);
+        if (c->host_to_device_bytes_per_s > 0)
+            printf(", host to device %.1f GB/s", 1e-9 * c->host_to_device_bytes_per_s);
+        if (c->fma_flops_per_s > 0)
+            printf(", FMA %.1f TFLOP/s", 1e-12 * c->fma_flops_per_s);
+        if (c->gemm_flops_per_s > 0)
+            printf(", SGEMM %.1f TFLOP/s", 1e-12 * c->gemm_flops_per_s);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
 static void print_line(const options *o, const char *case_name, const char *where,
-                       const kcs_run_result *run)
+                       const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings)
 {
     if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP))
         return;
@@ -297,8 +329,12 @@ static void print_line(const options *o, const char *case_name, const char *wher
     printf("%s %-40s %-34s", labels[run->outcome], case_name, where);
     if (run->outcome == KCS_OUTCOME_PASS) {
         printf(" %8.2e of bound", run->check.fraction);
-        if (run->timed)
+        if (run->timed) {
             printf("  kernel %.4g ms (median of %d)", 1e3 * run->kernel.median, run->kernel.repeats);
+            if (ceilings && ceilings->copy_bytes_per_s > 0 && run->kernel.median > 0)
+                printf(", %.1f GB/s = %.2f of copy", 1e-9 * bytes / run->kernel.median,
+                       bytes / run->kernel.median / ceilings->copy_bytes_per_s);
+        }
     } else {
         printf(" %s", run->message);
     }
@@ -327,7 +363,7 @@ static void record_case_problem(kcs_results *results, const options *o, const kc
     snprintf(run.message, sizeof run.message, "%s", message);
     kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
     kcs_results_add(results, &entry);
-    print_line(o, case_name, "-", &run);
+    print_line(o, case_name, "-", &run, 0, NULL);
 }
 
 /* Writes a case's inputs and expected values (once) and a kernel's outputs
@@ -381,6 +417,8 @@ static int command_devices(const options *o)
     absent_backend *absent;
     int device_count, absent_count;
     open_devices(o, &devices, &device_count, &absent, &absent_count);
+    if (o->ceilings)
+        measure_ceilings(devices, device_count);
     for (int d = 0; d < device_count; d++) {
         const kcs_device_info *info = &devices[d].info;
         printf("%-12s %s [%s] driver %s, %s, %.1f GiB", devices[d].id, info->name, info->platform,
@@ -493,9 +531,11 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
     absent_backend *absent;
     int device_count, absent_count;
     open_devices(o, &devices, &device_count, &absent, &absent_count);
+    if (o->ceilings)
+        measure_ceilings(devices, device_count);
     for (int d = 0; d < device_count; d++) {
         kcs_results_add_device(results, devices[d].id, devices[d].backend->name, devices[d].index,
-                               &devices[d].info);
+                               &devices[d].info, devices[d].has_ceilings ? &devices[d].ceilings : NULL);
         if (!o->quiet)
             printf("device %s: %s [%s], driver %s, %s\n", devices[d].id, devices[d].info.name,
                    devices[d].info.platform, devices[d].info.driver_version,
@@ -540,7 +580,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                                       .backend = absent[a].backend->name, .expected_from = p.expected_from,
                                       .op = p.op, .args = &p.args, .run = &run};
             kcs_results_add(results, &entry);
-            print_line(o, c->name, absent[a].backend->name, &run);
+            print_line(o, c->name, absent[a].backend->name, &run, 0, NULL);
         }
         for (int d = 0; d < device_count; d++) {
             const kcs_backend *backend = devices[d].backend;
@@ -565,11 +605,13 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                 kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
                                           .backend = backend->name, .device_id = devices[d].id,
                                           .kernel = kernel->variant, .expected_from = p.expected_from,
-                                          .op = p.op, .args = &p.args, .run = &run};
+                                          .op = p.op, .args = &p.args, .run = &run,
+                                          .ceilings = devices[d].has_ceilings ? &devices[d].ceilings : NULL};
                 kcs_results_add(results, &entry);
                 char where[160];
                 snprintf(where, sizeof where, "%s %s", devices[d].id, kernel->variant);
-                print_line(o, c->name, where, &run);
+                const kcs_ceilings *ceilings = devices[d].has_ceilings ? &devices[d].ceilings : NULL;
+                print_line(o, c->name, where, &run, p.op->bytes(&p.args), ceilings);
                 if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
                     take_away(o, &p, case_dir, sizeof case_dir, &devices[d], kernel, &run);
                 kcs_run_result_free(&run);
@@ -583,7 +625,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                                           .expected_from = p.expected_from, .op = p.op, .args = &p.args,
                                           .run = &run};
                 kcs_results_add(results, &entry);
-                print_line(o, c->name, devices[d].id, &run);
+                print_line(o, c->name, devices[d].id, &run, 0, NULL);
             }
         }
         kcs_prepared_case_free(&p);
