@@ -276,6 +276,8 @@ def main():
            "CONFIGURE", generator=True)
     n.rule("unit_test", "$in > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
            "TEST $in")
+    n.rule("script_test", "sh $in $runner > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+           "TEST $in")
     n.rule("run_console", "$command", "$description", pool="console")
     n.build(ninja_file, "configure", implicit=[src("configure.py")])
     n.line()
@@ -380,6 +382,12 @@ def main():
     sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
     cpu_backends = [b for b in backends if b[0] != "cuda"]
     asan_runner, _, asan_stamps = emit_build("asan", cpu_backends, sanitizers, sanitizers, "-O1 -g")
+
+    # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
+    for script in sorted(glob.glob("tests/*_test.sh")):
+        stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+        n.build(stamp, "script_test", script, implicit=[runner], variables={"runner": runner})
+        test_stamps.append(stamp)
 
     results = built("results.json")
     failures = built("failures")

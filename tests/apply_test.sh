@@ -1,0 +1,84 @@
+#!/bin/sh
+# apply_test.sh: the numpy round trip of docs/take-away.md, on the reference
+# and on every OpenCL device, and each class of bad input to `kcs apply`.
+# usage: tests/apply_test.sh build/kcs
+set -u
+kcs=$(realpath "$1")
+python=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+$python -c "
+import numpy as np
+rng = np.random.default_rng(7)
+np.save('x.npy', rng.standard_normal(1000003))
+np.save('x32.npy', rng.standard_normal(7).astype(np.float32))
+np.save('fortran.npy', np.asfortranarray(np.ones((3, 4))))
+np.save('complex.npy', np.ones(7, dtype=np.complex64))
+np.save('big_endian.npy', np.ones(7, dtype='>f8'))
+x = np.load('x.npy')
+np.save('s.npy', np.float64(np.sum(np.square(x.astype(np.longdouble)))))
+np.save('wrong_s.npy', np.float64(np.sum(np.square(x[:-1].astype(np.longdouble)))))
+" || { echo "FAIL: numpy could not make the inputs"; exit 1; }
+head -c 100 x32.npy > truncated.npy
+
+# The round trip: reference, then every OpenCL device this machine has.
+backends="reference:0"
+for device in $("$kcs" devices --backend opencl 2>/dev/null | awk '/^opencl:[0-9]/ {print $1}'); do
+    backends="$backends $device"
+done
+case "$backends" in *opencl*) ;; *) echo "SKIP the OpenCL round trip: no OpenCL device here";; esac
+for target in $backends; do
+    backend=${target%:*}
+    device=${target#*:}
+    out="out-$backend-$device"
+    "$kcs" apply sumsq --size n=1000003 --input x=x.npy --expected s=s.npy --backend "$backend" \
+        --device "$device" --output-dir "$out" > "$out.log" 2>&1 ||
+        { cat "$out.log"; fail "apply on $target"; continue; }
+    grep -q "^PASS" "$out.log" || fail "apply on $target did not report PASS"
+    $python -c "
+import numpy as np, sys
+x = np.load('x.npy')
+exact = float(np.sum(np.square(x.astype(np.longdouble))))
+s = float(np.load('$out/s.npy'))
+sys.exit(0 if abs(s - exact) <= 1e-12 * exact else 1)" || fail "$target result differs from numpy's"
+    echo "ok: round trip through $target"
+done
+
+# A wrong expected value is reported as outside the bound (exit 1).
+"$kcs" apply sumsq --size n=1000003 --input x=x.npy --expected s=wrong_s.npy --output-dir wrong > wrong.log 2>&1
+[ $? -eq 1 ] && grep -q "^FAIL" wrong.log || fail "a wrong expected value was not caught"
+
+# Each class of bad input: exit status 2 and a message naming the cause.
+expect_refused() {
+    words=$1
+    shift
+    "$kcs" apply "$@" > refused.log 2>&1
+    status=$?
+    if [ $status -ne 2 ] || ! grep -q "$words" refused.log; then
+        cat refused.log
+        fail "expected exit 2 and '$words' for: $*"
+    else
+        echo "ok: refused ($words)"
+    fi
+}
+expect_refused "needs f64 of shape (7,)" sumsq --size n=7 --dtype f64 --input x=x32.npy
+expect_refused "needs f32 of shape (8,)" sumsq --size n=8 --input x=x32.npy
+expect_refused "Fortran-ordered" sumsq --size n=12 --input x=fortran.npy
+expect_refused "truncated\|past the end" sumsq --size n=7 --input x=truncated.npy
+expect_refused "c8\|complex\|unsupported" sumsq --size n=7 --input x=complex.npy
+expect_refused "byte order\|big-endian" sumsq --size n=7 --input x=big_endian.npy
+expect_refused "cannot\|No such file" sumsq --size n=7 --input x=missing.npy
+expect_refused "unknown op" frobnicate --size n=7 --input x=x32.npy
+expect_refused "no input 'y'" sumsq --size n=7 --input y=x32.npy
+expect_refused "needs size 'n'" sumsq --input x=x32.npy
+expect_refused "no backend 'vulkan'" sumsq --size n=7 --input x=x32.npy --backend vulkan
+
+if [ $failures -ne 0 ]; then
+    echo "$failures failed"
+    exit 1
+fi
+echo "apply round trip and bad inputs: all passed"
