@@ -5,6 +5,7 @@
 #define KCS_RESULTS_H
 
 #include "backend.h"
+#include "expectations.h"
 #include "op.h"
 #include "suite.h"
 
@@ -29,9 +30,12 @@ typedef struct {
     const kcs_ceilings *ceilings; /* the device's, when measured; NULL otherwise */
 } kcs_result_entry;
 
-/* Counts of outcomes. */
+/* Counts of outcomes. An expected failure, error or skip (expectations.h)
+ * counts as passed, and also in expected; an unexpected pass as failed. */
 typedef struct {
     int passed, failed, skipped, errors;
+    int expected;            /* failures, errors and skips that were expected */
+    int unexpected_passes;   /* expected to fail, error or skip, but passed */
 } kcs_result_counts;
 
 /* A new, empty set of results; NULL when memory runs out. */
@@ -39,6 +43,9 @@ kcs_results *kcs_results_create(void);
 
 /* Frees the results. */
 void kcs_results_free(kcs_results *results);
+
+/* Results added from now on are compared with these expectations (kept, not copied). */
+void kcs_results_set_expectations(kcs_results *results, const kcs_expectations *expectations);
 
 /* Records how the run was made: revision, command line, options. */
 void kcs_results_set_run(kcs_results *results, const char *revision, int argc, char **argv,
@@ -50,6 +57,25 @@ void kcs_results_add_device(kcs_results *results, const char *id, const char *ba
 
 /* Records one result. */
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);
+
+/* One result as a line of compact JSON, for a worker process to send to
+ * the runner that supervises it (malloc'd; free() it). */
+char *kcs_result_entry_serialize(const kcs_result_entry *entry);
+
+/* A device as a line of compact JSON (malloc'd). */
+char *kcs_device_serialize(const char *id, const char *backend, int index, const kcs_device_info *info,
+                           const kcs_ceilings *ceilings);
+
+/* Adds a result sent by a worker. */
+kcs_status kcs_results_add_serialized(kcs_results *results, const char *text, kcs_error *err);
+
+/* Adds an error result for the unit a worker had begun (its serialized
+ * identity) when the worker hung or died there. */
+kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *identity, const char *message,
+                                           kcs_error *err);
+
+/* Adds a device sent by a worker, unless one with its id is there already. */
+kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *text, kcs_error *err);
 
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);

@@ -15,10 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "case_file.h"
+#include "expectations.h"
 #include "manifest.h"
 #include "npy.h"
 #include "op.h"
@@ -61,6 +67,13 @@ static const char usage_text[] =
     "                     .npy under DIR, with a replay command (default: kcs-failures)\n"
     "  --save-all         write every case that way, not only failures\n"
     "  --no-save          write no .npy files\n"
+    "  --time-limit S     a case making no progress for S seconds is an error and the\n"
+    "                     run goes on (default 600; 0: no limit)\n"
+    "  --in-process       run cases in this process, not in a worker process (for a\n"
+    "                     debugger; a hang or crash then ends the run)\n"
+    "  --expectations FILE  expected failures and skips, each with a reason (repeatable;\n"
+    "                     docs/expectations.md): they do not fail the run, and a listed\n"
+    "                     case that passes does\n"
     "  --quiet            print only failures, errors and the summary\n"
     "  --help             this text\n"
     "\n"
@@ -79,6 +92,9 @@ typedef struct {
     int skip_large;
     int quiet;
     int ceilings; /* measure ceilings (always with --benchmark) */
+    int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
+    double time_limit; /* seconds without progress before a worker is killed; 0: none */
+    kcs_expectations expectations; /* expected failures and skips (--expectations) */
     const char *save_dir; /* NULL: save nothing */
     int save_all;
     const char *program;
@@ -112,6 +128,7 @@ static int parse_options(int argc, char **argv, options *o)
     snprintf(o->golden_dir, sizeof o->golden_dir, "%s/golden", KCS_SOURCE_DIR);
     o->results_path = "kcs-results.json";
     o->save_dir = "kcs-failures";
+    o->time_limit = 600;
     o->program = argv[0];
     o->run.min_repeats = 10;
     o->run.min_seconds = 0.5;
@@ -130,7 +147,9 @@ static int parse_options(int argc, char **argv, options *o)
         {"min-repeats", required_argument, 0, 'n'}, {"min-time", required_argument, 0, 't'},
         {"skip-large", no_argument, 0, 'L'},       {"quiet", no_argument, 0, 'q'},
         {"save-failures", required_argument, 0, 'S'}, {"save-all", no_argument, 0, 'A'},
-        {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},          {"help", no_argument, 0, 'h'},
+        {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},
+        {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
+        {"expectations", required_argument, 0, 'X'},          {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = first;
     for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
@@ -153,6 +172,22 @@ static int parse_options(int argc, char **argv, options *o)
         case 'j': o->junit_path = optarg; break;
         case 'B': o->run.benchmark = 1; o->ceilings = 1; break;
         case 'C': o->ceilings = 1; break;
+        case 'I': o->in_process = 1; break;
+        case 'X': {
+            kcs_error err = {{0}};
+            if (kcs_expectations_read(optarg, &o->expectations, &err) != KCS_OK) {
+                fprintf(stderr, "kcs: %s\n", err.message);
+                return 0;
+            }
+            break;
+        }
+        case 'T':
+            o->time_limit = strtod(optarg, &end);
+            if (*end || !(o->time_limit >= 0)) {
+                fprintf(stderr, "kcs: --time-limit needs seconds >= 0 (0: no limit)\n");
+                return 0;
+            }
+            break;
         case 'n':
             o->run.min_repeats = (int)strtol(optarg, &end, 10);
             if (*end || o->run.min_repeats < 1 || o->run.min_repeats > 100000) {
@@ -294,6 +329,10 @@ static void open_devices(const options *o, open_device **devices, int *device_co
     }
 }
 
+static void print_line_expected(const options *o, const char *case_name, const char *where,
+                                const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings,
+                                const kcs_expectation *expected);
+
 /* Measures each device's ceilings where its backend can, and says what it found. */
 static void measure_ceilings(open_device *devices, int device_count)
 {
@@ -323,10 +362,33 @@ static void measure_ceilings(open_device *devices, int device_count)
 static void print_line(const options *o, const char *case_name, const char *where,
                        const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings)
 {
-    if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP))
+    print_line_expected(o, case_name, where, run, bytes, ceilings, NULL);
+}
+
+/* Prints one result; with an expectation, XFAIL (or XSKIP, XERROR) when it
+ * was met and XPASS when a listed case passed. */
+static void print_line_expected(const options *o, const char *case_name, const char *where,
+                                const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings,
+                                const kcs_expectation *expected)
+{
+    if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP) && !expected)
         return;
     static const char *labels[] = {"PASS ", "FAIL ", "SKIP ", "ERROR"};
-    printf("%s %-40s %-34s", labels[run->outcome], case_name, where);
+    static const char *expected_labels[] = {"XPASS", "XFAIL", "XSKIP", "XERR "};
+    if (expected && run->outcome != KCS_OUTCOME_PASS) {
+        const char *outcome = kcs_outcome_name(run->outcome);
+        int met = strcmp(outcome, expected->outcome) == 0 ||
+                  (strcmp(expected->outcome, "fail") == 0 && run->outcome == KCS_OUTCOME_ERROR);
+        if (!met)
+            expected = NULL; /* a different failure than the one listed: shown as it is */
+    }
+    printf("%s %-40s %-34s", expected ? expected_labels[run->outcome] : labels[run->outcome], case_name, where);
+    if (expected && run->outcome == KCS_OUTCOME_PASS) {
+        printf(" unexpected pass: %s:%d expects %s (%s)\n", expected->file, expected->line, expected->outcome,
+               expected->reason);
+        fflush(stdout);
+        return;
+    }
     if (run->outcome == KCS_OUTCOME_PASS) {
         printf(" %8.2e of bound", run->check.fraction);
         if (run->timed) {
@@ -354,15 +416,228 @@ static void read_revision(char *revision, size_t size)
         snprintf(revision, size, "unknown");
 }
 
+/* Where results go. In one process they are added to the results directly;
+ * in a worker they are sent, one line each, to the supervising runner,
+ * which notices a worker that hangs or dies and starts another after the
+ * unit that failed (docs/runner.md, "Isolation"). */
+typedef struct {
+    kcs_results *results; /* in one process: add here */
+    int fd;               /* in a worker: send here, else -1 */
+    int skip_case;        /* a restarted worker skips units up to and including */
+    int skip_unit;        /*   (skip_case, skip_unit); -1 when nothing is skipped */
+} sink;
+
+/* Writes all of a line to a pipe. */
+static void send_line(int fd, const char *kind, const char *text)
+{
+    size_t length = strlen(kind) + strlen(text) + 2;
+    char *line = malloc(length + 1);
+    if (!line)
+        return;
+    snprintf(line, length + 1, "%s %s\n", kind, text);
+    for (size_t sent = 0; sent < length;) {
+        ssize_t wrote = write(fd, line + sent, length - sent);
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0)
+            break;
+        sent += (size_t)wrote;
+    }
+    free(line);
+}
+
+static void sink_result(sink *out, const kcs_result_entry *entry)
+{
+    if (out->fd < 0) {
+        kcs_results_add(out->results, entry);
+        return;
+    }
+    char *text = kcs_result_entry_serialize(entry);
+    if (text)
+        send_line(out->fd, "R", text);
+    free(text);
+}
+
+static void sink_device(sink *out, const open_device *device)
+{
+    const kcs_ceilings *ceilings = device->has_ceilings ? &device->ceilings : NULL;
+    if (out->fd < 0) {
+        kcs_results_add_device(out->results, device->id, device->backend->name, device->index, &device->info,
+                               ceilings);
+        return;
+    }
+    char *text = kcs_device_serialize(device->id, device->backend->name, device->index, &device->info,
+                                      ceilings);
+    if (text)
+        send_line(out->fd, "D", text);
+    free(text);
+}
+
+/* Announces unit (case_index, unit) to the supervisor; returns 0 when this
+ * worker must skip it (an earlier worker did it, or hung or died there). */
+static int sink_begin(sink *out, int case_index, int unit, const kcs_result_entry *identity)
+{
+    /* A case is prepared again (unit 0) by a restarted worker unless the
+     * earlier one failed in its preparation (skip_unit INT_MAX). */
+    if (case_index < out->skip_case ||
+        (case_index == out->skip_case && (unit == 0 ? out->skip_unit == INT_MAX : unit <= out->skip_unit)))
+        return 0;
+    if (out->fd < 0)
+        return 1;
+    kcs_run_result placeholder = {.outcome = KCS_OUTCOME_ERROR};
+    kcs_result_entry entry = *identity;
+    entry.run = &placeholder;
+    char *text = kcs_result_entry_serialize(&entry);
+    char header[64];
+    snprintf(header, sizeof header, "B %d %d", case_index, unit);
+    if (text)
+        send_line(out->fd, header, text);
+    free(text);
+    return 1;
+}
+
+/* Runs the cases in worker processes, one after another: a worker that
+ * makes no progress for the time limit is killed, one that dies is
+ * buried, the unit it was in is recorded as an error, and a new worker
+ * goes on after it. */
+static void run_cases(const options *o, const kcs_case_list *cases, sink *out);
+
+static void supervise(const options *o, const kcs_case_list *cases, kcs_results *results)
+{
+    int skip_case = -1, skip_unit = -1;
+    for (;;) {
+        int pipe_ends[2];
+        if (pipe(pipe_ends) != 0) {
+            fprintf(stderr, "kcs: cannot make a pipe (%s); running in this process\n", strerror(errno));
+            sink direct = {.results = results, .fd = -1, .skip_case = skip_case, .skip_unit = skip_unit};
+            run_cases(o, cases, &direct);
+            return;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        pid_t worker = fork();
+        if (worker == 0) {
+            close(pipe_ends[0]);
+            sink remote = {.fd = pipe_ends[1], .skip_case = skip_case, .skip_unit = skip_unit};
+            run_cases(o, cases, &remote);
+            send_line(pipe_ends[1], "E", "");
+            fflush(stdout);
+            _exit(0);
+        }
+        close(pipe_ends[1]);
+        if (worker < 0) {
+            close(pipe_ends[0]);
+            fprintf(stderr, "kcs: cannot start a worker (%s); running in this process\n", strerror(errno));
+            sink direct = {.results = results, .fd = -1, .skip_case = skip_case, .skip_unit = skip_unit};
+            run_cases(o, cases, &direct);
+            return;
+        }
+        char *buffer = NULL, *current = NULL;
+        size_t used = 0, capacity = 0;
+        int current_case = -1, current_unit = -1, finished = 0, hung = 0;
+        struct pollfd watch = {.fd = pipe_ends[0], .events = POLLIN};
+        for (;;) {
+            char *newline = used ? memchr(buffer, '\n', used) : NULL;
+            if (!newline) {
+                int ready = poll(&watch, 1, o->time_limit > 0 ? (int)(o->time_limit * 1000) : -1);
+                if (ready < 0 && errno == EINTR)
+                    continue;
+                if (ready == 0) {
+                    hung = 1;
+                    break;
+                }
+                if (capacity - used < 65536) {
+                    capacity = capacity ? 2 * capacity : 1 << 20;
+                    char *grown = realloc(buffer, capacity);
+                    if (!grown)
+                        break;
+                    buffer = grown;
+                }
+                ssize_t got = read(pipe_ends[0], buffer + used, capacity - used);
+                if (got < 0 && errno == EINTR)
+                    continue;
+                if (got <= 0)
+                    break; /* the worker is gone */
+                used += (size_t)got;
+                continue;
+            }
+            *newline = '\0';
+            const char *line = buffer;
+            kcs_error err = {{0}};
+            kcs_status status = KCS_OK;
+            if (line[0] == 'B') {
+                int consumed = 0;
+                if (sscanf(line, "B %d %d %n", &current_case, &current_unit, &consumed) == 2) {
+                    free(current);
+                    current = strdup(line + consumed);
+                }
+            } else if (line[0] == 'R') {
+                status = kcs_results_add_serialized(results, line + 2, &err);
+            } else if (line[0] == 'D') {
+                status = kcs_results_add_serialized_device(results, line + 2, &err);
+            } else if (line[0] == 'E') {
+                finished = 1;
+            }
+            if (status != KCS_OK)
+                fprintf(stderr, "kcs: %s\n", err.message);
+            size_t consumed = (size_t)(newline - buffer) + 1;
+            memmove(buffer, newline + 1, used - consumed);
+            used -= consumed;
+        }
+        close(pipe_ends[0]);
+        free(buffer);
+        if (hung)
+            kill(worker, SIGKILL);
+        int wait_status = 0;
+        while (waitpid(worker, &wait_status, 0) < 0 && errno == EINTR)
+            ;
+        if (finished && !hung) {
+            free(current);
+            return;
+        }
+        char message[512];
+        if (hung)
+            snprintf(message, sizeof message,
+                     "no progress for %.0f s (the time limit, --time-limit): the worker was killed and the "
+                     "run goes on with the next unit", o->time_limit);
+        else if (WIFSIGNALED(wait_status))
+            snprintf(message, sizeof message,
+                     "the worker died of signal %d (%s) here: the run goes on with the next unit",
+                     WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+        else
+            snprintf(message, sizeof message,
+                     "the worker exited with status %d here: the run goes on with the next unit",
+                     WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        if (!current) {
+            fprintf(stderr, "kcs: the worker failed before its first case: %s\n", message);
+            kcs_run_result run = {.outcome = KCS_OUTCOME_ERROR};
+            snprintf(run.message, sizeof run.message, "%s", message);
+            kcs_result_entry entry = {.case_name = "", .file = "", .run = &run};
+            kcs_results_add(results, &entry);
+            return;
+        }
+        kcs_error err = {{0}};
+        int expected_before = kcs_results_counts(results).expected;
+        if (kcs_results_add_serialized_error(results, current, message, &err) != KCS_OK)
+            fprintf(stderr, "kcs: %s\n", err.message);
+        printf("%s %-40s %s\n", kcs_results_counts(results).expected > expected_before ? "XERR " : "ERROR",
+               cases->cases[current_case].name, message);
+        free(current);
+        /* After a failure in preparing a case (unit 0) none of its units can run. */
+        skip_case = current_case;
+        skip_unit = current_unit == 0 ? INT_MAX : current_unit;
+    }
+}
+
 /* Records a result for a case that never reached a device. */
-static void record_case_problem(kcs_results *results, const options *o, const kcs_case *c,
+static void record_case_problem(sink *out, const options *o, const kcs_case *c,
                                 const char *case_name, const char *file, int line, kcs_outcome outcome,
                                 const char *message)
 {
     kcs_run_result run = {.outcome = outcome};
     snprintf(run.message, sizeof run.message, "%s", message);
     kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
-    kcs_results_add(results, &entry);
+    sink_result(out, &entry);
     print_line(o, case_name, "-", &run, 0, NULL);
 }
 
@@ -507,26 +782,9 @@ static int command_golden(const options *o, const kcs_case_list *cases)
     return failures ? exit_failed : exit_passed;
 }
 
-static int command_run(const options *o, const kcs_case_list *cases, int argc, char **argv)
+/* Runs the selected cases on every wanted device, sending what happens to out. */
+static void run_cases(const options *o, const kcs_case_list *cases, sink *out)
 {
-    kcs_results *results = kcs_results_create();
-    if (!results) {
-        fprintf(stderr, "kcs: out of memory\n");
-        return exit_usage;
-    }
-    char revision[128];
-    read_revision(revision, sizeof revision);
-    kcs_results_set_run(results, revision, argc, argv, &o->run);
-
-    /* Problems in case files: each one is an error result, and the run goes on. */
-    for (size_t i = 0; i < cases->problem_count; i++) {
-        const kcs_case_problem *problem = &cases->problems[i];
-        char message[1024];
-        snprintf(message, sizeof message, "%s:%d: %s", problem->file, problem->line, problem->message);
-        record_case_problem(results, o, NULL, problem->case_name, problem->file, problem->line,
-                            KCS_OUTCOME_ERROR, message);
-    }
-
     open_device *devices;
     absent_backend *absent;
     int device_count, absent_count;
@@ -534,8 +792,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
     if (o->ceilings)
         measure_ceilings(devices, device_count);
     for (int d = 0; d < device_count; d++) {
-        kcs_results_add_device(results, devices[d].id, devices[d].backend->name, devices[d].index,
-                               &devices[d].info, devices[d].has_ceilings ? &devices[d].ceilings : NULL);
+        sink_device(out, &devices[d]);
         if (!o->quiet)
             printf("device %s: %s [%s], driver %s, %s\n", devices[d].id, devices[d].info.name,
                    devices[d].info.platform, devices[d].info.driver_version,
@@ -550,8 +807,12 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
         const kcs_case *c = &cases->cases[i];
         if (!selected(o, c))
             continue;
+        int unit = 0; /* units of this case: 0 prepares it, then one per result */
+        kcs_result_entry identity = {.c = c, .case_name = c->name, .file = c->file, .line = c->line};
+        if (!sink_begin(out, (int)i, unit++, &identity))
+            continue; /* a worker before this one hung or died preparing this case */
         if (o->skip_large && (c->tags & KCS_TAG_LARGE)) {
-            record_case_problem(results, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP,
+            record_case_problem(out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP,
                                 "tagged large and --skip-large was given");
             continue;
         }
@@ -569,7 +830,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
         if (status != KCS_OK) {
             char message[1200];
             snprintf(message, sizeof message, "%s:%d: case %s: %s", c->file, c->line, c->name, err.message);
-            record_case_problem(results, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
+            record_case_problem(out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
             kcs_prepared_case_free(&p);
             continue;
         }
@@ -579,7 +840,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
             kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
                                       .backend = absent[a].backend->name, .expected_from = p.expected_from,
                                       .op = p.op, .args = &p.args, .run = &run};
-            kcs_results_add(results, &entry);
+            sink_result(out, &entry);
             print_line(o, c->name, absent[a].backend->name, &run, 0, NULL);
         }
         for (int d = 0; d < device_count; d++) {
@@ -590,6 +851,12 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                 if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
                     continue;
                 kernels_found++;
+                kcs_result_entry identity = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                             .backend = backend->name, .device_id = devices[d].id,
+                                             .kernel = kernel->variant, .expected_from = p.expected_from,
+                                             .op = p.op, .args = &p.args};
+                if (!sink_begin(out, (int)i, unit++, &identity))
+                    continue; /* done by an earlier worker, or where it hung or died */
                 kcs_run_result run;
                 if ((c->tags & KCS_TAG_NO_REFERENCE) && strcmp(backend->name, "reference") == 0) {
                     memset(&run, 0, sizeof run);
@@ -607,11 +874,14 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                                           .kernel = kernel->variant, .expected_from = p.expected_from,
                                           .op = p.op, .args = &p.args, .run = &run,
                                           .ceilings = devices[d].has_ceilings ? &devices[d].ceilings : NULL};
-                kcs_results_add(results, &entry);
+                sink_result(out, &entry);
                 char where[160];
                 snprintf(where, sizeof where, "%s %s", devices[d].id, kernel->variant);
                 const kcs_ceilings *ceilings = devices[d].has_ceilings ? &devices[d].ceilings : NULL;
-                print_line(o, c->name, where, &run, p.op->bytes(&p.args), ceilings);
+                const kcs_expectation *expected =
+                    kcs_expectations_match(&o->expectations, backend->name, devices[d].info.name,
+                                           devices[d].info.driver_version, c->name, kernel->variant);
+                print_line_expected(o, c->name, where, &run, p.op->bytes(&p.args), ceilings, expected);
                 if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
                     take_away(o, &p, case_dir, sizeof case_dir, &devices[d], kernel, &run);
                 kcs_run_result_free(&run);
@@ -624,7 +894,7 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
                                           .backend = backend->name, .device_id = devices[d].id,
                                           .expected_from = p.expected_from, .op = p.op, .args = &p.args,
                                           .run = &run};
-                kcs_results_add(results, &entry);
+                sink_result(out, &entry);
                 print_line(o, c->name, devices[d].id, &run, 0, NULL);
             }
         }
@@ -635,6 +905,37 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
         devices[d].backend->close(devices[d].device);
     free(devices);
     free(absent);
+
+}
+
+static int command_run(const options *o, const kcs_case_list *cases, int argc, char **argv)
+{
+    kcs_results *results = kcs_results_create();
+    if (!results) {
+        fprintf(stderr, "kcs: out of memory\n");
+        return exit_usage;
+    }
+    char revision[128];
+    read_revision(revision, sizeof revision);
+    kcs_results_set_run(results, revision, argc, argv, &o->run);
+    kcs_results_set_expectations(results, &o->expectations);
+
+    /* Problems in case files: each one is an error result, and the run goes on. */
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        const kcs_case_problem *problem = &cases->problems[i];
+        char message[1024];
+        snprintf(message, sizeof message, "%s:%d: %s", problem->file, problem->line, problem->message);
+        sink direct = {.results = results, .fd = -1};
+        record_case_problem(&direct, o, NULL, problem->case_name, problem->file, problem->line,
+                            KCS_OUTCOME_ERROR, message);
+    }
+    fflush(stdout);
+    if (o->in_process) {
+        sink direct = {.results = results, .fd = -1};
+        run_cases(o, cases, &direct);
+    } else {
+        supervise(o, cases, results);
+    }
 
     int exit_status = exit_passed;
     kcs_error err = {{0}};
@@ -649,6 +950,11 @@ static int command_run(const options *o, const kcs_case_list *cases, int argc, c
     if (counts.errors)
         printf("%d of the failed had errors (bad case, golden file or device fault): see above\n",
                counts.errors);
+    if (counts.expected)
+        printf("%d failures or skips were expected (--expectations) and count as passed or skipped\n",
+               counts.expected);
+    if (counts.unexpected_passes)
+        printf("%d cases passed that were expected not to: counted as failed\n", counts.unexpected_passes);
     printf("%d passed, %d failed, %d skipped\n", counts.passed, counts.failed + counts.errors,
            counts.skipped);
     if (exit_status == exit_passed && (counts.failed || counts.errors))

@@ -49,3 +49,21 @@ kcs_backend kcs_saboteur_backend(void)
     backend.kernel_count = count;
     return backend;
 }
+
+kcs_backend kcs_saboteur_runner_backend;
+
+/* Fills kcs_saboteur_runner_backend before main(): the tables of each op
+ * live in their own files, so the combined table can only be made at run time. */
+__attribute__((constructor)) static void fill_runner_backend(void)
+{
+    static kcs_kernel with_faults[288];
+    kcs_backend backend = kcs_saboteur_backend();
+    size_t count = 0;
+    for (size_t k = 0; k < backend.kernel_count && count < 288; k++)
+        with_faults[count++] = backend.kernels[k];
+    for (size_t k = 0; k < kcs_saboteur_fault_kernel_count && count < 288; k++)
+        with_faults[count++] = kcs_saboteur_fault_kernels[k];
+    backend.kernels = with_faults;
+    backend.kernel_count = count;
+    kcs_saboteur_runner_backend = backend;
+}

@@ -23,4 +23,13 @@ kcs_status kcs_saboteur_store(kcs_device *device, kcs_buffer *buffer, const void
 extern const kcs_kernel kcs_saboteur_sumsq_kernels[];
 extern const size_t kcs_saboteur_sumsq_kernel_count;
 
+/* Kernels that hang, crash or fail like a device (tests/saboteur_faults.c);
+ * not in kcs_saboteur_backend(), only in the runner's saboteur backend. */
+extern const kcs_kernel kcs_saboteur_fault_kernels[];
+extern const size_t kcs_saboteur_fault_kernel_count;
+
+/* The saboteur backend as the runner's kcs-saboteur build lists it: every
+ * op's saboteurs and the faults, filled in before main() runs. */
+extern kcs_backend kcs_saboteur_runner_backend;
+
 #endif
