@@ -149,18 +149,6 @@ static const kcs_kernel kernels[] = {
      kcs_reference_sumsq_f64, NULL},
     {"sumsq", KCS_F32, "blocked-pairwise", "as f64: squares and sums in double",
      kcs_reference_sumsq_f32, NULL},
-    {"gemm", KCS_F64, "plain-k-order", "each element accumulated in double in k order",
-     kcs_reference_gemm_f64, NULL},
-    {"gemm", KCS_F32, "plain-k-order", "each element accumulated in float in k order; tf32 mode too",
-     kcs_reference_gemm_f32, NULL},
-    {"add", KCS_F64, "loop", "one IEEE add per element", kcs_reference_add_f64, NULL},
-    {"add", KCS_F32, "loop", "one IEEE add per element", kcs_reference_add_f32, NULL},
-    {"mul", KCS_F64, "loop", "one IEEE multiply per element", kcs_reference_mul_f64, NULL},
-    {"mul", KCS_F32, "loop", "one IEEE multiply per element", kcs_reference_mul_f32, NULL},
-    {"relu", KCS_F64, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f64, NULL},
-    {"relu", KCS_F32, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f32, NULL},
-    {"sigmoid", KCS_F64, "loop", "1 / (1 + exp(-x)) with libm exp", kcs_reference_sigmoid_f64, NULL},
-    {"sigmoid", KCS_F32, "loop", "1 / (1 + expf(-x)) with libm expf", kcs_reference_sigmoid_f32, NULL},
 };
 
 const kcs_backend kcs_reference_backend = {
