@@ -284,7 +284,7 @@ def main():
     n.rule("script_test", "sh $in $runner > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
            "TEST $in")
     n.rule("saboteur_run", "$in run --backend saboteur --expectations tests/saboteur-expectations.txt "
-                           "--time-limit 5 --no-save --results $results $cases > $out.log 2>&1 "
+                           "--time-limit 5 --determinism --no-save --results $results $cases > $out.log 2>&1 "
                            "&& touch $out || (cat $out.log; exit 1)",
            "TEST every saboteur through the runner")
     n.rule("run_console", "$command", "$description", pool="console")

@@ -351,6 +351,48 @@ void kcs_run_result_free(kcs_run_result *result)
     }
 }
 
+/* Runs the kernel a second time on freshly poisoned outputs and compares
+ * bit for bit with the first run's; a difference is described in why. */
+static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                                    char *why, size_t why_size, kcs_error *err)
+{
+    const kcs_layout *layout = &p->layout;
+    kcs_status status = KCS_OK;
+    void *second[KCS_MAX_OUTPUTS] = {0};
+    for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
+        const kcs_array_spec *spec = &layout->outputs[o];
+        size_t bytes = kcs_array_bytes(spec);
+        second[o] = malloc(bytes ? bytes : 1);
+        if (!second[o]) {
+            status = kcs_fail(err, KCS_ERROR, "out of memory");
+            break;
+        }
+        kcs_poison(second[o], spec->dtype, kcs_array_element_count(spec));
+        status = run->backend->upload(run->device, run->outputs[o], second[o], bytes, err);
+    }
+    double seconds;
+    if (status == KCS_OK)
+        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+    for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
+        status = run->backend->download(run->device, run->outputs[o], second[o],
+                                        kcs_array_bytes(&layout->outputs[o]), err);
+    for (int o = 0; o < layout->output_count && status == KCS_OK && !why[0]; o++) {
+        const kcs_array_spec *spec = &layout->outputs[o];
+        size_t size = kcs_dtype_size(spec->dtype), count = kcs_array_element_count(spec);
+        for (size_t i = 0; i < count; i++)
+            if (memcmp((char *)run->actual[o] + i * size, (char *)second[o] + i * size, size) != 0) {
+                snprintf(why, why_size,
+                         "nondeterministic: %s[%zu] was %.17g in the first run and %.17g in the second", spec->name,
+                         i, kcs_load_element(run->actual[o], spec->dtype, i),
+                         kcs_load_element(second[o], spec->dtype, i));
+                break;
+            }
+    }
+    for (int o = 0; o < KCS_MAX_OUTPUTS; o++)
+        free(second[o]);
+    return status;
+}
+
 void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, kcs_device *device,
                        const kcs_device_info *info, const kcs_kernel *kernel,
                        const kcs_run_options *options, kcs_run_result *result)
@@ -414,6 +456,15 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
         release_run(&run);
         return;
     }
+    char determinism[512] = "";
+    if (options->determinism) {
+        status = rerun_and_compare(p, &run, kernel, determinism, sizeof determinism, &err);
+        if (status != KCS_OK) {
+            fail_with(result, KCS_OUTCOME_ERROR, err.message);
+            release_run(&run);
+            return;
+        }
+    }
     if (p->op->check)
         p->op->check(&p->args, p->inputs, run.actual, p->expected, &result->check);
     else
@@ -442,6 +493,12 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
         fail_with(result, KCS_OUTCOME_ERROR, err.message);
         release_run(&run);
         return;
+    }
+    if (determinism[0]) {
+        size_t length = strlen(result->check.diagnosis);
+        snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
+                 length ? "; " : "", determinism);
+        result->check.passed = 0;
     }
     result->outcome = result->check.passed ? KCS_OUTCOME_PASS : KCS_OUTCOME_FAIL;
     snprintf(result->message, sizeof result->message, "%s", result->check.diagnosis);

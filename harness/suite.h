@@ -81,6 +81,7 @@ typedef struct {
     double min_seconds; /* and at least this much timed time */
     int max_repeats;    /* but never more runs than this */
     int keep_outputs;   /* hand the downloaded outputs to the caller (kcs_run_result.actual) */
+    int determinism;    /* run each kernel twice and fail it if the outputs differ in any bit */
 } kcs_run_options;
 
 /* What happened. */

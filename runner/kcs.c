@@ -74,6 +74,7 @@ static const char usage_text[] =
     "  --expectations FILE  expected failures and skips, each with a reason (repeatable;\n"
     "                     docs/expectations.md): they do not fail the run, and a listed\n"
     "                     case that passes does\n"
+    "  --determinism      run each kernel twice; outputs that differ in any bit fail\n"
     "  --quiet            print only failures, errors and the summary\n"
     "  --help             this text\n"
     "\n"
@@ -149,7 +150,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"save-failures", required_argument, 0, 'S'}, {"save-all", no_argument, 0, 'A'},
         {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},
         {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
-        {"expectations", required_argument, 0, 'X'},          {"help", no_argument, 0, 'h'},
+        {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},          {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = first;
     for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
@@ -173,6 +174,7 @@ static int parse_options(int argc, char **argv, options *o)
         case 'B': o->run.benchmark = 1; o->ceilings = 1; break;
         case 'C': o->ceilings = 1; break;
         case 'I': o->in_process = 1; break;
+        case 'D': o->run.determinism = 1; break;
         case 'X': {
             kcs_error err = {{0}};
             if (kcs_expectations_read(optarg, &o->expectations, &err) != KCS_OK) {

@@ -1,10 +1,14 @@
 /* saboteur_faults.c: kernels that fail the way drivers do, not the way
  * arithmetic does: one never returns, one kills its process, one reports a
- * device error. The runner must record each as an error of that case and
- * go on with the rest (docs/runner.md, "Isolation"). They are sumsq f64
+ * device error; and one whose result changes between runs, which only
+ * --determinism catches. The runner must record each as an error (or
+ * failure) of that case and go on with the rest (docs/runner.md,
+ * "Isolation"). They are sumsq f64
  * rows only because a kernel must belong to some op; run them with
  * --time-limit short, as `ninja check` does. */
+#include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "saboteur_backend.h"
@@ -35,7 +39,28 @@ static kcs_status reports_device_error(kcs_device *device, const kcs_op_args *ar
     return kcs_fail(err, KCS_ERROR, "clEnqueueNDRangeKernel failed: CL_OUT_OF_RESOURCES (-5) (simulated)");
 }
 
+static kcs_status varies_between_runs(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                      kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    /* Within the bound every time, but never the same bits twice: what an
+     * unordered atomic reduction does. Only --determinism can catch it. */
+    static unsigned calls;
+    void *x;
+    size_t n = args->sumsq.n;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], n * sizeof(double), &x, err);
+    double sum = 0.0;
+    for (size_t i = 0; status == KCS_OK && i < n; i++)
+        sum += ((double *)x)[i] * ((double *)x)[i];
+    sum = (calls++ % 2) ? nextafter(sum, INFINITY) : sum;
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], &sum, sizeof sum, err);
+    free(x);
+    *seconds = 0;
+    return status;
+}
+
 const kcs_kernel kcs_saboteur_fault_kernels[] = {
+    {"sumsq", KCS_F64, "varies-between-runs", "last bit differs from call to call", varies_between_runs, NULL},
     {"sumsq", KCS_F64, "hangs", "never returns", hangs, NULL},
     {"sumsq", KCS_F64, "crashes", "raises SIGSEGV", crashes, NULL},
     {"sumsq", KCS_F64, "device-error", "fails as a device out of resources", reports_device_error, NULL},
