@@ -420,8 +420,18 @@ def main():
 
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
     for script in sorted(glob.glob("tests/*_test.sh")):
+        if script.endswith("report_test.sh") and not python:
+            continue
         stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
         n.build(stamp, "script_test", script, implicit=[runner], variables={"runner": runner})
+        test_stamps.append(stamp)
+
+    # The report's own tests (Python unittest), where Python has matplotlib.
+    if python:
+        n.rule("python_test", f"{python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
+                              "&& touch $out || (cat $out.log; exit 1)", "TEST report/test_*.py")
+        stamp = built("tests/report_unittest.passed")
+        n.build(stamp, "python_test", implicit=sorted(glob.glob("report/*.py")))
         test_stamps.append(stamp)
 
     results = built("results.json")
@@ -460,6 +470,17 @@ def main():
             n.build(binary, "fuzz_link", [f"fuzz/{target}.c"] + sources)
             fuzzers.append(binary)
         n.build("fuzz", "phony", fuzzers)
+    # The main job: every case on every backend found, timed, then the report.
+    suite_results = built("suite-results.json")
+    n.build("suite", "run_console", implicit=[runner],
+            variables={"command": f"{runner} run --benchmark --results {suite_results} "
+                                  f"--junit {built('suite-junit.xml')} --save-failures {failures}",
+                       "description": "SUITE every case on every backend, timed"})
+    if python:
+        n.build("report", "run_console",
+                variables={"command": f"{python} report/kcs_report.py {suite_results} --output "
+                                      f"{built('report')}",
+                           "description": "REPORT from the suite's results"})
     n.build("all", "phony", [runner] + test_binaries)
     n.line("default all")
     n.close()

@@ -6,7 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 packages="gcc git ninja-build python3 python3-matplotlib python3-numpy libcmocka-dev
-libjansson-dev nettle-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
+libjansson-dev nettle-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo chromium
+clang libclang-rt-14-dev valgrind"
 missing=""
 for package in $packages; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""browser_check: load the kcs report in headless Chromium and check that it renders.
+
+    /usr/bin/python3 report/browser_check.py build/report/index.html build/report/screenshot.png
+
+For index.html and every op page its navigation links to, Chromium loads the page (with
+--dump-dom, after a small script added to a temporary copy has counted the images the browser
+failed to decode) and the check requires: the page finished loading (its footer is in the DOM),
+every <img> is a data:image/png URI that decodes as a PNG of nonzero size and that the browser
+drew, and, on index.html, the devices, summary and failures tables. Then it saves a screenshot of
+index.html (--window-size, default 1400,2000) to the path given.
+
+Exit status: 0 all checks passed; 1 a check failed (each failure is printed); 2 bad arguments;
+77 Chromium is not installed (the check is skipped: apt-get install chromium).
+"""
+
+import argparse
+import base64
+import binascii
+import html.parser
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 77
+KEY_TABLES = ("devices", "summary", "failures")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# Added to a temporary copy of each page: after the load event, record on <html> how many images
+# there are and which ones the browser could not decode (complete but naturalWidth 0).
+PROBE = ("<script>window.addEventListener('load',function(){var b=[],m=document.images;"
+         "for(var i=0;i<m.length;i++){if(!m[i].complete||m[i].naturalWidth===0)b.push(i);}"
+         "var r=document.documentElement;r.setAttribute('data-kcs-images',String(m.length));"
+         "r.setAttribute('data-kcs-broken',b.join(','));});</script>")
+
+
+def png_dimensions(data):
+    """(width, height) of a well-formed PNG (signature, IHDR first, every chunk's CRC, IEND last);
+    raises ValueError saying what is wrong otherwise."""
+    if not data.startswith(PNG_SIGNATURE):
+        raise ValueError("no PNG signature")
+    position, first, width, height = len(PNG_SIGNATURE), True, 0, 0
+    while True:
+        if position + 8 > len(data):
+            raise ValueError("truncated before IEND")
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        body = data[position + 8:position + 8 + length]
+        if len(body) != length or position + 12 + length > len(data):
+            raise ValueError(f"truncated {kind!r} chunk")
+        (crc,) = struct.unpack(">I", data[position + 8 + length:position + 12 + length])
+        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+            raise ValueError(f"bad CRC in {kind!r} chunk")
+        if first:
+            if kind != b"IHDR" or length != 13:
+                raise ValueError("first chunk is not IHDR")
+            width, height = struct.unpack(">II", body[:8])
+            first = False
+        position += 12 + length
+        if kind == b"IEND":
+            break
+    if width == 0 or height == 0:
+        raise ValueError(f"zero size {width}x{height}")
+    return width, height
+
+
+def check_image_source(source):
+    """None when source is a data:image/png;base64 URI holding a valid nonempty PNG, else why not."""
+    prefix = "data:image/png;base64,"
+    if not source.startswith(prefix):
+        return f"not an embedded PNG: {source[:60]!r}"
+    try:
+        data = base64.b64decode(source[len(prefix):], validate=True)
+    except (binascii.Error, ValueError) as error:
+        return f"base64 does not decode: {error}"
+    try:
+        png_dimensions(data)
+    except ValueError as error:
+        return f"not a valid PNG: {error}"
+    return None
+
+
+class PageParser(html.parser.HTMLParser):
+    """What the checks need from a page or a dumped DOM."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.images, self.tables, self.nav_links = [], set(), []
+        self.root_attributes, self.generator, self.has_end = {}, None, False
+        self._in_nav = 0
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "html":
+            self.root_attributes = attributes
+        elif tag == "img":
+            self.images.append(attributes.get("src") or "")
+        elif tag == "table" and attributes.get("id"):
+            self.tables.add(attributes["id"])
+        elif tag == "meta" and attributes.get("name") == "generator":
+            self.generator = attributes.get("content")
+        elif tag == "footer" and attributes.get("id") == "end":
+            self.has_end = True
+        elif tag == "nav":
+            self._in_nav += 1
+        elif tag == "a" and self._in_nav and attributes.get("href"):
+            self.nav_links.append(attributes["href"])
+
+    def handle_endtag(self, tag):
+        if tag == "nav" and self._in_nav:
+            self._in_nav -= 1
+
+
+def parse(text):
+    """A PageParser fed with text."""
+    parser = PageParser()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def check_dom(dom, name, key_tables=(), probed=True):
+    """The failures (strings) of one page's dumped DOM."""
+    page = parse(dom)
+    problems = []
+    if page.generator != "kcs-report":
+        problems.append(f"{name}: not a kcs report page (no <meta name=generator content=kcs-report>)")
+    if not page.has_end:
+        problems.append(f"{name}: the page did not finish loading (no footer#end in the DOM)")
+    for number, source in enumerate(page.images):
+        why = check_image_source(source)
+        if why:
+            problems.append(f"{name}: image {number + 1}: {why}")
+    if probed:
+        if "data-kcs-broken" not in page.root_attributes:
+            problems.append(f"{name}: the load event never ran (the probe left no mark)")
+        else:
+            broken = [b for b in page.root_attributes["data-kcs-broken"].split(",") if b]
+            if broken:
+                problems.append(f"{name}: the browser could not draw image(s) "
+                                f"{', '.join(str(int(b) + 1) for b in broken)}")
+            if page.root_attributes.get("data-kcs-images") != str(len(page.images)):
+                problems.append(f"{name}: {page.root_attributes.get('data-kcs-images')} images loaded, "
+                                f"{len(page.images)} in the DOM")
+    for ident in key_tables:
+        if ident not in page.tables:
+            problems.append(f"{name}: no table#{ident}")
+    return problems, page
+
+
+def find_chromium(explicit):
+    """The Chromium command: --chromium, $CHROMIUM, or chromium / chromium-browser on PATH."""
+    for candidate in (explicit, os.environ.get("CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate:
+            found = shutil.which(candidate)
+            if found:
+                return found
+    return None
+
+
+def run_chromium(chromium, profile, arguments, timeout):
+    """(returncode, stdout, stderr) of one headless Chromium run; returncode None on a timeout."""
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}", *arguments]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+def dump_page(chromium, scratch, path, timeout):
+    """The DOM of a probed copy of the page at path, after its load event, or raises RuntimeError."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    probe = os.path.join(scratch, "probe-" + os.path.basename(path))
+    closing = text.rfind("</body>")
+    text = text[:closing] + PROBE + text[closing:] if closing >= 0 else text + PROBE
+    with open(probe, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    code, out, err = run_chromium(chromium, os.path.join(scratch, "profile"),
+                                  ["--virtual-time-budget=10000", "--dump-dom", "file://" + probe], timeout)
+    if code != 0 or not out.strip():
+        tail = "\n".join(err.strip().splitlines()[-5:])
+        raise RuntimeError(f"{path}: chromium --dump-dom failed (status {code}): {tail}")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="browser_check.py", description="Load a kcs report in headless Chromium, check that it renders, "
+                                             "and save a screenshot.",
+        epilog="Exit status: 0 passed, 1 a check failed, 2 bad arguments, 77 Chromium not installed (skipped).")
+    parser.add_argument("index", metavar="INDEX.html", help="the report's index.html (kcs_report.py output)")
+    parser.add_argument("screenshot", metavar="SCREENSHOT.png", help="where to save the screenshot of index.html")
+    parser.add_argument("--chromium", help="the Chromium command (default: $CHROMIUM, chromium, chromium-browser)")
+    parser.add_argument("--window-size", default="1400,2000", help="screenshot size W,H (default: 1400,2000)")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per Chromium run (default: 120)")
+    args = parser.parse_args(argv)
+
+    chromium = find_chromium(args.chromium)
+    if chromium is None:
+        print("browser_check: SKIP: chromium is not installed (apt-get install chromium); nothing was checked")
+        return EXIT_SKIPPED
+    if not os.path.isfile(args.index):
+        print(f"browser_check: FAIL: {args.index}: no such file", file=sys.stderr)
+        return EXIT_FAILED
+    index = os.path.abspath(args.index)
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="kcs-browser-check-") as scratch:
+        pages = [index]
+        try:
+            dom = dump_page(chromium, scratch, index, args.timeout)
+        except RuntimeError as error:
+            print(f"browser_check: FAIL: {error}", file=sys.stderr)
+            return EXIT_FAILED
+        found, page = check_dom(dom, os.path.basename(index), KEY_TABLES)
+        problems += found
+        images = len(page.images)
+        for link in page.nav_links:
+            target = os.path.join(os.path.dirname(index), link.split("#", 1)[0])
+            if os.path.abspath(target) in pages or not link or "://" in link:
+                continue
+            if not os.path.isfile(target):
+                problems.append(f"{os.path.basename(index)}: navigation link {link!r}: no such page")
+                continue
+            pages.append(os.path.abspath(target))
+            try:
+                found, other = check_dom(dump_page(chromium, scratch, target, args.timeout), link)
+            except RuntimeError as error:
+                problems.append(str(error))
+                continue
+            problems += found
+            images += len(other.images)
+        shot = os.path.abspath(args.screenshot)
+        os.makedirs(os.path.dirname(shot), exist_ok=True)
+        if os.path.exists(shot):
+            os.remove(shot)
+        code, _, err = run_chromium(chromium, os.path.join(scratch, "profile"),
+                                    [f"--screenshot={shot}", f"--window-size={args.window_size}",
+                                     "file://" + index], args.timeout)
+        if code != 0 or not os.path.isfile(shot):
+            problems.append(f"screenshot: chromium failed (status {code}): "
+                            + " ".join(err.strip().splitlines()[-3:]))
+        else:
+            with open(shot, "rb") as handle:
+                try:
+                    width, height = png_dimensions(handle.read())
+                except ValueError as error:
+                    problems.append(f"screenshot {shot}: {error}")
+                    width = height = 0
+    if problems:
+        for problem in problems:
+            print(f"browser_check: FAIL: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"browser_check: OK: {len(pages)} page(s) loaded, {images} image(s) drawn, tables "
+          f"{', '.join(KEY_TABLES)} present; screenshot {shot} ({width}x{height})")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

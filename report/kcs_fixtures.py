@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Synthetic kcs results documents (schema version 1, docs/results.md) for the report's tests and
+demos: devices of several backends, timed and untimed results, failures with worst elements,
+NaN written as the string "nan", device ceilings.
+
+    /usr/bin/python3 report/kcs_fixtures.py OUTDIR
+
+writes OUTDIR/demo-baseline.json (an "old driver") and OUTDIR/demo-new.json (a "new driver" on
+which one case fails and one is three times slower), to try the report without a GPU:
+
+    /usr/bin/python3 report/kcs_report.py OUTDIR/demo-new.json --baseline OUTDIR/demo-baseline.json
+"""
+
+import copy
+import json
+import os
+import sys
+
+
+def device(ident, name, platform, driver, runtime, memory, ceilings=None, vendor="", details=""):
+    """A devices[] entry; ceilings is the runner's future per-device ceilings object."""
+    backend, index = ident.split(":")
+    record = {"id": ident, "backend": backend, "index": int(index), "name": name, "platform": platform,
+              "vendor": vendor, "driver_version": driver, "runtime_version": runtime, "details": details,
+              "memory_bytes": memory}
+    if ceilings is not None:
+        record["ceilings"] = ceilings
+    return record
+
+
+def timing(median, spread=0.01, repeats=10, end_to_end_factor=2.0):
+    """A kernel/end-to-end timing pair with quartiles at median*(1 -/+ spread)."""
+    def one(m):
+        return {"repeats": repeats, "median_s": m, "lower_quartile_s": m * (1 - spread),
+                "upper_quartile_s": m * (1 + spread), "min_s": m * (1 - 2 * spread), "max_s": m * (1 + 3 * spread)}
+    return {"kernel": one(median), "end_to_end": one(median * end_to_end_factor)}
+
+
+def result(case, dev, kernel, status="pass", *, n=1000, dtype=None, fraction=0.01, median=None, spread=0.01,
+           repeats=10, message="", expected=1.0, actual=None, line=10, op=None, tags=None, bytes_per_element=None):
+    """One results[] entry for a sumsq-like case of n elements on device record dev (or None)."""
+    stem = case.split("/")[0]
+    dtype = dtype or ("f32" if "f32" in case else "f64")
+    size = bytes_per_element or (4 if dtype == "f32" else 8)
+    entry = {"case": case, "file": f"cases/{stem}.md", "line": line, "status": status, "message": message,
+             "backend": dev["backend"] if dev else None, "device": dev["id"] if dev else None,
+             "kernel": kernel if dev else None, "op": op or stem, "dtype": dtype, "sizes": {"n": n},
+             "params": {}, "tags": tags if tags is not None else (["perf"] if median else []),
+             "expected_from": "golden", "bytes": float(n * size + size), "flops": float(2 * n)}
+    if status in ("pass", "fail"):
+        bound = abs(expected) * 1e-15 + 1e-300 if not isinstance(expected, str) else 1e-15
+        if isinstance(fraction, str):
+            error = fraction
+        else:
+            error = fraction * bound
+        entry["accuracy"] = {"checked": 1, "failures": 0 if status == "pass" else 1, "unwritten": 0,
+                             "fraction_of_bound": fraction,
+                             "worst": {"output": 0, "index": 0, "expected": expected,
+                                       "actual": actual if actual is not None else expected,
+                                       "error": error, "bound": bound}}
+    if median is not None and status == "pass":
+        entry["timing"] = timing(median, spread, repeats)
+        entry["timing"]["kernel_bytes_per_s"] = entry["bytes"] / median
+        entry["timing"]["kernel_flops_per_s"] = entry["flops"] / median
+    return entry
+
+
+def document(devices, results, created="2026-11-26T02:30:00Z", revision="559f110d8a45", hostname="ci-gpu-1"):
+    """A whole results document, its summary counted from the results."""
+    return {
+        "schema": "kcs-results", "version": 1, "created": created,
+        "machine": {"hostname": hostname, "os": "Linux", "kernel": "6.8.0", "architecture": "x86_64",
+                    "cpu": "AMD EPYC 9454", "cores": 96},
+        "kcs": {"revision": revision, "compiler": "gcc 12.2.0"},
+        "command": ["build/kcs", "run", "--benchmark"],
+        "options": {"benchmark": True, "min_repeats": 10, "min_seconds": 0.5, "max_repeats": 1000},
+        "devices": devices, "results": results,
+        "summary": {"passed": sum(r["status"] == "pass" for r in results),
+                    "failed": sum(r["status"] == "fail" for r in results),
+                    "skipped": sum(r["status"] == "skip" for r in results),
+                    "errors": sum(r["status"] == "error" for r in results)},
+    }
+
+
+REFERENCE = device("reference:0", "host x86_64 (96 cores)", "host", "6.8.0", "C compiler 12.2.0", 540e9,
+                   vendor="Linux", details="strict IEEE: -ffp-contract=off, no fast-math")
+POCL = device("opencl:0", "cpu-znver4-AMD EPYC 9454", "Portable Computing Language", "5.0+debian",
+              "OpenCL 3.0 PoCL 5.0+debian", 500e9, vendor="AuthenticAMD")
+NVIDIA_OPENCL = device("opencl:1", "NVIDIA H100 80GB HBM3", "NVIDIA CUDA", "550.54.15", "OpenCL 3.0 CUDA 12.4.131",
+                       85e9, ceilings={"copy_bytes_per_s": 2.9e12, "fma_flops_per_s": 6.0e13}, vendor="NVIDIA")
+CUDA = device("cuda:0", "NVIDIA H100 80GB HBM3", "CUDA", "550.54.15", "CUDA runtime 12.4", 85e9,
+              ceilings={"copy_bytes_per_s": 2.95e12, "fma_flops_per_s": 6.1e13, "gemm_flops_per_s": 4.9e14},
+              vendor="NVIDIA", details="sm_90, 132 SMs")
+
+# (case, n, timed) of a sumsq-like op; line numbers follow cases/sumsq.md's order.
+SUMSQ_CASES = [("sumsq/f64-n0", 0, False), ("sumsq/f64-n7", 7, False), ("sumsq/f64-n93", 93, False),
+               ("sumsq/f64-n4096", 4096, True), ("sumsq/f32-n4096", 4096, True),
+               ("sumsq/f64-n1000003", 1000003, True), ("sumsq/f32-n1000003", 1000003, True),
+               ("sumsq/f64-nan", 1000, False), ("sumsq/f64-n100000000", 100000000, True),
+               ("sumsq/f32-n100000000", 100000000, True)]
+KERNELS = {"reference": "blocked-pairwise", "opencl": "workgroup-tree", "cuda": "cub-reduce"}
+BANDWIDTH = {"reference:0": 13e9, "opencl:0": 40e9, "opencl:1": 2.2e12, "cuda:0": 2.6e12}
+
+
+def demo_new():
+    """A four-device run (reference, POCL, NVIDIA OpenCL, CUDA) with one failure and one error."""
+    devices = [REFERENCE, POCL, NVIDIA_OPENCL, CUDA]
+    results = []
+    for line, (case, n, timed) in enumerate(SUMSQ_CASES):
+        for dev in devices:
+            size = 4 if "f32" in case else 8
+            median = max(2e-6, (n * size) / BANDWIDTH[dev["id"]]) if timed else None
+            fraction = [0.0, 0.12, 0.43, 0.02, 0.0061][(line + len(dev["id"])) % 5]
+            if case.endswith("nan"):
+                results.append(result(case, dev, KERNELS[dev["backend"]], fraction=0.0, expected="nan",
+                                      actual="nan", line=20 + 9 * line, n=n))
+            elif dev["id"] == "reference:0" and n >= 10 ** 8 and "f32" in case:
+                results.append(result(case, dev, KERNELS["reference"], "skip", n=n, line=20 + 9 * line,
+                                      message="tagged large, and --skip-large was given"))
+            else:
+                results.append(result(case, dev, KERNELS[dev["backend"]], fraction=fraction, median=median,
+                                      spread=0.015, line=20 + 9 * line, n=n))
+    # Planted failures: a dropped tail on the NVIDIA OpenCL device, a build failure on POCL.
+    for entry in results:
+        if entry["case"] == "sumsq/f64-n93" and entry["device"] == "opencl:1":
+            entry.update(result("sumsq/f64-n93", NVIDIA_OPENCL, "workgroup-tree", "fail", n=93, fraction=3.1e9,
+                                expected=31.61245, actual=30.7711, line=entry["line"],
+                                message="sum differs from golden by 0.84135 (3.1e+09 x the bound): "
+                                        "a dropped element?"))
+        if entry["case"] == "sumsq/f64-n7" and entry["device"] == "opencl:0":
+            entry.update(result("sumsq/f64-n7", POCL, "workgroup-tree", "error", n=7, line=entry["line"],
+                                message="opencl/sumsq.cl:41: clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE\n"
+                                        "<kernel>:41:5: error: use of undeclared identifier 'tail'"))
+    # A problem found before any device ran: a malformed block (backend and device null).
+    results.append({"case": "sumsq/f64-typo", "file": "cases/sumsq.md", "line": 300, "status": "error",
+                    "message": "cases/sumsq.md:302: unknown key 'dtpye' (did you mean 'dtype'?)",
+                    "backend": None, "device": None, "kernel": None, "op": "sumsq", "dtype": None,
+                    "sizes": {}, "params": {}, "tags": [], "expected_from": None, "bytes": 0, "flops": 0})
+    return document(devices, results)
+
+
+def demo_baseline(new):
+    """The same run on the old driver, before the planted failure and slowdown."""
+    old = copy.deepcopy(new)
+    old["created"] = "2026-11-20T10:00:00Z"
+    old["kcs"]["revision"] = "4d2e0aa91c33"
+    for dev in old["devices"]:
+        if dev["backend"] in ("opencl", "cuda") and dev["id"] != "opencl:0":
+            dev["driver_version"] = "535.161.08"
+    for entry in old["results"]:
+        if entry["case"] == "sumsq/f64-n93" and entry["device"] == "opencl:1":
+            entry.update(result("sumsq/f64-n93", NVIDIA_OPENCL, "workgroup-tree", n=93, fraction=0.31,
+                                line=entry["line"]))
+    for entry in new["results"]:
+        if entry["case"] == "sumsq/f64-n1000003" and entry["device"] == "cuda:0":
+            for key in ("kernel",):
+                for field in ("median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s"):
+                    entry["timing"][key][field] *= 3.0
+            entry["timing"]["kernel_bytes_per_s"] /= 3.0
+    old["summary"] = document(old["devices"], old["results"])["summary"]
+    return old
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    os.makedirs(argv[1], exist_ok=True)
+    new = demo_new()
+    old = demo_baseline(new)
+    for name, data in (("demo-new.json", new), ("demo-baseline.json", old)):
+        with open(os.path.join(argv[1], name), "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1, allow_nan=False, default=str)
+    print(os.path.join(argv[1], "demo-new.json"))
+    print(os.path.join(argv[1], "demo-baseline.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,503 @@
+"""Tests of the kcs report: the Markdown converter, reading results, the baseline comparison, and
+the pages the command writes (self-contained, valid embedded PNGs, the key tables, the woven op
+page, the exit status a CI gate relies on).
+
+    /usr/bin/python3 -m unittest discover -s report -p 'test_*.py'
+
+Standard library only; results files are built in memory from the schema (kcs_fixtures.py).
+"""
+
+import base64
+import contextlib
+import copy
+import html.parser
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import browser_check  # noqa: E402
+import kcs_fixtures as fx  # noqa: E402
+import kcs_report  # noqa: E402
+from kcs_compare import Thresholds, classify_correctness, classify_speed  # noqa: E402
+from kcs_markdown import markdown_to_html  # noqa: E402
+from kcs_results import ResultsError, results_from_data  # noqa: E402
+
+SCRIPT = os.path.join(HERE, "kcs_report.py")
+
+CASE_FILE = """# Sum of squares <for tests>
+
+Prose with `x < y && z`, a <b>tag</b> & an ampersand, **bold**, *emphasis*, snake_case_name,
+and a [link to the spec](../docs/sumsq.md).
+
+| column | `a \\| b` |
+| --- | ---: |
+| <i>cell</i> | `1 < 2` |
+
+```kcs-case
+case: f64-n93
+op: sumsq
+dtype: f64
+sizes: n=93
+input x: uniform lo=-1 hi=1
+expect: golden
+```
+
+Some prose between cases.
+
+```kcs-case
+case: f64-n1000003
+op: sumsq
+dtype: f64
+sizes: n=1000003
+input x: normal
+expect: golden
+tags: perf
+```
+
+```kcs-case
+case: f64-not-run
+op: sumsq
+dtype: f64
+sizes: n=5
+input x: normal
+expect: golden
+```
+
+```c
+/* a fence that is prose: <not a tag> */
+```
+"""
+
+
+def timed_entry(doc, case, device_id):
+    """The results[] entry of case on device_id in a document."""
+    return next(r for r in doc["results"] if r["case"] == case and r["device"] == device_id)
+
+
+def scale_timing(entry, factor, spread=None):
+    """Multiplies a kernel timing by factor, optionally resetting its quartiles to median*(1 -/+ spread)."""
+    kernel = entry["timing"]["kernel"]
+    for field in ("median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s"):
+        kernel[field] *= factor
+    if spread is not None:
+        kernel["lower_quartile_s"] = kernel["median_s"] * (1 - spread)
+        kernel["upper_quartile_s"] = kernel["median_s"] * (1 + spread)
+
+
+class Images(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.sources = []
+        self.attributes = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href", "srcset", "poster", "data"):
+                self.attributes.append((tag, name, value or ""))
+        if tag == "img":
+            self.sources.append(dict(attrs).get("src", ""))
+
+
+class MarkdownTests(unittest.TestCase):
+    def test_html_in_prose_is_escaped(self):
+        out = markdown_to_html('a <script>alert("x")</script> & b > c')
+        self.assertNotIn("<script", out)
+        self.assertIn("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; b &gt; c", out)
+
+    def test_code_spans_are_escaped_and_literal(self):
+        out = markdown_to_html("see `a*b*c < d && e_f_g` and ``a ` b`` here")
+        self.assertIn("<code>a*b*c &lt; d &amp;&amp; e_f_g</code>", out)
+        self.assertIn("<code>a ` b</code>", out)
+        self.assertNotIn("<em>", out)
+
+    def test_fenced_code_keeps_markdown_and_html_literal(self):
+        out = markdown_to_html("```c\nint a = b < c && *p;\n# not a heading\n| not | a table |\n"
+                               "|---|---|\n</code></pre><script>\n```\nafter")
+        self.assertIn('<pre><code class="language-c">int a = b &lt; c &amp;&amp; *p;\n# not a heading', out)
+        self.assertIn("&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;", out)
+        self.assertNotIn("<h1", out)
+        self.assertNotIn("<table", out)
+        self.assertIn("<p>after</p>", out)
+
+    def test_longer_fence_contains_a_shorter_one_and_tildes(self):
+        out = markdown_to_html("````md\n```\ninner\n```\n````\n\n~~~\n```\n~~~")
+        self.assertEqual(out.count("<pre>"), 2)
+        self.assertIn("```\ninner\n```", out)
+
+    def test_unclosed_fence_runs_to_the_end(self):
+        out = markdown_to_html("text\n\n```\nnever closed <x>")
+        self.assertIn("<pre><code>never closed &lt;x&gt;</code></pre>", out)
+
+    def test_indented_code(self):
+        out = markdown_to_html("para\n\n    s = x[0]^2 + <y>\n    next\n\nafter")
+        self.assertIn("<pre><code>s = x[0]^2 + &lt;y&gt;\nnext</code></pre>", out)
+
+    def test_table_with_alignment_escaped_pipes_and_html(self):
+        out = markdown_to_html("| key | `a \\| b` | right |\n| :--- | --- | ---: |\n"
+                               "| `x|y`? | <b>bold?</b> | 3 \\| 4 |\n| short |\n")
+        self.assertIn('<th style="text-align:left">key</th>', out)
+        self.assertIn("<th><code>a | b</code></th>", out)
+        self.assertIn('<th style="text-align:right">right</th>', out)
+        self.assertIn("&lt;b&gt;bold?&lt;/b&gt;", out)
+        self.assertIn("3 | 4", out)
+        self.assertEqual(out.count("<tr>"), 3)
+        self.assertEqual(out.count("<td"), 6)  # a short row is padded to the header's width
+
+    def test_emphasis_only_at_word_boundaries(self):
+        out = markdown_to_html("**strong** and *em* and _em too_ but snake_case_name, 2 * 3 * 4 and a*b")
+        self.assertIn("<strong>strong</strong>", out)
+        self.assertEqual(out.count("<em>"), 2)
+        self.assertIn("snake_case_name", out)
+        self.assertIn("2 * 3 * 4", out)
+
+    def test_links_are_kept_safe(self):
+        out = markdown_to_html('[spec](../docs/sumsq.md#bound) [bad](javascript:alert(1)) '
+                               '[q](x.md "title") <https://example.org/a?b=1&c=2> ![pic](plot.png)')
+        self.assertIn('<a href="../docs/sumsq.md#bound">spec</a>', out)
+        self.assertNotIn("javascript:", out.replace("&quot;", ""))
+        self.assertIn('<span class="dropped-link">bad</span>', out)
+        self.assertIn('<a href="x.md">q</a>', out)
+        self.assertIn('href="https://example.org/a?b=1&amp;c=2"', out)
+        self.assertNotIn("<img", out)  # images become links: a page never loads a file
+        out = markdown_to_html('[x](" onmouseover="alert(1))')
+        self.assertNotIn('" onmouseover', out)
+
+    def test_lists_nested_and_ordered(self):
+        out = markdown_to_html("- one\n- two\n  - nested `code`\n- three\n\n3. c\n4. d\n\n* a\n  continued\n")
+        self.assertIn("<ul>\n<li>one</li>\n<li>two\n<ul>\n<li>nested <code>code</code></li>\n</ul></li>", out)
+        self.assertIn('<ol start="3">', out)
+        self.assertIn("<li>a\ncontinued</li>", out)
+
+    def test_headings_get_unique_ids(self):
+        out = markdown_to_html("# Title `x`\n\n## Part\n\n## Part\n\ntext ## not a heading")
+        self.assertIn('<h1 id="title-x">Title <code>x</code>', out)
+        self.assertIn('<h2 id="part">', out)
+        self.assertIn('<h2 id="part-2">', out)
+        self.assertIn("<p>text ## not a heading</p>", out)
+
+    def test_fence_hook_replaces_blocks(self):
+        seen = []
+
+        def hook(info, lines):
+            if info != "kcs-case":
+                return None
+            seen.append(lines)
+            return "<div>CASE</div>"
+
+        out = markdown_to_html("```kcs-case\ncase: a\n```\n\n```\nplain\n```", fence_hook=hook)
+        self.assertEqual(seen, [["case: a"]])
+        self.assertIn("<div>CASE</div>", out)
+        self.assertIn("<pre><code>plain</code></pre>", out)
+
+
+class ResultsTests(unittest.TestCase):
+    def test_nonfinite_strings_become_floats(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-nan", fx.CUDA, "k", fraction="nan",
+                                                expected="nan", actual="inf")])
+        run = results_from_data(json.loads(json.dumps(doc)))
+        worst = run.results[0]["accuracy"]["worst"]
+        self.assertTrue(math.isnan(run.results[0]["accuracy"]["fraction_of_bound"]))
+        self.assertTrue(math.isnan(worst["expected"]))
+        self.assertEqual(worst["actual"], math.inf)
+
+    def test_rejects_other_schemas_and_versions(self):
+        with self.assertRaisesRegex(ResultsError, "not a kcs results file"):
+            results_from_data({"schema": "other", "version": 1, "results": []}, "x.json")
+        with self.assertRaisesRegex(ResultsError, "version 2"):
+            results_from_data({"schema": "kcs-results", "version": 2, "results": []}, "x.json")
+
+
+class ClassificationTests(unittest.TestCase):
+    def kernel(self, median, spread, repeats=10):
+        return {"repeats": repeats, "median_s": median, "lower_quartile_s": median * (1 - spread),
+                "upper_quartile_s": median * (1 + spread)}
+
+    def test_correctness(self):
+        self.assertEqual(classify_correctness("pass", "fail"), "regressed")
+        self.assertEqual(classify_correctness("pass", "error"), "regressed")
+        self.assertEqual(classify_correctness("error", "pass"), "fixed")
+        self.assertEqual(classify_correctness("fail", "error"), "unchanged")
+        self.assertEqual(classify_correctness("pass", "skip"), "unchanged")
+
+    def test_speed(self):
+        old = self.kernel(1.0, 0.01)
+        self.assertEqual(classify_speed(old, self.kernel(3.0, 0.01))[0], "slower")
+        self.assertEqual(classify_speed(old, self.kernel(0.5, 0.01))[0], "faster")
+        self.assertEqual(classify_speed(old, self.kernel(1.0, 0.01))[0], "same")
+        # Apart but within the noise floor: same, not slower.
+        self.assertEqual(classify_speed(self.kernel(1.0, 0.001), self.kernel(1.01, 0.001))[0], "same")
+        # Wide, overlapping spreads with medians 30% apart: cannot tell.
+        self.assertEqual(classify_speed(self.kernel(1.0, 0.5), self.kernel(1.3, 0.5))[0], "unclear")
+        # Overlapping, medians 3% apart: same.
+        self.assertEqual(classify_speed(self.kernel(1.0, 0.1), self.kernel(1.03, 0.1))[0], "same")
+        # Too few repeats: unclear even for a 3x change.
+        self.assertEqual(classify_speed(self.kernel(1.0, 0.01, 2), self.kernel(3.0, 0.01, 2))[0], "unclear")
+        self.assertEqual(classify_speed(None, old)[0], "untimed")
+        custom = Thresholds(noise_floor=0.5)
+        self.assertEqual(classify_speed(old, self.kernel(1.4, 0.01), custom)[0], "same")
+
+
+class ReportTests(unittest.TestCase):
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory(prefix="kcs-report-test-")
+        self.dir = self.scratch.name
+        self.cases = os.path.join(self.dir, "cases")
+        os.makedirs(self.cases)
+        with open(os.path.join(self.cases, "sumsq.md"), "w", encoding="utf-8") as handle:
+            handle.write(CASE_FILE)
+        self.new = fx.demo_new()
+
+    def tearDown(self):
+        self.scratch.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, allow_nan=False, default=str)
+        return path
+
+    def report(self, *paths, baseline=None, output="out"):
+        """Runs the command in-process: (exit status, stdout, output directory)."""
+        out_dir = os.path.join(self.dir, output)
+        argv = [*paths, "--cases", self.cases, "--output", out_dir]
+        if baseline:
+            argv += ["--baseline", baseline]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = kcs_report.main(argv)
+        return status, stdout.getvalue() + stderr.getvalue(), out_dir
+
+    def read(self, path):
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    def assert_self_contained(self, text, name):
+        self.assertNotIn("http://", text, name)
+        self.assertNotIn("https://", text, name)
+        self.assertNotRegex(text, r"<link\b", name)
+        self.assertNotRegex(text, r"<script\b", name)
+        self.assertNotRegex(text, r"<iframe\b|<object\b|<embed\b", name)
+        self.assertNotRegex(text, r"@import|url\(", name)
+        parser = Images()
+        parser.feed(text)
+        for tag, attribute, value in parser.attributes:
+            if attribute != "href":
+                self.assertTrue(value.startswith("data:image/png;base64,"), f"{name}: {tag} {attribute}={value[:40]}")
+        for source in parser.sources:
+            self.assertIsNone(browser_check.check_image_source(source), name)
+        return parser.sources
+
+    def test_report_is_self_contained_with_valid_png_images(self):
+        status, out, out_dir = self.report(self.write("new.json", self.new))
+        self.assertEqual(status, 0, out)
+        self.assertEqual(out.strip().splitlines()[-1], os.path.join(out_dir, "index.html"))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        images = self.assert_self_contained(index, "index.html")
+        self.assertGreaterEqual(len(images), 3)  # throughput, fraction of ceiling, accuracy
+        for source in images:
+            data = base64.b64decode(source.split(",", 1)[1], validate=True)
+            width, height = browser_check.png_dimensions(data)
+            self.assertGreater(width * height, 0)
+        op_page = self.read(os.path.join(out_dir, "sumsq.html"))
+        self.assert_self_contained(op_page, "sumsq.html")
+        problems, _ = browser_check.check_dom(index, "index.html", browser_check.KEY_TABLES, probed=False)
+        self.assertEqual(problems, [])
+
+    def test_index_tables_and_failures(self):
+        status, out, out_dir = self.report(self.write("new.json", self.new))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        for ident in ("runs", "devices", "summary", "failures", "matrix"):
+            self.assertIn(f'id="{ident}"', index)
+        self.assertIn("NVIDIA H100 80GB HBM3", index)
+        self.assertIn("550.54.15", index)
+        self.assertIn("OpenCL 3.0 PoCL 5.0+debian", index)
+        # The failure with its message (escaped) and its worst element.
+        self.assertIn("&lt;kernel&gt;:41:5: error: use of undeclared identifier &#x27;tail&#x27;", index)
+        self.assertIn("a dropped element?", index)
+        self.assertIn("<code>30.7711</code>", index)
+        self.assertIn("<code>31.61245</code>", index)
+        # Ceilings: present on the NVIDIA devices, absent on the CPUs.
+        self.assertIn("fraction of copy bandwidth", index)
+        self.assertIn("no ceiling measured", index)
+
+    def test_no_ceilings_anywhere_says_so(self):
+        doc = fx.document([fx.REFERENCE], [fx.result("sumsq/f64-n1000003", fx.REFERENCE, "k", n=1000003,
+                                                     median=1e-3)])
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertIn("<strong>no ceiling measured</strong>", index)
+        self.assertNotIn('id="matrix"', index)  # one device: no matrix
+        self.assertIn('id="failures"', index)   # the table is there, saying there are none
+        self.assertIn("No failures or errors.", index)
+
+    def test_gemm_is_measured_against_the_gemm_ceiling(self):
+        doc = fx.document([fx.CUDA], [fx.result("gemm/f32-256", fx.CUDA, "cublas", n=65536, median=2e-5, op="gemm"),
+                                      fx.result("gemm/f32-1024", fx.CUDA, "cublas", n=10 ** 6, median=4e-5,
+                                                op="gemm")])
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        self.assertEqual(status, 0, out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertIn("fraction of GEMM rate", index)
+        self.assertTrue(os.path.isfile(os.path.join(out_dir, "gemm.html")))  # no case file: still a page
+        self.assertIn("No case file", self.read(os.path.join(out_dir, "gemm.html")))
+
+    def test_op_page_is_woven_from_the_case_file(self):
+        status, out, out_dir = self.report(self.write("new.json", self.new))
+        page = self.read(os.path.join(out_dir, "sumsq.html"))
+        self.assertIn("Sum of squares &lt;for tests&gt;", page)
+        self.assertIn("<code>x &lt; y &amp;&amp; z</code>", page)
+        self.assertIn("a &lt;b&gt;tag&lt;/b&gt; &amp; an ampersand", page)
+        self.assertIn("snake_case_name", page)
+        self.assertIn("<code>a | b</code>", page)
+        self.assertIn('href="../docs/sumsq.md"', page)  # relative to the output directory
+        self.assertIn('id="case-f64-n93"', page)
+        self.assertIn('id="case-f64-n1000003"', page)
+        self.assertNotIn("```kcs-case", page)
+        # The failing case's table, and the case without results.
+        block = page[page.index('id="case-f64-n93"'):page.index('id="case-f64-n1000003"')]
+        self.assertIn('<span class="badge fail">fail</span>', block)
+        self.assertIn("workgroup-tree", block)
+        self.assertIn("not in these results", page[page.index('id="case-f64-not-run"'):])
+        self.assertIn("&lt;not a tag&gt;", page)
+        # Results of cases that the file does not have are still shown.
+        self.assertIn("Results for cases not in the case file", page)
+        self.assertIn('id="case-f32-n4096"', page)
+
+    def test_planted_regression_exits_3(self):
+        baseline = self.write("base.json", self.new)
+        new = copy.deepcopy(self.new)
+        broken = timed_entry(new, "sumsq/f64-n4096", "cuda:0")
+        broken.update(fx.result("sumsq/f64-n4096", fx.CUDA, "cub-reduce", "fail", n=4096, fraction=40.0,
+                                message="planted failure", line=broken["line"]))
+        scale_timing(timed_entry(new, "sumsq/f64-n1000003", "cuda:0"), 3.0, spread=0.01)
+        path = self.write("new.json", new)
+        done = subprocess.run([sys.executable, SCRIPT, path, "--baseline", baseline, "--cases", self.cases,
+                               "--output", os.path.join(self.dir, "out")], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+        self.assertIn("1 regressed", done.stdout)
+        self.assertIn("1 slower", done.stdout)
+        self.assertIn("REGRESSED: sumsq/f64-n4096 [cuda cub-reduce on NVIDIA H100 80GB HBM3]: pass -> fail",
+                      done.stdout)
+        self.assertIn("SLOWER: sumsq/f64-n1000003 [cuda cub-reduce on NVIDIA H100 80GB HBM3]", done.stdout)
+        self.assertTrue(done.stdout.strip().splitlines()[-1].endswith("index.html"))
+        index = self.read(os.path.join(self.dir, "out", "index.html"))
+        self.assertIn('id="comparison"', index)
+        table = index[index.index('id="comparison"'):]
+        table = table[:table.index("</table>")]
+        self.assertIn('<span class="badge regressed">regressed</span>', table)
+        self.assertIn('<span class="badge slower">slower</span>', table)
+
+    def test_unchanged_copy_exits_0_and_is_same(self):
+        path = self.write("new.json", self.new)
+        baseline = self.write("base.json", self.new)
+        done = subprocess.run([sys.executable, SCRIPT, path, "--baseline", baseline, "--cases", self.cases,
+                               "--output", os.path.join(self.dir, "out")], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("0 regressed", done.stdout)
+        self.assertRegex(done.stdout, r"\b2[0-9] same\b")
+        self.assertIn("0 slower", done.stdout)
+        index = self.read(os.path.join(self.dir, "out", "index.html"))
+        self.assertIn('<span class="badge same">same</span>', index)
+        self.assertIn("No regression against the baseline.", index)
+
+    def test_fixed_and_overlapping_wide_spreads(self):
+        old = copy.deepcopy(self.new)
+        new = copy.deepcopy(self.new)
+        for doc in (old, new):
+            entry = timed_entry(doc, "sumsq/f64-n100000000", "opencl:1")
+            entry["timing"]["kernel"]["lower_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 0.5
+            entry["timing"]["kernel"]["upper_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 1.5
+        scale_timing(timed_entry(new, "sumsq/f64-n100000000", "opencl:1"), 1.3)
+        before = timed_entry(old, "sumsq/f64-n4096", "cuda:0")
+        before.update(fx.result("sumsq/f64-n4096", fx.CUDA, "cub-reduce", "error", n=4096,
+                                message="CUDA error: an illegal memory access", line=before["line"]))
+        status, out, out_dir = self.report(self.write("new.json", new), baseline=self.write("base.json", old))
+        self.assertEqual(status, 0, out)  # unclear and fixed do not gate
+        self.assertIn("1 unclear", out)
+        self.assertIn("1 fixed", out)
+        self.assertIn("FIXED: sumsq/f64-n4096 [cuda cub-reduce on NVIDIA H100 80GB HBM3]: error -> pass", out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertIn('<span class="badge unclear">unclear</span>', index)
+
+    def test_several_files_give_a_matrix(self):
+        other = copy.deepcopy(self.new)
+        other["created"] = "2026-11-27T00:00:00Z"
+        for device in other["devices"]:
+            if device["backend"] == "cuda":
+                device["driver_version"] = "560.28.03"
+        status, out, out_dir = self.report(self.write("driver-550.json", self.new),
+                                           self.write("driver-560.json", other))
+        self.assertEqual(status, 0, out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        matrix = index[index.index('id="matrix"'):]
+        matrix = matrix[:matrix.index("</table>")]
+        self.assertIn("cuda: NVIDIA H100 80GB HBM3 [550.54.15]", matrix)
+        self.assertIn("cuda: NVIDIA H100 80GB HBM3 [560.28.03]", matrix)
+        self.assertIn("driver-560.json", index)
+
+    def test_bad_input_is_a_clear_error(self):
+        status, out, _ = self.report(os.path.join(self.dir, "missing.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("missing.json: cannot read", out)
+        status, out, _ = self.report(self.write("other.json", {"schema": "x"}))
+        self.assertEqual(status, 2)
+        self.assertIn("not a kcs results file", out)
+        with open(os.path.join(self.dir, "broken.json"), "w") as handle:
+            handle.write("{not json")
+        status, out, _ = self.report(os.path.join(self.dir, "broken.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("not valid JSON", out)
+
+    def test_help(self):
+        done = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0)
+        self.assertIn("--baseline", done.stdout)
+        self.assertIn("3 with --baseline", done.stdout)
+
+
+class BrowserCheckTests(unittest.TestCase):
+    def test_png_checker_rejects_corruption(self):
+        status_png = base64.b64decode(
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+        self.assertEqual(browser_check.png_dimensions(status_png), (1, 1))
+        corrupt = status_png[:40] + bytes([status_png[40] ^ 1]) + status_png[41:]
+        with self.assertRaisesRegex(ValueError, "CRC"):
+            browser_check.png_dimensions(corrupt)
+        self.assertIn("not an embedded PNG", browser_check.check_image_source("plot.png"))
+
+    @unittest.skipUnless(browser_check.find_chromium(None), "chromium is not installed")
+    def test_report_renders_in_chromium(self):
+        with tempfile.TemporaryDirectory(prefix="kcs-browser-test-") as scratch:
+            path = os.path.join(scratch, "new.json")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(fx.demo_new(), handle, default=str)
+            out_dir = os.path.join(scratch, "out")
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(kcs_report.main([path, "--output", out_dir]), 0)
+            shot = os.path.join(scratch, "shot.png")
+            done = subprocess.run([sys.executable, os.path.join(HERE, "browser_check.py"),
+                                   os.path.join(out_dir, "index.html"), shot], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with open(shot, "rb") as handle:
+                self.assertEqual(browser_check.png_dimensions(handle.read()), (1400, 2000))
+
+    def test_skips_without_chromium(self):
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, PATH=empty)
+            env.pop("CHROMIUM", None)
+            done = subprocess.run([sys.executable, os.path.join(HERE, "browser_check.py"), "index.html",
+                                   "shot.png"], capture_output=True, text=True, env=env)
+        self.assertEqual(done.returncode, 77)
+        self.assertIn("SKIP", done.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
