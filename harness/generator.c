@@ -208,10 +208,14 @@ kcs_status kcs_distribution_check(const kcs_distribution *d, kcs_error *err)
             if (strcmp(d->params[j].name, d->params[i].name) == 0)
                 return kcs_fail(err, KCS_ERROR, "parameter '%s' given twice", d->params[i].name);
     }
-    for (int r = 0; r < 3 && kind->required[r]; r++)
-        if (isnan(kcs_distribution_param(d, kind->required[r], NAN)))
+    for (int r = 0; r < 3 && kind->required[r]; r++) {
+        int given = 0; /* by name: "value=nan" is given, and NaN */
+        for (int i = 0; i < d->param_count; i++)
+            given |= strcmp(d->params[i].name, kind->required[r]) == 0;
+        if (!given)
             return kcs_fail(err, KCS_ERROR, "distribution '%s' needs parameter '%s'", d->name,
                             kind->required[r]);
+    }
     if (strcmp(d->name, "uniform") == 0 || strcmp(d->name, "integers") == 0) {
         double lo = kcs_distribution_param(d, "lo", 0.0), hi = kcs_distribution_param(d, "hi", 1.0);
         if (!(isfinite(lo) && isfinite(hi) && lo <= hi))

@@ -25,4 +25,30 @@ double kcs_reference_now(void);
 KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f32);
 KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f64);
 
+/* gemm (ref/gemm.c) */
+KCS_REFERENCE_KERNEL(kcs_reference_gemm_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_gemm_f64);
+
+/* add, mul, relu, sigmoid (ref/elementwise.c) */
+KCS_REFERENCE_KERNEL(kcs_reference_add_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_add_f64);
+KCS_REFERENCE_KERNEL(kcs_reference_mul_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_mul_f64);
+KCS_REFERENCE_KERNEL(kcs_reference_relu_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_relu_f64);
+KCS_REFERENCE_KERNEL(kcs_reference_sigmoid_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_sigmoid_f64);
+
+/* softmax (ref/softmax.c) */
+KCS_REFERENCE_KERNEL(kcs_reference_softmax_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_softmax_f64);
+
+/* assign, reduce, update, energy (ref/anneal.c) */
+KCS_REFERENCE_KERNEL(kcs_reference_assign_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_assign_f16);
+KCS_REFERENCE_KERNEL(kcs_reference_reduce_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_reduce_f16);
+KCS_REFERENCE_KERNEL(kcs_reference_update_f32);
+KCS_REFERENCE_KERNEL(kcs_reference_energy_f32);
+
 #endif

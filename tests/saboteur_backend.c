@@ -33,6 +33,10 @@ static const struct {
     const size_t *count;
 } tables[] = {
     {kcs_saboteur_sumsq_kernels, &kcs_saboteur_sumsq_kernel_count},
+    {kcs_saboteur_gemm_kernels, &kcs_saboteur_gemm_kernel_count},
+    {kcs_saboteur_elementwise_kernels, &kcs_saboteur_elementwise_kernel_count},
+    {kcs_saboteur_softmax_kernels, &kcs_saboteur_softmax_kernel_count},
+    {kcs_saboteur_anneal_kernels, &kcs_saboteur_anneal_kernel_count},
 };
 
 kcs_backend kcs_saboteur_backend(void)

@@ -22,6 +22,14 @@ kcs_status kcs_saboteur_store(kcs_device *device, kcs_buffer *buffer, const void
 /* Each op's saboteurs (tests/saboteur_<op>.c), listed in saboteur_backend.c. */
 extern const kcs_kernel kcs_saboteur_sumsq_kernels[];
 extern const size_t kcs_saboteur_sumsq_kernel_count;
+extern const kcs_kernel kcs_saboteur_gemm_kernels[];
+extern const size_t kcs_saboteur_gemm_kernel_count;
+extern const kcs_kernel kcs_saboteur_elementwise_kernels[];
+extern const size_t kcs_saboteur_elementwise_kernel_count;
+extern const kcs_kernel kcs_saboteur_softmax_kernels[];
+extern const size_t kcs_saboteur_softmax_kernel_count;
+extern const kcs_kernel kcs_saboteur_anneal_kernels[];
+extern const size_t kcs_saboteur_anneal_kernel_count;
 
 /* Kernels that hang, crash or fail like a device (tests/saboteur_faults.c);
  * not in kcs_saboteur_backend(), only in the runner's saboteur backend. */

@@ -1,0 +1,38 @@
+/* bounds.h: the pieces every op's error bound is built from (docs/<op>.md
+ * derive each bound from them).
+ *
+ * gamma(k) is Higham's constant for k roundings in a row; the summation
+ * depth is the rule every reduction of kcs allows (docs/sumsq.md): any
+ * summation tree in which each term passes through at most D(n) additions.
+ * The bounds are themselves computed in double; kcs_bound_widen makes them
+ * larger by far more than their own rounding error, so that a bound is
+ * never too small by a rounding.
+ */
+#ifndef KCS_BOUNDS_H
+#define KCS_BOUNDS_H
+
+#include <math.h>
+#include <stddef.h>
+
+/* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 2nd ed., 3.4); inf when k u >= 1. */
+static inline double kcs_gamma(double k, double u)
+{
+    return k * u < 1.0 ? k * u / (1.0 - k * u) : INFINITY;
+}
+
+/* D(n) = min(n - 1, 2048 + ceil(log2 n)): the most additions a term of an
+ * n-term sum may pass through (docs/sumsq.md, "Order"). */
+static inline double kcs_summation_depth(size_t n)
+{
+    if (n <= 1)
+        return 0.0;
+    return fmin((double)(n - 1), 2048.0 + ceil(log2((double)n)));
+}
+
+/* A bound computed in double, made safe against its own rounding. */
+static inline double kcs_bound_widen(double bound)
+{
+    return bound * (1.0 + 0x1.0p-40);
+}
+
+#endif

@@ -1,0 +1,273 @@
+/* op_elementwise.c: the elementwise descriptors: add(x, y), mul(x, y),
+ * relu(x) and sigmoid(x), out[i] = f(x[i] [, y[i]]), f32 and f64.
+ *
+ * docs/elementwise.md is the normative definition and derives the bounds
+ * computed here, per function:
+ *   add, mul  correctly rounded. The oracle computes the correctly rounded
+ *             result itself (f32 through double, which is exact or rounds
+ *             innocuously: Figueroa 1995), and the bound is half the gap to
+ *             its nearest neighbour, so only that value passes.
+ *   relu      exact: x < 0 ? 0 : x, so relu(NaN) is NaN; bound 0.
+ *   sigmoid   1 / (1 + exp(-x)) with exp within 3 ulp and, in f32, the
+ *             divide within 2.5 ulp (OpenCL's limits without fast math; f64
+ *             divides are correctly rounded): relative error below
+ *             (1 + 2Du) / ((1 - 6u)(1 - u)) - 1 with D = 2.5 or 0.5 (about
+ *             12u in f32, 8u in f64), plus half the smallest subnormal; where
+ *             exp(-x) overflows the exact result is below 2 / (largest
+ *             finite) and 0 is allowed.
+ *             The oracle uses long double expl (64-bit significand).
+ * One file holds the four ops (configure.py registers each kcs_op below).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "op.h"
+
+_Static_assert(LDBL_MANT_DIG >= 64, "the sigmoid oracle needs long double with a 64-bit significand or more");
+
+static const char *const sizes[] = {"n", NULL};
+static const char *const params[] = {NULL};
+static const char *const binary_inputs[] = {"x", "y", NULL};
+static const char *const unary_inputs[] = {"x", NULL};
+
+/* The ulp budget of the device's exp in sigmoid (OpenCL 1.2, 7.4: exp is
+ * within 3 ulp in f32 and f64; CUDA's expf is within 2, exp within 1). */
+static const double sigmoid_exp_ulps = 3.0;
+
+/* The ulp budget of its divide: OpenCL allows 2.5 ulp for an f32 divide
+ * unless the program asks for correct rounding; f64 divides are IEEE. */
+static double sigmoid_divide_ulps(kcs_dtype dtype)
+{
+    return dtype == KCS_F32 ? 2.5 : 0.5;
+}
+
+/* Relative error of the long double sigmoid before its rounding to double:
+ * expl within 8 of its ulps (glibc documents 1 on x86-64), the add and the
+ * divide 1/2 ulp each, an ulp of long double being at most 2^-63 relative. */
+static const double sigmoid_oracle_error = 0x1.0p-59;
+
+/* Which of the four ops, from the op name (looked up once per call, not per element). */
+typedef enum { ADD, MUL, RELU, SIGMOID } function;
+
+static function function_of(const kcs_op_args *args)
+{
+    if (strcmp(args->op, "add") == 0)
+        return ADD;
+    if (strcmp(args->op, "mul") == 0)
+        return MUL;
+    return strcmp(args->op, "relu") == 0 ? RELU : SIGMOID;
+}
+
+static int is_binary(const kcs_op_args *args)
+{
+    return function_of(args) <= MUL;
+}
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F32 && c->dtype != KCS_F64)
+        return kcs_fail(err, KCS_ERROR, "%s has f32 and f64 variants, not %s", c->op,
+                        kcs_dtype_name(c->dtype));
+    args->elementwise.n = (size_t)kcs_case_size(c, "n", 0);
+    return KCS_OK;
+}
+
+static void set_vector(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t n)
+{
+    snprintf(spec->name, sizeof spec->name, "%s", name);
+    spec->dtype = dtype;
+    spec->ndim = 1;
+    spec->shape[0] = n;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    size_t n = args->elementwise.n;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = is_binary(args) ? 2 : 1;
+    set_vector(&layout->inputs[0], "x", args->dtype, n);
+    if (is_binary(args))
+        set_vector(&layout->inputs[1], "y", args->dtype, n);
+    layout->output_count = 1;
+    set_vector(&layout->outputs[0], "out", args->dtype, n);
+    return KCS_OK;
+}
+
+/* The correctly rounded sum and product in the case dtype. For f32 the
+ * double result is exact (product) or rounded once more to float, which is
+ * still correct rounding since 53 >= 2 * 24 + 2 (Figueroa 1995). */
+static double correctly_rounded(function f, kcs_dtype dtype, double x, double y)
+{
+    double exact_or_rounded = f == ADD ? x + y : x * y;
+    return dtype == KCS_F32 ? (double)(float)exact_or_rounded : exact_or_rounded;
+}
+
+/* relu(x) = x < 0 ? 0 : x: NaN stays NaN (fmax(x, 0) would give 0). */
+static double relu(double x)
+{
+    return x < 0.0 ? 0.0 : x;
+}
+
+/* 1 / (1 + e^-x) in long double, rounded once to double. */
+static double sigmoid(double x)
+{
+    long double t = expl(-(long double)x);
+    return (double)(1.0L / (1.0L + t));
+}
+
+static double element_value(function f, kcs_dtype dtype, double x, double y)
+{
+    switch (f) {
+    case ADD:
+    case MUL: return correctly_rounded(f, dtype, x, y);
+    case RELU: return relu(x);
+    default: return sigmoid(x);
+    }
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    kcs_expected *e = &expected[0];
+    function f = function_of(args);
+    int binary = is_binary(args);
+    for (size_t t = 0; t < e->count; t++) {
+        size_t i = e->indices ? e->indices[t] : t;
+        double x = kcs_load_element(in[0], args->dtype, i);
+        double y = binary ? kcs_load_element(in[1], args->dtype, i) : 0.0;
+        e->values[t] = element_value(f, args->dtype, x, y);
+    }
+    return KCS_OK;
+}
+
+/* Half the distance from value (a number of dtype) to its nearer neighbour
+ * in dtype: only value itself is within it. At the largest finite value a
+ * quarter, so that value + bound stays below the overflow threshold and an
+ * infinity is not accepted in its place (check.c). Near zero in f64 half
+ * the gap is 2^-1075, which rounds to 0: only value itself passes there too. */
+static double half_gap(double value, kcs_dtype dtype)
+{
+    double up, down;
+    if (dtype == KCS_F32) {
+        up = nextafterf((float)value, INFINITY);
+        down = nextafterf((float)value, -INFINITY);
+    } else {
+        up = nextafter(value, INFINITY);
+        down = nextafter(value, -INFINITY);
+    }
+    double half = 0.5 * fmin(up - value, value - down);
+    return fabs(value) == kcs_largest_finite(dtype) ? 0.5 * half : half;
+}
+
+/* The bound of sigmoid at an expected value g (docs/elementwise.md). */
+static double sigmoid_bound(double g, kcs_dtype dtype)
+{
+    double u = kcs_unit_roundoff(dtype), u64 = kcs_unit_roundoff(KCS_F64);
+    double tiny = kcs_smallest_subnormal(dtype), tiny64 = kcs_smallest_subnormal(KCS_F64);
+    double exp_error = 2.0 * sigmoid_exp_ulps * u; /* E ulp, an ulp being at most 2u relative */
+    double divide_error = 2.0 * sigmoid_divide_ulps(dtype) * u;
+    double relative = (1.0 + divide_error) / ((1.0 - exp_error) * (1.0 - u)) - 1.0;
+    double oracle_relative = u64 + sigmoid_oracle_error;
+    /* half a subnormal of the output type (rounding a subnormal quotient) and
+     * of f64 (rounding the oracle), summed and rounded up: 2^-1075 is no double */
+    double half_subnormals = dtype == KCS_F64 ? tiny64 : tiny / 2.0 + tiny64;
+    double largest = (g + tiny64) / (1.0 - oracle_relative); /* the exact value is at most this */
+    double bound = relative * largest + oracle_relative * largest + half_subnormals;
+    if (largest <= 2.0 / kcs_largest_finite(dtype))
+        bound = fmax(bound, largest); /* exp(-x) may overflow and give 0 */
+    return bound;
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    kcs_expected *e = &expected[0];
+    function f = function_of(args);
+    int binary = is_binary(args);
+    for (size_t t = 0; t < e->count; t++) {
+        double g = e->values[t];
+        size_t i = e->indices ? e->indices[t] : t;
+        double x = kcs_load_element(in[0], args->dtype, i);
+        if (!isfinite(g) || (f == SIGMOID && isinf(x)) || f == RELU)
+            e->bounds[t] = 0.0; /* exact: NaN, infinities, relu, sigmoid(+-inf) = 1, 0 */
+        else if (binary)
+            e->bounds[t] = half_gap(g, args->dtype);
+        else
+            e->bounds[t] = sigmoid_bound(g, args->dtype) * (1.0 + 0x1.0p-40);
+    }
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    double arrays = is_binary(args) ? 3.0 : 2.0;
+    return arrays * (double)args->elementwise.n * (double)kcs_dtype_size(args->dtype);
+}
+
+static double flops(const kcs_op_args *args)
+{
+    /* sigmoid: negate, exp (counted as one), add, divide */
+    double per_element = function_of(args) == SIGMOID ? 4.0 : 1.0;
+    return per_element * (double)args->elementwise.n;
+}
+
+const kcs_op kcs_op_add = {
+    .name = "add",
+    .summary = "out[i] = x[i] + y[i], correctly rounded",
+    .sizes = sizes,
+    .params = params,
+    .inputs = binary_inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};
+
+const kcs_op kcs_op_mul = {
+    .name = "mul",
+    .summary = "out[i] = x[i] * y[i], correctly rounded",
+    .sizes = sizes,
+    .params = params,
+    .inputs = binary_inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};
+
+const kcs_op kcs_op_relu = {
+    .name = "relu",
+    .summary = "out[i] = x[i] < 0 ? 0 : x[i], exact (NaN stays NaN)",
+    .sizes = sizes,
+    .params = params,
+    .inputs = unary_inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};
+
+const kcs_op kcs_op_sigmoid = {
+    .name = "sigmoid",
+    .summary = "out[i] = 1 / (1 + exp(-x[i])), within about 12 ulp (f32), 8 (f64)",
+    .sizes = sizes,
+    .params = params,
+    .inputs = unary_inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

@@ -1,0 +1,169 @@
+/* op_energy.c: the anneal energy descriptor, the convergence signal of the
+ * compressor's loop: the mean of n distances (f32 in, f32 out),
+ *
+ *     E = (1/n) * sum_i dist[i]
+ *
+ * docs/anneal.md is the normative definition and derives the bound. In
+ * short: as for sumsq, the sum is carried in f64 in any tree of the allowed
+ * depth D(n), divided in f64 and rounded once to f32, so E is within about
+ * u32 |E| + gamma(D + 2) mean|dist| (f64's gamma): dividing by n - 1 instead
+ * of n, or dropping a distance, is far outside it for n up to 10^7. A NaN
+ * gives NaN, +inf gives +inf (+inf and -inf together NaN), and n = 0 gives
+ * NaN (0/0) which must still be written.
+ *
+ * The oracle sums in double-double (TwoSum) and divides once.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accurate.h"
+#include "bounds.h"
+#include "op.h"
+
+static const char *const sizes[] = {"n", NULL};
+static const char *const params[] = {NULL};
+static const char *const inputs[] = {"dist", NULL};
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F32)
+        return kcs_fail(err, KCS_ERROR, "energy has an f32 variant only, not %s",
+                        kcs_dtype_name(c->dtype));
+    args->energy.n = (size_t)kcs_case_size(c, "n", 0);
+    return KCS_OK;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = 1;
+    snprintf(layout->inputs[0].name, sizeof layout->inputs[0].name, "dist");
+    layout->inputs[0].dtype = KCS_F32;
+    layout->inputs[0].ndim = 1;
+    layout->inputs[0].shape[0] = args->energy.n;
+    layout->output_count = 1;
+    snprintf(layout->outputs[0].name, sizeof layout->outputs[0].name, "e");
+    layout->outputs[0].dtype = KCS_F32;
+    layout->outputs[0].ndim = 0;
+    return KCS_OK;
+}
+
+/* An exact mean rounded to double, then to f32's range (beyond FLT_MAX by
+ * half an ulp or more it is an infinity). */
+static double to_f32_range(double value)
+{
+    return fabs(value) >= 0x1.ffffffp127 ? copysign(INFINITY, value) : value;
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t n = args->energy.n;
+    const float *dist = in[0];
+    int nan = n == 0, positive_inf = 0, negative_inf = 0;
+    kcs_double_double sum = {0.0, 0.0};
+    for (size_t i = 0; i < n; i++) {
+        double v = dist[i];
+        if (isnan(v)) {
+            nan = 1;
+        } else if (isinf(v)) {
+            positive_inf |= v > 0;
+            negative_inf |= v < 0;
+        } else {
+            double error;
+            sum.high = kcs_two_sum(sum.high, v, &error);
+            sum.low += error;
+        }
+    }
+    double result;
+    if (nan || (positive_inf && negative_inf))
+        result = NAN;
+    else if (positive_inf || negative_inf)
+        result = positive_inf ? INFINITY : -INFINITY;
+    else
+        result = to_f32_range((sum.high + sum.low) / (double)n);
+    expected[0].values[0] = result;
+    return KCS_OK;
+}
+
+/* Closed forms: a constant c gives c (rounded to f32); a whole ramp
+ * s, s + t, ..., exact in f32, gives s + t (n - 1) / 2 exactly. */
+static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err)
+{
+    const kcs_distribution *d = &kcs_case_input(c, "dist")->distribution;
+    double n = (double)args->energy.n;
+    if (strcmp(d->name, "constant") == 0) {
+        double value = (float)kcs_distribution_param(d, "value", 0.0);
+        expected[0].values[0] = n == 0 ? NAN : value;
+        return KCS_OK;
+    }
+    if (strcmp(d->name, "ramp") == 0) {
+        double start = kcs_distribution_param(d, "start", 0.0),
+               step = kcs_distribution_param(d, "step", 1.0);
+        if (start != floor(start) || step != floor(step) || fabs(start) + fabs(step) * n > 0x1.0p24)
+            return kcs_fail(
+                err, KCS_ERROR,
+                "energy's closed form needs a whole ramp with every value exact in f32");
+        expected[0].values[0] = n == 0 ? NAN : start + step * (n - 1.0) / 2.0;
+        return KCS_OK;
+    }
+    return kcs_fail(err, KCS_ERROR, "energy has closed forms for constant and ramp inputs, not %s",
+                    d->name);
+}
+
+/* docs/anneal.md: the f64 sum within gamma(D) sum|dist|, the division (or a
+ * reciprocal and a product) two more f64 roundings, then one rounding to
+ * f32, plus the smallest f32 normal for a result flushed or rounded below
+ * it, plus 2u64 |g| for the expected value's own rounding. */
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t n = args->energy.n;
+    double g = expected[0].values[0];
+    if (!isfinite(g) || n == 0) {
+        expected[0].bounds[0] = 0.0;
+        return KCS_OK;
+    }
+    const float *dist = in[0];
+    double absolute = 0.0;
+    for (size_t i = 0; i < n; i++)
+        absolute += fabs((double)dist[i]);
+    double u32 = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64);
+    double mean_absolute = absolute / (double)n * (1.0 + kcs_gamma((double)n + 1.0, u64));
+    double in_f64 = kcs_gamma(kcs_summation_depth(n) + 2.0, u64) * mean_absolute;
+    double exact = fabs(g) / (1.0 - 2.0 * u64);
+    double bound = in_f64 * (1.0 + u32) + u32 * exact + 0x1.0p-126 + 2.0 * u64 * fabs(g);
+    expected[0].bounds[0] = kcs_bound_widen(bound);
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    return 4.0 * ((double)args->energy.n + 1.0);
+}
+
+static double flops(const kcs_op_args *args)
+{
+    return (double)args->energy.n + 1.0;
+}
+
+const kcs_op kcs_op_energy = {
+    .name = "energy",
+    .summary = "E = mean of the n distances, summed in f64, rounded to f32",
+    .sizes = sizes,
+    .params = params,
+    .inputs = inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .closed_form = closed_form,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

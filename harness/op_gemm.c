@@ -1,0 +1,399 @@
+/* op_gemm.c: the GEMM descriptor: C_out = alpha * op(A) * op(B) + beta * C,
+ * row-major, op = identity or transpose.
+ *
+ * docs/gemm.md is the normative definition and derives the bound computed
+ * here. In short: each element is a dot product of length k, scaled and added
+ * to beta * C in any order in which each of the k + 1 terms passes through
+ * at most k + 2 roundings, so
+ *
+ *     |C_out - C_exact|_ij <= gamma_{k+2}(u) * (|alpha| (|op(A)| |op(B)|)_ij + |beta c_ij|)
+ *
+ * (Higham, Accuracy and Stability, 3.5), plus underflow and the oracle's own
+ * error. TF32 mode adds the rounding of each input to TF32. beta = 0 means C
+ * is not read and alpha = 0 means A and B are not read (as the reference
+ * BLAS does), so NaN there must not reach the output.
+ *
+ * The oracle is a compensated dot product in double-double (accurate.h),
+ * rounded once, computed only at the requested elements: a sampled 4096^3
+ * case costs one dot product per sampled element.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accurate.h"
+#include "op.h"
+
+static const char *const sizes[] = {"m", "n", "k", NULL};
+static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", NULL};
+static const char *const inputs[] = {"a", "b", "c", NULL};
+
+/* TF32 keeps 10 of f32's 23 fraction bits. The conversion may truncate
+ * (tensor cores do, Fasi et al. 2021), so its relative error is below
+ * 2^-10, not the 2^-11 of rounding to nearest. */
+static const double tf32_conversion_error = 0x1.0p-10;
+
+static kcs_status parse_transpose(const kcs_case *c, const char *name, int *transpose, kcs_error *err)
+{
+    const char *text = kcs_case_param(c, name);
+    if (!text || strcmp(text, "N") == 0 || strcmp(text, "n") == 0)
+        *transpose = 0;
+    else if (strcmp(text, "T") == 0 || strcmp(text, "t") == 0)
+        *transpose = 1;
+    else
+        return kcs_fail(err, KCS_ERROR, "gemm parameter %s is N or T, not '%s'", name, text);
+    return KCS_OK;
+}
+
+/* A scalar parameter, rounded to the case dtype as a BLAS call receives it. */
+static kcs_status parse_scalar(const kcs_case *c, const char *name, double fallback, double *value,
+                               kcs_error *err)
+{
+    const char *text = kcs_case_param(c, name);
+    *value = fallback;
+    if (text) {
+        char *end;
+        *value = strtod(text, &end);
+        if (end == text || *end != '\0' || !isfinite(*value))
+            return kcs_fail(err, KCS_ERROR, "gemm parameter %s needs a finite number, not '%s'", name,
+                            text);
+    }
+    if (c->dtype == KCS_F32)
+        *value = (double)(float)*value;
+    return KCS_OK;
+}
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F32 && c->dtype != KCS_F64)
+        return kcs_fail(err, KCS_ERROR, "gemm has f32 and f64 variants, not %s",
+                        kcs_dtype_name(c->dtype));
+    kcs_gemm_args *g = &args->gemm;
+    g->m = (size_t)kcs_case_size(c, "m", 0);
+    g->n = (size_t)kcs_case_size(c, "n", 0);
+    g->k = (size_t)kcs_case_size(c, "k", 0);
+    if (parse_transpose(c, "transa", &g->transpose_a, err) != KCS_OK ||
+        parse_transpose(c, "transb", &g->transpose_b, err) != KCS_OK ||
+        parse_scalar(c, "alpha", 1.0, &g->alpha, err) != KCS_OK ||
+        parse_scalar(c, "beta", 0.0, &g->beta, err) != KCS_OK)
+        return KCS_ERROR;
+    const char *mode = kcs_case_param(c, "mode");
+    if (!mode || strcmp(mode, "default") == 0)
+        g->tf32 = 0;
+    else if (strcmp(mode, "tf32") == 0)
+        g->tf32 = 1;
+    else
+        return kcs_fail(err, KCS_ERROR, "gemm parameter mode is default or tf32, not '%s'", mode);
+    if (g->tf32 && c->dtype != KCS_F32)
+        return kcs_fail(err, KCS_ERROR, "gemm mode=tf32 is for f32 cases only, not %s",
+                        kcs_dtype_name(c->dtype));
+    return KCS_OK;
+}
+
+static void set_matrix(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows, size_t columns)
+{
+    snprintf(spec->name, sizeof spec->name, "%s", name);
+    spec->dtype = dtype;
+    spec->ndim = 2;
+    spec->shape[0] = rows;
+    spec->shape[1] = columns;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    const kcs_gemm_args *g = &args->gemm;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = 3;
+    if (g->transpose_a)
+        set_matrix(&layout->inputs[0], "a", args->dtype, g->k, g->m);
+    else
+        set_matrix(&layout->inputs[0], "a", args->dtype, g->m, g->k);
+    if (g->transpose_b)
+        set_matrix(&layout->inputs[1], "b", args->dtype, g->n, g->k);
+    else
+        set_matrix(&layout->inputs[1], "b", args->dtype, g->k, g->n);
+    set_matrix(&layout->inputs[2], "c", args->dtype, g->m, g->n);
+    layout->output_count = 1;
+    set_matrix(&layout->outputs[0], "c_out", args->dtype, g->m, g->n);
+    return KCS_OK;
+}
+
+/* op(A) as m rows of k doubles and op(B) as n columns of k doubles, so that
+ * element (i, j) is the dot product of two contiguous vectors. */
+typedef struct {
+    double *rows;    /* rows[i * k + p] = op(A)[i][p] */
+    double *columns; /* columns[j * k + p] = op(B)[p][j] */
+} operands;
+
+static kcs_status gather_operands(const kcs_op_args *args, void *const in[], operands *o, kcs_error *err)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    size_t m = g->m, n = g->n, k = g->k;
+    o->rows = malloc((m * k + 1) * sizeof *o->rows);
+    o->columns = malloc((n * k + 1) * sizeof *o->columns);
+    if (!o->rows || !o->columns) {
+        free(o->rows);
+        free(o->columns);
+        return kcs_fail(err, KCS_ERROR, "gemm oracle: cannot allocate %zu doubles for the operands",
+                        (m + n) * k);
+    }
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            o->rows[i * k + p] = kcs_load_element(in[0], args->dtype, g->transpose_a ? p * m + i : i * k + p);
+    if (g->transpose_b) {
+        for (size_t j = 0; j < n; j++)
+            for (size_t p = 0; p < k; p++)
+                o->columns[j * k + p] = kcs_load_element(in[1], args->dtype, j * k + p);
+    } else {
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < n; j++)
+                o->columns[j * k + p] = kcs_load_element(in[1], args->dtype, p * n + j);
+    }
+    return KCS_OK;
+}
+
+static void free_operands(operands *o)
+{
+    free(o->rows);
+    free(o->columns);
+}
+
+/* alpha * (row . column) + beta * c in IEEE double, for the classes of
+ * non-finite results: NaN from a NaN, inf * 0 or inf - inf, else the
+ * infinity (docs/gemm.md, special values). */
+static double plain_element(double alpha, double beta, const double *row, const double *column, size_t k,
+                            double c)
+{
+    double sum = 0.0;
+    for (size_t p = 0; p < k; p++)
+        sum += row[p] * column[p];
+    double result = alpha * sum;
+    if (beta != 0.0)
+        result += beta * c;
+    return result;
+}
+
+/* The exact alpha * (row . column) + beta * c rounded once (within the
+ * double-double error of docs/gemm.md). alpha = 0 leaves the operands
+ * unread and beta = 0 leaves c unread. */
+static double exact_element(double alpha, double beta, const double *row, const double *column, size_t k,
+                            double c)
+{
+    if (beta == 0.0)
+        c = 0.0;
+    if (alpha == 0.0 || k == 0)
+        return beta * c; /* one correctly rounded product; +0 when beta = 0 */
+    kcs_double_double dot = {0.0, 0.0};
+    int finite = isfinite(c);
+    for (size_t p = 0; p < k; p++) {
+        finite &= isfinite(row[p]) && isfinite(column[p]);
+        kcs_dot2_add(&dot, row[p], column[p]);
+    }
+    if (!finite || !isfinite(dot.high) || !isfinite(dot.low))
+        return plain_element(alpha, beta, row, column, k, c);
+    double low, high = kcs_two_sum(dot.high, dot.low, &low);
+    double product_error, scaled = kcs_two_product(alpha, high, &product_error);
+    double tail = alpha * low + product_error;
+    if (beta == 0.0)
+        return scaled + tail;
+    double c_error, c_scaled = kcs_two_product(beta, c, &c_error);
+    double sum_error, sum = kcs_two_sum(scaled, c_scaled, &sum_error);
+    return sum + ((tail + c_error) + sum_error);
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    kcs_expected *e = &expected[0];
+    if (e->count == 0)
+        return KCS_OK;
+    operands o = {0};
+    if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
+        return KCS_ERROR;
+    for (size_t t = 0; t < e->count; t++) {
+        size_t index = e->indices ? e->indices[t] : t;
+        size_t i = index / g->n, j = index % g->n;
+        double c = g->beta != 0.0 ? kcs_load_element(in[2], args->dtype, index) : 0.0;
+        e->values[t] = exact_element(g->alpha, g->beta, o.rows ? o.rows + i * g->k : NULL,
+                                     o.columns ? o.columns + j * g->k : NULL, g->k, c);
+    }
+    free_operands(&o);
+    return KCS_OK;
+}
+
+/* A value of a case input as a whole number, if it is one of at most 2^24. */
+static kcs_status whole_input(const kcs_case *c, const char *name, kcs_dtype dtype, size_t count,
+                              double **values, kcs_error *err)
+{
+    const kcs_input_spec *input = kcs_case_input(c, name);
+    void *data = malloc((count ? count : 1) * kcs_dtype_size(dtype));
+    *values = malloc((count ? count : 1) * sizeof **values);
+    kcs_status status = data && *values ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
+    if (status == KCS_OK)
+        status = kcs_generate(&input->distribution, dtype, data, 0, count, err);
+    for (size_t i = 0; i < count && status == KCS_OK; i++) {
+        double v = kcs_load_element(data, dtype, i);
+        if (!(v == floor(v) && fabs(v) <= 0x1.0p24))
+            status = kcs_fail(err, KCS_ERROR,
+                              "gemm's closed form needs whole inputs of at most 2^24 (e.g. 'integers "
+                              "lo=-4 hi=4'); input %s is %.17g at element %zu",
+                              name, v, i);
+        (*values)[i] = v;
+    }
+    free(data);
+    if (status != KCS_OK) {
+        free(*values);
+        *values = NULL;
+    }
+    return status;
+}
+
+/* Closed form for whole-number inputs (integers, whole constants and
+ * ramps) and whole alpha and beta: every product and sum is an integer,
+ * computed exactly in 128-bit integers and rounded once. The inputs are
+ * regenerated from the case (the generator is a pure function of it). */
+static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    size_t m = g->m, n = g->n, k = g->k;
+    if (g->alpha != floor(g->alpha) || fabs(g->alpha) > 0x1.0p24 || g->beta != floor(g->beta) ||
+        fabs(g->beta) > 0x1.0p24)
+        return kcs_fail(err, KCS_ERROR, "gemm's closed form needs whole alpha and beta of at most 2^24");
+    double *a = NULL, *b = NULL, *cv = NULL;
+    kcs_status status = KCS_OK;
+    if (g->alpha != 0.0) {
+        status = whole_input(c, "a", args->dtype, m * k, &a, err);
+        if (status == KCS_OK)
+            status = whole_input(c, "b", args->dtype, k * n, &b, err);
+    }
+    if (status == KCS_OK && g->beta != 0.0)
+        status = whole_input(c, "c", args->dtype, m * n, &cv, err);
+    kcs_expected *e = &expected[0];
+    for (size_t t = 0; t < e->count && status == KCS_OK; t++) {
+        size_t index = e->indices ? e->indices[t] : t;
+        size_t i = index / n, j = index % n;
+        __int128 dot = 0;
+        for (size_t p = 0; p < k && a; p++) {
+            double x = a[g->transpose_a ? p * m + i : i * k + p];
+            double y = b[g->transpose_b ? j * k + p : p * n + j];
+            dot += (__int128)(int64_t)x * (int64_t)y;
+        }
+        __int128 total = (__int128)(int64_t)g->alpha * dot;
+        if (cv)
+            total += (__int128)(int64_t)g->beta * (int64_t)cv[index];
+        e->values[t] = (double)total; /* libgcc rounds __int128 to double correctly */
+    }
+    free(a);
+    free(b);
+    free(cv);
+    return status;
+}
+
+/* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 3.4). */
+static double gamma_of(double k, double u)
+{
+    return k * u / (1.0 - k * u);
+}
+
+/* The relative factors of the bound: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
+static void bound_factors(const kcs_op_args *args, double *product_factor, double *c_factor)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    double terms = (double)g->k + 2.0;
+    if (g->tf32) {
+        /* inputs converted to TF32, products exact in f32, accumulation in
+         * f32 that may truncate (2u per operation rather than u) */
+        double accumulation = 2.0 * kcs_unit_roundoff(KCS_F32);
+        double conversion = (1.0 + tf32_conversion_error) * (1.0 + tf32_conversion_error);
+        *product_factor = conversion * (1.0 + gamma_of(terms, accumulation)) - 1.0;
+        *c_factor = gamma_of(terms, accumulation);
+    } else {
+        *product_factor = gamma_of(terms, kcs_unit_roundoff(args->dtype));
+        *c_factor = *product_factor;
+    }
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    kcs_expected *e = &expected[0];
+    if (e->count == 0)
+        return KCS_OK;
+    operands o = {0};
+    if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
+        return KCS_ERROR;
+    double product_factor, c_factor;
+    bound_factors(args, &product_factor, &c_factor);
+    double k = (double)g->k, u64 = kcs_unit_roundoff(KCS_F64);
+    double oracle_gamma = gamma_of(k + 4.0, u64);
+    /* underflow: each of the k + 2 products may lose half the smallest
+     * subnormal, in the backend's type and in the oracle's */
+    double underflow = (k + 2.0) * kcs_smallest_subnormal(args->dtype) +
+                       (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
+    /* The bound is itself computed in double, with sums of k terms: widen
+     * it by more than their rounding error so it is never too small. */
+    double widen = 1.0 + gamma_of(k + 16.0, u64);
+    for (size_t t = 0; t < e->count; t++) {
+        double expected_value = e->values[t];
+        if (!isfinite(expected_value)) {
+            e->bounds[t] = 0.0; /* NaN and infinities must match exactly */
+            continue;
+        }
+        size_t index = e->indices ? e->indices[t] : t;
+        size_t i = index / g->n, j = index % g->n;
+        double magnitude = 0.0; /* |alpha| (|op(A)| |op(B)|)_ij */
+        if (o.rows) {
+            const double *row = o.rows + i * g->k, *column = o.columns + j * g->k;
+            for (size_t p = 0; p < g->k; p++)
+                magnitude += fabs(row[p]) * fabs(column[p]);
+            magnitude *= fabs(g->alpha);
+        }
+        double c_magnitude = g->beta != 0.0 ? fabs(g->beta * kcs_load_element(in[2], args->dtype, index)) : 0.0;
+        double backend = product_factor * magnitude + c_factor * c_magnitude;
+        double oracle_error = 2.0 * u64 * fabs(expected_value) +
+                              2.0 * oracle_gamma * oracle_gamma * (magnitude + c_magnitude);
+        e->bounds[t] = (backend + oracle_error + underflow) * widen;
+    }
+    free_operands(&o);
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    double m = (double)g->m, n = (double)g->n, k = (double)g->k;
+    double elements = m * n; /* C_out written */
+    if (g->alpha != 0.0)
+        elements += m * k + k * n;
+    if (g->beta != 0.0)
+        elements += m * n;
+    return elements * (double)kcs_dtype_size(args->dtype);
+}
+
+static double flops(const kcs_op_args *args)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    return 2.0 * (double)g->m * (double)g->n * (double)g->k;
+}
+
+const kcs_op kcs_op_gemm = {
+    .name = "gemm",
+    .summary = "C_out = alpha * op(A) * op(B) + beta * C, row-major, op = N or T",
+    .sizes = sizes,
+    .params = params,
+    .inputs = inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .closed_form = closed_form,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

@@ -1,0 +1,324 @@
+/* op_reduce.c: the anneal reduce descriptor: for each of m anchors j, over
+ * the points x_i (n x d, stored in the case dtype f16 or f32, computed in
+ * f32) with idx[i] = j:
+ *
+ *     count[j]   the number of such points (i32)
+ *     mean[j][k] their mean in dimension k (f32)
+ *     var[j][k]  their population variance in dimension k (f32)
+ *
+ * and count 0, mean 0, var 0 for an anchor no point chose. docs/anneal.md
+ * is the normative definition and derives the bounds. In short: counts are
+ * exact; a mean is a sum of the allowed depth D(c) and a division, within
+ * gamma(D + 2) times the mean of |x|; a variance must be computed stably
+ * (two passes, or Welford's updates merged by Chan's formula): the bound
+ * allows a two-pass algorithm's error (gamma(D + 4) var plus the square of
+ * the mean's error) and twice the first-order error of the updating
+ * algorithm (Chan, Golub and LeVeque: c kappa u var = c u sigma rms), and
+ * nothing near the error of E[x^2] - E[x]^2, which is of order u rms^2.
+ *
+ * The oracle sums in double-double (TwoSum), then sums the squared
+ * deviations from the double mean in double-double and corrects for that
+ * mean's own error, rounded once.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accurate.h"
+#include "bounds.h"
+#include "op.h"
+
+static const char *const sizes[] = {"n", "d", "m", NULL};
+static const char *const params[] = {NULL};
+static const char *const inputs[] = {"x", "idx", NULL};
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F16 && c->dtype != KCS_F32)
+        return kcs_fail(err, KCS_ERROR, "reduce stores points as f16 or f32, not %s",
+                        kcs_dtype_name(c->dtype));
+    args->reduce.n = (size_t)kcs_case_size(c, "n", 0);
+    args->reduce.d = (size_t)kcs_case_size(c, "d", 0);
+    args->reduce.m = (size_t)kcs_case_size(c, "m", 0);
+    if (args->reduce.n > INT32_MAX)
+        return kcs_fail(err, KCS_ERROR, "reduce's counts are i32: n must be below 2^31");
+    return KCS_OK;
+}
+
+static void array(kcs_array_spec *spec, const char *name, kcs_dtype dtype, int ndim, size_t rows,
+                  size_t cols)
+{
+    snprintf(spec->name, sizeof spec->name, "%s", name);
+    spec->dtype = dtype;
+    spec->ndim = ndim;
+    spec->shape[0] = rows;
+    spec->shape[1] = cols;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    const kcs_anneal_args *a = &args->reduce;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = 2;
+    array(&layout->inputs[0], "x", args->dtype, 2, a->n, a->d);
+    array(&layout->inputs[1], "idx", KCS_I32, 1, a->n, 0);
+    layout->output_count = 3;
+    array(&layout->outputs[0], "count", KCS_I32, 1, a->m, 0);
+    array(&layout->outputs[1], "mean", KCS_F32, 2, a->m, a->d);
+    array(&layout->outputs[2], "var", KCS_F32, 2, a->m, a->d);
+    return KCS_OK;
+}
+
+/* Checks that every idx[i] names an anchor, and counts the points of each. */
+static kcs_status count_points(const kcs_op_args *args, const int32_t *idx, size_t *counts,
+                               kcs_error *err)
+{
+    memset(counts, 0, args->reduce.m * sizeof *counts);
+    for (size_t i = 0; i < args->reduce.n; i++) {
+        if (idx[i] < 0 || (size_t)idx[i] >= args->reduce.m)
+            return kcs_fail(err, KCS_ERROR,
+                            "input idx[%zu] = %d is not an anchor index in [0, %zu)", i,
+                            (int)idx[i], args->reduce.m);
+        counts[idx[i]]++;
+    }
+    return KCS_OK;
+}
+
+/* Per anchor and dimension: the exact mean and variance, rounded once. */
+typedef struct {
+    size_t *counts;
+    double *mean, *var;
+} statistics;
+
+static void free_statistics(statistics *s)
+{
+    free(s->counts);
+    free(s->mean);
+    free(s->var);
+}
+
+static kcs_status exact_statistics(const kcs_op_args *args, void *const in[], statistics *s,
+                                   kcs_error *err)
+{
+    size_t n = args->reduce.n, d = args->reduce.d, m = args->reduce.m,
+           cells = m * d > 0 ? m * d : 1;
+    const int32_t *idx = in[1];
+    kcs_double_double *sum = calloc(cells, sizeof *sum), *squares = calloc(cells, sizeof *squares);
+    s->counts = calloc(m ? m : 1, sizeof *s->counts);
+    s->mean = calloc(cells, sizeof *s->mean);
+    s->var = calloc(cells, sizeof *s->var);
+    kcs_status status = KCS_OK;
+    if (!sum || !squares || !s->counts || !s->mean || !s->var)
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    if (status == KCS_OK)
+        status = count_points(args, idx, s->counts, err);
+    if (status == KCS_OK) {
+        for (size_t i = 0; i < n; i++) /* sums in double-double (Sum2) */
+            for (size_t k = 0; k < d; k++) {
+                kcs_double_double *cell = &sum[(size_t)idx[i] * d + k];
+                double error;
+                cell->high = kcs_two_sum(cell->high,
+                                         kcs_load_element(in[0], args->dtype, i * d + k), &error);
+                cell->low += error;
+            }
+        for (size_t p = 0; p < m * d; p++) {
+            double c = (double)s->counts[p / d];
+            s->mean[p] = c > 0 ? (sum[p].high + sum[p].low) / c : 0.0;
+        }
+        for (size_t i = 0; i < n;
+             i++) /* squared deviations from the double mean, in double-double */
+            for (size_t k = 0; k < d; k++) {
+                size_t p = (size_t)idx[i] * d + k;
+                double low;
+                double high =
+                    kcs_two_sum(kcs_load_element(in[0], args->dtype, i * d + k), -s->mean[p], &low);
+                kcs_dot2_add(&squares[p], high, high);
+                kcs_dot2_add(&squares[p], 2.0 * high, low);
+            }
+        for (size_t p = 0; p < m * d; p++) {
+            double c = (double)s->counts[p / d];
+            if (c == 0) {
+                s->var[p] = 0.0;
+                continue;
+            }
+            /* sum (x - mean)^2 = S + c delta^2, delta = exact mean - double mean */
+            double product_error;
+            double product = kcs_two_product(c, s->mean[p], &product_error);
+            double delta = (((sum[p].high - product) - product_error) + sum[p].low) / c;
+            double total = squares[p].high + squares[p].low - c * delta * delta;
+            s->var[p] = total > 0 ? total / c : 0.0;
+        }
+    }
+    free(sum);
+    free(squares);
+    return status;
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    statistics s = {0};
+    kcs_status status = exact_statistics(args, in, &s, err);
+    for (int o = 0; o < 3 && status == KCS_OK; o++)
+        for (size_t e = 0; e < expected[o].count; e++) {
+            size_t p = expected[o].indices ? expected[o].indices[e] : e;
+            expected[o].values[e] = o == 0 ? (double)s.counts[p] : o == 1 ? s.mean[p] : s.var[p];
+        }
+    free_statistics(&s);
+    return status;
+}
+
+/* Bounds of one anchor and dimension with c points, mean |x| m1 and root
+ * mean square rms (docs/anneal.md), for a mean or a variance whose exact
+ * value is within 4u64 of the expected value g. */
+static double mean_bound(size_t c, double m1, double g)
+{
+    if (c == 0)
+        return 0.0; /* an empty anchor's mean is exactly 0 */
+    double u = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64);
+    double depth = kcs_summation_depth(c);
+    return kcs_bound_widen(kcs_gamma(depth + 2.0, u) * m1 + 2.0 * 0x1.0p-126 + 4.0 * u64 * fabs(g));
+}
+
+static double var_bound(size_t c, double m1, double rms, double g)
+{
+    if (c == 0)
+        return 0.0;
+    double u = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64);
+    double depth = kcs_summation_depth(c);
+    double var = fabs(g) / (1.0 - 4.0 * u64), sigma = sqrt(var);
+    double mean_error = kcs_gamma(depth + 2.0, u) * m1 + 2.0 * 0x1.0p-126;
+    double g4 = kcs_gamma(depth + 4.0, u);
+    double two_pass = g4 * var + (1.0 + g4) * mean_error * mean_error;
+    double updating = 2.0 * g4 * sigma * rms;
+    return kcs_bound_widen(two_pass + updating + 2.0 * 0x1.0p-126 + 4.0 * u64 * fabs(g));
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    size_t n = args->reduce.n, d = args->reduce.d, m = args->reduce.m,
+           cells = m * d > 0 ? m * d : 1;
+    const int32_t *idx = in[1];
+    size_t *counts = calloc(m ? m : 1, sizeof *counts);
+    double *absolute = calloc(cells, sizeof *absolute), *squares = calloc(cells, sizeof *squares);
+    kcs_status status = KCS_OK;
+    if (!counts || !absolute || !squares)
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    if (status == KCS_OK)
+        status = count_points(args, idx, counts, err);
+    if (status == KCS_OK) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < d; k++) {
+                double v = kcs_load_element(in[0], args->dtype, i * d + k);
+                absolute[(size_t)idx[i] * d + k] += fabs(v);
+                squares[(size_t)idx[i] * d + k] += v * v;
+            }
+        for (int o = 0; o < 3; o++)
+            for (size_t e = 0; e < expected[o].count; e++) {
+                size_t p = expected[o].indices ? expected[o].indices[e] : e;
+                if (o == 0) {
+                    expected[0].bounds[e] = 0.0; /* counts are exact */
+                    continue;
+                }
+                size_t c = counts[p / d];
+                /* the double sums of c non-negative terms are within gamma(c) of exact */
+                double widen = 1.0 + kcs_gamma((double)c + 2.0, kcs_unit_roundoff(KCS_F64));
+                double m1 = c ? absolute[p] / (double)c * widen : 0.0;
+                double rms = c ? sqrt(squares[p] / (double)c * widen) * widen : 0.0;
+                expected[o].bounds[e] = o == 1 ? mean_bound(c, m1, expected[1].values[e])
+                                               : var_bound(c, m1, rms, expected[2].values[e]);
+            }
+    }
+    free(counts);
+    free(absolute);
+    free(squares);
+    return status;
+}
+
+/* Closed forms (docs/anneal.md): every point on one anchor (idx constant
+ * j0), with x constant v (mean v, var 0) or a whole ramp x[i][k] =
+ * s + t (i d + k) (mean s + t k + t d (n - 1) / 2, var t^2 d^2 (n^2 - 1) / 12,
+ * exact in 128-bit integers and rounded once); other anchors are empty.
+ * A constant's value is first rounded to the dtype, as the generator stores it. */
+static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err)
+{
+    const kcs_distribution *dx = &kcs_case_input(c, "x")->distribution;
+    const kcs_distribution *di = &kcs_case_input(c, "idx")->distribution;
+    size_t n = args->reduce.n, d = args->reduce.d, m = args->reduce.m;
+    double limit = args->dtype == KCS_F16 ? 2048.0 : 0x1.0p24;
+    double j0 = kcs_distribution_param(di, "value", -1.0);
+    if (strcmp(di->name, "constant") != 0 || j0 != floor(j0) || j0 < 0 || j0 >= (double)m)
+        return kcs_fail(err, KCS_ERROR,
+                        "reduce's closed form needs idx constant, an anchor index in [0, %zu)", m);
+    int ramp = strcmp(dx->name, "ramp") == 0;
+    double start = kcs_distribution_param(dx, ramp ? "start" : "value", 0.0);
+    double step = ramp ? kcs_distribution_param(dx, "step", 1.0) : 0.0;
+    if (!ramp && strcmp(dx->name, "constant") == 0 && isfinite(start)) {
+        unsigned char stored[8]; /* a constant is its value rounded once to the dtype */
+        kcs_store_element(stored, args->dtype, 0, start);
+        start = kcs_load_element(stored, args->dtype, 0);
+    } else if (!ramp || start != floor(start) || step != floor(step) ||
+               fabs(start) + fabs(step) * (double)(n * d) > limit) {
+        return kcs_fail(err, KCS_ERROR,
+                        "reduce's closed form needs x a finite constant or a whole ramp, every "
+                        "value exact in %s",
+                        kcs_dtype_name(args->dtype));
+    }
+    __int128 t = (__int128)step, nn = (__int128)n, dd = (__int128)d;
+    for (int o = 0; o < 3; o++)
+        for (size_t e = 0; e < expected[o].count; e++) {
+            size_t p = expected[o].indices ? expected[o].indices[e] : e;
+            size_t j = o == 0 ? p : p / (d ? d : 1), k = o == 0 ? 0 : p % (d ? d : 1);
+            double value = 0.0;
+            if (j == (size_t)j0 && n > 0) {
+                if (o == 0)
+                    value = (double)n;
+                else if (o == 1 && !ramp)
+                    value = start;
+                else if (o == 1) /* twice the mean is whole: one rounding at most */
+                    value =
+                        (double)(2 * (__int128)start + 2 * t * (__int128)k + t * dd * (nn - 1)) /
+                        2.0;
+                else
+                    value = (double)(t * t * dd * dd * (nn * nn - 1)) / 12.0;
+            }
+            expected[o].values[e] = value;
+        }
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    const kcs_anneal_args *a = &args->reduce;
+    return (double)a->n * (double)a->d * (double)kcs_dtype_size(args->dtype) + 4.0 * (double)a->n +
+           4.0 * (double)a->m + 8.0 * (double)a->m * (double)a->d;
+}
+
+/* Per point and dimension: an addition for the mean; a subtraction, a
+ * multiplication and an addition for the variance; per anchor and
+ * dimension a division for each. */
+static double flops(const kcs_op_args *args)
+{
+    const kcs_anneal_args *a = &args->reduce;
+    return 4.0 * (double)a->n * (double)a->d + 2.0 * (double)a->m * (double)a->d;
+}
+
+const kcs_op kcs_op_reduce = {
+    .name = "reduce",
+    .summary = "per anchor: count, mean and population variance of its points (stably)",
+    .sizes = sizes,
+    .params = params,
+    .inputs = inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .closed_form = closed_form,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

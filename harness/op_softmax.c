@@ -1,0 +1,261 @@
+/* op_softmax.c: the softmax descriptor, row-wise over the last axis of a
+ * rows x cols matrix:
+ *
+ *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
+ *
+ * docs/softmax.md is the normative definition and derives the bound
+ * computed here. In short: -inf entries are masked out (y = 0 exactly); a
+ * row holding a NaN or a +inf, or nothing but -inf, is NaN throughout; every
+ * other element is allowed a relative error built from the device exp's
+ * 3-ulp allowance, one rounding of x - M (relative error u|x - M| of the
+ * exponential), a row sum of positive terms in any tree of the allowed
+ * depth, and a division (or a reciprocal and a product), plus an absolute
+ * term for results at the edge of underflow (flush to zero allowed).
+ *
+ * The oracle works in long double (64-bit significand): expl of x - M, a
+ * compensated row sum, one division, rounded once to double. A sampled case
+ * computes each sampled element's row once (the samples are sorted).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "op.h"
+
+static const char *const sizes[] = {"rows", "cols", NULL};
+static const char *const params[] = {NULL};
+static const char *const inputs[] = {"x", NULL};
+
+/* The device exp's allowance in ulps, the same for every backend
+ * (docs/softmax.md: OpenCL's exp, 3 ulp, is the loosest of the standard ones). */
+enum { exp_ulps = 3 };
+
+static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
+{
+    if (c->dtype != KCS_F32 && c->dtype != KCS_F64)
+        return kcs_fail(err, KCS_ERROR, "softmax has f32 and f64 variants, not %s",
+                        kcs_dtype_name(c->dtype));
+    args->softmax.rows = (size_t)kcs_case_size(c, "rows", 0);
+    args->softmax.cols = (size_t)kcs_case_size(c, "cols", 0);
+    return KCS_OK;
+}
+
+static void matrix(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows,
+                   size_t cols)
+{
+    snprintf(spec->name, sizeof spec->name, "%s", name);
+    spec->dtype = dtype;
+    spec->ndim = 2;
+    spec->shape[0] = rows;
+    spec->shape[1] = cols;
+}
+
+static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
+{
+    (void)err;
+    memset(layout, 0, sizeof *layout);
+    layout->input_count = 1;
+    matrix(&layout->inputs[0], "x", args->dtype, args->softmax.rows, args->softmax.cols);
+    layout->output_count = 1;
+    matrix(&layout->outputs[0], "y", args->dtype, args->softmax.rows, args->softmax.cols);
+    return KCS_OK;
+}
+
+/* What the oracle and the bound need to know of one row. */
+typedef struct {
+    size_t row;          /* the row summarised; SIZE_MAX before the first */
+    int nan;             /* a NaN or +inf, or nothing but -inf: the whole row is NaN */
+    double max;          /* M, the largest element (exact) */
+    long double sum;     /* oracle: sum of expl(x - M), compensated */
+    double weighted_rho; /* bound: rho = sum_l y_l (exp(u |x_l - M|) - 1) */
+} row_summary;
+
+static double element(const kcs_op_args *args, const void *x, size_t row, size_t k)
+{
+    return kcs_load_element(x, args->dtype, row * args->softmax.cols + k);
+}
+
+/* Finds M and whether the row is NaN throughout. */
+static void scan_row(const kcs_op_args *args, const void *x, size_t row, row_summary *s)
+{
+    int special = 0;
+    double max = -INFINITY;
+    for (size_t k = 0; k < args->softmax.cols; k++) {
+        double v = element(args, x, row, k);
+        if (isnan(v) || v == INFINITY)
+            special = 1;
+        else if (v > max)
+            max = v;
+    }
+    s->row = row;
+    s->max = max;
+    s->nan = special || max == -INFINITY;
+}
+
+/* Sum of expl(x - M) over the row in long double, compensated (TwoSum). */
+static long double oracle_row_sum(const kcs_op_args *args, const void *x, size_t row, double max)
+{
+    long double sum = 0.0L, compensation = 0.0L;
+    for (size_t k = 0; k < args->softmax.cols; k++) {
+        double v = element(args, x, row, k);
+        if (v == -INFINITY)
+            continue;
+        long double term = expl((long double)v - (long double)max);
+        long double next = sum + term;
+        long double term_virtual = next - sum;
+        long double sum_virtual = next - term_virtual;
+        compensation += (sum - sum_virtual) + (term - term_virtual);
+        sum = next;
+    }
+    return sum + compensation;
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t cols = args->softmax.cols;
+    const void *x = in[0];
+    kcs_expected *e = &expected[0];
+    row_summary s = {.row = SIZE_MAX};
+    for (size_t n = 0; n < e->count; n++) {
+        size_t index = e->indices ? e->indices[n] : n;
+        size_t row = index / cols, k = index % cols;
+        if (row != s.row) {
+            scan_row(args, x, row, &s);
+            if (!s.nan)
+                s.sum = oracle_row_sum(args, x, row, s.max);
+        }
+        double v = element(args, x, row, k);
+        if (s.nan)
+            e->values[n] = NAN;
+        else if (v == -INFINITY)
+            e->values[n] = 0.0;
+        else
+            e->values[n] = (double)(expl((long double)v - (long double)s.max) / s.sum);
+    }
+    return KCS_OK;
+}
+
+/* A constant row c gives 1/cols in every element, correctly rounded by one
+ * IEEE division; a constant NaN, +inf or -inf gives NaN. */
+static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_expected expected[],
+                              kcs_error *err)
+{
+    const kcs_distribution *d = &kcs_case_input(c, "x")->distribution;
+    if (strcmp(d->name, "constant") != 0)
+        return kcs_fail(err, KCS_ERROR,
+                        "softmax has a closed form for constant inputs only, not %s", d->name);
+    double value = kcs_distribution_param(d, "value", 0.0);
+    double stored = args->dtype == KCS_F32 ? (double)(float)value : value;
+    double y = isfinite(stored) ? 1.0 / (double)args->softmax.cols : NAN;
+    for (size_t n = 0; n < expected[0].count; n++)
+        expected[0].values[n] = y;
+    return KCS_OK;
+}
+
+/* rho = sum_l y_l (exp(u |t_l|) - 1), t_l = x_l - M: how much the rounding
+ * of each x_l - M can move the row sum, weighted by each term's share. Terms
+ * whose exponential underflows double add nothing (their share is below
+ * 2^-1074 and S >= 1). Widened for the double arithmetic of its own sums. */
+static double row_rho(const kcs_op_args *args, const void *x, size_t row, double max, double u)
+{
+    double sum = 0.0, weighted = 0.0;
+    for (size_t k = 0; k < args->softmax.cols; k++) {
+        double v = element(args, x, row, k);
+        if (v == -INFINITY)
+            continue;
+        double t = v - max;
+        double w = exp(t);
+        if (w == 0.0)
+            continue;
+        sum += w;
+        weighted += w * expm1(-u * t);
+    }
+    return sum > 0.0 ? weighted / sum * (1.0 + 0x1.0p-20) : 0.0;
+}
+
+/* The per-element bound of docs/softmax.md: |y_computed - g| for the
+ * expected value g of an element x with the row's M and rho. */
+static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, double max,
+                            double rho)
+{
+    if (isnan(g) || v == -INFINITY)
+        return 0.0; /* NaN must be NaN; a masked entry is exactly 0 */
+    double u = kcs_unit_roundoff(dtype);
+    double smallest_normal = dtype == KCS_F32 ? 0x1.0p-126 : 0x1.0p-1022;
+    double exp_error = 2.0 * exp_ulps * u; /* an ulp is at most 2u relative */
+    double g_depth = kcs_gamma(kcs_summation_depth(cols), u);
+    double underflow = (double)cols * smallest_normal * (1.0 + g_depth);
+    /* S_computed / S lies in [1 + low_minus_1, 1 + high_minus_1]. */
+    double low_minus_1 = expm1(log1p(-exp_error) + log1p(-g_depth) + log1p(-rho)) - underflow;
+    double high_minus_1 = expm1(log1p(exp_error) + log1p(g_depth) + log1p(rho)) + underflow;
+    if (!(low_minus_1 > -1.0))
+        return INFINITY;
+    double absolute = smallest_normal * ((1.0 + u) * (1.0 + u) / (1.0 + low_minus_1) + 1.0);
+    if (g == 0.0)
+        return kcs_bound_widen(absolute); /* the exact value is below 2^-1074 */
+    double t = fabs(v - max);
+    double a = u * t;
+    double up = expm1(a + log1p(exp_error) + 2.0 * log1p(u) - log1p(low_minus_1));
+    double down = -expm1(-a + log1p(-exp_error) + 2.0 * log1p(-u) - log1p(high_minus_1));
+    double relative = fmax(up, down);
+    /* The oracle: expl within a few long double ulps of exp(t) (|t| 2^-64 from
+     * the rounding of x - M), a compensated sum, a division, one rounding to double. */
+    double omega = 0x1.0p-53 + (16.0 + t) * 0x1.0p-64;
+    double exact_max = g / (1.0 - omega);
+    return kcs_bound_widen((relative + omega) * exact_max + absolute);
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t cols = args->softmax.cols;
+    const void *x = in[0];
+    double u = kcs_unit_roundoff(args->dtype);
+    kcs_expected *e = &expected[0];
+    row_summary s = {.row = SIZE_MAX};
+    for (size_t n = 0; n < e->count; n++) {
+        size_t index = e->indices ? e->indices[n] : n;
+        size_t row = index / cols, k = index % cols;
+        if (row != s.row) {
+            scan_row(args, x, row, &s);
+            s.weighted_rho = s.nan ? 0.0 : row_rho(args, x, row, s.max, u);
+        }
+        double g = s.nan ? NAN : e->values[n];
+        e->bounds[n] =
+            element_bound(args->dtype, cols, g, element(args, x, row, k), s.max, s.weighted_rho);
+    }
+    return KCS_OK;
+}
+
+static double bytes(const kcs_op_args *args)
+{
+    return 2.0 * (double)args->softmax.rows * (double)args->softmax.cols *
+           (double)kcs_dtype_size(args->dtype);
+}
+
+/* Per element: a comparison for the max, a subtraction, an exp, an
+ * addition and a division (the exp counted as one). */
+static double flops(const kcs_op_args *args)
+{
+    return 5.0 * (double)args->softmax.rows * (double)args->softmax.cols;
+}
+
+const kcs_op kcs_op_softmax = {
+    .name = "softmax",
+    .summary = "row-wise softmax over the last axis, max-subtracted; -inf masked",
+    .sizes = sizes,
+    .params = params,
+    .inputs = inputs,
+    .parse_args = parse_args,
+    .layout = layout,
+    .oracle = oracle,
+    .closed_form = closed_form,
+    .bounds = bounds,
+    .bytes = bytes,
+    .flops = flops,
+};

@@ -1,0 +1,107 @@
+/* saboteur_gemm.c: broken GEMMs, each a mistake real kernels make: an
+ * operand read with the wrong transpose, a k loop that stops one short, a
+ * ragged edge tile never written, C read when beta = 0, A read when
+ * alpha = 0, f64 accumulated in f32, alpha and beta swapped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "saboteur_backend.h"
+
+/* What one saboteur gets wrong; all zero is a correct GEMM. */
+typedef struct {
+    int flip_transpose_b;  /* reads B as if transb were the other way */
+    int drop_last_term;    /* the k loop stops at k - 1 */
+    int edge_tile;         /* columns past the last whole tile of this many are never written */
+    int ignore_beta_zero;  /* adds beta * c even when beta = 0 */
+    int ignore_alpha_zero; /* computes alpha * A B even when alpha = 0 */
+    int accumulate_float;  /* f64 dot products carried in float */
+    int swap_alpha_beta;   /* beta * A B + alpha * C */
+} gemm_mistake;
+
+static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                              kcs_buffer *const out[], const gemm_mistake *mistake, kcs_error *err)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    size_t m = g->m, n = g->n, k = g->k, size = kcs_dtype_size(args->dtype);
+    void *a = NULL, *b = NULL, *c = NULL, *result = NULL;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], m * k * size, &a, err);
+    if (status == KCS_OK)
+        status = kcs_saboteur_fetch(device, in[1], k * n * size, &b, err);
+    if (status == KCS_OK)
+        status = kcs_saboteur_fetch(device, in[2], m * n * size, &c, err);
+    if (status == KCS_OK) /* starts from the output as it is (poisoned), so unwritten elements stay so */
+        status = kcs_saboteur_fetch(device, out[0], m * n * size, &result, err);
+    double *row = calloc(n + 1, sizeof *row);
+    if (status == KCS_OK && !row)
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    double alpha = mistake->swap_alpha_beta ? g->beta : g->alpha;
+    double beta = mistake->swap_alpha_beta ? g->alpha : g->beta;
+    int transpose_b = mistake->flip_transpose_b ? !g->transpose_b : g->transpose_b;
+    size_t terms = mistake->drop_last_term && k > 0 ? k - 1 : k;
+    size_t written = mistake->edge_tile ? n / (size_t)mistake->edge_tile * (size_t)mistake->edge_tile : n;
+    int in_float = args->dtype == KCS_F32 || mistake->accumulate_float;
+    for (size_t i = 0; i < m && status == KCS_OK; i++) {
+        memset(row, 0, n * sizeof *row);
+        if (alpha != 0.0 || mistake->ignore_alpha_zero)
+            for (size_t p = 0; p < terms; p++) {
+                double a_ip = kcs_load_element(a, args->dtype, g->transpose_a ? p * m + i : i * k + p);
+                for (size_t j = 0; j < n; j++) {
+                    double b_pj = kcs_load_element(b, args->dtype, transpose_b ? j * k + p : p * n + j);
+                    row[j] = in_float ? (double)((float)row[j] + (float)a_ip * (float)b_pj)
+                                      : row[j] + a_ip * b_pj;
+                }
+            }
+        for (size_t j = 0; j < written; j++) {
+            double value = alpha * row[j];
+            if (beta != 0.0 || mistake->ignore_beta_zero)
+                value += beta * kcs_load_element(c, args->dtype, i * n + j);
+            kcs_store_element(result, args->dtype, i * n + j, value);
+        }
+    }
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], result, m * n * size, err);
+    free(a);
+    free(b);
+    free(c);
+    free(result);
+    free(row);
+    return status;
+}
+
+#define GEMM_SABOTEUR_FUNCTION(function, ...)                                                      \
+    static kcs_status function(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[], \
+                               kcs_buffer *const out[], double *seconds, kcs_error *err)             \
+    {                                                                                              \
+        static const gemm_mistake mistake = {__VA_ARGS__};                                         \
+        *seconds = 0;                                                                              \
+        return broken_gemm(device, args, in, out, &mistake, err);                                  \
+    }
+
+GEMM_SABOTEUR_FUNCTION(gemm_flips_transpose_b, .flip_transpose_b = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_drops_last_term, .drop_last_term = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_misses_edge_tile, .edge_tile = 16)
+GEMM_SABOTEUR_FUNCTION(gemm_reads_c_when_beta_zero, .ignore_beta_zero = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_reads_a_when_alpha_zero, .ignore_alpha_zero = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_accumulates_in_float, .accumulate_float = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
+
+#define SABOTEUR(name, description, function)                                                      \
+    {"gemm", KCS_F64, name, description, function, NULL},                                          \
+    {"gemm", KCS_F32, name, description, function, NULL}
+
+const kcs_kernel kcs_saboteur_gemm_kernels[] = {
+    SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
+             gemm_flips_transpose_b),
+    SABOTEUR("drops-last-term", "the k loop stops one short", gemm_drops_last_term),
+    SABOTEUR("misses-edge-tile", "columns past the last whole 16-column tile never written",
+             gemm_misses_edge_tile),
+    SABOTEUR("reads-c-when-beta-zero", "adds beta * C even when beta = 0 (0 * NaN = NaN)",
+             gemm_reads_c_when_beta_zero),
+    SABOTEUR("reads-a-when-alpha-zero", "computes alpha * A B even when alpha = 0",
+             gemm_reads_a_when_alpha_zero),
+    SABOTEUR("accumulates-in-float", "dot products carried in f32", gemm_accumulates_in_float),
+    SABOTEUR("swaps-alpha-beta", "beta * A B + alpha * C", gemm_swaps_alpha_beta),
+};
+
+const size_t kcs_saboteur_gemm_kernel_count =
+    sizeof kcs_saboteur_gemm_kernels / sizeof kcs_saboteur_gemm_kernels[0];
