@@ -34,6 +34,9 @@ SABOTEUR_CASES = ["sumsq/f64-n93", "sumsq/f64-n1000003", "sumsq/f32-n1000003"]
 SABOTEUR_CASES += ["softmax/f32-near-1e4", "softmax/f64-near-1e4", "anneal/assign-f32-ties-integers",
                    "anneal/assign-f16-ties-integers", "anneal/reduce-f32-large-mean", "anneal/update-f32-t0",
                    "anneal/energy-f32-n1000"]
+SABOTEUR_CASES += ["gemm/f64-nt-37x29x19", "gemm/f32-beta0-nan-c", "gemm/f32-alpha0-nan-a",
+                   "elementwise/add-f64-n93", "elementwise/relu-f32-special", "elementwise/sigmoid-f64-n93",
+                   "elementwise/mul-f32-subnormal-results"]
 
 
 def parse_arguments():

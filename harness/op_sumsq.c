@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "accurate.h"
+#include "bounds.h"
 #include "op.h"
 
 static const char *const sizes[] = {"n", NULL};
@@ -136,21 +137,6 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return KCS_OK;
 }
 
-/* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 3.4). */
-static double gamma_of(double k, double u)
-{
-    return k * u / (1.0 - k * u);
-}
-
-/* The most additions a term may pass through (docs/sumsq.md). */
-static double allowed_depth(size_t n)
-{
-    if (n <= 1)
-        return 0.0;
-    double depth = 2048.0 + ceil(log2((double)n));
-    return fmin((double)(n - 1), depth);
-}
-
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
                          kcs_error *err)
 {
@@ -159,7 +145,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     size_t n = args->sumsq.n;
     double g = fabs(expected[0].values[0]);
     double u64 = kcs_unit_roundoff(KCS_F64);
-    double depth = allowed_depth(n);
+    double depth = kcs_summation_depth(n);
     double bound;
     if (!isfinite(g) || n == 0) {
         bound = 0.0; /* NaN and inf must match exactly; the empty sum is exactly 0 */
@@ -167,18 +153,16 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
         /* squares rounded once, each term through <= D additions, the oracle
          * rounded once (2u covers its double-double error too), and n
          * squares that may underflow by up to the smallest subnormal each. */
-        bound = (gamma_of(depth + 1, u64) + 2 * u64) * g / (1.0 - u64) +
+        bound = (kcs_gamma(depth + 1, u64) + 2 * u64) * g / (1.0 - u64) +
                 (double)n * kcs_smallest_subnormal(KCS_F64);
     } else {
         /* f32 squares are exact in f64; the f64 sum, then one rounding to f32. */
         double u32 = kcs_unit_roundoff(KCS_F32);
-        double sum_error = gamma_of(depth, u64);
+        double sum_error = kcs_gamma(depth, u64);
         bound = (u32 * (1.0 + sum_error) + sum_error + 2 * u64) * g / (1.0 - u64) +
                 kcs_smallest_subnormal(KCS_F32);
     }
-    /* The bound is itself computed in double: widen it by far more than its
-     * own rounding error so it is never too small by a rounding. */
-    expected[0].bounds[0] = bound * (1.0 + 0x1.0p-40);
+    expected[0].bounds[0] = kcs_bound_widen(bound);
     return KCS_OK;
 }
 
