@@ -19,16 +19,21 @@
  *     neighbouring elements and loads coalesce; it keeps four running sums so
  *     that four loads are in flight. A tree in local memory adds the group's
  *     sums; one partial per work-group goes to a scratch buffer, and
- *     kcs_sumsq_add_partials / kcs_sumsq_finish_* add the partials the same
- *     way until one work-group writes s.
+ *     kcs_sumsq_add_partials adds partials the same way until one work-group
+ *     writes s (kcs_sumsq_finish_f32 is that last pass for f32 output).
  *   cpu-contiguous-chunks: kcs_sumsq_chunks_* launches a few work-groups of
  *     one work-item each (a CPU device such as POCL runs each on a thread).
  *     Each sums one contiguous chunk of x in blocks of KCS_SUMSQ_BLOCK_LENGTH
  *     elements with four double8 accumulators (explicit vectors, because a
  *     compiler may not reassociate a scalar sum to vectorise it); block sums
  *     are added pairwise through a binary ladder, so the depth grows with
- *     log2 of the chunk, not its length. kcs_sumsq_finish_* (one work-item)
- *     adds the chunk sums and writes s.
+ *     log2 of the chunk, not its length. The same last pass as above, run
+ *     as one work-item, adds the chunk sums and writes s.
+ *
+ * Under POCL the strided shape is slow (about 0.5 s for 10^8 f64 against
+ * 30 ms for the chunks): POCL runs a work-group's work-items one after
+ * another, so each walks the whole array with a stride of thousands of
+ * elements instead of streaming through it.
  *
  * The tunables below are #ifndef defaults, so the file compiles on its own;
  * the host passes its values with -D when it builds the program.
@@ -56,14 +61,14 @@
 /* Adds value over the work-group (a power of two in size) by halving in local
  * memory; each value passes through log2(local size) additions. Returns the
  * sum in every work-item. */
-double kcs_sumsq_group_sum(local double *scratch, double value)
+static double kcs_sumsq_group_sum(local double *scratch, double value)
 {
     size_t id = get_local_id(0);
     scratch[id] = value;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (size_t half = get_local_size(0) / 2; half > 0; half /= 2) {
-        if (id < half)
-            scratch[id] += scratch[id + half];
+    for (size_t width = get_local_size(0) / 2; width > 0; width /= 2) {
+        if (id < width)
+            scratch[id] += scratch[id + width];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     return scratch[0];
@@ -74,21 +79,21 @@ double kcs_sumsq_group_sum(local double *scratch, double value)
  * at most ceil(count / 4G) additions in its sum and two more joining them.
  * SQUARE is 1 for the first pass over x and 0 for passes over partials. */
 #define KCS_SUMSQ_STRIDED_SUM(name, type, SQUARE)                                        \
-    double name(global const type *x, ulong count)                                    \
+    static double name(global const type *x, ulong count)                             \
     {                                                                                \
         ulong stride = get_global_size(0);                                           \
         ulong i = get_global_id(0);                                                  \
         double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;                       \
         for (; i + 3 * stride < count; i += 4 * stride) {                            \
-            double a = x[i], b = x[i + stride];                                      \
-            double c = x[i + 2 * stride], d = x[i + 3 * stride];                     \
+            double a = (double)x[i], b = (double)x[i + stride];                      \
+            double c = (double)x[i + 2 * stride], d = (double)x[i + 3 * stride];     \
             sum0 += SQUARE ? a * a : a;                                              \
             sum1 += SQUARE ? b * b : b;                                              \
             sum2 += SQUARE ? c * c : c;                                              \
             sum3 += SQUARE ? d * d : d;                                              \
         }                                                                            \
         for (; i < count; i += stride) {                                             \
-            double a = x[i];                                                         \
+            double a = (double)x[i];                                                 \
             sum0 += SQUARE ? a * a : a;                                              \
         }                                                                            \
         return (sum0 + sum1) + (sum2 + sum3);                                        \
@@ -140,7 +145,7 @@ kernel void kcs_sumsq_finish_f32(global const double *partials, ulong count, glo
 /* Adds a block sum into a binary ladder: ladder[k] holds the sum of 2^k
  * blocks while bit k of *blocks is set, as in a binary counter, so each
  * block sum passes through at most log2(blocks) additions here. */
-void kcs_sumsq_ladder_push(double *ladder, ulong *blocks, double value)
+static void kcs_sumsq_ladder_push(double *ladder, ulong *blocks, double value)
 {
     ulong carry = *blocks;
     int level = 0;
@@ -151,7 +156,7 @@ void kcs_sumsq_ladder_push(double *ladder, ulong *blocks, double value)
 }
 
 /* The sum of the ladder's rungs, smallest first: at most 64 more additions. */
-double kcs_sumsq_ladder_total(const double *ladder, ulong blocks)
+static double kcs_sumsq_ladder_total(const double *ladder, ulong blocks)
 {
     double total = 0.0;
     for (int level = 0; blocks >> level; level++)
@@ -160,7 +165,7 @@ double kcs_sumsq_ladder_total(const double *ladder, ulong blocks)
     return total;
 }
 
-double kcs_sumsq_lanes_total(double8 sum)
+static double kcs_sumsq_lanes_total(double8 sum)
 {
     double4 four = sum.lo + sum.hi;
     double2 two = four.lo + four.hi;
@@ -204,7 +209,7 @@ double kcs_sumsq_lanes_total(double8 sum)
         }                                                                            \
         double rest = 0.0;                                                           \
         for (; i < end; i++) {                                                       \
-            double a = x[i];                                                         \
+            double a = (double)x[i];                                                 \
             rest += a * a;                                                           \
         }                                                                            \
         kcs_sumsq_ladder_push(ladder, &blocks, kcs_sumsq_lanes_total(lanes) + rest);  \

@@ -1,0 +1,682 @@
+/* backend.c: OpenCL as a kcs backend (see harness/backend.h).
+ *
+ * Devices are every device of every platform the ICD loader offers, as one
+ * flat index in platform order, then device order, so the NVIDIA and POCL
+ * platforms of one machine are compared in one run. Each open device has its
+ * own context and an in-order queue with profiling enabled: kernel time is
+ * device time from profiling events, never the host's clock around a
+ * launch. Programs are built lazily, once per device (opencl/kcs_opencl.h),
+ * and each op's launcher lives in its own file (opencl/sumsq.c); this file
+ * holds the kernel table that names them.
+ *
+ * Run only it: build/kcs run --backend opencl      (build/kcs devices lists them)
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcs_opencl.h"
+
+/* ocl-icd's answer when no platform is registered; defined here because it
+ * lives in cl_ext.h, which a machine given only a header folder may lack. */
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+extern const char kcs_opencl_sumsq_source[];
+extern const size_t kcs_opencl_sumsq_source_length;
+
+#define KCS_OPENCL_STRINGIFY_(x) #x
+#define KCS_OPENCL_STRINGIFY(x) KCS_OPENCL_STRINGIFY_(x)
+
+/* The embedded kernel sources, by kcs_opencl_program_id, and the -D options
+ * that give their tunables the values the host launches them with. */
+static const struct {
+    const char *file;
+    const char *source;
+    const size_t *length;
+    const char *options;
+} program_sources[KCS_OPENCL_PROGRAM_COUNT] = {
+    [KCS_OPENCL_PROGRAM_SUMSQ] = {"opencl/sumsq.cl", kcs_opencl_sumsq_source,
+                                  &kcs_opencl_sumsq_source_length,
+                                  "-DKCS_SUMSQ_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_GROUP_SIZE)
+                                  " -DKCS_SUMSQ_BLOCK_LENGTH=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_BLOCK_LENGTH)},
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+const char *kcs_opencl_error_name(cl_int code)
+{
+    switch (code) {
+#define KCS_OPENCL_NAME(symbol) case symbol: return #symbol;
+    KCS_OPENCL_NAME(CL_SUCCESS)
+    KCS_OPENCL_NAME(CL_DEVICE_NOT_FOUND)
+    KCS_OPENCL_NAME(CL_DEVICE_NOT_AVAILABLE)
+    KCS_OPENCL_NAME(CL_COMPILER_NOT_AVAILABLE)
+    KCS_OPENCL_NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    KCS_OPENCL_NAME(CL_OUT_OF_RESOURCES)
+    KCS_OPENCL_NAME(CL_OUT_OF_HOST_MEMORY)
+    KCS_OPENCL_NAME(CL_PROFILING_INFO_NOT_AVAILABLE)
+    KCS_OPENCL_NAME(CL_MEM_COPY_OVERLAP)
+    KCS_OPENCL_NAME(CL_IMAGE_FORMAT_MISMATCH)
+    KCS_OPENCL_NAME(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    KCS_OPENCL_NAME(CL_BUILD_PROGRAM_FAILURE)
+    KCS_OPENCL_NAME(CL_MAP_FAILURE)
+    KCS_OPENCL_NAME(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    KCS_OPENCL_NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    KCS_OPENCL_NAME(CL_COMPILE_PROGRAM_FAILURE)
+    KCS_OPENCL_NAME(CL_LINKER_NOT_AVAILABLE)
+    KCS_OPENCL_NAME(CL_LINK_PROGRAM_FAILURE)
+    KCS_OPENCL_NAME(CL_DEVICE_PARTITION_FAILED)
+    KCS_OPENCL_NAME(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    KCS_OPENCL_NAME(CL_INVALID_VALUE)
+    KCS_OPENCL_NAME(CL_INVALID_DEVICE_TYPE)
+    KCS_OPENCL_NAME(CL_INVALID_PLATFORM)
+    KCS_OPENCL_NAME(CL_INVALID_DEVICE)
+    KCS_OPENCL_NAME(CL_INVALID_CONTEXT)
+    KCS_OPENCL_NAME(CL_INVALID_QUEUE_PROPERTIES)
+    KCS_OPENCL_NAME(CL_INVALID_COMMAND_QUEUE)
+    KCS_OPENCL_NAME(CL_INVALID_HOST_PTR)
+    KCS_OPENCL_NAME(CL_INVALID_MEM_OBJECT)
+    KCS_OPENCL_NAME(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    KCS_OPENCL_NAME(CL_INVALID_IMAGE_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_SAMPLER)
+    KCS_OPENCL_NAME(CL_INVALID_BINARY)
+    KCS_OPENCL_NAME(CL_INVALID_BUILD_OPTIONS)
+    KCS_OPENCL_NAME(CL_INVALID_PROGRAM)
+    KCS_OPENCL_NAME(CL_INVALID_PROGRAM_EXECUTABLE)
+    KCS_OPENCL_NAME(CL_INVALID_KERNEL_NAME)
+    KCS_OPENCL_NAME(CL_INVALID_KERNEL_DEFINITION)
+    KCS_OPENCL_NAME(CL_INVALID_KERNEL)
+    KCS_OPENCL_NAME(CL_INVALID_ARG_INDEX)
+    KCS_OPENCL_NAME(CL_INVALID_ARG_VALUE)
+    KCS_OPENCL_NAME(CL_INVALID_ARG_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_KERNEL_ARGS)
+    KCS_OPENCL_NAME(CL_INVALID_WORK_DIMENSION)
+    KCS_OPENCL_NAME(CL_INVALID_WORK_GROUP_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_WORK_ITEM_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_GLOBAL_OFFSET)
+    KCS_OPENCL_NAME(CL_INVALID_EVENT_WAIT_LIST)
+    KCS_OPENCL_NAME(CL_INVALID_EVENT)
+    KCS_OPENCL_NAME(CL_INVALID_OPERATION)
+    KCS_OPENCL_NAME(CL_INVALID_GL_OBJECT)
+    KCS_OPENCL_NAME(CL_INVALID_BUFFER_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_MIP_LEVEL)
+    KCS_OPENCL_NAME(CL_INVALID_GLOBAL_WORK_SIZE)
+    KCS_OPENCL_NAME(CL_INVALID_PROPERTY)
+    KCS_OPENCL_NAME(CL_INVALID_IMAGE_DESCRIPTOR)
+    KCS_OPENCL_NAME(CL_INVALID_COMPILER_OPTIONS)
+    KCS_OPENCL_NAME(CL_INVALID_LINKER_OPTIONS)
+    KCS_OPENCL_NAME(CL_INVALID_DEVICE_PARTITION_COUNT)
+    KCS_OPENCL_NAME(CL_PLATFORM_NOT_FOUND_KHR)
+#undef KCS_OPENCL_NAME
+    }
+    return "unknown OpenCL error";
+}
+
+/* The path from the source tree's top ("opencl/sumsq.c"), for shorter messages. */
+static const char *short_path(const char *file)
+{
+    const char *last = strrchr(file, '/');
+    if (!last)
+        return file;
+    const char *before = last;
+    while (before > file && before[-1] != '/')
+        before--;
+    return before;
+}
+
+kcs_status kcs_opencl_fail(kcs_error *err, cl_int code, const char *expression, const char *file,
+                           int line)
+{
+    return kcs_fail(err, KCS_ERROR, "%s:%d: %s failed with %s (%d)", short_path(file), line,
+                    expression, kcs_opencl_error_name(code), (int)code);
+}
+
+/* ---- finding devices ------------------------------------------------------- */
+
+/* The platforms the loader offers, in a malloc'd array; KCS_UNSUPPORTED when there are none. */
+static kcs_status list_platforms(cl_platform_id **platforms, cl_uint *count, kcs_error *err)
+{
+    *platforms = NULL;
+    *count = 0;
+    cl_int code = clGetPlatformIDs(0, NULL, count);
+    if (code == CL_PLATFORM_NOT_FOUND_KHR || (code == CL_SUCCESS && *count == 0))
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "the OpenCL ICD loader found no platform (install an ICD such as "
+                        "pocl-opencl-icd, or name one in a folder given by OCL_ICD_VENDORS)");
+    KCS_OPENCL_CHECK(code, err);
+    *platforms = malloc(*count * sizeof **platforms);
+    if (!*platforms)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    code = clGetPlatformIDs(*count, *platforms, NULL);
+    if (code != CL_SUCCESS) {
+        free(*platforms);
+        *platforms = NULL;
+    }
+    KCS_OPENCL_CHECK(code, err);
+    return KCS_OK;
+}
+
+/* The number of devices of one platform (0 when it has none). */
+static kcs_status platform_device_count(cl_platform_id platform, cl_uint *count, kcs_error *err)
+{
+    *count = 0;
+    cl_int code = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, count);
+    if (code == CL_DEVICE_NOT_FOUND) {
+        *count = 0;
+        return KCS_OK;
+    }
+    KCS_OPENCL_CHECK(code, err);
+    return KCS_OK;
+}
+
+/* Walks platforms then devices: the total count, and the platform and device at
+ * index when index is in range. */
+static kcs_status locate_device(int index, int *total, cl_platform_id *platform,
+                                cl_device_id *device, kcs_error *err)
+{
+    cl_platform_id *platforms;
+    cl_uint platform_count;
+    kcs_status status = list_platforms(&platforms, &platform_count, err);
+    if (status != KCS_OK)
+        return status;
+    *total = 0;
+    for (cl_uint p = 0; p < platform_count && status == KCS_OK; p++) {
+        cl_uint count;
+        status = platform_device_count(platforms[p], &count, err);
+        if (status != KCS_OK || count == 0)
+            continue;
+        if (index >= *total && index < *total + (int)count) {
+            cl_device_id *ids = malloc(count * sizeof *ids);
+            if (!ids) {
+                status = kcs_fail(err, KCS_ERROR, "out of memory");
+                break;
+            }
+            cl_int code = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, count, ids, NULL);
+            if (code == CL_SUCCESS) {
+                *platform = platforms[p];
+                *device = ids[index - *total];
+            } else {
+                status = kcs_opencl_fail(err, code, "clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ...)",
+                                         __FILE__, __LINE__);
+            }
+            free(ids);
+        }
+        *total += (int)count;
+    }
+    free(platforms);
+    return status;
+}
+
+static kcs_status device_count(int *count, kcs_error *err)
+{
+    *count = 0;
+    kcs_status status = locate_device(-1, count, NULL, NULL, err);
+    if (status != KCS_OK)
+        return status;
+    if (*count == 0)
+        return kcs_fail(err, KCS_UNSUPPORTED, "the OpenCL platforms offer no device");
+    return KCS_OK;
+}
+
+/* ---- describing a device --------------------------------------------------- */
+
+/* A device string parameter in a malloc'd buffer. */
+static kcs_status device_string(cl_device_id device, cl_device_info parameter, char **text,
+                                kcs_error *err)
+{
+    size_t size = 0;
+    *text = NULL;
+    KCS_OPENCL_CHECK(clGetDeviceInfo(device, parameter, 0, NULL, &size), err);
+    *text = calloc(size + 1, 1);
+    if (!*text)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    KCS_OPENCL_CHECK(clGetDeviceInfo(device, parameter, size, *text, NULL), err);
+    return KCS_OK;
+}
+
+/* A platform string parameter into a fixed buffer (truncated to fit). */
+static kcs_status platform_string(cl_platform_id platform, cl_platform_info parameter, char *text,
+                                  size_t capacity, kcs_error *err)
+{
+    size_t size = 0;
+    KCS_OPENCL_CHECK(clGetPlatformInfo(platform, parameter, 0, NULL, &size), err);
+    char *full = calloc(size + 1, 1);
+    if (!full)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    cl_int code = clGetPlatformInfo(platform, parameter, size, full, NULL);
+    if (code == CL_SUCCESS)
+        snprintf(text, capacity, "%s", full);
+    free(full);
+    KCS_OPENCL_CHECK(code, err);
+    return KCS_OK;
+}
+
+/* Whether a space-separated extension list holds name as a whole word. */
+static int has_extension(const char *extensions, const char *name)
+{
+    size_t length = strlen(name);
+    for (const char *at = strstr(extensions, name); at; at = strstr(at + 1, name)) {
+        int starts = at == extensions || at[-1] == ' ';
+        int ends = at[length] == '\0' || at[length] == ' ';
+        if (starts && ends)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *type_name(cl_device_type type)
+{
+    if (type & CL_DEVICE_TYPE_GPU)
+        return "GPU";
+    if (type & CL_DEVICE_TYPE_CPU)
+        return "CPU";
+    if (type & CL_DEVICE_TYPE_ACCELERATOR)
+        return "accelerator";
+    return "other";
+}
+
+/* Reads the device's limits into device and its description into info. */
+static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error *err)
+{
+    cl_device_id id = device->id;
+    cl_ulong global_memory = 0;
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof device->type, &device->type, NULL), err);
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof device->compute_units,
+                                     &device->compute_units, NULL), err);
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof device->max_work_group_size,
+                                     &device->max_work_group_size, NULL), err);
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof device->max_allocation,
+                                     &device->max_allocation, NULL), err);
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global_memory,
+                                     &global_memory, NULL), err);
+
+    const cl_device_info parameters[] = {CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DEVICE_VERSION,
+                                         CL_DRIVER_VERSION, CL_DEVICE_OPENCL_C_VERSION,
+                                         CL_DEVICE_EXTENSIONS};
+    enum { name, vendor, version, driver, c_version, extensions, string_count };
+    char *strings[string_count] = {NULL};
+    kcs_status status = KCS_OK;
+    for (int s = 0; s < string_count && status == KCS_OK; s++)
+        status = device_string(id, parameters[s], &strings[s], err);
+    char platform_version[256] = "";
+    if (status == KCS_OK)
+        status = platform_string(device->platform, CL_PLATFORM_NAME, info->platform,
+                                 sizeof info->platform, err);
+    if (status == KCS_OK)
+        status = platform_string(device->platform, CL_PLATFORM_VERSION, platform_version,
+                                 sizeof platform_version, err);
+    if (status == KCS_OK) {
+        device->has_fp64 = has_extension(strings[extensions], "cl_khr_fp64");
+        device->has_fp16 = has_extension(strings[extensions], "cl_khr_fp16");
+        snprintf(device->name, sizeof device->name, "%s", strings[name]);
+        snprintf(info->name, sizeof info->name, "%s", strings[name]);
+        snprintf(info->vendor, sizeof info->vendor, "%s", strings[vendor]);
+        snprintf(info->driver_version, sizeof info->driver_version, "%s", strings[driver]);
+        snprintf(info->runtime_version, sizeof info->runtime_version, "%s, %s", strings[version],
+                 strings[c_version]);
+        snprintf(info->details, sizeof info->details,
+                 "platform_version=%s; type=%s; compute_units=%u; max_work_group_size=%zu; "
+                 "fp64=%s; fp16=%s; max_alloc=%" PRIu64,
+                 platform_version, type_name(device->type), (unsigned)device->compute_units,
+                 device->max_work_group_size, device->has_fp64 ? "yes" : "no",
+                 device->has_fp16 ? "yes" : "no", (uint64_t)device->max_allocation);
+        info->memory_bytes = global_memory;
+    }
+    for (int s = 0; s < string_count; s++)
+        free(strings[s]);
+    return status;
+}
+
+/* ---- opening and closing --------------------------------------------------- */
+
+static void close_device(kcs_device *device)
+{
+    if (!device)
+        return;
+    while (device->staging) {
+        kcs_opencl_staging *entry = device->staging;
+        device->staging = entry->next;
+        if (entry->memory) {
+            clEnqueueUnmapMemObject(device->queue, entry->memory, entry->host, 0, NULL, NULL);
+            clFinish(device->queue);
+            clReleaseMemObject(entry->memory);
+        } else {
+            free(entry->host);
+        }
+        free(entry);
+    }
+    for (int k = 0; k < device->kernel_count; k++)
+        clReleaseKernel(device->kernels[k].kernel);
+    for (int p = 0; p < KCS_OPENCL_PROGRAM_COUNT; p++) {
+        if (device->programs[p].program)
+            clReleaseProgram(device->programs[p].program);
+        free(device->programs[p].failure);
+    }
+    for (int s = 0; s < KCS_OPENCL_SCRATCH_SLOTS; s++)
+        if (device->scratch[s])
+            clReleaseMemObject(device->scratch[s]);
+    if (device->queue)
+        clReleaseCommandQueue(device->queue);
+    if (device->context)
+        clReleaseContext(device->context);
+    free(device);
+}
+
+static kcs_status create_context_and_queue(kcs_device *device, kcs_error *err)
+{
+    cl_int code;
+    cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)device->platform, 0};
+    KCS_OPENCL_CHECK((device->context = clCreateContext(properties, 1, &device->id, NULL, NULL, &code),
+                      code), err);
+    KCS_OPENCL_CHECK((device->queue = clCreateCommandQueue(device->context, device->id,
+                                                           CL_QUEUE_PROFILING_ENABLE, &code),
+                      code), err);
+    return KCS_OK;
+}
+
+static kcs_status open_device(int index, kcs_device **opened, kcs_device_info *info, kcs_error *err)
+{
+    *opened = NULL;
+    memset(info, 0, sizeof *info);
+    kcs_device *device = calloc(1, sizeof *device);
+    if (!device)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    int total = 0;
+    kcs_status status = locate_device(index, &total, &device->platform, &device->id, err);
+    if (status == KCS_OK && (index < 0 || index >= total))
+        status = kcs_fail(err, KCS_ERROR, "there are %d OpenCL devices, so no device %d", total, index);
+    if (status == KCS_OK)
+        status = describe(device, info, err);
+    if (status == KCS_OK)
+        status = create_context_and_queue(device, err);
+    if (status != KCS_OK) {
+        close_device(device);
+        return status;
+    }
+    *opened = device;
+    return KCS_OK;
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+
+static kcs_status allocate(kcs_device *device, size_t bytes, kcs_buffer **buffer, kcs_error *err)
+{
+    *buffer = NULL;
+    if (bytes > device->max_allocation)
+        return kcs_fail(err, KCS_UNSUPPORTED, "needs %zu bytes in one buffer, device allows %" PRIu64,
+                        bytes, (uint64_t)device->max_allocation);
+    kcs_buffer *created = calloc(1, sizeof *created);
+    if (!created)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    created->bytes = bytes;
+    /* OpenCL has no empty buffers; an empty array still needs a handle to pass. */
+    cl_int code;
+    created->memory = clCreateBuffer(device->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &code);
+    if (code != CL_SUCCESS) {
+        free(created);
+        return kcs_opencl_fail(err, code, "clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &code)",
+                               __FILE__, __LINE__);
+    }
+    *buffer = created;
+    return KCS_OK;
+}
+
+static void release(kcs_device *device, kcs_buffer *buffer)
+{
+    (void)device;
+    if (!buffer)
+        return;
+    clReleaseMemObject(buffer->memory);
+    free(buffer);
+}
+
+static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                         kcs_error *err)
+{
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "upload of %zu bytes into a buffer of %zu", bytes, buffer->bytes);
+    if (bytes == 0)
+        return KCS_OK;
+    KCS_OPENCL_CHECK(clEnqueueWriteBuffer(device->queue, buffer->memory, CL_TRUE, 0, bytes, host, 0,
+                                          NULL, NULL), err);
+    return KCS_OK;
+}
+
+static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes,
+                           kcs_error *err)
+{
+    if (bytes > buffer->bytes)
+        return kcs_fail(err, KCS_ERROR, "download of %zu bytes from a buffer of %zu", bytes,
+                        buffer->bytes);
+    if (bytes == 0)
+        return KCS_OK;
+    KCS_OPENCL_CHECK(clEnqueueReadBuffer(device->queue, buffer->memory, CL_TRUE, 0, bytes, host, 0,
+                                         NULL, NULL), err);
+    return KCS_OK;
+}
+
+/* Page-locked staging memory, the OpenCL way: a buffer the driver allocates in
+ * host memory (CL_MEM_ALLOC_HOST_PTR), kept mapped while the harness holds it.
+ * Where that fails, plain malloc keeps the run going at pageable speed. */
+static void *host_allocate(kcs_device *device, size_t bytes)
+{
+    kcs_opencl_staging *entry = calloc(1, sizeof *entry);
+    if (!entry)
+        return NULL;
+    cl_int code;
+    entry->memory = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                   bytes ? bytes : 1, NULL, &code);
+    if (code == CL_SUCCESS) {
+        entry->host = clEnqueueMapBuffer(device->queue, entry->memory, CL_TRUE,
+                                         CL_MAP_READ | CL_MAP_WRITE, 0, bytes ? bytes : 1, 0, NULL,
+                                         NULL, &code);
+        if (code != CL_SUCCESS) {
+            clReleaseMemObject(entry->memory);
+            entry->memory = NULL;
+            entry->host = NULL;
+        }
+    } else {
+        entry->memory = NULL;
+    }
+    if (!entry->host)
+        entry->host = malloc(bytes ? bytes : 1);
+    if (!entry->host) {
+        free(entry);
+        return NULL;
+    }
+    entry->next = device->staging;
+    device->staging = entry;
+    return entry->host;
+}
+
+static void host_release(kcs_device *device, void *host)
+{
+    for (kcs_opencl_staging **link = &device->staging; *link; link = &(*link)->next) {
+        kcs_opencl_staging *entry = *link;
+        if (entry->host != host)
+            continue;
+        *link = entry->next;
+        if (entry->memory) {
+            clEnqueueUnmapMemObject(device->queue, entry->memory, entry->host, 0, NULL, NULL);
+            clFinish(device->queue);
+            clReleaseMemObject(entry->memory);
+        } else {
+            free(entry->host);
+        }
+        free(entry);
+        return;
+    }
+}
+
+/* ---- programs, kernels, scratch and timing (for the launchers) -------------- */
+
+/* Builds a program for the device, keeping the outcome either way. */
+static void build_program(kcs_device *device, kcs_opencl_program_id id)
+{
+    kcs_opencl_program *built = &device->programs[id];
+    built->tried = 1;
+    const char *source = program_sources[id].source;
+    size_t length = *program_sources[id].length;
+    kcs_error failure = {{0}};
+    cl_int code;
+    cl_program program = clCreateProgramWithSource(device->context, 1, &source, &length, &code);
+    if (code != CL_SUCCESS) {
+        kcs_opencl_fail(&failure, code, "clCreateProgramWithSource(context, 1, &source, &length, &code)",
+                        __FILE__, __LINE__);
+    } else {
+        code = clBuildProgram(program, 1, &device->id, program_sources[id].options, NULL, NULL);
+        if (code == CL_SUCCESS) {
+            built->program = program;
+            return;
+        }
+        size_t log_size = 0;
+        char *log = NULL;
+        if (clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
+                CL_SUCCESS &&
+            (log = calloc(log_size + 1, 1)) != NULL)
+            clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
+        kcs_fail(&failure, KCS_ERROR, "building %s for %s failed with %s (%d); build log:\n%s",
+                 program_sources[id].file, device->name, kcs_opencl_error_name(code), (int)code,
+                 log && log[0] ? log : "(empty)");
+        free(log);
+        clReleaseProgram(program);
+    }
+    built->failure = strdup(failure.message);
+}
+
+kcs_status kcs_opencl_kernel(kcs_device *device, kcs_opencl_program_id program, const char *name,
+                             cl_kernel *kernel, kcs_error *err)
+{
+    *kernel = NULL;
+    for (int k = 0; k < device->kernel_count; k++) {
+        if (device->kernels[k].program == program && strcmp(device->kernels[k].name, name) == 0) {
+            *kernel = device->kernels[k].kernel;
+            return KCS_OK;
+        }
+    }
+    kcs_opencl_program *built = &device->programs[program];
+    if (!built->tried)
+        build_program(device, program);
+    if (!built->program)
+        return kcs_fail(err, KCS_ERROR, "%s", built->failure ? built->failure : "out of memory");
+    if (device->kernel_count == KCS_OPENCL_MAX_KERNELS)
+        return kcs_fail(err, KCS_ERROR, "more than %d OpenCL kernels on one device; raise "
+                        "KCS_OPENCL_MAX_KERNELS", KCS_OPENCL_MAX_KERNELS);
+    cl_int code;
+    KCS_OPENCL_CHECK((*kernel = clCreateKernel(built->program, name, &code), code), err);
+    device->kernels[device->kernel_count++] = (kcs_opencl_kernel_entry){program, name, *kernel};
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_group_size(kcs_device *device, cl_kernel kernel, size_t limit, size_t *size,
+                                 kcs_error *err)
+{
+    size_t allowed = 0;
+    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE,
+                                              sizeof allowed, &allowed, NULL), err);
+    if (allowed > limit)
+        allowed = limit;
+    *size = 1;
+    while (*size * 2 <= allowed)
+        *size *= 2;
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_scratch(kcs_device *device, int slot, size_t bytes, cl_mem *memory,
+                              kcs_error *err)
+{
+    if (bytes > device->scratch_bytes[slot]) {
+        if (device->scratch[slot])
+            clReleaseMemObject(device->scratch[slot]);
+        device->scratch[slot] = NULL;
+        device->scratch_bytes[slot] = 0;
+        cl_int code;
+        KCS_OPENCL_CHECK((device->scratch[slot] = clCreateBuffer(device->context, CL_MEM_READ_WRITE,
+                                                                 bytes, NULL, &code),
+                          code), err);
+        device->scratch_bytes[slot] = bytes;
+    }
+    *memory = device->scratch[slot];
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_launch(kcs_device *device, cl_kernel kernel, size_t global, size_t local,
+                             kcs_opencl_events *events, kcs_error *err)
+{
+    cl_event event;
+    KCS_OPENCL_CHECK(clEnqueueNDRangeKernel(device->queue, kernel, 1, NULL, &global, &local, 0, NULL,
+                                            &event), err);
+    if (!events->first)
+        events->first = event;
+    else if (events->last != events->first)
+        clReleaseEvent(events->last);
+    events->last = event;
+    return KCS_OK;
+}
+
+void kcs_opencl_events_release(kcs_opencl_events *events)
+{
+    if (events->last && events->last != events->first)
+        clReleaseEvent(events->last);
+    if (events->first)
+        clReleaseEvent(events->first);
+    events->first = events->last = NULL;
+}
+
+/* The device time between the two events; a helper so that the events are
+ * released on every path by the caller. */
+static kcs_status event_span(const kcs_opencl_events *events, double *seconds, kcs_error *err)
+{
+    cl_ulong start = 0, end = 0;
+    KCS_OPENCL_CHECK(clWaitForEvents(1, &events->last), err);
+    KCS_OPENCL_CHECK(clGetEventProfilingInfo(events->first, CL_PROFILING_COMMAND_START, sizeof start,
+                                             &start, NULL), err);
+    KCS_OPENCL_CHECK(clGetEventProfilingInfo(events->last, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                             NULL), err);
+    *seconds = end > start ? 1e-9 * (double)(end - start) : 0.0;
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_error *err)
+{
+    if (!events->first)
+        return kcs_fail(err, KCS_ERROR, "no kernel was launched to time");
+    kcs_status status = event_span(events, seconds, err);
+    kcs_opencl_events_release(events);
+    return status;
+}
+
+/* ---- the kernel table ------------------------------------------------------- */
+
+static const kcs_kernel kernels[] = {
+    {"sumsq", KCS_F64, "gpu-strided-tree",
+     "strided work-items, four f64 sums each, local-memory tree, partials added in a second pass",
+     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
+    {"sumsq", KCS_F32, "gpu-strided-tree", "as f64, squares and sums in f64, rounded once to f32",
+     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
+    {"sumsq", KCS_F64, "cpu-contiguous-chunks",
+     "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
+     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
+    {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
+     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
+};
+
+const kcs_backend kcs_opencl_backend = {
+    .interface_version = KCS_BACKEND_INTERFACE_VERSION,
+    .name = "opencl",
+    .device_count = device_count,
+    .open = open_device,
+    .close = close_device,
+    .allocate = allocate,
+    .release = release,
+    .upload = upload,
+    .download = download,
+    .host_allocate = host_allocate,
+    .host_release = host_release,
+    .kernels = kernels,
+    .kernel_count = sizeof kernels / sizeof kernels[0],
+};

@@ -1,0 +1,218 @@
+/* sumsq.c: launches the OpenCL sum of squares of opencl/sumsq.cl (docs/sumsq.md).
+ *
+ * Two variants, rows of the kernel table in opencl/backend.c; both run on any
+ * device with fp64 and both write s even for n = 0 (their first pass then
+ * yields one zero partial, which the last pass writes).
+ *
+ *   gpu-strided-tree: enough work-groups to fill the device
+ *     (groups_per_compute_unit per compute unit, fewer for small n), each
+ *     writing one partial; further passes of the same shape add partials
+ *     until few enough remain for one work-group, which writes s.
+ *   cpu-contiguous-chunks: work_items_per_compute_unit work-items per
+ *     compute unit, each summing a contiguous chunk; one work-item then adds
+ *     the chunk sums and writes s.
+ *
+ * Depth of the summation tree (docs/sumsq.md allows a term to pass through
+ * D(n) = min(n - 1, 2048 + ceil(log2 n)) additions):
+ *   strided passes: a work-item takes at most most_per_work_item = 1024
+ *     elements, 256 per running sum, so a term passes through at most
+ *     256 + 2 (joining the four sums) + 8 (the tree of 256) = 266 additions
+ *     in one pass; the last pass takes at most 256 * finish_per_work_item
+ *     partials, 16 per running sum: at most 26. Passes in between run only
+ *     when the first leaves more than 16384 partials (n > 4 * 10^9 on an
+ *     H100), and each then divides the count by 15 or more. For 10^8
+ *     elements on an H100 (132 compute units): 93 + 2 + 8 in the first
+ *     pass, 2 + 2 + 8 in the last, 115 in all.
+ *   chunks: 128 in a vector lane (KCS_OPENCL_SUMSQ_BLOCK_LENGTH / 32), 5
+ *     joining accumulators and lanes, then at most 2 * log2(blocks in a
+ *     chunk) + 1 in the ladder, then the last pass over the chunk sums (a
+ *     few per compute unit). For 10^8 elements on 2 cores: about 165.
+ *
+ * Run only it: build/kcs run --backend opencl sumsq
+ */
+#include "kcs_opencl.h"
+
+enum {
+    /* Work-groups per compute unit for a full device: 8 groups of 256 are 2048
+     * work-items, what an NVIDIA SM holds at once. */
+    groups_per_compute_unit = 8,
+    /* Fewest elements per work-item before a pass uses fewer work-groups. */
+    least_per_work_item = 4,
+    /* Most elements per work-item in one strided pass: keeps each running sum
+     * at 256 additions whatever n is (more work-groups instead). */
+    most_per_work_item = 1024,
+    /* Most partials per work-item that the one-work-group last pass takes. */
+    finish_per_work_item = 64,
+    /* Chunks per compute unit. Under POCL on 2 cores, 1 to 8 per core ran
+     * within 5% of each other (28.5-30 ms for 10^8 f64, at the memory
+     * bandwidth two threads reach); 2 leaves a spare chunk for a core that
+     * finishes early while the other is interrupted. */
+    work_items_per_compute_unit = 2,
+};
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    (void)args;
+    if (!device->has_fp64)
+        return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (sumsq accumulates in f64)");
+    return KCS_OK;
+}
+
+/* Sets a kernel's arguments: an input buffer, its element count and an output buffer. */
+static kcs_status set_pass_args(cl_kernel kernel, cl_mem input, size_t count, cl_mem output,
+                                kcs_error *err)
+{
+    cl_ulong count_argument = count;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof count_argument, &count_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof output, &output), err);
+    return KCS_OK;
+}
+
+/* Work-groups for one strided pass over count values in groups of local work-items. */
+static size_t pass_groups(const kcs_device *device, size_t count, size_t local)
+{
+    size_t groups = ceil_div(count, local * least_per_work_item);
+    size_t fill = (size_t)device->compute_units * groups_per_compute_unit;
+    if (groups > fill)
+        groups = fill;
+    size_t shallow_enough = ceil_div(count, local * most_per_work_item);
+    if (groups < shallow_enough)
+        groups = shallow_enough;
+    return groups ? groups : 1;
+}
+
+/* The last pass: one work-group of local work-items adds count partials and writes s. */
+static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem partials, size_t count,
+                                 cl_mem output, size_t local, kcs_opencl_events *events,
+                                 kcs_error *err)
+{
+    cl_kernel kernel;
+    const char *name = dtype == KCS_F64 ? "kcs_sumsq_add_partials" : "kcs_sumsq_finish_f32";
+    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, name, &kernel, err);
+    if (status == KCS_OK)
+        status = set_pass_args(kernel, partials, count, output, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, kernel, local, local, events, err);
+    return status;
+}
+
+static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *args, cl_mem input,
+                                       cl_mem output, kcs_opencl_events *events, kcs_error *err)
+{
+    size_t n = args->sumsq.n;
+    cl_kernel first, add;
+    size_t first_local, add_local;
+    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
+                                          args->dtype == KCS_F64 ? "kcs_sumsq_groups_f64"
+                                                                 : "kcs_sumsq_groups_f32",
+                                          &first, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, "kcs_sumsq_add_partials", &add, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, first, KCS_OPENCL_SUMSQ_GROUP_SIZE, &first_local, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, add, KCS_OPENCL_SUMSQ_GROUP_SIZE, &add_local, err);
+    if (status != KCS_OK)
+        return status;
+
+    size_t groups = pass_groups(device, n, first_local);
+    cl_mem partials;
+    int slot = 0;
+    status = kcs_opencl_scratch(device, slot, groups * sizeof(cl_double), &partials, err);
+    if (status == KCS_OK)
+        status = set_pass_args(first, input, n, partials, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, first, groups * first_local, first_local, events, err);
+
+    /* Only a device whose first pass leaves more partials than one work-group
+     * takes (n beyond about 10^9 on a large GPU) needs passes in between. */
+    size_t count = groups;
+    while (status == KCS_OK && count > add_local * finish_per_work_item) {
+        size_t next_groups = pass_groups(device, count, add_local);
+        cl_mem sums = NULL;
+        status = kcs_opencl_scratch(device, 1 - slot, next_groups * sizeof(cl_double), &sums, err);
+        if (status == KCS_OK)
+            status = set_pass_args(add, partials, count, sums, err);
+        if (status == KCS_OK)
+            status = kcs_opencl_launch(device, add, next_groups * add_local, add_local, events, err);
+        partials = sums;
+        slot = 1 - slot;
+        count = next_groups;
+    }
+    if (status == KCS_OK)
+        status = enqueue_finish(device, args->dtype, partials, count, output, add_local, events, err);
+    return status;
+}
+
+static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
+                                            cl_mem input, cl_mem output,
+                                            kcs_opencl_events *events, kcs_error *err)
+{
+    size_t n = args->sumsq.n;
+    size_t wanted = (size_t)device->compute_units * work_items_per_compute_unit;
+    size_t chunk_length = ceil_div(ceil_div(n, wanted ? wanted : 1), KCS_OPENCL_SUMSQ_BLOCK_LENGTH) *
+                          KCS_OPENCL_SUMSQ_BLOCK_LENGTH;
+    if (chunk_length == 0)
+        chunk_length = KCS_OPENCL_SUMSQ_BLOCK_LENGTH;
+    size_t items = ceil_div(n, chunk_length);
+    if (items == 0)
+        items = 1; /* n = 0: one work-item writes the zero partial */
+
+    cl_kernel kernel;
+    cl_mem partials;
+    cl_ulong n_argument = n, chunk_argument = chunk_length;
+    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
+                                          args->dtype == KCS_F64 ? "kcs_sumsq_chunks_f64"
+                                                                 : "kcs_sumsq_chunks_f32",
+                                          &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_scratch(device, 0, items * sizeof(cl_double), &partials, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof n_argument, &n_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof chunk_argument, &chunk_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof partials, &partials), err);
+    /* Work-groups of one: a CPU device runs each work-group on one thread. */
+    status = kcs_opencl_launch(device, kernel, items, 1, events, err);
+    if (status == KCS_OK)
+        status = enqueue_finish(device, args->dtype, partials, items, output, 1, events, err);
+    return status;
+}
+
+/* Runs one enqueue function and times it by its events, releasing them on every path. */
+static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *, cl_mem, cl_mem,
+                                              kcs_opencl_events *, kcs_error *),
+                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    kcs_opencl_events events = {NULL, NULL};
+    kcs_status status = enqueue(device, args, inputs[0]->memory, outputs[0]->memory, &events, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        kcs_opencl_events_release(&events);
+        return status;
+    }
+    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+}
+
+kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_strided_tree, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
+                                              kcs_buffer *const inputs[],
+                                              kcs_buffer *const outputs[],
+                                              double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_contiguous_chunks, device, args, inputs, outputs, kernel_seconds, err);
+}
