@@ -121,14 +121,14 @@ def find_cuda(args):
 
 
 def find_python(args):
-    """(python, None) for a Python 3 with matplotlib, or (None, why not)."""
+    """(python, None) for a Python 3 with matplotlib and numpy, or (None, why not)."""
     candidates = [args.python] if args.python else ["/usr/bin/python3", shutil.which("python3")]
     for python in candidates:
         if python and os.access(python, os.X_OK):
-            result = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
+            result = subprocess.run([python, "-c", "import matplotlib, numpy"], capture_output=True)
             if result.returncode == 0:
                 return python, None
-    return None, "no Python 3 with matplotlib (install python3-matplotlib)"
+    return None, "no Python 3 with matplotlib and numpy (install python3-matplotlib python3-numpy)"
 
 
 class Ninja:
@@ -287,7 +287,8 @@ def main():
            "CONFIGURE", generator=True)
     n.rule("unit_test", "$in > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
            "TEST $in")
-    n.rule("script_test", "sh $in $runner > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+    n.rule("script_test", f"KCS_PYTHON={python or '/usr/bin/python3'} sh $in $runner > $out.log 2>&1 "
+                          "&& touch $out || (cat $out.log; exit 1)",
            "TEST $in")
     n.rule("saboteur_run", "$in run --backend saboteur --expectations tests/saboteur-expectations.txt "
                            "--time-limit 5 --determinism --no-save --results $results $cases > $out.log 2>&1 "

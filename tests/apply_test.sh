@@ -4,7 +4,7 @@
 # usage: tests/apply_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
-python=/usr/bin/python3
+python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found with matplotlib
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -6,7 +6,7 @@
 # key tables are there; the screenshot is kept under the build folder.
 # usage: tests/report_test.sh build/kcs   (the runner's folder holds the outputs)
 set -u
-python=/usr/bin/python3
+python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found with matplotlib
 source=$(cd "$(dirname "$0")/.." && pwd)
 out=$(cd "$(dirname "$1")" && pwd)/report-test
 rm -rf "$out"
