@@ -463,6 +463,19 @@ def main():
                                   f"--no-save --results {built('valgrind-results.json')} "
                                   f"'sumsq/*-n[0-9]' 'sumsq/*-n93' 'sumsq/*-nan' 'sumsq/*-ramp-1000'",
                        "description": "VALGRIND the runner on a small case set"})
+    if nvcc:
+        # The CUDA cases under compute-sanitizer's memcheck and racecheck (on a
+        # machine with a GPU); large cases are left out to keep it minutes.
+        sanitizer = os.path.join(cuda_root, "bin", "compute-sanitizer")
+        commands = []
+        for tool in ("memcheck", "racecheck"):
+            commands.append(f"{sanitizer} --tool {tool} --error-exitcode 99 "
+                            f"{'--leak-check full ' if tool == 'memcheck' else ''}"
+                            f"{runner} run --backend cuda --in-process --skip-large --no-save "
+                            f"--results {built(f'cuda-{tool}-results.json')}")
+        n.build("cuda-sanitize", "run_console", implicit=[runner],
+                variables={"command": " && ".join(commands),
+                           "description": "CUDA-SANITIZE memcheck and racecheck of the CUDA cases"})
     if fuzz_cc:
         fuzz_flags = "-fsanitize=fuzzer,address,undefined -g -O1"
         n.rule("fuzz_link", f"{fuzz_cc} -std=gnu11 -D_GNU_SOURCE -ffp-contract=off {fuzz_flags} "
