@@ -482,7 +482,7 @@ def main():
                             f"-Iharness -I{build} -o $out $in -lm", "FUZZ $out")
         fuzzers = []
         parser_sources = [f"harness/{name}.c" for name in ("case_file", "generator", "status", "dtype",
-                                                             "op")]
+                                                             "op", "check")]
         parser_sources += [f"harness/op_{op}.c" for op in ops] + [os.path.join(build, "ops.c")]
         for target, sources in (("case_file_fuzz", parser_sources),
                                 ("npy_fuzz", ["harness/npy.c", "harness/status.c", "harness/dtype.c"])):
