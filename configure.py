@@ -459,6 +459,7 @@ def main():
                        "description": "SANITIZE the CPU suite under ASan and UBSan"})
     n.build("valgrind", "run_console", implicit=[runner],
             variables={"command": f"valgrind --error-exitcode=99 --leak-check=full "
+                                  f"--suppressions={SOURCE}/tools/valgrind.supp "
                                   f"--errors-for-leak-kinds=definite {runner} run --backend reference "
                                   f"--no-save --results {built('valgrind-results.json')} "
                                   f"'sumsq/*-n[0-9]' 'sumsq/*-n93' 'sumsq/*-nan' 'sumsq/*-ramp-1000'",
