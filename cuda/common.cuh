@@ -110,4 +110,87 @@ kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
                                   double *kernel_seconds, kcs_error *err);
 
+/* Kernel rows of gemm.cu: our tiled kernels, the cuBLAS peers and cuBLAS TF32. */
+kcs_status kcs_cuda_gemm_tiled_f32(kcs_device *device, const kcs_op_args *args,
+                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                   double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_gemm_tiled_f64(kcs_device *device, const kcs_op_args *args,
+                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                   double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_gemm_cublas_f32(kcs_device *device, const kcs_op_args *args,
+                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                    double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_gemm_cublas_f64(kcs_device *device, const kcs_op_args *args,
+                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                    double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_gemm_cublas_tf32(kcs_device *device, const kcs_op_args *args,
+                                     kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                     double *kernel_seconds, kcs_error *err);
+/* supports() of the plain f32 rows: mode=tf32 cases are skipped (cublas-tf32 answers them). */
+kcs_status kcs_cuda_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+/* supports() of cublas-tf32: mode=tf32 cases only. */
+kcs_status kcs_cuda_gemm_supports_tf32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* Kernel rows of elementwise.cu: add, mul, relu, sigmoid, f32 and f64. */
+kcs_status kcs_cuda_add_f32(kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                            double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_add_f64(kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                            double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_mul_f32(kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                            double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_mul_f64(kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                            double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_relu_f32(kcs_device *device, const kcs_op_args *args,
+                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                             double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_relu_f64(kcs_device *device, const kcs_op_args *args,
+                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                             double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_sigmoid_f32(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_sigmoid_f64(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err);
+
+/* Kernel rows of softmax.cu, and their supports() (rows too long for the depth rule). */
+kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* Kernel rows of anneal.cu: assign (direct, shortlist), reduce, update, energy. */
+kcs_status kcs_cuda_assign_direct_f32(kcs_device *device, const kcs_op_args *args,
+                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                      double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *args,
+                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                      double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_reduce_f32(kcs_device *device, const kcs_op_args *args,
+                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                               double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_reduce_f16(kcs_device *device, const kcs_op_args *args,
+                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                               double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_update_f32(kcs_device *device, const kcs_op_args *args,
+                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                               double *kernel_seconds, kcs_error *err);
+kcs_status kcs_cuda_energy_f32(kcs_device *device, const kcs_op_args *args,
+                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                               double *kernel_seconds, kcs_error *err);
+
 #endif

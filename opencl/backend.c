@@ -27,6 +27,16 @@
 
 extern const char kcs_opencl_sumsq_source[];
 extern const size_t kcs_opencl_sumsq_source_length;
+extern const char kcs_opencl_gemm_source[];
+extern const size_t kcs_opencl_gemm_source_length;
+extern const char kcs_opencl_elementwise_source[];
+extern const size_t kcs_opencl_elementwise_source_length;
+extern const char kcs_opencl_ceilings_source[];
+extern const size_t kcs_opencl_ceilings_source_length;
+extern const char kcs_opencl_softmax_source[];
+extern const size_t kcs_opencl_softmax_source_length;
+extern const char kcs_opencl_anneal_source[];
+extern const size_t kcs_opencl_anneal_source_length;
 
 #define KCS_OPENCL_STRINGIFY_(x) #x
 #define KCS_OPENCL_STRINGIFY(x) KCS_OPENCL_STRINGIFY_(x)
@@ -43,6 +53,35 @@ static const struct {
                                   &kcs_opencl_sumsq_source_length,
                                   "-DKCS_SUMSQ_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_GROUP_SIZE)
                                   " -DKCS_SUMSQ_BLOCK_LENGTH=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_BLOCK_LENGTH)},
+#define KCS_OPENCL_GEMM_OPTIONS                                                                 \
+    " -DKCS_GEMM_ITEMS_M=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_M)                           \
+    " -DKCS_GEMM_ITEMS_N=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_N)                           \
+    " -DKCS_GEMM_GROUP_ROWS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_GROUP_ROWS)
+    [KCS_OPENCL_PROGRAM_GEMM_F32] = {"opencl/gemm.cl", kcs_opencl_gemm_source, &kcs_opencl_gemm_source_length,
+                                     "-DKCS_GEMM_PRECISION=32 -DKCS_GEMM_TILE_K="
+                                     KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_F32_TILE_K) KCS_OPENCL_GEMM_OPTIONS},
+    [KCS_OPENCL_PROGRAM_GEMM_F64] = {"opencl/gemm.cl", kcs_opencl_gemm_source, &kcs_opencl_gemm_source_length,
+                                     "-DKCS_GEMM_PRECISION=64 -DKCS_GEMM_TILE_K="
+                                     KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_F64_TILE_K) KCS_OPENCL_GEMM_OPTIONS},
+#define KCS_OPENCL_ELEMENTWISE_OPTIONS                                                          \
+    " -DKCS_ELEMENTWISE_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_GROUP_SIZE)      \
+    " -DKCS_ELEMENTWISE_VECTORS_PER_ITEM=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM)
+    [KCS_OPENCL_PROGRAM_ELEMENTWISE_F32] = {"opencl/elementwise.cl", kcs_opencl_elementwise_source,
+                                            &kcs_opencl_elementwise_source_length,
+                                            "-DKCS_ELEMENTWISE_PRECISION=32" KCS_OPENCL_ELEMENTWISE_OPTIONS},
+    [KCS_OPENCL_PROGRAM_ELEMENTWISE_F64] = {"opencl/elementwise.cl", kcs_opencl_elementwise_source,
+                                            &kcs_opencl_elementwise_source_length,
+                                            "-DKCS_ELEMENTWISE_PRECISION=64" KCS_OPENCL_ELEMENTWISE_OPTIONS},
+    [KCS_OPENCL_PROGRAM_CEILINGS] = {"opencl/ceilings.cl", kcs_opencl_ceilings_source,
+                                     &kcs_opencl_ceilings_source_length, ""},
+    [KCS_OPENCL_PROGRAM_SOFTMAX] = {"opencl/softmax.cl", kcs_opencl_softmax_source,
+                                    &kcs_opencl_softmax_source_length,
+                                    "-cl-fp32-correctly-rounded-divide-sqrt"},
+    [KCS_OPENCL_PROGRAM_ANNEAL] = {"opencl/anneal.cl", kcs_opencl_anneal_source,
+                                   &kcs_opencl_anneal_source_length,
+                                   "-cl-fp32-correctly-rounded-divide-sqrt"
+                                   " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
+                                   " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)},
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -663,6 +702,61 @@ static const kcs_kernel kernels[] = {
      kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
     {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
      kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
+    {"gemm", KCS_F32, "packed-128x128",
+     "op(A), op(B) packed k-major and zero-padded, then 128x128 tiles, 8x8 per work-item, k slices of 16 "
+     "double-buffered in local memory",
+     kcs_opencl_gemm_packed, kcs_opencl_gemm_supports},
+    {"gemm", KCS_F64, "packed-128x128", "as f32, k slices of 8", kcs_opencl_gemm_packed,
+     kcs_opencl_gemm_supports},
+    {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
+     kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
+    {"gemm", KCS_F64, "direct", "as f32", kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
+    {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
+     kcs_opencl_elementwise_vectorized, kcs_opencl_elementwise_supports},
+    {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", kcs_opencl_elementwise_vectorized,
+     kcs_opencl_elementwise_supports},
+    {"softmax", KCS_F32, "group-registers",
+     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers, read once; local-memory trees",
+     kcs_opencl_softmax_group_registers, kcs_opencl_softmax_group_supports},
+    {"softmax", KCS_F64, "group-registers", "as f32, in double", kcs_opencl_softmax_group_registers,
+     kcs_opencl_softmax_group_supports},
+    {"softmax", KCS_F32, "group-online",
+     "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
+     kcs_opencl_softmax_group_online, kcs_opencl_softmax_group_supports},
+    {"softmax", KCS_F64, "group-online", "as f32, in double", kcs_opencl_softmax_group_online,
+     kcs_opencl_softmax_group_supports},
+    {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
+     kcs_opencl_softmax_cpu_rows, kcs_opencl_softmax_supports},
+    {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", kcs_opencl_softmax_cpu_rows,
+     kcs_opencl_softmax_supports},
+    {"assign", KCS_F32, "tiled-local",
+     "128 points x 128 anchors per work-group through local memory, 8x8 distances per work-item, argmin "
+     "merged by (distance, index)",
+     kcs_opencl_assign_tiled_local, kcs_opencl_assign_supports},
+    {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", kcs_opencl_assign_tiled_local,
+     kcs_opencl_assign_supports},
+    {"reduce", KCS_F32, "sorted-two-pass",
+     "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
+     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
+    {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
+     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
+    {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
+     kcs_opencl_update_elementwise, NULL},
+    {"energy", KCS_F32, "strided-tree-f64",
+     "strided work-items summing in f64, a local tree per work-group, partials added by one work-group",
+     kcs_opencl_energy_strided_tree, kcs_opencl_energy_supports},
 };
 
 const kcs_backend kcs_opencl_backend = {
@@ -677,6 +771,7 @@ const kcs_backend kcs_opencl_backend = {
     .download = download,
     .host_allocate = host_allocate,
     .host_release = host_release,
+    .measure_ceilings = kcs_opencl_measure_ceilings,
     .kernels = kernels,
     .kernel_count = sizeof kernels / sizeof kernels[0],
 };

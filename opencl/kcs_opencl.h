@@ -20,11 +20,18 @@
 /* The kernel sources embedded by the build (tools/embed.py), one per op. */
 typedef enum {
     KCS_OPENCL_PROGRAM_SUMSQ, /* opencl/sumsq.cl */
+    KCS_OPENCL_PROGRAM_GEMM_F32,        /* opencl/gemm.cl, built for float */
+    KCS_OPENCL_PROGRAM_GEMM_F64,        /* opencl/gemm.cl, built for double */
+    KCS_OPENCL_PROGRAM_ELEMENTWISE_F32, /* opencl/elementwise.cl, built for float */
+    KCS_OPENCL_PROGRAM_ELEMENTWISE_F64, /* opencl/elementwise.cl, built for double */
+    KCS_OPENCL_PROGRAM_CEILINGS,        /* opencl/ceilings.cl */
+    KCS_OPENCL_PROGRAM_SOFTMAX,         /* opencl/softmax.cl */
+    KCS_OPENCL_PROGRAM_ANNEAL,          /* opencl/anneal.cl */
     KCS_OPENCL_PROGRAM_COUNT  /* how many there are */
 } kcs_opencl_program_id;
 
 /* The most kernel objects one device keeps (across all programs). */
-#define KCS_OPENCL_MAX_KERNELS 32
+#define KCS_OPENCL_MAX_KERNELS 64
 
 /* The most scratch buffers one launcher may hold at once. */
 #define KCS_OPENCL_SCRATCH_SLOTS 2
@@ -34,6 +41,29 @@ typedef enum {
 
 /* Elements a chunk work-item of opencl/sumsq.cl sums before its ladder, passed to its build. */
 #define KCS_OPENCL_SUMSQ_BLOCK_LENGTH 4096
+
+/* Work-items along the rows and the columns of a tile of opencl/gemm.cl's tiled
+ * kernel (8 x 8 outputs each: 128 x 128 tiles), passed to its build. */
+#define KCS_OPENCL_GEMM_ITEMS_M 16
+#define KCS_OPENCL_GEMM_ITEMS_N 16
+
+/* Depth along k of a slice of opencl/gemm.cl in local memory, per type, passed to its build. */
+#define KCS_OPENCL_GEMM_F32_TILE_K 16
+#define KCS_OPENCL_GEMM_F64_TILE_K 8
+
+/* Tile rows per band of opencl/gemm.cl's walk over the tiles of C, passed to its build. */
+#define KCS_OPENCL_GEMM_GROUP_ROWS 8
+
+/* Work-group size of opencl/elementwise.cl, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_GROUP_SIZE 256
+
+/* Vectors (float4, double2) each work-item of opencl/elementwise.cl takes, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM 4
+
+/* Work-items along each side of an assign work-group of opencl/anneal.cl, and the
+ * points and anchors each takes (16 x 16 items, 8 x 8 each: 128-point tiles), passed to its build. */
+#define KCS_OPENCL_ASSIGN_SIDE 16
+#define KCS_OPENCL_ASSIGN_MICRO 8
 
 /* One program's build on one device: not tried yet, built, or failed with a message. */
 typedef struct {
@@ -144,5 +174,81 @@ kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_a
                                               kcs_buffer *const inputs[],
                                               kcs_buffer *const outputs[],
                                               double *kernel_seconds, kcs_error *err);
+
+/* gemm (opencl/gemm.c): KCS_UNSUPPORTED for mode=tf32, f64 without fp64, and on CPU
+ * devices beyond 2^33 multiply-adds. */
+kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
+kcs_status kcs_opencl_gemm_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
+
+/* gemm, simple: one work-item per element of C, reading A and B as stored. */
+kcs_status kcs_opencl_gemm_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
+
+/* add, mul, relu, sigmoid (opencl/elementwise.c): KCS_UNSUPPORTED for f64 without fp64. */
+kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
+kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
+                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                             double *kernel_seconds, kcs_error *err);
+
+/* The device's copy, upload and f32 FMA rates (opencl/ceilings.c); no GEMM ceiling. */
+kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
+
+/* softmax (opencl/softmax.c): KCS_UNSUPPORTED for f64 without fp64. */
+kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* softmax's group variants: as kcs_opencl_softmax_supports, and on CPU devices beyond 2^22 elements. */
+kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
+                                             kcs_error *err);
+
+/* softmax: rows split over work-items holding them in registers, read once (online beyond that). */
+kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
+                                              kcs_buffer *const inputs[],
+                                              kcs_buffer *const outputs[], double *kernel_seconds,
+                                              kcs_error *err);
+
+/* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
+kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
+                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                           double *kernel_seconds, kcs_error *err);
+
+/* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
+kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
+                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                       double *kernel_seconds, kcs_error *err);
+
+/* assign (opencl/anneal.c): KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
+kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
+kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err);
+
+/* reduce (opencl/anneal.c): KCS_UNSUPPORTED for n + m >= 2^31. */
+kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* reduce: points counting-sorted by anchor, then per anchor a mean pass and a deviation pass. */
+kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
+                                             kcs_buffer *const inputs[],
+                                             kcs_buffer *const outputs[], double *kernel_seconds,
+                                             kcs_error *err);
+
+/* update: one work-item per element of the anchors. */
+kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err);
+
+/* energy (opencl/anneal.c): KCS_UNSUPPORTED without fp64. */
+kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+
+/* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
+kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
+                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                          double *kernel_seconds, kcs_error *err);
 
 #endif

@@ -1,0 +1,1028 @@
+/* anneal.cu: the anneal steps on CUDA (docs/anneal.md): assign, reduce,
+ * update and energy. Points x (n x d) are stored f16 or f32 (the case
+ * dtype) and widened exactly to f32; anchors, means, variances, distances
+ * and velocities are f32; indices and counts i32.
+ *
+ * assign: idx[i] = argmin_j ||x_i - a_j||^2 (ties to the smallest j), dist[i]
+ * the minimum. Two variants, rows of backend.cu's table; both are one fused
+ * tile kernel that never writes the n x m distances:
+ *
+ *   direct     a GEMM-shaped tile kernel. A block of 256 threads takes 128
+ *              points and walks all anchors 128 at a time, the dimensions 8
+ *              at a time through double-buffered shared memory (points and
+ *              anchors transposed there, so that a thread reads its 8 points
+ *              and its 8 anchors of one dimension as two float4 each); each
+ *              thread keeps an 8 x 8 register tile of sums of (x - a)^2 (a
+ *              subtraction and an FMA a term: the direct form the spec
+ *              requires), and after each anchor tile folds it into a running
+ *              (min, index) per point, taking a later anchor only when
+ *              strictly nearer. The 16 threads that share points then merge
+ *              (distance, index) pairs lexicographically: ties go to the
+ *              smallest index whatever the order. The grid is persistent
+ *              (point tiles grid-strided). dist is the direct sum, in the
+ *              order of the dimensions.
+ *   shortlist  the same tile kernel accumulating x . a instead (one FMA a
+ *              term, like SGEMM) and ranking anchors by A_j = ||a_j||^2 -
+ *              2 x . a_j (||x||^2 is the same for every anchor), keeping per
+ *              point the smallest A, its index and the second smallest. The
+ *              expanded form is used only to shortlist (docs/anneal.md): its
+ *              error against the exact A_j is at most gamma(d + 1)
+ *              (||a_j||^2 + 2 ||x|| ||a_j||), so with R >= max ||a_j|| and
+ *              X >= ||x|| every anchor that could be nearest has A within
+ *              margin = 2 gamma(d + 1) (R^2 + 2 X R) of the smallest; the
+ *              kernel uses 4 gamma(d + 2) (R^2 + 2 X R) for the rounding of
+ *              the test itself. A point whose second smallest A is above the
+ *              smallest plus the margin has one candidate: its idx is final
+ *              and its dist is recomputed as the direct sum of (x - a)^2 (a
+ *              warp per point). Every other point (near ties, exact ties) is
+ *              appended to a list that the direct kernel then assigns in full.
+ *              The result is the direct kernel's for every point, up to near
+ *              ties within the bound. Before it, a warp per anchor computes
+ *              ||a_j||^2 and the largest of them (atomicMax on the bits of a
+ *              non-negative float: order-independent, deterministic).
+ *
+ * reduce: count, mean and population variance per anchor, without float
+ * atomics and in a fixed order (the same bits every run):
+ *   1. keys = idx (a value outside [0, m) becomes m and counts nowhere),
+ *      values = point numbers;
+ *   2. cub::DeviceRadixSort::SortPairs on the bits that hold [0, m]: stable,
+ *      so each anchor's points are contiguous and in index order;
+ *   3. a pass over the sorted keys marks where each anchor's run starts
+ *      and ends (count = its length; runs of absent anchors stay empty);
+ *   4. a block per anchor: its 8 warps read the run's rows (a warp a row,
+ *      16 bytes a lane, 8 rows in flight) updating Welford's mean and sum of
+ *      squared deviations in f64, lane by dimension; the 8 warps' states are
+ *      merged by Chan, Golub and LeVeque's pairwise formula, in warp order.
+ *      f64 makes the updating formulas' error (about c u sigma rms, u the
+ *      unit roundoff) negligible next to the f32 bound, whatever the count;
+ *      the mean and var are rounded once to f32. Dimensions beyond 128 are
+ *      done in panels of 128. An empty anchor gets count 0, mean 0, var 0.
+ *
+ * update: one thread an element of m x d: v' = fma(mu, v, mean - a) where
+ * count > 0 (mean - a first, exact near convergence), mu * v otherwise;
+ * a' = fma(lr * T, v', a), lr * T one f32 product of the f32 parameters.
+ *
+ * energy: E = (1/n) sum dist, summed in f64 as sumsq.cu does (16-byte
+ * loads, f64 running sums, block partials summed in index order by the last
+ * block: one launch, the same bits every run), divided in f64, rounded once
+ * to f32. n = 0 gives 0/0 = NaN, written.
+ *
+ * Summation depth: assign sums d terms per distance (any order is allowed);
+ * energy keeps every running sum under 1024 vectors (the grid grows in
+ * whole waves beyond that), as sumsq.cu; reduce's sums are in f64.
+ *
+ * Expected performance (H100, n = 1e6, d = 128, m = 1024): direct issues
+ * two FP32 instructions a term, about 8 ms at 90% of the FP32 issue rate,
+ * some 0.55 of cuBLAS SGEMM's rate counting 2 n m d flops; shortlist one,
+ * about 5 ms plus the rare near ties (about 0.5% of points on uniform data),
+ * near cuBLAS SGEMM's rate. reduce reads the points once plus the sort of
+ * 10^6 keys: about 0.25 ms, some 0.65 of the copy rate.
+ *
+ * Tunables: none beyond the tile shape constants below, which the kernels'
+ * thread mappings assume (128 x 128 tiles, 8 deep, 256 threads).
+ *
+ * Run only them: ./build/kcs run --backend cuda assign reduce update energy
+ * (add --benchmark to time the perf cases).
+ */
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda_fp16.h>
+
+#include "common.cuh"
+
+namespace {
+
+/* ---------------------------------------------------------------- loading points */
+
+/* The value of one stored point element, widened exactly to f32. */
+__device__ __forceinline__ float widen(const float *p)
+{
+    return __ldg(p);
+}
+
+__device__ __forceinline__ float widen(const __half *p)
+{
+    return __half2float(__ldg(p));
+}
+
+__device__ __forceinline__ float half_bits_to_float(unsigned int bits)
+{
+    return __half2float(__ushort_as_half((unsigned short)(bits & 0xffffu)));
+}
+
+/* Dimensions k .. k+3 of a row as a float4, 0 beyond d. vectors: the row is
+ * aligned for one 16-byte (f32) or 8-byte (f16) load wherever k + 4 <= d. */
+__device__ __forceinline__ float4 load_four(const float *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d)
+        return __ldg(reinterpret_cast<const float4 *>(row + k));
+    float4 r;
+    r.x = k < d ? __ldg(row + k) : 0.0f;
+    r.y = k + 1 < d ? __ldg(row + k + 1) : 0.0f;
+    r.z = k + 2 < d ? __ldg(row + k + 2) : 0.0f;
+    r.w = k + 3 < d ? __ldg(row + k + 3) : 0.0f;
+    return r;
+}
+
+__device__ __forceinline__ float4 load_four(const __half *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d) {
+        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(row + k));
+        return make_float4(half_bits_to_float(raw.x), half_bits_to_float(raw.x >> 16),
+                           half_bits_to_float(raw.y), half_bits_to_float(raw.y >> 16));
+    }
+    float4 r;
+    r.x = k < d ? widen(row + k) : 0.0f;
+    r.y = k + 1 < d ? widen(row + k + 1) : 0.0f;
+    r.z = k + 2 < d ? widen(row + k + 2) : 0.0f;
+    r.w = k + 3 < d ? widen(row + k + 3) : 0.0f;
+    return r;
+}
+
+/* Whether rows of d elements of type P starting at data allow load_four's vector loads. */
+template <typename P> bool rows_are_vectors(const void *data, size_t d)
+{
+    const uintptr_t alignment = sizeof(P) == 4 ? 16 : 8;
+    return d % 4 == 0 && reinterpret_cast<uintptr_t>(data) % alignment == 0;
+}
+
+/* ---------------------------------------------------------------- assign */
+
+constexpr int tile_points = 128;  /* points a block takes at a time */
+constexpr int tile_anchors = 128; /* anchors per step of its walk */
+constexpr int tile_depth = 8;     /* dimensions per shared-memory stage */
+constexpr int tile_threads = 256; /* 16 x 16 threads, each 8 points x 8 anchors */
+
+/* The tile-local point (or anchor) of a thread's i-th row (or column):
+ * two runs of 4, 64 apart, so that shared-memory reads are float4s without
+ * bank conflicts. */
+__device__ __forceinline__ int tile_position(int thread_coordinate, int i)
+{
+    return (i < 4 ? 0 : 64) + thread_coordinate * 4 + (i & 3);
+}
+
+/* The tile kernel: see the header comment. EXPANDED: shortlist mode.
+ * list (may be null): the points to assign are list[0 .. *list_count);
+ * otherwise 0 .. n. */
+template <typename P, bool EXPANDED>
+__global__ void __launch_bounds__(tile_threads, 2)
+kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, size_t n, int d, int m,
+                 const unsigned int *__restrict__ list, const unsigned int *__restrict__ list_count,
+                 const float *__restrict__ norms, const unsigned int *__restrict__ largest_norm_bits,
+                 float margin_factor, float norm_inflation, int *__restrict__ idx,
+                 float *__restrict__ dist, unsigned int *__restrict__ flagged,
+                 unsigned int *__restrict__ flagged_count, bool point_vectors, bool anchor_vectors)
+{
+    __shared__ __align__(16) float xs[2][tile_depth][tile_points];
+    __shared__ __align__(16) float as[2][tile_depth][tile_anchors];
+    __shared__ float best[8][tile_threads];      /* per thread and point: smallest value */
+    __shared__ int best_index[8][tile_threads];  /* its anchor */
+    __shared__ float second[EXPANDED ? 8 : 1][tile_threads]; /* the second smallest */
+    __shared__ float final_best[EXPANDED ? tile_points : 1];
+    __shared__ int final_index[EXPANDED ? tile_points : 1];
+    __shared__ float final_second[EXPANDED ? tile_points : 1];
+
+    const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+    const int stage_row = t % tile_points; /* the point and anchor this thread stages */
+    const int stage_half = t / tile_points; /* dimensions 4 * stage_half .. + 3 of a stage */
+    /* n < 2^32 (checked by the run function): point numbers and tiles in 32 bits */
+    const unsigned int count = list ? *list_count : (unsigned int)n;
+    const unsigned int tile_count = (count + tile_points - 1) / tile_points;
+    const int depth_stages = (d + tile_depth - 1) / tile_depth;
+    const int anchor_tiles = (m + tile_anchors - 1) / tile_anchors;
+
+    for (unsigned int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        const unsigned int slot = tile * tile_points + stage_row;
+        const bool point_present = slot < count;
+        const unsigned int point = point_present ? (list ? list[slot] : slot) : 0u;
+
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            best[i][t] = INFINITY;
+            best_index[i][t] = 0;
+            if constexpr (EXPANDED)
+                second[i][t] = INFINITY;
+        }
+
+        /* Stage 0. */
+        {
+            const int k = 4 * stage_half;
+            const float4 px = point_present ? load_four(x + (size_t)point * d, k, d, point_vectors)
+                                            : make_float4(0, 0, 0, 0);
+            const float4 pa = stage_row < m ? load_four(anchors + (size_t)stage_row * d, k, d, anchor_vectors)
+                                            : make_float4(0, 0, 0, 0);
+            xs[0][k][stage_row] = px.x;
+            xs[0][k + 1][stage_row] = px.y;
+            xs[0][k + 2][stage_row] = px.z;
+            xs[0][k + 3][stage_row] = px.w;
+            as[0][k][stage_row] = pa.x;
+            as[0][k + 1][stage_row] = pa.y;
+            as[0][k + 2][stage_row] = pa.z;
+            as[0][k + 3][stage_row] = pa.w;
+        }
+        __syncthreads();
+
+        float acc[8][8];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[i][j] = 0.0f;
+
+        /* Stages run over (anchor tile, depth stage), the depth stage fastest. */
+        int buffer = 0;
+        for (int anchor_tile = 0, depth_stage = 0; anchor_tile < anchor_tiles;) {
+            int next_depth_stage = depth_stage + 1, next_tile = anchor_tile;
+            if (next_depth_stage == depth_stages) {
+                next_depth_stage = 0;
+                next_tile++;
+            }
+            const bool more = next_tile < anchor_tiles;
+            float4 next_x = make_float4(0, 0, 0, 0), next_a = make_float4(0, 0, 0, 0);
+            if (more) {
+                const int k = next_depth_stage * tile_depth + 4 * stage_half;
+                const int anchor = next_tile * tile_anchors + stage_row;
+                if (point_present)
+                    next_x = load_four(x + (size_t)point * d, k, d, point_vectors);
+                if (anchor < m)
+                    next_a = load_four(anchors + (size_t)anchor * d, k, d, anchor_vectors);
+            }
+
+#pragma unroll
+            for (int k = 0; k < tile_depth; k++) {
+                const float4 x0 = *reinterpret_cast<const float4 *>(&xs[buffer][k][ty * 4]);
+                const float4 x1 = *reinterpret_cast<const float4 *>(&xs[buffer][k][64 + ty * 4]);
+                const float4 a0 = *reinterpret_cast<const float4 *>(&as[buffer][k][tx * 4]);
+                const float4 a1 = *reinterpret_cast<const float4 *>(&as[buffer][k][64 + tx * 4]);
+                const float xr[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+                const float ar[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        if constexpr (EXPANDED) {
+                            acc[i][j] = fmaf(xr[i], ar[j], acc[i][j]);
+                        } else {
+                            const float difference = xr[i] - ar[j];
+                            acc[i][j] = fmaf(difference, difference, acc[i][j]);
+                        }
+                    }
+            }
+
+            if (more) {
+                const int k = 4 * stage_half;
+                xs[buffer ^ 1][k][stage_row] = next_x.x;
+                xs[buffer ^ 1][k + 1][stage_row] = next_x.y;
+                xs[buffer ^ 1][k + 2][stage_row] = next_x.z;
+                xs[buffer ^ 1][k + 3][stage_row] = next_x.w;
+                as[buffer ^ 1][k][stage_row] = next_a.x;
+                as[buffer ^ 1][k + 1][stage_row] = next_a.y;
+                as[buffer ^ 1][k + 2][stage_row] = next_a.z;
+                as[buffer ^ 1][k + 3][stage_row] = next_a.w;
+            }
+
+            if (depth_stage == depth_stages - 1) {
+                /* An anchor tile is done: fold it into the running minima, in
+                 * increasing anchor order (j, then tiles), keeping the first
+                 * of equal values. */
+                const int column_base = anchor_tile * tile_anchors;
+                float norm[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int column = column_base + tile_position(tx, j);
+                    norm[j] = 0.0f;
+                    if constexpr (EXPANDED)
+                        norm[j] = column < m ? __ldg(norms + column) : 0.0f;
+                }
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    float b = best[i][t];
+                    int b_index = best_index[i][t];
+                    float b_second = EXPANDED ? second[i][t] : 0.0f;
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int column = column_base + tile_position(tx, j);
+                        if (column < m) {
+                            const float value = EXPANDED ? fmaf(-2.0f, acc[i][j], norm[j]) : acc[i][j];
+                            if (value < b) {
+                                if constexpr (EXPANDED)
+                                    b_second = b;
+                                b = value;
+                                b_index = column;
+                            } else if constexpr (EXPANDED) {
+                                if (value < b_second)
+                                    b_second = value;
+                            }
+                        }
+                        acc[i][j] = 0.0f;
+                    }
+                    best[i][t] = b;
+                    best_index[i][t] = b_index;
+                    if constexpr (EXPANDED)
+                        second[i][t] = b_second;
+                }
+            }
+            __syncthreads();
+            buffer ^= 1;
+            anchor_tile = next_tile;
+            depth_stage = next_depth_stage;
+        }
+
+        /* Merge the 16 threads that share each point (lanes of one half-warp):
+         * (value, index) lexicographically, so that equal values keep the
+         * smallest index; the butterfly leaves the same result in all 16. */
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            float b = best[i][t];
+            int b_index = best_index[i][t];
+            float b_second = EXPANDED ? second[i][t] : 0.0f;
+#pragma unroll
+            for (int offset = 1; offset < 16; offset *= 2) {
+                const float other = __shfl_xor_sync(0xffffffffu, b, offset);
+                const int other_index = __shfl_xor_sync(0xffffffffu, b_index, offset);
+                const bool other_wins = other < b || (other == b && other_index < b_index);
+                if constexpr (EXPANDED) {
+                    const float other_second = __shfl_xor_sync(0xffffffffu, b_second, offset);
+                    b_second = other_wins ? fminf(other_second, b) : fminf(b_second, other);
+                }
+                if (other_wins) {
+                    b = other;
+                    b_index = other_index;
+                }
+            }
+            const int p = tile_position(ty, i);
+            const unsigned int p_slot = tile * tile_points + p;
+            if (tx == 0) {
+                if constexpr (EXPANDED) {
+                    final_best[p] = b;
+                    final_index[p] = b_index;
+                    final_second[p] = b_second;
+                } else if (p_slot < count) {
+                    const unsigned int p_point = list ? list[p_slot] : p_slot;
+                    idx[p_point] = b_index;
+                    dist[p_point] = b;
+                }
+            }
+        }
+
+        if constexpr (EXPANDED) {
+            __syncthreads();
+            /* A warp per point: the direct distance to the chosen anchor and
+             * ||x||, then the shortlist test. */
+            const int warp = t / 32, lane = t % 32;
+            const float largest_norm = sqrtf(__uint_as_float(*largest_norm_bits)) * norm_inflation;
+            for (int p = warp; p < tile_points; p += tile_threads / 32) {
+                const unsigned int p_slot = tile * tile_points + p;
+                if (p_slot >= count)
+                    break;
+                const unsigned int p_point = list ? list[p_slot] : p_slot;
+                const int chosen = final_index[p];
+                const P *row = x + (size_t)p_point * d;
+                const float *anchor_row = anchors + (size_t)chosen * d;
+                float distance = 0.0f, square_norm = 0.0f;
+                for (int k = lane; k < d; k += 32) {
+                    const float value = widen(row + k);
+                    const float difference = value - __ldg(anchor_row + k);
+                    distance = fmaf(difference, difference, distance);
+                    square_norm = fmaf(value, value, square_norm);
+                }
+#pragma unroll
+                for (int offset = 16; offset > 0; offset /= 2) {
+                    distance += __shfl_xor_sync(0xffffffffu, distance, offset);
+                    square_norm += __shfl_xor_sync(0xffffffffu, square_norm, offset);
+                }
+                if (lane == 0) {
+                    const float point_norm = sqrtf(square_norm) * norm_inflation;
+                    const float margin =
+                        margin_factor * (largest_norm * largest_norm + 2.0f * point_norm * largest_norm) + 1e-30f;
+                    idx[p_point] = chosen;
+                    dist[p_point] = distance;
+                    /* NaN fails the test too: such a point is assigned in full */
+                    if (!(final_second[p] > final_best[p] + margin))
+                        flagged[atomicAdd(flagged_count, 1u)] = (unsigned int)p_point;
+                }
+            }
+        }
+    }
+}
+
+/* ||a_j||^2 for every anchor (a warp each), and the largest of them. */
+__global__ void __launch_bounds__(256)
+kcs_assign_anchor_norms(const float *__restrict__ anchors, int m, int d, float *__restrict__ norms,
+                        unsigned int *__restrict__ largest_norm_bits)
+{
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (warp >= (size_t)m)
+        return; /* whole warps leave together */
+    const float *row = anchors + warp * (size_t)d;
+    float sum = 0.0f;
+    for (int k = lane; k < d; k += 32) {
+        const float value = __ldg(row + k);
+        sum = fmaf(value, value, sum);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {
+        norms[warp] = sum;
+        atomicMax(largest_norm_bits, __float_as_uint(sum)); /* non-negative: bits order as values */
+    }
+}
+
+/* Byte offset of a scratch region, rounded up to 256 bytes. */
+size_t align_up(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+/* The assign inputs and outputs, checked. */
+template <typename P> struct assign_buffers {
+    const P *x;
+    const float *a;
+    int *idx;
+    float *dist;
+};
+
+template <typename P>
+kcs_status check_assign(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                        assign_buffers<P> *b, kcs_error *err)
+{
+    const kcs_anneal_args *a = &args->assign;
+    if (a->d > (size_t)INT_MAX / 2 || a->m > (size_t)INT_MAX || a->n > (size_t)INT_MAX ||
+        (a->d != 0 && a->n > SIZE_MAX / 4 / a->d) || (a->d != 0 && a->m > SIZE_MAX / 4 / a->d))
+        return kcs_fail(err, KCS_ERROR, "assign: n = %zu, d = %zu, m = %zu is too large", a->n, a->d, a->m);
+    if (a->m == 0 && a->n > 0)
+        return kcs_fail(err, KCS_ERROR, "assign needs at least one anchor (m >= 1)");
+    if (inputs[0]->bytes < a->n * a->d * sizeof(P) || inputs[1]->bytes < a->m * a->d * sizeof(float) ||
+        outputs[0]->bytes < a->n * sizeof(int) || outputs[1]->bytes < a->n * sizeof(float))
+        return kcs_fail(err, KCS_ERROR, "assign: buffers smaller than n = %zu, d = %zu, m = %zu", a->n, a->d, a->m);
+    b->x = (const P *)inputs[0]->data;
+    b->a = (const float *)inputs[1]->data;
+    b->idx = (int *)outputs[0]->data;
+    b->dist = (float *)outputs[1]->data;
+    return KCS_OK;
+}
+
+/* Launches the tile kernel over up to `points` points with a persistent grid. */
+template <typename P, bool EXPANDED>
+kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kcs_anneal_args *a, size_t points,
+                        const unsigned int *list, const unsigned int *list_count, const float *norms,
+                        const unsigned int *largest_norm_bits, float margin_factor, float norm_inflation,
+                        unsigned int *flagged, unsigned int *flagged_count, kcs_error *err)
+{
+    auto kernel = kcs_assign_tiles<P, EXPANDED>;
+    int per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tile_threads, 0));
+    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    size_t blocks = (points + tile_points - 1) / tile_points;
+    blocks = blocks < resident ? blocks : resident;
+    blocks = blocks > 0 ? blocks : 1;
+    kernel<<<(unsigned int)blocks, tile_threads, 0, device->stream>>>(
+        b.x, b.a, a->n, (int)a->d, (int)a->m, list, list_count, norms, largest_norm_bits, margin_factor,
+        norm_inflation, b.idx, b.dist, flagged, flagged_count, rows_are_vectors<P>(b.x, a->d),
+        rows_are_vectors<float>(b.a, a->d));
+    if constexpr (EXPANDED)
+        KCS_CUDA_CHECK_LAUNCH("kcs_assign_tiles (shortlist)");
+    else
+        KCS_CUDA_CHECK_LAUNCH("kcs_assign_tiles (direct)");
+    return KCS_OK;
+}
+
+template <typename P>
+kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err, bool shortlist)
+{
+    const kcs_anneal_args *a = &args->assign;
+    assign_buffers<P> b;
+    kcs_status status = check_assign<P>(args, inputs, outputs, &b, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+
+    /* Scratch for the shortlist: norms (m), the largest norm's bits and the
+     * flagged count (adjacent, cleared by one memset), the flagged list (n). */
+    const size_t norms_offset = 0;
+    const size_t words_offset = align_up(a->m * sizeof(float));
+    const size_t list_offset = words_offset + 256;
+    const size_t scratch_bytes = list_offset + align_up(a->n * sizeof(unsigned int));
+    if (shortlist && a->n > 0 && a->d > 0) {
+        status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
+        if (status != KCS_OK)
+            return status;
+    }
+    /* gamma(k) = k u / (1 - k u) in f32, u = 2^-24, rounded up by the factor 1.0001 */
+    const double u = 0x1.0p-24;
+    const double gamma_d2 = (double)(a->d + 2) * u / (1.0 - (double)(a->d + 2) * u);
+    const float margin_factor = (float)(4.0 * gamma_d2 * 1.0001);
+    /* covers the f32 sums of squares (gamma(d)) and the square roots behind ||x|| and R */
+    const float norm_inflation = (float)(1.0 + gamma_d2 + 4.0 * u + 0x1.0p-20);
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (a->n > 0 && a->d == 0) {
+        /* Every distance is 0: every point ties at anchor 0. (0 and 0.0f are all-zero bits.) */
+        KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
+        KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
+    } else if (a->n > 0 && !shortlist) {
+        status = launch_tiles<P, false>(device, b, a, a->n, nullptr, nullptr, nullptr, nullptr, 0.0f, 1.0f,
+                                        nullptr, nullptr, err);
+    } else if (a->n > 0) {
+        char *scratch = (char *)device->partials.data;
+        float *norms = (float *)(scratch + norms_offset);
+        unsigned int *largest_norm_bits = (unsigned int *)(scratch + words_offset);
+        unsigned int *flagged_count = largest_norm_bits + 1;
+        unsigned int *flagged = (unsigned int *)(scratch + list_offset);
+        KCS_CUDA_CHECK(cudaMemsetAsync(largest_norm_bits, 0, 2 * sizeof(unsigned int), device->stream));
+        const size_t norm_blocks = (a->m * 32 + 255) / 256;
+        kcs_assign_anchor_norms<<<(unsigned int)norm_blocks, 256, 0, device->stream>>>(
+            b.a, (int)a->m, (int)a->d, norms, largest_norm_bits);
+        KCS_CUDA_CHECK_LAUNCH("kcs_assign_anchor_norms");
+        status = launch_tiles<P, true>(device, b, a, a->n, nullptr, nullptr, norms, largest_norm_bits,
+                                       margin_factor, norm_inflation, flagged, flagged_count, err);
+        if (status == KCS_OK) /* the flagged points, in full; its grid allows for all n */
+            status = launch_tiles<P, false>(device, b, a, a->n, flagged, flagged_count, nullptr, nullptr, 0.0f,
+                                            1.0f, nullptr, nullptr, err);
+    }
+    if (status != KCS_OK)
+        return status;
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* ---------------------------------------------------------------- reduce */
+
+constexpr int reduce_threads = 256;  /* 8 warps */
+constexpr int reduce_panel = 128;    /* dimensions a pass over an anchor's points covers (4 a lane) */
+constexpr int reduce_unroll = 8;     /* rows a warp has in flight */
+
+/* Sort keys (the anchor, or m for a value outside [0, m)) and values (point numbers). */
+__global__ void __launch_bounds__(256)
+kcs_reduce_keys(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ keys,
+                unsigned int *__restrict__ points)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const int j = idx[i];
+        keys[i] = j >= 0 && j < m ? (unsigned int)j : (unsigned int)m;
+        points[i] = (unsigned int)i;
+    }
+}
+
+/* Marks where each key's run begins and ends in the sorted keys: start[j]
+ * and end[j] (both cleared to 0 beforehand, so an absent key has an empty
+ * run). Keys run over [0, m]; m collects the values outside [0, m). */
+__global__ void __launch_bounds__(256)
+kcs_reduce_segments(const unsigned int *__restrict__ sorted_keys, size_t n, unsigned int *__restrict__ start,
+                    unsigned int *__restrict__ end)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += stride) {
+        const unsigned int key = sorted_keys[p];
+        if (p == 0 || sorted_keys[p - 1] != key)
+            start[key] = (unsigned int)p;
+        if (p == n - 1 || sorted_keys[p + 1] != key)
+            end[key] = (unsigned int)(p + 1);
+    }
+}
+
+/* 1 / value for a count (1 <= value < 2^31) to within an ulp or two of f64:
+ * an f32 seed and two Newton steps, no division (whose rare slow path is a
+ * call that costs registers in the loop). */
+__device__ __forceinline__ double reciprocal(double value)
+{
+    double r = (double)__fdividef(1.0f, (float)value);
+    r = r * fma(-value, r, 2.0);
+    r = r * fma(-value, r, 2.0);
+    return r;
+}
+
+/* One Welford update of (mean, m2) by value, inverse = 1 / (points so far). */
+__device__ __forceinline__ void welford(double &mean, double &m2, float value, double inverse)
+{
+    const double delta = (double)value - mean;
+    mean = fma(delta, inverse, mean);
+    m2 = fma(delta, (double)value - mean, m2);
+}
+
+/* A block per anchor (grid-strided): see the header comment. */
+template <typename P>
+__global__ void __launch_bounds__(reduce_threads, 2)
+kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ segment_start,
+                      const unsigned int *__restrict__ segment_end,
+                      const unsigned int *__restrict__ sorted_points, int d, int m,
+                      int *__restrict__ count, float *__restrict__ mean, float *__restrict__ var,
+                      bool vectors)
+{
+    constexpr int warps = reduce_threads / 32;
+    __shared__ unsigned int ids[2][reduce_threads];
+    __shared__ double warp_mean[warps][reduce_panel];
+    __shared__ double warp_m2[warps][reduce_panel];
+    __shared__ int warp_points[warps];
+
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    for (int j = blockIdx.x; j < m; j += gridDim.x) {
+        const size_t start = segment_start[j], c = segment_end[j] - segment_start[j];
+        if (t == 0)
+            count[j] = (int)c;
+
+        for (int k0 = 0; k0 < d; k0 += reduce_panel) {
+            const int k = k0 + 4 * lane;
+            double mu[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};
+            int seen = 0;
+            int buffer = 0;
+            if ((size_t)t < c)
+                ids[0][t] = sorted_points[start + t];
+            __syncthreads();
+            for (size_t base = 0; base < c; base += reduce_threads, buffer ^= 1) {
+                /* the next batch's point numbers: that buffer was last read before the previous barrier */
+                if (base + reduce_threads + t < c)
+                    ids[buffer ^ 1][t] = sorted_points[start + base + reduce_threads + t];
+                const size_t left = c - base;
+                const int batch = left < (size_t)reduce_threads ? (int)left : reduce_threads;
+                const int first = warp * 32;
+                const int last = first + 32 < batch ? first + 32 : batch;
+                int r = first;
+                for (; r + reduce_unroll <= last; r += reduce_unroll) {
+                    float4 v[reduce_unroll];
+#pragma unroll
+                    for (int u = 0; u < reduce_unroll; u++)
+                        v[u] = load_four(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
+#pragma unroll
+                    for (int u = 0; u < reduce_unroll; u++) {
+                        seen++;
+                        const double inverse = reciprocal((double)seen);
+                        welford(mu[0], m2[0], v[u].x, inverse);
+                        welford(mu[1], m2[1], v[u].y, inverse);
+                        welford(mu[2], m2[2], v[u].z, inverse);
+                        welford(mu[3], m2[3], v[u].w, inverse);
+                    }
+                }
+                for (; r < last; r++) {
+                    const float4 v = load_four(x + (size_t)ids[buffer][r] * d, k, d, vectors);
+                    seen++;
+                    const double inverse = reciprocal((double)seen);
+                    welford(mu[0], m2[0], v.x, inverse);
+                    welford(mu[1], m2[1], v.y, inverse);
+                    welford(mu[2], m2[2], v.z, inverse);
+                    welford(mu[3], m2[3], v.w, inverse);
+                }
+                __syncthreads();
+            }
+
+            /* Chan, Golub and LeVeque's merge of the warps' states, in warp order. */
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                warp_mean[warp][4 * lane + e] = mu[e];
+                warp_m2[warp][4 * lane + e] = m2[e];
+            }
+            if (lane == 0)
+                warp_points[warp] = seen;
+            __syncthreads();
+            if (t < reduce_panel && k0 + t < d) {
+                double merged_mean = 0.0, merged_m2 = 0.0, merged_points = 0.0;
+                for (int w = 0; w < warps; w++) {
+                    const double points = (double)warp_points[w];
+                    if (points == 0.0)
+                        continue;
+                    const double other_mean = warp_mean[w][t], other_m2 = warp_m2[w][t];
+                    if (merged_points == 0.0) {
+                        merged_mean = other_mean;
+                        merged_m2 = other_m2;
+                        merged_points = points;
+                        continue;
+                    }
+                    const double total = merged_points + points;
+                    const double inverse_total = reciprocal(total);
+                    const double delta = other_mean - merged_mean;
+                    merged_mean += delta * (points * inverse_total);
+                    merged_m2 += other_m2 + delta * delta * (merged_points * points * inverse_total);
+                    merged_points = total;
+                }
+                const size_t at = (size_t)j * d + k0 + t;
+                mean[at] = c > 0 ? (float)merged_mean : 0.0f;
+                var[at] = c > 0 ? (float)(merged_m2 * reciprocal((double)c)) : 0.0f;
+            }
+            __syncthreads(); /* the shared states and ids are reused */
+        }
+    }
+}
+
+template <typename P>
+kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    const kcs_anneal_args *a = &args->reduce;
+    const size_t n = a->n, d = a->d, m = a->m;
+    if (n > (size_t)INT_MAX || m >= (size_t)UINT_MAX / 2 || m > (size_t)INT_MAX || d > (size_t)INT_MAX / 2 ||
+        (d != 0 && n > SIZE_MAX / 4 / d) || (d != 0 && m > SIZE_MAX / 4 / d))
+        return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, d = %zu, m = %zu is too large", n, d, m);
+    if (inputs[0]->bytes < n * d * sizeof(P) || inputs[1]->bytes < n * sizeof(int) ||
+        outputs[0]->bytes < m * sizeof(int) || outputs[1]->bytes < m * d * sizeof(float) ||
+        outputs[2]->bytes < m * d * sizeof(float))
+        return kcs_fail(err, KCS_ERROR, "reduce: buffers smaller than n = %zu, d = %zu, m = %zu", n, d, m);
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    const P *x = (const P *)inputs[0]->data;
+    const int *idx = (const int *)inputs[1]->data;
+    int *count = (int *)outputs[0]->data;
+    float *mean = (float *)outputs[1]->data, *var = (float *)outputs[2]->data;
+
+    /* Keys hold [0, m]: the bits for m. */
+    int end_bit = 0;
+    while (end_bit < 32 && ((unsigned long long)1 << end_bit) <= (unsigned long long)m)
+        end_bit++;
+    /* Scratch: keys, point numbers, both sorted, then the runs' starts and ends (m + 1 each, adjacent). */
+    const size_t array_bytes = align_up(n * sizeof(unsigned int));
+    const size_t segments_offset = 4 * array_bytes;
+    const size_t segments_bytes = 2 * (m + 1) * sizeof(unsigned int);
+    size_t sort_bytes = 0;
+    if (m > 0) {
+        if (n > 0)
+            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, (const unsigned int *)nullptr,
+                                                           (unsigned int *)nullptr, (const unsigned int *)nullptr,
+                                                           (unsigned int *)nullptr, (int)n, 0, end_bit,
+                                                           device->stream));
+        status = kcs_cuda_reserve(&device->partials, segments_offset + segments_bytes, err);
+        if (status == KCS_OK && sort_bytes > 0)
+            status = kcs_cuda_reserve(&device->cub_storage, sort_bytes, err);
+        if (status != KCS_OK)
+            return status;
+    }
+    int per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_reduce_keys, 256, 0));
+    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    const size_t stream_blocks = (n + 255) / 256 < resident ? (n + 255) / 256 : resident;
+    /* a block per anchor: the hardware balances anchors of different counts */
+    const size_t anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (m > 0) {
+        char *scratch = (char *)device->partials.data;
+        unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
+        unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
+        unsigned int *sorted_points = (unsigned int *)(scratch + 3 * array_bytes);
+        unsigned int *segment_start = (unsigned int *)(scratch + segments_offset);
+        unsigned int *segment_end = segment_start + (m + 1);
+        KCS_CUDA_CHECK(cudaMemsetAsync(segment_start, 0, segments_bytes, device->stream));
+        if (n > 0) {
+            kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys, points);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
+            size_t storage_bytes = device->cub_storage.bytes;
+            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes,
+                                                           (const unsigned int *)keys, sorted_keys,
+                                                           (const unsigned int *)points, sorted_points, (int)n,
+                                                           0, end_bit, device->stream));
+            kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(sorted_keys, n,
+                                                                                         segment_start, segment_end);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_segments");
+        }
+        kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
+            x, segment_start, segment_end, sorted_points, (int)d, (int)m, count, mean, var,
+            rows_are_vectors<P>(x, d));
+        KCS_CUDA_CHECK_LAUNCH("kcs_reduce_statistics");
+    }
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* ---------------------------------------------------------------- update */
+
+__global__ void __launch_bounds__(256)
+kcs_update_elements(const float *__restrict__ a, const float *__restrict__ v, const float *__restrict__ mean,
+                    const int *__restrict__ count, size_t cells, size_t d, float momentum, float rate,
+                    float *__restrict__ a_next, float *__restrict__ v_next)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells; i += stride) {
+        const float anchor = a[i], velocity = v[i];
+        /* (mean - a) first: exact near convergence (Sterbenz) */
+        const float next = count[i / d] > 0 ? fmaf(momentum, velocity, mean[i] - anchor) : momentum * velocity;
+        v_next[i] = next;
+        a_next[i] = fmaf(rate, next, anchor);
+    }
+}
+
+kcs_status run_update(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    const kcs_anneal_update_args *a = &args->update;
+    const size_t m = a->m, d = a->d;
+    if (d != 0 && m > SIZE_MAX / 4 / d)
+        return kcs_fail(err, KCS_ERROR, "update: m = %zu, d = %zu is too large", m, d);
+    const size_t cells = m * d;
+    if (inputs[0]->bytes < cells * 4 || inputs[1]->bytes < cells * 4 || inputs[2]->bytes < cells * 4 ||
+        inputs[3]->bytes < m * 4 || outputs[0]->bytes < cells * 4 || outputs[1]->bytes < cells * 4)
+        return kcs_fail(err, KCS_ERROR, "update: buffers smaller than m = %zu, d = %zu", m, d);
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    /* The parameters rounded once to f32, and lr * T as one f32 product of those. */
+    const float momentum = (float)a->momentum;
+    const float learning_rate = (float)a->learning_rate, temperature = (float)a->temperature;
+    const float rate = learning_rate * temperature;
+    int per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_update_elements, 256, 0));
+    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    size_t blocks = (cells + 255) / 256;
+    blocks = blocks < resident ? blocks : resident;
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (cells > 0) {
+        kcs_update_elements<<<(unsigned int)blocks, 256, 0, device->stream>>>(
+            (const float *)inputs[0]->data, (const float *)inputs[1]->data, (const float *)inputs[2]->data,
+            (const int *)inputs[3]->data, cells, d, momentum, rate, (float *)outputs[0]->data,
+            (float *)outputs[1]->data);
+        KCS_CUDA_CHECK_LAUNCH("kcs_update_elements");
+    }
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* ---------------------------------------------------------------- energy */
+
+constexpr int energy_threads = 256;
+constexpr int energy_loads_in_flight = 4;
+constexpr size_t energy_max_vectors_per_thread = 1024;
+
+__device__ __forceinline__ double energy_block_sum(double value)
+{
+    __shared__ double warp_sums[energy_threads / 32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        value += __shfl_down_sync(0xffffffffu, value, offset);
+    __syncthreads(); /* an earlier call's readers are done with warp_sums */
+    if (lane == 0)
+        warp_sums[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < energy_threads / 32 ? warp_sums[lane] : 0.0;
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2)
+            value += __shfl_down_sync(0xffffffffu, value, offset);
+    }
+    return value;
+}
+
+/* One launch: see the header comment. blocks_done is 0 on entry and left 0. */
+__global__ void __launch_bounds__(energy_threads)
+kcs_energy_vector_grid(const float *__restrict__ dist, size_t n, double *__restrict__ partials,
+                       unsigned int *blocks_done, float *__restrict__ result)
+{
+    const size_t misalignment = (reinterpret_cast<uintptr_t>(dist) / sizeof(float)) % 4;
+    const size_t head = misalignment == 0 ? 0 : (n < 4 - misalignment ? n : 4 - misalignment);
+    const size_t vector_count = (n - head) / 4;
+    const size_t tail_start = head + vector_count * 4;
+    const size_t scalar_count = head + (n - tail_start);
+    const float4 *vectors = reinterpret_cast<const float4 *>(dist + head);
+    const size_t thread = (size_t)blockIdx.x * energy_threads + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * energy_threads;
+
+    double sums[2 * energy_loads_in_flight];
+#pragma unroll
+    for (int k = 0; k < 2 * energy_loads_in_flight; k++)
+        sums[k] = 0.0;
+    if (thread < scalar_count)
+        sums[0] = (double)dist[thread < head ? thread : tail_start + (thread - head)];
+
+    size_t i = thread;
+    for (; i + (energy_loads_in_flight - 1) * stride < vector_count; i += energy_loads_in_flight * stride) {
+        float4 v[energy_loads_in_flight];
+#pragma unroll
+        for (int k = 0; k < energy_loads_in_flight; k++)
+            v[k] = __ldg(vectors + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < energy_loads_in_flight; k++) {
+            sums[2 * k] += (double)v[k].x + (double)v[k].z;
+            sums[2 * k + 1] += (double)v[k].y + (double)v[k].w;
+        }
+    }
+    for (; i < vector_count; i += stride) {
+        const float4 v = __ldg(vectors + i);
+        sums[0] += (double)v.x + (double)v.z;
+        sums[1] += (double)v.y + (double)v.w;
+    }
+#pragma unroll
+    for (int span = energy_loads_in_flight; span > 0; span /= 2)
+#pragma unroll
+        for (int k = 0; k < span; k++)
+            sums[k] += sums[k + span];
+    const double block_total = energy_block_sum(sums[0]);
+
+    __shared__ bool last_block;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_total;
+        __threadfence(); /* publish the partial before counting this block done */
+        const unsigned int finished_before = atomicInc(blocks_done, gridDim.x - 1);
+        last_block = finished_before == gridDim.x - 1;
+        __threadfence();
+    }
+    __syncthreads();
+    if (!last_block)
+        return;
+    double total = 0.0;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += energy_threads)
+        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
+    total = energy_block_sum(total);
+    if (threadIdx.x == 0)
+        *result = (float)(total / (double)n); /* n = 0: 0/0 = NaN */
+}
+
+kcs_status run_energy(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    const size_t n = args->energy.n;
+    if (n > SIZE_MAX / sizeof(float) || inputs[0]->bytes < n * sizeof(float) || outputs[0]->bytes < sizeof(float))
+        return kcs_fail(err, KCS_ERROR, "energy: buffers smaller than n = %zu distances and one result", n);
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    int per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_energy_vector_grid, energy_threads, 0));
+    /* One wave of resident blocks (fewer for small n), more in whole waves
+     * when a thread would read more than energy_max_vectors_per_thread. */
+    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    const size_t vectors = n / 4;
+    const size_t per_block = (size_t)energy_threads * energy_max_vectors_per_thread;
+    const size_t needed = (vectors + per_block - 1) / per_block;
+    size_t blocks;
+    if (needed > resident) {
+        blocks = (needed + resident - 1) / resident * resident;
+    } else {
+        const size_t useful = vectors == 0 ? 1 : (vectors + energy_threads - 1) / energy_threads;
+        blocks = useful < resident ? useful : resident;
+    }
+    if (blocks > INT_MAX)
+        return kcs_fail(err, KCS_ERROR, "energy: n = %zu needs %zu blocks, more than a grid has", n, blocks);
+    status = kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
+    if (status != KCS_OK)
+        return status;
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    kcs_energy_vector_grid<<<(unsigned int)blocks, energy_threads, 0, device->stream>>>(
+        (const float *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
+        (float *)outputs[0]->data);
+    KCS_CUDA_CHECK_LAUNCH("kcs_energy_vector_grid");
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+} // namespace
+
+kcs_status kcs_cuda_assign_direct_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_assign<float>(device, args, inputs, outputs, kernel_seconds, err, false);
+}
+
+kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, false);
+}
+
+kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                         kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_assign<float>(device, args, inputs, outputs, kernel_seconds, err, true);
+}
+
+kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                         kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, true);
+}
+
+kcs_status kcs_cuda_reduce_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_reduce<float>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_reduce_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_reduce<__half>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_update_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_update(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_energy_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    return run_energy(device, args, inputs, outputs, kernel_seconds, err);
+}

@@ -1,0 +1,724 @@
+/* softmax.cu: row-wise softmax on CUDA (docs/softmax.md), f32 and f64:
+ *
+ *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
+ *
+ * Input x and output y: rows x cols, row-major. One row of backend.cu's
+ * table per type ("on-chip"); the run function picks one of three kernels
+ * by the row's length, so that each row is read from memory once where it
+ * fits on chip:
+ *
+ *   resident, a group of threads per row. A group of GROUP threads (1 to 32
+ *     lanes of a warp, shuffles only; or a whole block of 512) holds its row
+ *     in registers (REG slots a thread) and, for the block, also in shared
+ *     memory (a run-time number of slots a thread, filled by cp.async). A
+ *     slot is a 16-byte vector (float4, double2) when every row starts
+ *     16-byte aligned (cols * sizeof(T) a multiple of 16), else one element.
+ *     Slot k of a thread holds the row's slot k * GROUP + lane, so every load
+ *     and store is coalesced. Per row: the max (a butterfly of shuffles, then
+ *     across warps through shared memory), then e = exp(x - M) kept in place
+ *     and summed, the sum reduced the same way, then y = e * (1 / sum). While
+ *     a thread stores slot k of its row it already loads slot k of its next
+ *     row (the grid is persistent, rows grid-strided), so a row's reads
+ *     overlap the previous row's reductions and writes.
+ *     Configurations (GROUP, REG): (1,4) (2,4) (4,4) (8,4) (16,4) (32,4)
+ *     (32,8) in blocks of 256 threads, the first whose GROUP * REG slots
+ *     hold the row: cols = 128 f32 is 8 lanes of 4 float4 (4 rows a warp),
+ *     cols = 1024 f32 a warp of 8 float4 a lane. Longer rows: a block of 512
+ *     threads with 4 register slots and up to the device's shared memory per
+ *     block (cols = 32768 f32: 4 float4 in registers and 12 in shared memory
+ *     a thread, 96 KB a block, two blocks an SM; up to 65536 f32 or 32768
+ *     f64 on a 227-KB H100/H200).
+ *   online, a block of 1024 threads (512 for f64) per row, for longer rows:
+ *     pass 1 reads the row once keeping a running max m and a sum s rescaled
+ *     by exp(m_old - m_new) when m grows (once per batch of 4 slots at most),
+ *     merged across the block by max and rescaled sums; pass 2 reads it again
+ *     and writes exp(x - M) / S. Special values are tracked by a flag here
+ *     (NaN or +inf anywhere, or a maximum of -inf, makes the row NaN).
+ *
+ * Special values (docs/softmax.md) need no special case in the resident
+ * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
+ * gets a NaN term and a NaN sum; a row holding +inf gets M = +inf and
+ * inf - inf = NaN; a row of -inf gets -inf - (-inf) = NaN; a -inf entry
+ * under a finite max gets exp(-inf) = 0 exactly.
+ *
+ * Precision: the working precision of the type (expf, 2 ulp, or exp, 1 ulp;
+ * not __expf), sums in the type, one IEEE reciprocal and a product per
+ * element (the spec's "a reciprocal and a product"). Summation depth
+ * (docs/softmax.md, D(cols) = min(cols - 1, 2048 + ceil(log2 cols))): a
+ * resident thread sums its own at most 128 elements in one chain, then
+ * a butterfly of at most 5 levels and a chain over at most 16 warp sums:
+ * under 500 in all. Online: a term passes through at most width + 4
+ * additions in its batch, then at most 9 (an addition and a rescaling,
+ * which counts as 8) per later batch of its thread, then 10 merge levels
+ * (9 each): supports() refuses rows for which that exceeds 2048 (beyond
+ * about 3.5e6 f32 or 8.8e5 f64 columns, a quarter or a half of that when
+ * rows are not 16-byte aligned), rather than break the rule.
+ *
+ * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
+ * kernel; the online kernel reads twice.
+ *
+ * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the block
+ * kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
+ *
+ * Run only it: ./build/kcs run --backend cuda softmax (add --benchmark to
+ * time the perf cases).
+ */
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include <cuda/std/limits>
+
+#include "common.cuh"
+
+/* Threads of the block-per-row resident kernel: a multiple of 32, at most 1024. */
+#ifndef KCS_SOFTMAX_BLOCK_THREADS
+#define KCS_SOFTMAX_BLOCK_THREADS 512
+#endif
+/* Threads of the online kernel: a multiple of 32, at most 1024. */
+#ifndef KCS_SOFTMAX_ONLINE_THREADS
+#define KCS_SOFTMAX_ONLINE_THREADS 1024
+#endif
+
+namespace {
+
+constexpr int warp_block_threads = 256;   /* blocks of the warp-group kernels */
+constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
+constexpr int block_register_slots = 4;   /* register slots of the block kernel */
+/* The online kernel's threads: f64's exp needs more registers than 64. */
+template <typename T> constexpr int online_threads = sizeof(T) == 4 ? KCS_SOFTMAX_ONLINE_THREADS : KCS_SOFTMAX_ONLINE_THREADS / 2;
+constexpr int online_batch = 4;           /* slots a thread loads before using them */
+
+static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
+              "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
+static_assert(KCS_SOFTMAX_ONLINE_THREADS % 64 == 0 && KCS_SOFTMAX_ONLINE_THREADS <= 1024,
+              "KCS_SOFTMAX_ONLINE_THREADS must be a multiple of 64, at most 1024");
+
+/* The 16-byte vector of each element type. */
+template <typename T> struct vector_of;
+template <> struct vector_of<float> {
+    using type = float4;
+};
+template <> struct vector_of<double> {
+    using type = double2;
+};
+
+/* A slot (a vector V or one element T) seen as its elements. */
+template <typename T, typename V> union slot {
+    static constexpr int width = sizeof(V) / sizeof(T);
+    V v;
+    T e[sizeof(V) / sizeof(T)];
+};
+
+__device__ __forceinline__ float exp_of(float value)
+{
+    return expf(value); /* 2 ulp; not __expf */
+}
+
+__device__ __forceinline__ double exp_of(double value)
+{
+    return exp(value); /* 1 ulp */
+}
+
+/* The larger of a and b, ignoring a NaN (fmax): NaN reaches the row another way. */
+__device__ __forceinline__ float max_of(float a, float b)
+{
+    return fmaxf(a, b);
+}
+
+__device__ __forceinline__ double max_of(double a, double b)
+{
+    return fmax(a, b);
+}
+
+template <typename T> __device__ __forceinline__ T minus_infinity()
+{
+    return -cuda::std::numeric_limits<T>::infinity();
+}
+
+template <typename T> __device__ __forceinline__ T not_a_number()
+{
+    return cuda::std::numeric_limits<T>::quiet_NaN();
+}
+
+/* 16-, 8- or 4-byte asynchronous copy from global to shared memory. */
+template <int bytes> __device__ __forceinline__ void copy_async(void *shared, const void *global)
+{
+    const unsigned int address = (unsigned int)__cvta_generic_to_shared(shared);
+    if constexpr (bytes == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
+                     "n"(bytes)
+                     : "memory");
+}
+
+__device__ __forceinline__ void copy_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void copy_async_wait_all()
+{
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+struct maximum {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return max_of(a, b); }
+};
+
+struct plus {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+/* Reduces value over the GROUP lanes of a group (GROUP <= 32, a power of
+ * two, groups aligned in the warp) by a butterfly: every lane gets the same
+ * bits (the operations are commutative). All 32 lanes must call it. */
+template <int GROUP, typename T, typename Op> __device__ __forceinline__ T group_reduce(T value, Op op)
+{
+#pragma unroll
+    for (int offset = GROUP / 2; offset > 0; offset /= 2)
+        value = op(value, __shfl_xor_sync(0xffffffffu, value, offset, GROUP));
+    return value;
+}
+
+/* Reduces value over a block of THREADS threads; every thread gets the same
+ * bits. partial has a slot per warp; the caller keeps separate arrays for
+ * successive reductions that are not separated by another barrier. */
+template <int THREADS, typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
+{
+    constexpr int warps = THREADS / 32;
+    value = group_reduce<32>(value, op);
+    if (threadIdx.x % 32 == 0)
+        partial[threadIdx.x / 32] = value;
+    __syncthreads();
+    value = partial[0];
+#pragma unroll
+    for (int w = 1; w < warps; w++)
+        value = op(value, partial[w]);
+    return value;
+}
+
+/* The resident kernel: see the header comment. GROUP threads per row (a
+ * power of two up to 32, or THREADS), REG register slots a thread,
+ * shared_slots shared-memory slots a thread (0 unless GROUP == THREADS).
+ * row_slots: slots in a row (cols / width). */
+template <typename T, typename V, int GROUP, int THREADS, int REG, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
+                     int shared_slots)
+{
+    using S = slot<T, V>;
+    constexpr int width = S::width;
+    constexpr int groups = THREADS / GROUP;
+    constexpr bool whole_block = GROUP == THREADS;
+    static_assert(whole_block || (GROUP <= 32 && 32 % GROUP == 0), "GROUP: a power of two up to 32, or THREADS");
+
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
+    __shared__ T partial_max[whole_block ? THREADS / 32 : 1];
+    __shared__ T partial_sum[whole_block ? THREADS / 32 : 1];
+
+    const int lane = threadIdx.x % GROUP;
+    const int group = threadIdx.x / GROUP;
+    /* The first group of this thread's warp: the loop runs while its row
+     * exists, so that whole warps take part in every shuffle. */
+    const int lead_group = whole_block || GROUP == 32 ? group : (int)(threadIdx.x / 32) * (32 / GROUP);
+    const size_t row_slots = cols / width;
+    const size_t stride = (size_t)gridDim.x * groups;
+    const int total_slots = REG + shared_slots;
+
+    S reg[REG];
+    size_t row = (size_t)blockIdx.x * groups + group;
+
+    /* The first row's slots. */
+    {
+        const V *in = reinterpret_cast<const V *>(x + row * cols);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (row < rows && q < row_slots) {
+                reg[k].v = __ldg(in + q);
+            } else {
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    reg[k].e[e] = minus_infinity<T>();
+            }
+        }
+        for (int k = REG; k < total_slots; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (row < rows && q < row_slots)
+                copy_async<sizeof(V)>(stash + (size_t)(k - REG) * THREADS + threadIdx.x, in + q);
+        }
+        copy_async_commit();
+    }
+
+    for (size_t base = (size_t)blockIdx.x * groups; base + lead_group < rows; base += stride) {
+        row = base + group;
+        const bool active = row < rows;
+        if (whole_block)
+            copy_async_wait_all(); /* only this thread reads its own stash slots */
+
+        /* The max. */
+        T local = minus_infinity<T>();
+#pragma unroll
+        for (int k = 0; k < REG; k++)
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                local = max_of(local, reg[k].e[e]); /* absent slots hold -inf */
+        for (int k = REG; k < total_slots; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (active && q < row_slots) {
+                S s;
+                s.v = stash[(size_t)(k - REG) * THREADS + threadIdx.x];
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    local = max_of(local, s.e[e]);
+            }
+        }
+        T row_max;
+        if constexpr (whole_block)
+            row_max = block_reduce<THREADS>(local, maximum(), partial_max);
+        else
+            row_max = group_reduce<GROUP>(local, maximum());
+
+        /* e = exp(x - M), kept in place, and the sum. */
+        T sum = T(0);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (active && q < row_slots) {
+#pragma unroll
+                for (int e = 0; e < width; e++) {
+                    const T term = exp_of(reg[k].e[e] - row_max);
+                    reg[k].e[e] = term;
+                    sum += term;
+                }
+            }
+        }
+        for (int k = REG; k < total_slots; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (active && q < row_slots) {
+                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
+                S s;
+                s.v = *at;
+#pragma unroll
+                for (int e = 0; e < width; e++) {
+                    const T term = exp_of(s.e[e] - row_max);
+                    s.e[e] = term;
+                    sum += term;
+                }
+                *at = s.v;
+            }
+        }
+        if constexpr (whole_block)
+            sum = block_reduce<THREADS>(sum, plus(), partial_sum);
+        else
+            sum = group_reduce<GROUP>(sum, plus());
+        const T inverse = T(1) / sum;
+
+        /* y = e / sum; each slot, once stored, takes the next row's slot. */
+        const size_t next = row + stride;
+        const bool next_active = next < rows;
+        V *out = reinterpret_cast<V *>(y + row * cols);
+        const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            const bool present = q < row_slots;
+            if (active && present) {
+                S s = reg[k];
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    s.e[e] *= inverse;
+                out[q] = s.v;
+            }
+            if (next_active && present) {
+                reg[k].v = __ldg(in_next + q);
+            } else {
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    reg[k].e[e] = minus_infinity<T>();
+            }
+        }
+        for (int k = REG; k < total_slots; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (active && q < row_slots) {
+                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
+                S s;
+                s.v = *at;
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    s.e[e] *= inverse;
+                out[q] = s.v;
+                if (next_active)
+                    copy_async<sizeof(V)>(at, in_next + q);
+            }
+        }
+        copy_async_commit();
+    }
+    copy_async_wait_all(); /* nothing may be left in flight at exit */
+}
+
+/* Running (max, sum of exp(x - max)) of the online kernel. */
+template <typename T> struct running {
+    T max; /* -inf while nothing finite has been seen */
+    T sum;
+};
+
+/* The merge of two running states: the smaller max's sum rescaled. */
+template <typename T> __device__ __forceinline__ running<T> merge(running<T> a, running<T> b)
+{
+    const T max = max_of(a.max, b.max);
+    if (max == minus_infinity<T>())
+        return running<T>{max, T(0)};
+    /* exp(-inf - finite) = 0 leaves an empty side out */
+    return running<T>{max, a.sum * exp_of(a.max - max) + b.sum * exp_of(b.max - max)};
+}
+
+/* A butterfly over the warp: every lane ends with the same state. */
+template <typename T> __device__ __forceinline__ running<T> warp_merge(running<T> r)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        running<T> other;
+        other.max = __shfl_xor_sync(0xffffffffu, r.max, offset);
+        other.sum = __shfl_xor_sync(0xffffffffu, r.sum, offset);
+        r = merge(r, other);
+    }
+    return r;
+}
+
+/* The online kernel: a block per row (grid-strided), two reads of the row. */
+template <typename T, typename V>
+__global__ void __launch_bounds__(online_threads<T>, 1)
+kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
+{
+    using S = slot<T, V>;
+    constexpr int width = S::width;
+    constexpr int threads = online_threads<T>;
+    constexpr int warps = threads / 32;
+    __shared__ T warp_max[32], warp_sum[32];
+    __shared__ T row_max_shared, row_sum_shared;
+
+    const size_t row_slots = cols / width;
+    for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const V *in = reinterpret_cast<const V *>(x + row * cols);
+        V *out = reinterpret_cast<V *>(y + row * cols);
+
+        /* Pass 1: running max and rescaled sum, a batch of slots at a time. */
+        running<T> state{minus_infinity<T>(), T(0)};
+        int special = 0; /* NaN or +inf seen */
+        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)online_batch * threads) {
+            S batch[online_batch];
+#pragma unroll
+            for (int b = 0; b < online_batch; b++) {
+                const size_t q = first + (size_t)b * threads;
+                if (q < row_slots) {
+                    batch[b].v = __ldg(in + q);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < width; e++)
+                        batch[b].e[e] = minus_infinity<T>();
+                }
+            }
+            T batch_max = minus_infinity<T>();
+#pragma unroll
+            for (int b = 0; b < online_batch; b++)
+#pragma unroll
+                for (int e = 0; e < width; e++) {
+                    const T value = batch[b].e[e];
+                    if (!(value < cuda::std::numeric_limits<T>::infinity())) {
+                        special = 1; /* NaN or +inf: the row is NaN; keep it out of the sums */
+                        batch[b].e[e] = minus_infinity<T>();
+                    } else {
+                        batch_max = max_of(batch_max, value);
+                    }
+                }
+            if (batch_max > state.max) {
+                state.sum *= exp_of(state.max - batch_max); /* 0 * 0 while empty */
+                state.max = batch_max;
+            }
+            if (state.max != minus_infinity<T>()) {
+                T batch_sum = T(0);
+#pragma unroll
+                for (int b = 0; b < online_batch; b++) {
+                    T slot_sum = T(0);
+#pragma unroll
+                    for (int e = 0; e < width; e++)
+                        slot_sum += exp_of(batch[b].e[e] - state.max);
+                    batch_sum += slot_sum;
+                }
+                state.sum += batch_sum;
+            }
+        }
+        special = __syncthreads_or(special);
+
+        /* Merge: a butterfly in each warp, then one over the warps' states. */
+        state = warp_merge(state);
+        if (threadIdx.x % 32 == 0) {
+            warp_max[threadIdx.x / 32] = state.max;
+            warp_sum[threadIdx.x / 32] = state.sum;
+        }
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            const int lane = threadIdx.x;
+            running<T> r{minus_infinity<T>(), T(0)};
+            if (lane < warps) {
+                r.max = warp_max[lane];
+                r.sum = warp_sum[lane];
+            }
+            r = warp_merge(r);
+            if (lane == 0) {
+                row_max_shared = r.max;
+                row_sum_shared = r.sum;
+            }
+        }
+        __syncthreads();
+        const T row_max = row_max_shared;
+        const bool nan_row = special || row_max == minus_infinity<T>();
+        const T inverse = T(1) / row_sum_shared;
+
+        /* Pass 2: the outputs. */
+        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)online_batch * threads) {
+            S batch[online_batch];
+#pragma unroll
+            for (int b = 0; b < online_batch; b++) {
+                const size_t q = first + (size_t)b * threads;
+                if (q < row_slots)
+                    batch[b].v = __ldg(in + q);
+            }
+#pragma unroll
+            for (int b = 0; b < online_batch; b++) {
+                const size_t q = first + (size_t)b * threads;
+                if (q < row_slots) {
+#pragma unroll
+                    for (int e = 0; e < width; e++)
+                        batch[b].e[e] = nan_row ? not_a_number<T>()
+                                                : exp_of(batch[b].e[e] - row_max) * inverse;
+                    out[q] = batch[b].v;
+                }
+            }
+        }
+        __syncthreads(); /* the shared row values are read before the next row writes them */
+    }
+}
+
+/* The most shared memory one block may have on this device (opt-in). */
+kcs_status shared_limit(kcs_device *device, size_t *bytes, kcs_error *err)
+{
+    int limit = 0;
+    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device->ordinal));
+    *bytes = limit > 0 ? (size_t)limit : 0;
+    return KCS_OK;
+}
+
+/* Additions (rescalings counted 8) a term passes through in the online
+ * kernel for rows of row_slots slots of width elements: see the header. */
+template <typename T> size_t online_depth(size_t row_slots, int width)
+{
+    const size_t per_batch = (size_t)online_batch * online_threads<T>;
+    const size_t batches = (row_slots + per_batch - 1) / per_batch;
+    return (size_t)width + online_batch + 9 * batches + 9 * 10;
+}
+
+size_t depth_limit(size_t cols)
+{
+    size_t log2_ceiling = 0;
+    while (((size_t)1 << log2_ceiling) < cols)
+        log2_ceiling++;
+    const size_t limit = 2048 + log2_ceiling;
+    return cols - 1 < limit ? cols - 1 : limit;
+}
+
+/* The blocks of a persistent grid for rows, rows_per_block at a time. */
+kcs_status persistent_blocks(kcs_device *device, const void *kernel, int threads, size_t shared_bytes,
+                             size_t rows, size_t rows_per_block, unsigned int *blocks, kcs_error *err)
+{
+    int per_sm = 0;
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+    if (per_sm < 1)
+        return kcs_fail(err, KCS_ERROR, "softmax: a block of %d threads and %zu bytes of shared memory does not fit an SM",
+                        threads, shared_bytes);
+    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)per_sm;
+    size_t needed = (rows + rows_per_block - 1) / rows_per_block;
+    needed = needed < resident ? needed : resident;
+    *blocks = (unsigned int)(needed > 0 ? needed : 1);
+    return KCS_OK;
+}
+
+/* A resident kernel of GROUP lanes and REG register slots, blocks of 256. */
+template <typename T, typename V, int GROUP, int REG>
+kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows, size_t cols,
+                              kcs_error *err)
+{
+    /* f32: at most 64 registers (4 blocks an SM); f64's exp needs more */
+    auto kernel = kcs_softmax_resident<T, V, GROUP, warp_block_threads, REG, sizeof(T) == 4 ? 4 : 2>;
+    unsigned int blocks = 0;
+    kcs_status status = persistent_blocks(device, (const void *)kernel, warp_block_threads, 0, rows,
+                                          warp_block_threads / GROUP, &blocks, err);
+    if (status != KCS_OK)
+        return status;
+    kernel<<<blocks, warp_block_threads, 0, device->stream>>>(x, y, rows, cols, 0);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (warp groups)");
+    return KCS_OK;
+}
+
+/* How a row is laid out in slots, and which kernel holds it. */
+struct choice {
+    int kind;             /* 0: warp groups, 1: block, 2: online */
+    int group;            /* warp groups: lanes per row */
+    int registers;        /* warp groups: register slots a thread */
+    int shared_slots;     /* block: shared-memory slots a thread */
+    size_t shared_bytes;  /* block: dynamic shared memory */
+};
+
+choice choose(size_t row_slots, size_t slot_bytes, size_t shared_available)
+{
+    static const int groups[][2] = {{1, 4}, {2, 4}, {4, 4}, {8, 4}, {16, 4}, {32, 4}, {32, 8}};
+    for (const auto &g : groups)
+        if (row_slots <= (size_t)g[0] * (size_t)g[1])
+            return choice{0, g[0], g[1], 0, 0};
+    const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
+    const size_t shared_slots = per_thread > (size_t)block_register_slots ? per_thread - block_register_slots : 0;
+    const size_t shared_bytes = shared_slots * block_threads * slot_bytes;
+    /* 1 KB for the kernel's static shared memory and the runtime's reserve */
+    if (shared_bytes + 1024 <= shared_available)
+        return choice{1, block_threads, block_register_slots, (int)shared_slots, shared_bytes};
+    return choice{2, 0, 0, 0, 0};
+}
+
+template <typename T, typename V>
+kcs_status launch_with_slots(kcs_device *device, const T *x, T *y, size_t rows, size_t cols,
+                             size_t shared_available, kcs_error *err)
+{
+    constexpr int width = sizeof(V) / sizeof(T);
+    const size_t row_slots = cols / width;
+    const choice c = choose(row_slots, sizeof(V), shared_available);
+    if (c.kind == 0) {
+        switch (c.group * 100 + c.registers) {
+        case 104: return launch_warp_groups<T, V, 1, 4>(device, x, y, rows, cols, err);
+        case 204: return launch_warp_groups<T, V, 2, 4>(device, x, y, rows, cols, err);
+        case 404: return launch_warp_groups<T, V, 4, 4>(device, x, y, rows, cols, err);
+        case 804: return launch_warp_groups<T, V, 8, 4>(device, x, y, rows, cols, err);
+        case 1604: return launch_warp_groups<T, V, 16, 4>(device, x, y, rows, cols, err);
+        case 3204: return launch_warp_groups<T, V, 32, 4>(device, x, y, rows, cols, err);
+        default: return launch_warp_groups<T, V, 32, 8>(device, x, y, rows, cols, err);
+        }
+    }
+    if (c.kind == 1) {
+        auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots,
+                                           2048 / block_threads >= 2 ? 2 : 1>;
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)c.shared_bytes));
+        unsigned int blocks = 0;
+        kcs_status status = persistent_blocks(device, (const void *)kernel, block_threads, c.shared_bytes,
+                                              rows, 1, &blocks, err);
+        if (status != KCS_OK)
+            return status;
+        kernel<<<blocks, block_threads, c.shared_bytes, device->stream>>>(x, y, rows, cols, c.shared_slots);
+        KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
+        return KCS_OK;
+    }
+    auto kernel = kcs_softmax_online<T, V>;
+    unsigned int blocks = 0;
+    kcs_status status = persistent_blocks(device, (const void *)kernel, online_threads<T>, 0, rows, 1, &blocks, err);
+    if (status != KCS_OK)
+        return status;
+    kernel<<<blocks, online_threads<T>, 0, device->stream>>>(x, y, rows, cols);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_online");
+    return KCS_OK;
+}
+
+/* Whether every row starts 16-byte aligned, so that slots can be vectors. */
+template <typename T> bool rows_are_vectors(const T *x, const T *y, size_t cols)
+{
+    return (cols * sizeof(T)) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+           reinterpret_cast<uintptr_t>(y) % 16 == 0;
+}
+
+template <typename T>
+kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    using V = typename vector_of<T>::type;
+    const size_t rows = args->softmax.rows, cols = args->softmax.cols;
+    if (cols != 0 && rows > SIZE_MAX / sizeof(T) / cols)
+        return kcs_fail(err, KCS_ERROR, "softmax: %zu x %zu is too large", rows, cols);
+    const size_t bytes = rows * cols * sizeof(T);
+    if (inputs[0]->bytes < bytes || outputs[0]->bytes < bytes)
+        return kcs_fail(err, KCS_ERROR, "softmax: buffers smaller than %zu x %zu elements", rows, cols);
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+    size_t shared_available = 0;
+    status = shared_limit(device, &shared_available, err);
+    if (status != KCS_OK)
+        return status;
+    const T *x = (const T *)inputs[0]->data;
+    T *y = (T *)outputs[0]->data;
+    const bool vectors = rows_are_vectors(x, y, cols);
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (rows > 0 && cols > 0) {
+        status = vectors ? launch_with_slots<T, V>(device, x, y, rows, cols, shared_available, err)
+                         : launch_with_slots<T, T>(device, x, y, rows, cols, shared_available, err);
+        if (status != KCS_OK)
+            return status;
+    }
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+template <typename T>
+kcs_status supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    const size_t cols = args->softmax.cols;
+    size_t shared_available = 0;
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status == KCS_OK)
+        status = shared_limit(device, &shared_available, err);
+    if (status != KCS_OK)
+        return status;
+    /* The slot width the run will use for buffers from cudaMalloc (256-byte aligned). */
+    const int width = (cols * sizeof(T)) % 16 == 0 ? 16 / (int)sizeof(T) : 1;
+    const size_t row_slots = cols / (size_t)width;
+    if (cols == 0 || choose(row_slots, (size_t)width * sizeof(T), shared_available).kind != 2)
+        return KCS_OK;
+    const size_t depth = online_depth<T>(row_slots, width);
+    if (depth > depth_limit(cols))
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "softmax rows of %zu columns: the online kernel's summation depth (%zu) would "
+                        "exceed docs/softmax.md's D(cols) = %zu",
+                        cols, depth, depth_limit(cols));
+    return KCS_OK;
+}
+
+} // namespace
+
+kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err)
+{
+    return run<float>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
+                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                double *kernel_seconds, kcs_error *err)
+{
+    return run<double>(device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    return supports<float>(device, args, err);
+}
+
+kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    return supports<double>(device, args, err);
+}

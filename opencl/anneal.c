@@ -1,0 +1,379 @@
+/* anneal.c: launches the OpenCL anneal steps of opencl/anneal.cl (docs/anneal.md):
+ * assign, reduce, update and energy, one kernel-table row each in
+ * opencl/backend.c. The kernels and their numerics are described in
+ * opencl/anneal.cl; this file sizes and orders the launches.
+ *
+ *   assign (tiled-local): work-groups of KCS_OPENCL_ASSIGN_SIDE^2 work-items,
+ *     one per tile of KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO points.
+ *     On CPU devices a case beyond cpu_most_distance_terms multiply-adds
+ *     (n m d) is reported unsupported: the perf case, 10^6 x 128 points
+ *     against 1024 anchors, is 1.3 * 10^11 of them, minutes under POCL on
+ *     the two cores of a CI machine, and GPU-sized by design.
+ *   reduce (sorted-two-pass): five launches. Two walks of the points (count,
+ *     then scatter) by walk_groups_per_compute_unit work-groups per compute
+ *     unit, each a contiguous chunk (work-groups of one work-item on CPU
+ *     devices, where the walk is then a plain sequential count: 0.5 s
+ *     instead of 1.1 s for the perf case under POCL); the per-anchor totals;
+ *     one work-group scanning the counts into offsets; and one work-group
+ *     per anchor for its mean and variance. Scratch: slot 0 holds each
+ *     walking group's private counts (groups x m ints), slot 1 the offsets
+ *     (m ints) and the points sorted by anchor (n ints). Indices are int:
+ *     n + m below 2^31.
+ *   update (elementwise): one work-item per element of the m x d anchors;
+ *     lr T is formed on the host from the f32 roundings, as the reference does.
+ *   energy (strided-tree-f64): as sumsq's gpu-strided-tree, the sum in double:
+ *     enough work-groups to fill the device (fewer for small n, more where a
+ *     work-item would otherwise sum more than most_per_work_item distances),
+ *     then one work-group that adds the partials and writes e. Needs fp64.
+ *
+ * Run only it: build/kcs run --backend opencl anneal
+ */
+#include <stdint.h>
+
+#include "kcs_opencl.h"
+
+enum {
+    /* The work-group of reduce, update and energy (the largest the kernels ask for). */
+    group_items = 256,
+    /* Walking work-groups per compute unit in reduce: few, since their private
+     * counts (groups x m) are summed anchor by anchor in a loop over groups. */
+    walk_groups_per_compute_unit = 1,
+    /* energy: work-groups per compute unit for a full device, fewest distances
+     * per work-item before fewer groups are used, most before more are. */
+    energy_groups_per_compute_unit = 8,
+    least_per_work_item = 4,
+    most_per_work_item = 1024,
+};
+
+/* Multiply-adds (n m d) beyond which assign is left to GPUs on a CPU device. */
+static const double cpu_most_distance_terms = 0x1.0p31;
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Runs an enqueue function and times it by its events, releasing them on every path. */
+static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
+                                              kcs_buffer *const[], kcs_buffer *const[],
+                                              kcs_opencl_events *, kcs_error *),
+                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    kcs_opencl_events events = {NULL, NULL};
+    *kernel_seconds = 0.0;
+    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        kcs_opencl_events_release(&events);
+        return status;
+    }
+    if (!events.first)
+        return KCS_OK; /* nothing to compute (an empty input), so nothing launched */
+    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+}
+
+/* ---- assign ------------------------------------------------------------------- */
+
+kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->assign;
+    if (s->n > INT32_MAX)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "assign here indexes points as int: n must be below 2^31");
+    double terms = (double)s->n * (double)s->m * (double)s->d;
+    if ((device->type & CL_DEVICE_TYPE_CPU) && terms > cpu_most_distance_terms)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "assign of %.3g multiply-adds (n m d) is GPU-sized; the tiled kernel is "
+                        "left out on CPU devices beyond %.3g (minutes under POCL)",
+                        terms, cpu_most_distance_terms);
+    return KCS_OK;
+}
+
+static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->assign;
+    if (s->n == 0)
+        return KCS_OK;
+    const size_t group = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_SIDE;
+    const size_t tile = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO;
+    cl_kernel kernel;
+    size_t allowed;
+    kcs_status status = kcs_opencl_kernel(
+        device, KCS_OPENCL_PROGRAM_ANNEAL,
+        args->dtype == KCS_F16 ? "kcs_assign_tiles_f16" : "kcs_assign_tiles_f32", &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, kernel, group, &allowed, err);
+    if (status != KCS_OK)
+        return status;
+    if (allowed < group)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "assign needs work-groups of %zu, the device allows %zu", group, allowed);
+    cl_mem x = inputs[0]->memory, a = inputs[1]->memory;
+    cl_mem idx = outputs[0]->memory, dist = outputs[1]->memory;
+    cl_ulong n = s->n, d = s->d, m = s->m;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof a, &a), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 4, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, sizeof dist, &dist), err);
+    return kcs_opencl_launch(device, kernel, ceil_div(s->n, tile) * group, group, events, err);
+}
+
+kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+/* ---- reduce ------------------------------------------------------------------- */
+
+kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    (void)device;
+    const kcs_anneal_args *s = &args->reduce;
+    if (s->n + s->m > INT32_MAX || s->m > UINT32_MAX)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "reduce here sorts points by int index: n + m must be below 2^31");
+    return KCS_OK;
+}
+
+/* The smallest power of two at least value (1 for 0). */
+static size_t power_of_two_at_least(size_t value)
+{
+    size_t power = 1;
+    while (power < value)
+        power *= 2;
+    return power;
+}
+
+/* One walk over the points: count (scatter 0) or place (scatter 1). */
+static kcs_status enqueue_walk(kcs_device *device, cl_kernel walk, int scatter, size_t groups,
+                               size_t local, kcs_opencl_events *events, kcs_error *err)
+{
+    cl_int scatter_argument = scatter;
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 6, sizeof scatter_argument, &scatter_argument), err);
+    return kcs_opencl_launch(device, walk, groups * local, local, events, err);
+}
+
+static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->reduce;
+    if (s->m == 0)
+        return KCS_OK; /* then n = 0 too (an index must name an anchor): no outputs */
+    cl_kernel walk, totals, offsets, stats;
+    size_t walk_local, totals_local, offsets_local, stats_local;
+    kcs_status status =
+        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_walk", &walk, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_anchor_totals",
+                                   &totals, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_offsets",
+                                   &offsets, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(
+            device, KCS_OPENCL_PROGRAM_ANNEAL,
+            args->dtype == KCS_F16 ? "kcs_reduce_stats_f16" : "kcs_reduce_stats_f32", &stats, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, walk, group_items, &walk_local, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, totals, group_items, &totals_local, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, offsets, group_items, &offsets_local, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, stats, group_items, &stats_local, err);
+    if (status != KCS_OK)
+        return status;
+    /* A CPU device runs a work-group's items one after another: there a walk
+     * of one work-item per group is a plain sequential count, where the
+     * sub-block's rank search would cost local-size comparisons per point. */
+    if (device->type & CL_DEVICE_TYPE_CPU)
+        walk_local = 1;
+
+    /* Chunks of whole sub-blocks, at most walk_groups_per_compute_unit per unit. */
+    size_t wanted = (size_t)device->compute_units * walk_groups_per_compute_unit;
+    size_t chunk = ceil_div(ceil_div(s->n, wanted ? wanted : 1), walk_local) * walk_local;
+    if (chunk == 0)
+        chunk = walk_local;
+    size_t groups = s->n ? ceil_div(s->n, chunk) : 1;
+    cl_mem partial, sorted;
+    status = kcs_opencl_scratch(device, 0, groups * s->m * sizeof(cl_int), &partial, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_scratch(device, 1, (s->m + s->n) * sizeof(cl_int), &sorted, err);
+    if (status != KCS_OK)
+        return status;
+
+    cl_mem x = inputs[0]->memory, idx = inputs[1]->memory;
+    cl_mem count = outputs[0]->memory, mean = outputs[1]->memory, var = outputs[2]->memory;
+    cl_ulong n = s->n, d = s->d, chunk_argument = chunk;
+    cl_uint m = (cl_uint)s->m, groups_argument = (cl_uint)groups;
+    cl_uint lanes = (cl_uint)power_of_two_at_least(s->d);
+    if (lanes > stats_local)
+        lanes = (cl_uint)stats_local;
+
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 0, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 3, sizeof chunk_argument, &chunk_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 4, sizeof partial, &partial), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 5, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(walk, 7, walk_local * sizeof(cl_int), NULL), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(totals, 0, sizeof partial, &partial), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(totals, 1, sizeof groups_argument, &groups_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(totals, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(totals, 3, sizeof count, &count), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 0, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 1, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 2, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 3, offsets_local * sizeof(cl_int), NULL), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 1, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 3, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 4, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 5, sizeof lanes, &lanes), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 6, sizeof mean, &mean), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 7, sizeof var, &var), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 8, stats_local * sizeof(cl_float), NULL), err);
+
+    status = enqueue_walk(device, walk, 0, groups, walk_local, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, totals, ceil_div(s->m, totals_local) * totals_local,
+                                   totals_local, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, offsets, offsets_local, offsets_local, events, err);
+    if (status == KCS_OK)
+        status = enqueue_walk(device, walk, 1, groups, walk_local, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, stats, s->m * stats_local, stats_local, events, err);
+    return status;
+}
+
+kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
+                                             kcs_buffer *const inputs[],
+                                             kcs_buffer *const outputs[], double *kernel_seconds,
+                                             kcs_error *err)
+{
+    return timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+/* ---- update ------------------------------------------------------------------- */
+
+static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_update_args *s = &args->update;
+    size_t cells = s->m * s->d;
+    if (cells == 0)
+        return KCS_OK;
+    cl_kernel kernel;
+    size_t local;
+    kcs_status status =
+        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_update", &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, kernel, group_items, &local, err);
+    if (status != KCS_OK)
+        return status;
+    cl_mem a = inputs[0]->memory, v = inputs[1]->memory, mean = inputs[2]->memory;
+    cl_mem count = inputs[3]->memory, a_next = outputs[0]->memory, v_next = outputs[1]->memory;
+    cl_ulong m = s->m, d = s->d;
+    cl_float momentum = (float)s->momentum;
+    cl_float rate = (float)s->learning_rate * (float)s->temperature;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof a, &a), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof v, &v), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof mean, &mean), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 4, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, sizeof momentum, &momentum), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 7, sizeof rate, &rate), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 8, sizeof a_next, &a_next), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 9, sizeof v_next, &v_next), err);
+    return kcs_opencl_launch(device, kernel, ceil_div(cells, local) * local, local, events, err);
+}
+
+kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_update, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+/* ---- energy ------------------------------------------------------------------- */
+
+kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    (void)args;
+    if (!device->has_fp64)
+        return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (energy sums in f64)");
+    return KCS_OK;
+}
+
+static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 kcs_opencl_events *events, kcs_error *err)
+{
+    size_t n = args->energy.n;
+    cl_kernel partials_kernel, finish;
+    size_t partials_local, finish_local;
+    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_partials",
+                                          &partials_kernel, err);
+    if (status == KCS_OK)
+        status =
+            kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_finish", &finish, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, partials_kernel, group_items, &partials_local, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, finish, group_items, &finish_local, err);
+    if (status != KCS_OK)
+        return status;
+    size_t groups = ceil_div(n, partials_local * least_per_work_item);
+    size_t fill = (size_t)device->compute_units * energy_groups_per_compute_unit;
+    if (groups > fill)
+        groups = fill;
+    size_t shallow_enough = ceil_div(n, partials_local * most_per_work_item);
+    if (groups < shallow_enough)
+        groups = shallow_enough;
+    if (groups == 0)
+        groups = 1; /* n = 0: one zero partial, and the finish writes 0 / 0 */
+    cl_mem partials;
+    status = kcs_opencl_scratch(device, 0, groups * sizeof(cl_double), &partials, err);
+    if (status != KCS_OK)
+        return status;
+    cl_mem dist = inputs[0]->memory, e = outputs[0]->memory;
+    cl_ulong n_argument = n, count = groups;
+    KCS_OPENCL_CHECK(clSetKernelArg(partials_kernel, 0, sizeof dist, &dist), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(partials_kernel, 1, sizeof n_argument, &n_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(partials_kernel, 2, sizeof partials, &partials), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(partials_kernel, 3, partials_local * sizeof(cl_double), NULL),
+                     err);
+    KCS_OPENCL_CHECK(clSetKernelArg(finish, 0, sizeof partials, &partials), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(finish, 1, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(finish, 2, sizeof n_argument, &n_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(finish, 3, sizeof e, &e), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(finish, 4, finish_local * sizeof(cl_double), NULL), err);
+    status = kcs_opencl_launch(device, partials_kernel, groups * partials_local, partials_local,
+                               events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, finish, finish_local, finish_local, events, err);
+    return status;
+}
+
+kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
+                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                          double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_energy, device, args, inputs, outputs, kernel_seconds, err);
+}

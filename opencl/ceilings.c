@@ -1,0 +1,231 @@
+/* ceilings.c: the OpenCL device's own limits, measured in the same run as the
+ * cases so that every kernel is reported as a fraction of them
+ * (harness/backend.h, kcs_ceilings; the CUDA counterpart is cuda/ceilings.cu).
+ *
+ *   copy            clEnqueueCopyBuffer between two buffers of min(1 GiB,
+ *                   max allocation / 2) bytes (256 MiB on a CPU device),
+ *                   bytes read + bytes written over the command's
+ *                   profiling-event time
+ *   host to device  clEnqueueWriteBuffer of min(256 MiB, the copy size; 64
+ *                   MiB on a CPU device) from a mapped CL_MEM_ALLOC_HOST_PTR
+ *                   buffer, the page-locked memory of OpenCL (NVIDIA's
+ *                   drivers pin it, as the backend's host_allocate does)
+ *   FMA             kcs_ceilings_fma of opencl/ceilings.cl: 64 independent
+ *                   f32 fma chains per work-item, 2048 work-items per
+ *                   compute unit (256 on a CPU device), 2 flops per fma
+ *   GEMM            not measured (0): the vendor GEMM is cuBLAS's, measured
+ *                   by the CUDA backend
+ *
+ * Each figure is the median of repeated runs after one warm-up, timed by
+ * profiling events (device time, as the kernels are). CPU devices get
+ * smaller sizes and fewer repeats, so that POCL measures in about a second.
+ * Buffers are filled before the warm-up, so no first-touch allocation is timed.
+ *
+ * Run only them: build/kcs devices --ceilings
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcs_opencl.h"
+
+enum {
+    fma_per_round = 64, /* eight float8 chains (KCS_CEILINGS_CHAINS in ceilings.cl) */
+    most_repeats = 20,
+};
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *samples, int count)
+{
+    qsort(samples, (size_t)count, sizeof *samples, compare_doubles);
+    return count % 2 ? samples[count / 2] : 0.5 * (samples[count / 2 - 1] + samples[count / 2]);
+}
+
+/* The device time of one finished command, releasing its event. */
+static kcs_status event_seconds(cl_event event, double *seconds, kcs_error *err)
+{
+    cl_ulong start = 0, end = 0;
+    cl_int code = clWaitForEvents(1, &event);
+    if (code == CL_SUCCESS)
+        code = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    if (code == CL_SUCCESS)
+        code = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    clReleaseEvent(event);
+    KCS_OPENCL_CHECK(code, err);
+    *seconds = end > start ? 1e-9 * (double)(end - start) : 0.0;
+    return KCS_OK;
+}
+
+/* What the measurements hold, so that one cleanup releases it on every path. */
+typedef struct {
+    cl_mem from, to;   /* the copy's two device buffers */
+    cl_mem staging;    /* the page-locked host buffer */
+    void *host;        /* staging, mapped */
+} resources;
+
+static void release_resources(kcs_device *device, resources *r)
+{
+    if (r->host)
+        clEnqueueUnmapMemObject(device->queue, r->staging, r->host, 0, NULL, NULL);
+    clFinish(device->queue);
+    if (r->staging)
+        clReleaseMemObject(r->staging);
+    if (r->to)
+        clReleaseMemObject(r->to);
+    if (r->from)
+        clReleaseMemObject(r->from);
+}
+
+static kcs_status create_buffer(kcs_device *device, cl_mem_flags flags, size_t bytes, cl_mem *memory,
+                                kcs_error *err)
+{
+    cl_int code;
+    KCS_OPENCL_CHECK((*memory = clCreateBuffer(device->context, flags, bytes, NULL, &code), code), err);
+    return KCS_OK;
+}
+
+static kcs_status measure_copy(kcs_device *device, resources *r, size_t bytes, int repeats, double *seconds,
+                               kcs_error *err)
+{
+    double samples[most_repeats];
+    for (int i = -1; i < repeats; i++) {
+        cl_event event;
+        KCS_OPENCL_CHECK(clEnqueueCopyBuffer(device->queue, r->from, r->to, 0, 0, bytes, 0, NULL, &event), err);
+        double s;
+        kcs_status status = event_seconds(event, &s, err);
+        if (status != KCS_OK)
+            return status;
+        if (i >= 0)
+            samples[i] = s;
+    }
+    *seconds = median(samples, repeats);
+    return KCS_OK;
+}
+
+static kcs_status measure_upload(kcs_device *device, resources *r, size_t bytes, int repeats, double *seconds,
+                                 kcs_error *err)
+{
+    cl_int code;
+    KCS_OPENCL_CHECK((r->host = clEnqueueMapBuffer(device->queue, r->staging, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0,
+                                                   NULL, NULL, &code),
+                      code), err);
+    memset(r->host, 0x3c, bytes);
+    double samples[most_repeats];
+    for (int i = -1; i < repeats; i++) {
+        cl_event event;
+        KCS_OPENCL_CHECK(clEnqueueWriteBuffer(device->queue, r->to, CL_FALSE, 0, bytes, r->host, 0, NULL, &event),
+                         err);
+        double s;
+        kcs_status status = event_seconds(event, &s, err);
+        if (status != KCS_OK)
+            return status;
+        if (i >= 0)
+            samples[i] = s;
+    }
+    *seconds = median(samples, repeats);
+    return KCS_OK;
+}
+
+static kcs_status measure_fma(kcs_device *device, resources *r, size_t items, size_t local, cl_uint iterations,
+                              int repeats, double *seconds, kcs_error *err)
+{
+    cl_kernel kernel;
+    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_CEILINGS, "kcs_ceilings_fma", &kernel, err);
+    if (status != KCS_OK)
+        return status;
+    cl_float seed = 1.0f;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof r->to, &r->to), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof iterations, &iterations), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof seed, &seed), err);
+    double samples[most_repeats];
+    for (int i = -1; i < repeats; i++) {
+        cl_event event;
+        KCS_OPENCL_CHECK(clEnqueueNDRangeKernel(device->queue, kernel, 1, NULL, &items, &local, 0, NULL, &event),
+                         err);
+        double s;
+        status = event_seconds(event, &s, err);
+        if (status != KCS_OK)
+            return status;
+        if (i >= 0)
+            samples[i] = s;
+    }
+    *seconds = median(samples, repeats);
+    return KCS_OK;
+}
+
+static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources *r, kcs_error *err)
+{
+    int cpu = (device->type & CL_DEVICE_TYPE_CPU) != 0;
+    size_t copy_bytes = cpu ? (size_t)256 << 20 : (size_t)1 << 30;
+    if (copy_bytes > device->max_allocation / 2)
+        copy_bytes = (size_t)(device->max_allocation / 2) & ~(size_t)4095;
+    size_t upload_bytes = cpu ? (size_t)64 << 20 : (size_t)256 << 20;
+    if (upload_bytes > copy_bytes)
+        upload_bytes = copy_bytes;
+    int copy_repeats = cpu ? 5 : 20, upload_repeats = cpu ? 5 : 10, fma_repeats = cpu ? 5 : 10;
+
+    kcs_status status = create_buffer(device, CL_MEM_READ_WRITE, copy_bytes, &r->from, err);
+    if (status == KCS_OK)
+        status = create_buffer(device, CL_MEM_READ_WRITE, copy_bytes, &r->to, err);
+    if (status == KCS_OK)
+        status = create_buffer(device, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, upload_bytes, &r->staging, err);
+    if (status != KCS_OK)
+        return status;
+    const cl_uint pattern = 0x3c3c3c3c;
+    KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->from, &pattern, sizeof pattern, 0, copy_bytes, 0, NULL,
+                                         NULL), err);
+    KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->to, &pattern, sizeof pattern, 0, copy_bytes, 0, NULL,
+                                         NULL), err);
+    KCS_OPENCL_CHECK(clFinish(device->queue), err);
+
+    double seconds = 0.0;
+    status = measure_copy(device, r, copy_bytes, copy_repeats, &seconds, err);
+    if (status != KCS_OK)
+        return status;
+    ceilings->copy_bytes_per_s = seconds > 0 ? 2.0 * (double)copy_bytes / seconds : 0.0;
+
+    status = measure_upload(device, r, upload_bytes, upload_repeats, &seconds, err);
+    if (status != KCS_OK)
+        return status;
+    ceilings->host_to_device_bytes_per_s = seconds > 0 ? (double)upload_bytes / seconds : 0.0;
+
+    size_t local = 1;
+    cl_kernel kernel;
+    status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_CEILINGS, "kcs_ceilings_fma", &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, kernel, 256, &local, err);
+    if (status != KCS_OK)
+        return status;
+    size_t items = (size_t)device->compute_units * (cpu ? 256 : 2048);
+    items = (items + local - 1) / local * local;
+    cl_uint iterations = cpu ? 2048 : 4096;
+    status = measure_fma(device, r, items, local, iterations, fma_repeats, &seconds, err);
+    if (status != KCS_OK)
+        return status;
+    ceilings->fma_flops_per_s =
+        seconds > 0 ? 2.0 * fma_per_round * (double)iterations * (double)items / seconds : 0.0;
+
+    ceilings->gemm_flops_per_s = 0.0;
+    snprintf(ceilings->method, sizeof ceilings->method,
+             "copy: clEnqueueCopyBuffer of %zu MiB between two buffers, read + written, median of %d; "
+             "host to device: clEnqueueWriteBuffer of %zu MiB from a mapped CL_MEM_ALLOC_HOST_PTR buffer, "
+             "median of %d; FMA: %zu work-items (groups of %zu) x %u rounds x %d f32 fma, median of %d; "
+             "all by profiling events; no GEMM ceiling on OpenCL",
+             copy_bytes >> 20, copy_repeats, upload_bytes >> 20, upload_repeats, items, local,
+             (unsigned)iterations, (int)fma_per_round, fma_repeats);
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
+{
+    memset(ceilings, 0, sizeof *ceilings);
+    resources r = {NULL, NULL, NULL, NULL};
+    kcs_status status = measure(device, ceilings, &r, err);
+    release_resources(device, &r);
+    return status;
+}

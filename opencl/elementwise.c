@@ -1,0 +1,97 @@
+/* elementwise.c: launches add, mul, relu and sigmoid of opencl/elementwise.cl
+ * (docs/elementwise.md), f32 and f64.
+ *
+ * One variant, "vectorized", a row per op and dtype in opencl/backend.c's
+ * kernel table: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
+ * KCS_OPENCL_ELEMENTWISE_GROUP_SIZE work-items, each work-item taking U =
+ * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM vectors of W elements (float4,
+ * double2) and the work-item at the ragged end its last n % W elements one
+ * by one. n = 0 still launches one work-group, which writes nothing, so that
+ * there is an event to time. Unary ops get x as their unused second input.
+ * f64 is skipped, with the reason, on a device without cl_khr_fp64.
+ *
+ * Run only it: build/kcs run --backend opencl add mul relu sigmoid
+ */
+#include <string.h>
+
+#include "kcs_opencl.h"
+
+kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    if (args->dtype == KCS_F64 && !device->has_fp64)
+        return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64");
+    return KCS_OK;
+}
+
+/* The kernel of an op ("add" -> kcs_elementwise_add), or NULL for an op this file lacks. */
+static const char *kernel_name(const char *op, int *binary)
+{
+    static const struct {
+        const char *op;
+        const char *kernel;
+        int binary;
+    } names[] = {
+        {"add", "kcs_elementwise_add", 1},
+        {"mul", "kcs_elementwise_mul", 1},
+        {"relu", "kcs_elementwise_relu", 0},
+        {"sigmoid", "kcs_elementwise_sigmoid", 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(names[i].op, op) == 0) {
+            *binary = names[i].binary;
+            return names[i].kernel;
+        }
+    }
+    return NULL;
+}
+
+static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                          kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
+{
+    int binary = 0;
+    const char *name = kernel_name(args->op, &binary);
+    if (!name)
+        return kcs_fail(err, KCS_ERROR, "opencl/elementwise.c has no kernel for op %s", args->op);
+    kcs_opencl_program_id program =
+        args->dtype == KCS_F64 ? KCS_OPENCL_PROGRAM_ELEMENTWISE_F64 : KCS_OPENCL_PROGRAM_ELEMENTWISE_F32;
+    cl_kernel kernel;
+    kcs_status status = kcs_opencl_kernel(device, program, name, &kernel, err);
+    if (status != KCS_OK)
+        return status;
+    size_t group = KCS_OPENCL_ELEMENTWISE_GROUP_SIZE, allowed = 0;
+    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof allowed,
+                                              &allowed, NULL), err);
+    if (allowed < group)
+        return kcs_fail(err, KCS_UNSUPPORTED, "%s needs work-groups of %zu, device allows %zu", name, group,
+                        allowed);
+
+    size_t n = args->elementwise.n;
+    size_t width = args->dtype == KCS_F64 ? 2 : 4;
+    size_t vectors = (n + width - 1) / width; /* the last one maybe partial */
+    size_t per_group = group * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM;
+    size_t groups = (vectors + per_group - 1) / per_group;
+    if (groups == 0)
+        groups = 1;
+
+    cl_mem x = inputs[0]->memory, y = binary ? inputs[1]->memory : x, out = outputs[0]->memory;
+    cl_ulong n_argument = n;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof y, &y), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof out, &out), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof n_argument, &n_argument), err);
+    return kcs_opencl_launch(device, kernel, groups * group, group, events, err);
+}
+
+kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
+                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                             double *kernel_seconds, kcs_error *err)
+{
+    kcs_opencl_events events = {NULL, NULL};
+    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        kcs_opencl_events_release(&events);
+        return status;
+    }
+    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+}

@@ -1,0 +1,126 @@
+/* elementwise.cl: add, mul, relu and sigmoid as OpenCL C 1.2 kernels
+ * (docs/elementwise.md).
+ *
+ *   add      out[i] = x[i] + y[i]           one IEEE add: correctly rounded
+ *   mul      out[i] = x[i] * y[i]           one IEEE multiply: correctly rounded
+ *   relu     out[i] = x[i] < 0 ? 0 : x[i]   exact; NaN stays NaN (fmax would give 0)
+ *   sigmoid  out[i] = 1 / (1 + exp(-x[i]))  exp within 3 ulp, divide within 2.5 ulp (f32)
+ *
+ * Precision. The program is built once per element type, with
+ * KCS_ELEMENTWISE_PRECISION 32 or 64 (opencl/backend.c), so a device without
+ * fp64 still builds the f32 kernels. The bounds of docs/elementwise.md are
+ * OpenCL's own limits without fast math: the host builds this file without
+ * -cl-fast-relaxed-math, -cl-mad-enable or -cl-denorms-are-zero, it uses
+ * exp rather than native_exp or half_exp, and it turns contraction off (there
+ * is no a * b + c here to fuse, but a fused form would not be the IEEE
+ * operation the bound of add and mul admits). Subnormals are kept: a device
+ * that flushes them fails the subnormal cases, as the spec intends.
+ *
+ * Shape. One launch of work-groups of KCS_ELEMENTWISE_GROUP_SIZE work-items;
+ * the arrays are read as vectors of KCS_ELEMENTWISE_WIDTH elements (float4
+ * or double2, 16 bytes: one 128-bit load per work-item on a GPU). Work-group
+ * g takes KCS_ELEMENTWISE_VECTORS_PER_ITEM * KCS_ELEMENTWISE_GROUP_SIZE
+ * consecutive vectors; work-item l of it takes vectors l, l + G, l + 2G, ...
+ * of that block (G the group size), so each load instruction of a warp reads
+ * one contiguous run of memory, and each work-item has all its loads in
+ * flight before it computes and stores. Every group but the last takes a
+ * whole block without bounds checks; the last checks each vector, and the
+ * work-item that meets the ragged end (n not a multiple of the width) does
+ * its last n % width elements one by one. The buffers are cl_mem objects at
+ * offset 0, aligned for any vector type (CL_DEVICE_MEM_BASE_ADDR_ALIGN), so
+ * the kernels take vector pointers and the loads are aligned.
+ *
+ * Under POCL a work-group runs as a loop over its work-items on one thread:
+ * the same block is then one contiguous stream, which suits a CPU too.
+ *
+ * The tunables below are #ifndef defaults, so the file compiles on its own;
+ * the host passes its values with -D when it builds the program.
+ *
+ * Run only it: build/kcs run --backend opencl add mul relu sigmoid
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef KCS_ELEMENTWISE_PRECISION
+/* 32: float kernels; 64: double kernels (needs cl_khr_fp64). */
+#define KCS_ELEMENTWISE_PRECISION 32
+#endif
+
+#ifndef KCS_ELEMENTWISE_GROUP_SIZE
+/* Work-items per work-group: a multiple of every GPU's SIMD width. */
+#define KCS_ELEMENTWISE_GROUP_SIZE 256
+#endif
+
+#ifndef KCS_ELEMENTWISE_VECTORS_PER_ITEM
+/* Vectors each work-item loads before it computes: 4 loads of 16 bytes in
+ * flight per work-item (per operand) hide memory latency on a GPU. */
+#define KCS_ELEMENTWISE_VECTORS_PER_ITEM 4
+#endif
+
+#if KCS_ELEMENTWISE_PRECISION == 64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+typedef double2 real_vector;
+typedef long2 real_mask; /* what comparing two real_vectors gives */
+#define KCS_ELEMENTWISE_WIDTH 2
+#else
+typedef float real;
+typedef float4 real_vector;
+typedef int4 real_mask;
+#define KCS_ELEMENTWISE_WIDTH 4
+#endif
+
+#define KCS_GROUP KCS_ELEMENTWISE_GROUP_SIZE
+#define KCS_UNROLL KCS_ELEMENTWISE_VECTORS_PER_ITEM
+
+/* The four functions, for vectors (V) and for single elements (S). relu
+ * compares x < 0, so that NaN (and -0) pass through unchanged. */
+#define KCS_ADD_V(x, y) ((x) + (y))
+#define KCS_ADD_S(x, y) ((x) + (y))
+#define KCS_MUL_V(x, y) ((x) * (y))
+#define KCS_MUL_S(x, y) ((x) * (y))
+#define KCS_RELU_V(x, y) select((x), (real_vector)0, (real_mask)((x) < (real_vector)0))
+#define KCS_RELU_S(x, y) ((x) < (real)0 ? (real)0 : (x))
+#define KCS_SIGMOID_V(x, y) ((real_vector)1 / ((real_vector)1 + exp(-(x))))
+#define KCS_SIGMOID_S(x, y) ((real)1 / ((real)1 + exp(-(x))))
+
+/* One kernel. y is read only when BINARY is 1 (unary kernels are given x
+ * twice by the host, and never read the second). */
+#define KCS_ELEMENTWISE_KERNEL(name, BINARY, F_V, F_S)                                   \
+    __attribute__((reqd_work_group_size(KCS_GROUP, 1, 1)))                             \
+    kernel void name(global const real_vector *x, global const real_vector *y,        \
+                     global real_vector *out, ulong n)                                 \
+    {                                                                                  \
+        const ulong vectors = n / KCS_ELEMENTWISE_WIDTH;                               \
+        const ulong block = (ulong)get_group_id(0) * (KCS_GROUP * KCS_UNROLL);         \
+        const ulong first = block + get_local_id(0);                                   \
+        if (block + KCS_GROUP * KCS_UNROLL <= vectors) {                               \
+            real_vector xs[KCS_UNROLL], ys[KCS_UNROLL];                                \
+            for (int u = 0; u < KCS_UNROLL; u++) {                                     \
+                xs[u] = x[first + u * KCS_GROUP];                                      \
+                ys[u] = BINARY ? y[first + u * KCS_GROUP] : xs[u];                     \
+            }                                                                          \
+            for (int u = 0; u < KCS_UNROLL; u++)                                       \
+                out[first + u * KCS_GROUP] = F_V(xs[u], ys[u]);                        \
+            return;                                                                    \
+        }                                                                              \
+        for (int u = 0; u < KCS_UNROLL; u++) {                                         \
+            const ulong q = first + u * KCS_GROUP;                                     \
+            if (q < vectors) {                                                         \
+                real_vector a = x[q], b = BINARY ? y[q] : a;                           \
+                out[q] = F_V(a, b);                                                    \
+            } else if (q == vectors) {                                                 \
+                global const real *xe = (global const real *)x;                        \
+                global const real *ye = (global const real *)y;                        \
+                global real *oute = (global real *)out;                                \
+                for (ulong i = q * KCS_ELEMENTWISE_WIDTH; i < n; i++) {                \
+                    real a = xe[i], b = BINARY ? ye[i] : a;                            \
+                    oute[i] = F_S(a, b);                                               \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
+    }
+
+KCS_ELEMENTWISE_KERNEL(kcs_elementwise_add, 1, KCS_ADD_V, KCS_ADD_S)
+KCS_ELEMENTWISE_KERNEL(kcs_elementwise_mul, 1, KCS_MUL_V, KCS_MUL_S)
+KCS_ELEMENTWISE_KERNEL(kcs_elementwise_relu, 0, KCS_RELU_V, KCS_RELU_S)
+KCS_ELEMENTWISE_KERNEL(kcs_elementwise_sigmoid, 0, KCS_SIGMOID_V, KCS_SIGMOID_S)

@@ -1,0 +1,273 @@
+/* softmax.c: launches the OpenCL softmax of opencl/softmax.cl (docs/softmax.md).
+ *
+ * Three variants, rows of the kernel table in opencl/backend.c; the kernels
+ * and their numerics are described in opencl/softmax.cl.
+ *
+ *   group-registers: a row is split over row_items work-items, each holding
+ *     V vectors of four elements in registers (V = 4, 8 or 16, one kernel
+ *     each). V is the smallest that needs at most preferred_row_items
+ *     work-items per row: a 128-column row takes 8 work-items, 32 rows to a
+ *     work-group of 256; a 1024-column row 64, 4 rows to a group. Without
+ *     sub-group operations every step of a row's tree is a barrier of the
+ *     whole work-group, so fewer, fuller work-items per row mean fewer
+ *     steps, and 4 vectors keep 64 bytes of loads in flight per work-item.
+ *     For longer rows it is the smallest V whose row_items the kernel can
+ *     launch (32768 columns: 1024 items of 8 vectors, or 512 of 16 where the
+ *     registers allow only 512 work-items). Work-groups hold
+ *     group_items / row_items rows. A row longer than 64 times the largest
+ *     work-group falls back to group-online.
+ *   group-online: row_items work-items per row, each visiting at least
+ *     online_least_pieces vectors of four where the row has them (as above,
+ *     to shorten the trees), up to group_items work-items, more only to keep
+ *     each at most most_online_pieces (the depth derivation in
+ *     opencl/softmax.cl relies on it); reads a row twice.
+ *   cpu-rows: work_items_per_compute_unit work-groups of one work-item per
+ *     compute unit of a CPU device (more on a GPU, so that it is not
+ *     pathologically slow there), each a contiguous block of rows.
+ *
+ * f64 needs cl_khr_fp64: without it the f64 kernels are not built and
+ * kcs_opencl_softmax_supports reports the skip. On CPU devices the two
+ * group variants skip cases beyond 2^22 elements (the three perf shapes),
+ * with that reason: cpu-rows runs them there (kcs_opencl_softmax_group_supports).
+ *
+ * Run only it: build/kcs run --backend opencl softmax
+ */
+#include "kcs_opencl.h"
+
+enum {
+    /* Work-items per row that group-registers prefers not to exceed. */
+    preferred_row_items = 128,
+    /* Work-items in a work-group whose rows are shorter than that: several
+     * rows share a group, so short rows still fill a GPU's SIMD lanes. */
+    group_items = 256,
+    /* The largest work-group any kernel here asks for. */
+    largest_group = 1024,
+    /* Fewest and most vectors of four a group-online work-item visits in one
+     * row (fewer only in rows too short to give each work-item that many). */
+    online_least_pieces = 4,
+    most_online_pieces = 128,
+    /* cpu-rows: work-items per compute unit on a CPU device (POCL runs one
+     * work-group at a time per thread), and on any other device. */
+    work_items_per_compute_unit = 4,
+    gpu_work_items_per_compute_unit = 256,
+};
+
+/* Elements beyond which the group kernels are left to GPUs on a CPU device:
+ * under POCL, which runs a work-group's items one after another between
+ * barriers, they took 0.2 to 2.9 s on the perf shapes (10^8 elements and
+ * more) where cpu-rows took 0.1 to 0.35 s, and `ninja check` must stay quick
+ * on a two-core machine. Every case below it runs all three variants. */
+static const double cpu_most_group_elements = 0x1.0p22;
+
+/* The group-registers kernels, by vectors per work-item. */
+static const struct {
+    int vectors;
+    const char *f32, *f64;
+} register_kernels[] = {
+    {4, "kcs_softmax_registers_f32_v4", "kcs_softmax_registers_f64_v4"},
+    {8, "kcs_softmax_registers_f32_v8", "kcs_softmax_registers_f64_v8"},
+    {16, "kcs_softmax_registers_f32_v16", "kcs_softmax_registers_f64_v16"},
+};
+enum { register_kernel_count = sizeof register_kernels / sizeof register_kernels[0] };
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* The smallest power of two at least value (1 for 0). */
+static size_t power_of_two_at_least(size_t value)
+{
+    size_t power = 1;
+    while (power < value)
+        power *= 2;
+    return power;
+}
+
+kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+{
+    if (args->dtype == KCS_F64 && !device->has_fp64)
+        return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (f64 softmax)");
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
+                                             kcs_error *err)
+{
+    double elements = (double)args->softmax.rows * (double)args->softmax.cols;
+    if ((device->type & CL_DEVICE_TYPE_CPU) && elements > cpu_most_group_elements)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "a GPU-shaped kernel, left out on CPU devices beyond %.3g elements "
+                        "(seconds under POCL; cpu-rows runs this case there)",
+                        cpu_most_group_elements);
+    return kcs_opencl_softmax_supports(device, args, err);
+}
+
+/* Sets x, y, rows, cols and (for the group kernels) row_items. */
+static kcs_status set_common_args(cl_kernel kernel, cl_mem x, cl_mem y, const kcs_softmax_args *s,
+                                  kcs_error *err)
+{
+    cl_ulong rows = s->rows, cols = s->cols;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof y, &y), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof rows, &rows), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof cols, &cols), err);
+    return KCS_OK;
+}
+
+/* Launches a group kernel whose rows each take row_items of group work-items. */
+static kcs_status launch_rows(kcs_device *device, cl_kernel kernel, const kcs_softmax_args *s,
+                              size_t row_items, size_t group, kcs_opencl_events *events,
+                              kcs_error *err)
+{
+    cl_uint row_items_argument = (cl_uint)row_items;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 4, sizeof row_items_argument, &row_items_argument),
+                     err);
+    size_t rows_per_group = group / row_items;
+    size_t groups = ceil_div(s->rows, rows_per_group);
+    return kcs_opencl_launch(device, kernel, groups * group, group, events, err);
+}
+
+/* The work-group for rows of row_items work-items: one row, or several short ones. */
+static size_t group_for(size_t row_items, size_t allowed)
+{
+    size_t group = allowed < group_items ? allowed : group_items;
+    return row_items > group ? row_items : group;
+}
+
+static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
+                                 cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+{
+    cl_kernel kernel;
+    size_t allowed;
+    kcs_status status = kcs_opencl_kernel(
+        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        dtype == KCS_F64 ? "kcs_softmax_online_f64" : "kcs_softmax_online_f32", &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, kernel, largest_group, &allowed, err);
+    if (status != KCS_OK)
+        return status;
+    size_t pieces = ceil_div(s->cols, 4);
+    size_t row_items = power_of_two_at_least(ceil_div(pieces, online_least_pieces));
+    if (row_items > group_items)
+        row_items = group_items;
+    while (row_items * 2 <= allowed && pieces > row_items * most_online_pieces)
+        row_items *= 2;
+    if (row_items > allowed)
+        row_items = allowed;
+    size_t group = group_for(row_items, allowed);
+    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    status = set_common_args(kernel, x, y, s, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, group * element, NULL), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, group * element, NULL), err);
+    return launch_rows(device, kernel, s, row_items, group, events, err);
+}
+
+static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
+                                    cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+{
+    size_t pieces = ceil_div(s->cols, 4);
+    cl_kernel kernels[register_kernel_count];
+    size_t allowed[register_kernel_count];
+    for (int v = 0; v < register_kernel_count; v++) {
+        kcs_status status = kcs_opencl_kernel(
+            device, KCS_OPENCL_PROGRAM_SOFTMAX,
+            dtype == KCS_F64 ? register_kernels[v].f64 : register_kernels[v].f32, &kernels[v], err);
+        if (status == KCS_OK)
+            status = kcs_opencl_group_size(device, kernels[v], largest_group, &allowed[v], err);
+        if (status != KCS_OK)
+            return status;
+    }
+    /* First the smallest V within the preferred row width, then the smallest
+     * V that the kernel can launch at all. */
+    int chosen = -1;
+    size_t row_items = 0;
+    for (int pass = 0; pass < 2 && chosen < 0; pass++)
+        for (int v = 0; v < register_kernel_count && chosen < 0; v++) {
+            size_t items =
+                power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
+            size_t limit =
+                pass == 0 && allowed[v] > preferred_row_items ? preferred_row_items : allowed[v];
+            if (items <= limit) {
+                chosen = v;
+                row_items = items;
+            }
+        }
+    if (chosen < 0)
+        return enqueue_online(device, s, dtype, x, y, events, err);
+    cl_kernel kernel = kernels[chosen];
+    size_t group = group_for(row_items, allowed[chosen]);
+    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    kcs_status status = set_common_args(kernel, x, y, s, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, group * element, NULL), err);
+    return launch_rows(device, kernel, s, row_items, group, events, err);
+}
+
+static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
+                                   cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+{
+    cl_kernel kernel;
+    kcs_status status = kcs_opencl_kernel(
+        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        dtype == KCS_F64 ? "kcs_softmax_cpu_rows_f64" : "kcs_softmax_cpu_rows_f32", &kernel, err);
+    if (status == KCS_OK)
+        status = set_common_args(kernel, x, y, s, err);
+    if (status != KCS_OK)
+        return status;
+    size_t per_unit = device->type & CL_DEVICE_TYPE_CPU ? work_items_per_compute_unit
+                                                        : gpu_work_items_per_compute_unit;
+    size_t wanted = (size_t)device->compute_units * per_unit;
+    size_t rows_per_item = ceil_div(s->rows, wanted ? wanted : 1);
+    size_t items = ceil_div(s->rows, rows_per_item);
+    cl_ulong rows_per_item_argument = rows_per_item;
+    KCS_OPENCL_CHECK(
+        clSetKernelArg(kernel, 4, sizeof rows_per_item_argument, &rows_per_item_argument), err);
+    /* Work-groups of one: a CPU device runs each work-group on one thread. */
+    return kcs_opencl_launch(device, kernel, items, 1, events, err);
+}
+
+/* Runs one enqueue function and times it by its events, releasing them on every path. */
+static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_args *, kcs_dtype,
+                                              cl_mem, cl_mem, kcs_opencl_events *, kcs_error *),
+                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+{
+    *kernel_seconds = 0.0;
+    if (args->softmax.rows == 0 || args->softmax.cols == 0)
+        return KCS_OK; /* an empty matrix: nothing to compute, nothing to launch */
+    kcs_opencl_events events = {NULL, NULL};
+    kcs_status status = enqueue(device, &args->softmax, args->dtype, inputs[0]->memory,
+                                outputs[0]->memory, &events, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        kcs_opencl_events_release(&events);
+        return status;
+    }
+    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+}
+
+kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
+                                              kcs_buffer *const inputs[],
+                                              kcs_buffer *const outputs[], double *kernel_seconds,
+                                              kcs_error *err)
+{
+    return timed(enqueue_registers, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
+                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                           double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_online, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
+                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                       double *kernel_seconds, kcs_error *err)
+{
+    return timed(enqueue_cpu_rows, device, args, inputs, outputs, kernel_seconds, err);
+}

@@ -1,0 +1,336 @@
+/* softmax.cl: row-wise softmax over the last axis, as OpenCL C 1.2 kernels (docs/softmax.md).
+ *
+ *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
+ *
+ * Precision. f32 in float, f64 in double (cl_khr_fp64; the f64 kernels exist
+ * only where the device offers it). exp is the built-in exp, 3 ulp in the
+ * full profile, the allowance the bound is built on: never native_exp, and
+ * the program is built without -cl-fast-relaxed-math. The division is one
+ * correctly rounded reciprocal per row (the build passes
+ * -cl-fp32-correctly-rounded-divide-sqrt; double division is always
+ * correctly rounded) and one product per element: the two roundings the
+ * bound counts.
+ *
+ * Special values need no special path. M is taken with fmax, which ignores
+ * NaN; -inf entries contribute exactly 0 (masked by a select, so that an
+ * entry of -inf is 0 also before a finite maximum has been seen); a NaN, or
+ * a +inf (through +inf - +inf), makes the row sum NaN and so every element
+ * of the row; a row of nothing but -inf has M = -inf and sum 0, and each
+ * element is 0 * (1/0) = NaN. All three as docs/softmax.md asks.
+ *
+ * Three shapes, each a row of the backend's kernel table (opencl/softmax.c
+ * chooses their sizes):
+ *   group-registers: kcs_softmax_registers_<type>_v<V>. A row belongs to
+ *     row_items work-items (a power of two; a work-group holds one row or
+ *     several short ones), and each work-item keeps V vectors of four of the
+ *     row's elements in registers: vector c of item t holds elements
+ *     4 (c row_items + t) .. + 3, so neighbouring work-items read
+ *     neighbouring 16-byte pieces. The row is read once: its max by a tree
+ *     in local memory, then exp(x - M) in place and their sum by a second
+ *     tree, then y. V is a compile-time constant (4, 8 or 16, one kernel
+ *     each) so that the array stays in registers. Without sub-group
+ *     operations every step of a tree is a barrier of the whole work-group,
+ *     so a row takes few work-items with many values each.
+ *   group-online: kcs_softmax_online_<type>, for rows too long to keep
+ *     (opencl/softmax.c falls back to it from group-registers). Each
+ *     work-item walks its strided share of the row keeping a running max
+ *     and a running sum rescaled by exp(old max - new max) when the max
+ *     grows, once per four elements at most; the work-group then merges the
+ *     (max, sum) pairs in a tree, and a second read of the row writes y. The
+ *     row is read twice.
+ *   cpu-rows: kcs_softmax_cpu_rows_<type>, for CPU devices such as POCL,
+ *     which run a work-group's items one after another: a few work-groups of
+ *     one work-item each, every item a contiguous block of rows, each row in
+ *     three sweeps with 8-wide vectors (max; exp(x - M) into y and the sum;
+ *     y times the reciprocal).
+ *
+ * Summation depth (the bound allows a term D(cols) = min(cols - 1, 2048 +
+ * ceil(log2 cols)) additions, and an online rescaling counts as eight):
+ *   group-registers: V - 1 in a vector lane, 2 joining the four lanes,
+ *     log2(row_items) in the tree: at most 15 + 2 + 10.
+ *   group-online: per item one addition and at most one rescaling per
+ *     visited vector of four, ceil(cols / (4 row_items)) of them (at most
+ *     128 as opencl/softmax.c sizes it, for rows up to 2^19 columns), plus 2
+ *     joining lanes, then log2(row_items) merges, each one addition and one
+ *     rescaling: 9 * 128 + 2 + 9 * 10 = 1244 at most, and for 4096 x 32768
+ *     with 256 items 32 * 9 + 2 + 8 * 9 = 362, inside D = 2063.
+ *   cpu-rows: KCS_SOFTMAX_CPU_BLOCK / 8 - 1 in a lane, 3 joining lanes, 1
+ *     the block's tail, then one addition per block: 255 + 4 + cols / 2048.
+ *
+ * The tunables below are #ifndef defaults, so the file compiles on its own.
+ *
+ * Run only it: build/kcs run --backend opencl softmax
+ */
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#ifndef KCS_SOFTMAX_CPU_BLOCK
+/* Elements of a row that cpu-rows sums in its eight vector lanes before the
+ * block's sum joins the row's total; a multiple of 8. 2048 gives each lane
+ * a chain of 256 additions. */
+#define KCS_SOFTMAX_CPU_BLOCK 2048
+#endif
+
+/* ---- pieces shared by every kernel of one type ------------------------------- */
+
+/* T is float or double, S the suffix (f32, f64) of the names defined. */
+#define KCS_SOFTMAX_PIECES(T, S)                                                                   \
+    /* exp(v - m), with -inf entries exactly 0. */                                                 \
+    static T kcs_softmax_term_##S(T v, T m)                                                        \
+    {                                                                                              \
+        return v == (T)(-INFINITY) ? (T)0 : exp(v - m);                                            \
+    }                                                                                              \
+                                                                                                   \
+    static T##4 kcs_softmax_terms4_##S(T##4 v, T m)                                                \
+    {                                                                                              \
+        return select(exp(v - m), (T##4)(0), v == (T##4)(-INFINITY));                              \
+    }                                                                                              \
+                                                                                                   \
+    static T##8 kcs_softmax_terms8_##S(T##8 v, T m)                                                \
+    {                                                                                              \
+        return select(exp(v - m), (T##8)(0), v == (T##8)(-INFINITY));                              \
+    }                                                                                              \
+                                                                                                   \
+    static T kcs_softmax_max4_##S(T##4 v)                                                          \
+    {                                                                                              \
+        return fmax(fmax(v.x, v.y), fmax(v.z, v.w));                                               \
+    }                                                                                              \
+                                                                                                   \
+    static T kcs_softmax_total4_##S(T##4 v)                                                        \
+    {                                                                                              \
+        return (v.x + v.y) + (v.z + v.w);                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* Elements first .. first + 3 of a row, -inf beyond its end. aligned:             */          \
+    /* cols is a multiple of 4, so the row starts on a vector boundary (buffers are    */          \
+    /* aligned far beyond 32 bytes) and first, a multiple of 4, is a whole vector.     */          \
+    static T##4 kcs_softmax_load4_##S(global const T *row, ulong first, ulong cols,                \
+                                      int aligned)                                                 \
+    {                                                                                              \
+        if (aligned)                                                                               \
+            return first < cols ? ((global const T##4 *)row)[first / 4] : (T##4)(-INFINITY);       \
+        T##4 v;                                                                                    \
+        v.x = first < cols ? row[first] : (T)(-INFINITY);                                          \
+        v.y = first + 1 < cols ? row[first + 1] : (T)(-INFINITY);                                  \
+        v.z = first + 2 < cols ? row[first + 2] : (T)(-INFINITY);                                  \
+        v.w = first + 3 < cols ? row[first + 3] : (T)(-INFINITY);                                  \
+        return v;                                                                                  \
+    }                                                                                              \
+                                                                                                   \
+    /* Stores the elements of y that lie inside the row. */                                        \
+    static void kcs_softmax_store4_##S(global T *row, ulong first, ulong cols, int aligned,        \
+                                       T##4 y)                                                     \
+    {                                                                                              \
+        if (aligned) {                                                                             \
+            if (first < cols)                                                                      \
+                ((global T##4 *)row)[first / 4] = y;                                               \
+            return;                                                                                \
+        }                                                                                          \
+        if (first < cols)                                                                          \
+            row[first] = y.x;                                                                      \
+        if (first + 1 < cols)                                                                      \
+            row[first + 1] = y.y;                                                                  \
+        if (first + 2 < cols)                                                                      \
+            row[first + 2] = y.z;                                                                  \
+        if (first + 3 < cols)                                                                      \
+            row[first + 3] = y.w;                                                                  \
+    }                                                                                              \
+                                                                                                   \
+    /* The max (take_max 1) or sum (0) of value over the row_items work-items      */              \
+    /* sharing a row (aligned runs of row_items, a power of two), in every one.   */               \
+    /* Every work-item of the group must call it: it holds barriers.              */               \
+    static T kcs_softmax_row_reduce_##S(local T *scratch, T value, uint row_items, int take_max)   \
+    {                                                                                              \
+        uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
+        scratch[id] = value;                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        for (uint width = row_items / 2; width > 0; width /= 2) {                                  \
+            if (lane < width)                                                                      \
+                scratch[id] = take_max ? fmax(scratch[id], scratch[id + width])                    \
+                                       : scratch[id] + scratch[id + width];                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+        }                                                                                          \
+        T result = scratch[id - lane];                                                             \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        return result;                                                                             \
+    }                                                                                              \
+                                                                                                   \
+    /* Joins the running pair (m2, s2) into (m, s): the larger max, both sums    */                \
+    /* rescaled to it. An empty sum (0) stays out, so that a max of -inf never   */                \
+    /* meets -inf - -inf; a NaN sum stays NaN.                                    */               \
+    static void kcs_softmax_merge_##S(T *m, T *s, T m2, T s2)                                      \
+    {                                                                                              \
+        T top = fmax(*m, m2);                                                                      \
+        T a = *s == (T)0 ? (T)0 : *s * exp(*m - top);                                              \
+        T b = s2 == (T)0 ? (T)0 : s2 * exp(m2 - top);                                              \
+        *m = top;                                                                                  \
+        *s = a + b;                                                                                \
+    }                                                                                              \
+                                                                                                   \
+    /* Merges the (max, sum) pairs of the row_items work-items of a row into     */                \
+    /* (*m, *s) of every one. Every work-item of the group must call it.         */                \
+    static void kcs_softmax_row_merge_##S(local T *maxes, local T *sums, T *m, T *s,               \
+                                          uint row_items)                                          \
+    {                                                                                              \
+        uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
+        maxes[id] = *m;                                                                            \
+        sums[id] = *s;                                                                             \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        for (uint width = row_items / 2; width > 0; width /= 2) {                                  \
+            if (lane < width) {                                                                    \
+                T mine = maxes[id], sum = sums[id];                                                \
+                kcs_softmax_merge_##S(&mine, &sum, maxes[id + width], sums[id + width]);           \
+                maxes[id] = mine;                                                                  \
+                sums[id] = sum;                                                                    \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+        }                                                                                          \
+        *m = maxes[id - lane];                                                                     \
+        *s = sums[id - lane];                                                                      \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+    }
+
+/* ---- group-registers --------------------------------------------------------- */
+
+/* One kernel per V, the vectors of four each work-item keeps. The launch
+ * has get_local_size(0) / row_items rows per work-group. */
+#define KCS_SOFTMAX_REGISTERS(T, S, V)                                                             \
+    kernel void kcs_softmax_registers_##S##_v##V(global const T *x, global T *y, ulong rows,       \
+                                                 ulong cols, uint row_items,                       \
+                                                 local T *scratch)                                 \
+    {                                                                                              \
+        uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
+        ulong row = (ulong)get_group_id(0) * (get_local_size(0) / row_items) + id / row_items;     \
+        int in_range = row < rows, aligned = cols % 4 == 0;                                        \
+        global const T *in = x + (in_range ? row : 0) * cols;                                      \
+        T##4 v[V];                                                                                 \
+        T row_max = (T)(-INFINITY);                                                                \
+        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
+        {                                                                                          \
+            ulong first = 4 * ((ulong)c * row_items + lane);                                       \
+            v[c] = in_range ? kcs_softmax_load4_##S(in, first, cols, aligned)                      \
+                            : (T##4)(-INFINITY);                                                   \
+            row_max = fmax(row_max, kcs_softmax_max4_##S(v[c]));                                   \
+        }                                                                                          \
+        row_max = kcs_softmax_row_reduce_##S(scratch, row_max, row_items, 1);                      \
+        T##4 lanes = (T##4)(0);                                                                    \
+        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
+        {                                                                                          \
+            v[c] = kcs_softmax_terms4_##S(v[c], row_max);                                          \
+            lanes += v[c];                                                                         \
+        }                                                                                          \
+        T sum = kcs_softmax_row_reduce_##S(scratch, kcs_softmax_total4_##S(lanes), row_items, 0);  \
+        T inverse = (T)1 / sum;                                                                    \
+        if (in_range) {                                                                            \
+            global T *out = y + row * cols;                                                        \
+            _Pragma("unroll") for (int c = 0; c < V; c++)                                          \
+            {                                                                                      \
+                ulong first = 4 * ((ulong)c * row_items + lane);                                   \
+                kcs_softmax_store4_##S(out, first, cols, aligned, v[c] * inverse);                 \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* ---- group-online ------------------------------------------------------------ */
+
+#define KCS_SOFTMAX_ONLINE(T, S)                                                                   \
+    kernel void kcs_softmax_online_##S(global const T *x, global T *y, ulong rows, ulong cols,     \
+                                       uint row_items, local T *maxes, local T *sums)              \
+    {                                                                                              \
+        uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
+        ulong row = (ulong)get_group_id(0) * (get_local_size(0) / row_items) + id / row_items;     \
+        int in_range = row < rows, aligned = cols % 4 == 0;                                        \
+        global const T *in = x + (in_range ? row : 0) * cols;                                      \
+        ulong stride = 4 * (ulong)row_items;                                                       \
+        T running_max = (T)(-INFINITY), running_sum = (T)0;                                        \
+        for (ulong first = 4 * (ulong)lane; in_range && first < cols; first += stride) {           \
+            T##4 v = kcs_softmax_load4_##S(in, first, cols, aligned);                              \
+            T piece_max = kcs_softmax_max4_##S(v);                                                 \
+            if (piece_max > running_max) {                                                         \
+                running_sum *= exp(running_max - piece_max);                                       \
+                running_max = piece_max;                                                           \
+            }                                                                                      \
+            running_sum += kcs_softmax_total4_##S(kcs_softmax_terms4_##S(v, running_max));         \
+        }                                                                                          \
+        kcs_softmax_row_merge_##S(maxes, sums, &running_max, &running_sum, row_items);             \
+        T inverse = (T)1 / running_sum;                                                            \
+        global T *out = y + (in_range ? row : 0) * cols;                                           \
+        for (ulong first = 4 * (ulong)lane; in_range && first < cols; first += stride) {           \
+            T##4 v = kcs_softmax_load4_##S(in, first, cols, aligned);                              \
+            kcs_softmax_store4_##S(out, first, cols, aligned,                                      \
+                                   kcs_softmax_terms4_##S(v, running_max) * inverse);              \
+        }                                                                                          \
+    }
+
+/* ---- cpu-rows ---------------------------------------------------------------- */
+
+#define KCS_SOFTMAX_CPU_ROWS(T, S)                                                                 \
+    static T kcs_softmax_total8_##S(T##8 v)                                                        \
+    {                                                                                              \
+        T##4 four = v.lo + v.hi;                                                                   \
+        T##2 two = four.lo + four.hi;                                                              \
+        return two.lo + two.hi;                                                                    \
+    }                                                                                              \
+                                                                                                   \
+    static T kcs_softmax_max8_##S(T##8 v)                                                          \
+    {                                                                                              \
+        T##4 four = fmax(v.lo, v.hi);                                                              \
+        T##2 two = fmax(four.lo, four.hi);                                                         \
+        return fmax(two.lo, two.hi);                                                               \
+    }                                                                                              \
+                                                                                                   \
+    /* Rows [item * rows_per_item, (item + 1) * rows_per_item) clipped to rows. */                 \
+    kernel void kcs_softmax_cpu_rows_##S(global const T *x, global T *y, ulong rows,               \
+                                         ulong cols, ulong rows_per_item)                          \
+    {                                                                                              \
+        ulong begin = min(rows, get_global_id(0) * rows_per_item);                                 \
+        ulong end = min(rows, begin + rows_per_item);                                              \
+        for (ulong r = begin; r < end; r++) {                                                      \
+            global const T *in = x + r * cols;                                                     \
+            global T *out = y + r * cols;                                                          \
+            T##8 maxes = (T##8)(-INFINITY);                                                        \
+            ulong k = 0;                                                                           \
+            for (; k + 8 <= cols; k += 8)                                                          \
+                maxes = fmax(maxes, vload8(0, in + k));                                            \
+            T row_max = kcs_softmax_max8_##S(maxes);                                               \
+            for (; k < cols; k++)                                                                  \
+                row_max = fmax(row_max, in[k]);                                                    \
+            T sum = (T)0;                                                                          \
+            for (ulong block = 0; block < cols; block += KCS_SOFTMAX_CPU_BLOCK) {                  \
+                ulong block_end = min(cols, block + KCS_SOFTMAX_CPU_BLOCK);                        \
+                T##8 lanes = (T##8)(0);                                                            \
+                T tail = (T)0;                                                                     \
+                for (k = block; k + 8 <= block_end; k += 8) {                                      \
+                    T##8 e = kcs_softmax_terms8_##S(vload8(0, in + k), row_max);                   \
+                    vstore8(e, 0, out + k);                                                        \
+                    lanes += e;                                                                    \
+                }                                                                                  \
+                for (; k < block_end; k++) {                                                       \
+                    T e = kcs_softmax_term_##S(in[k], row_max);                                    \
+                    out[k] = e;                                                                    \
+                    tail += e;                                                                     \
+                }                                                                                  \
+                sum += kcs_softmax_total8_##S(lanes) + tail;                                       \
+            }                                                                                      \
+            T inverse = (T)1 / sum;                                                                \
+            for (k = 0; k + 8 <= cols; k += 8)                                                     \
+                vstore8(vload8(0, out + k) * inverse, 0, out + k);                                 \
+            for (; k < cols; k++)                                                                  \
+                out[k] *= inverse;                                                                 \
+        }                                                                                          \
+    }
+
+#define KCS_SOFTMAX_ALL(T, S)                                                                      \
+    KCS_SOFTMAX_PIECES(T, S)                                                                       \
+    KCS_SOFTMAX_REGISTERS(T, S, 4)                                                                 \
+    KCS_SOFTMAX_REGISTERS(T, S, 8)                                                                 \
+    KCS_SOFTMAX_REGISTERS(T, S, 16)                                                                \
+    KCS_SOFTMAX_ONLINE(T, S)                                                                       \
+    KCS_SOFTMAX_CPU_ROWS(T, S)
+
+KCS_SOFTMAX_ALL(float, f32)
+
+#ifdef cl_khr_fp64
+KCS_SOFTMAX_ALL(double, f64)
+#endif

@@ -1,0 +1,339 @@
+/* cuda_gemm_emulation.cpp: cuda/gemm.cu's tiled kernels run on the host,
+ * for machines without a GPU (tests/cuda_gemm_emulation.sh builds and runs it).
+ *
+ * The device code and the launch planning of cuda/gemm.cu (between
+ * "namespace {" and "End of what runs without a device") are compiled as
+ * host C++: every CUDA thread of a block is a std::thread, __syncthreads a
+ * std::barrier, shared arrays are statics, blocks run one after another. Each
+ * case runs the same launches as run_tiled (scale kernel, tiled kernel in the
+ * edge mode and split-k it picks, split sum) on inputs in host memory with
+ * guard zones, and checks every element against a long double reference
+ * within docs/gemm.md's bound gamma(k + 2) (P + Q) (NaN and infinities by
+ * class), that nothing outside c_out was written, that no global access left
+ * its array and every 16-byte access was aligned, and that the inputs are
+ * unchanged. EMU_ALIAS=1 also runs each case in place (c_out = c) and
+ * demands the same bits.
+ *
+ *     tests/cuda_gemm_emulation.sh              the listed cases, f32 and f64
+ *     tests/cuda_gemm_emulation.sh random SEED [COUNT]   random shapes
+ *
+ * It checks index arithmetic, bounds and alpha/beta semantics, not the
+ * GPU's memory model or speed: the GPU run of ./build/kcs run --backend cuda
+ * gemm is the real test.
+ */
+#include <algorithm>
+#include <barrier>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+#include <mutex>
+#include <vector>
+
+struct dim3 {
+    unsigned x = 1, y = 1, z = 1;
+    dim3() = default;
+    dim3(unsigned a, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct float4 { float x, y, z, w; };
+struct double2 { double x, y; };
+static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+static inline double2 make_double2(double a, double b) { return {a, b}; }
+thread_local dim3 threadIdx, blockIdx;
+dim3 gridDim, blockDim;
+std::barrier<> *block_barrier;
+static inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+struct emu_range { const char *storage_begin, *storage_end, *valid_begin, *valid_end; };
+std::vector<emu_range> emu_ranges;
+std::mutex emu_mutex;
+long emu_violations = 0;
+static void emu_check(const void *pointer, size_t bytes, const char *what)
+{
+    const char *p = (const char *)pointer;
+    if (bytes == 16 && (uintptr_t)p % 16 != 0) {
+        std::lock_guard<std::mutex> lock(emu_mutex);
+        if (emu_violations++ < 5) printf("  MISALIGNED %s at %p\n", what, pointer);
+    }
+    for (auto &r : emu_ranges)
+        if (p >= r.storage_begin && p < r.storage_end) {
+            if (p < r.valid_begin || p + bytes > r.valid_end) {
+                std::lock_guard<std::mutex> lock(emu_mutex);
+                if (emu_violations++ < 5) printf("  OUT OF BOUNDS %s at %p (valid %p..%p)\n", what, pointer, (void*)r.valid_begin, (void*)r.valid_end);
+            }
+            return;
+        }
+}
+template <class T> static inline T __ldg(const T *p) { emu_check(p, sizeof(T), "__ldg"); return *p; }
+using std::fma;
+using std::fmaf;
+using std::min;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(a, b)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+
+extern "C" {
+#include "op_args.h"
+}
+
+#include "gemm_device.inc"
+
+template <class F, class... A> void launch(F kernel, dim3 grid, dim3 block, A... args)
+{
+    gridDim = grid;
+    blockDim = block;
+    const unsigned threads = block.x;
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                std::barrier<> bar(threads);
+                block_barrier = &bar;
+                std::vector<std::thread> pool;
+                pool.reserve(threads);
+                for (unsigned t = 0; t < threads; t++)
+                    pool.emplace_back([=] {
+                        threadIdx = dim3(t);
+                        blockIdx = dim3(x, y, z);
+                        kernel(args...);
+                    });
+                for (auto &th : pool)
+                    th.join();
+            }
+}
+
+// run_tiled's launches, with malloc'd workspace.
+template <typename T>
+void emulated_run(const kcs_gemm_args *g, const T *a, const T *b, const T *c, T *c_out, int sm_count, int *mode,
+                  int *splits)
+{
+    const gemm_plan plan = plan_of(g);
+    *mode = -1;
+    *splits = 0;
+    if (plan == plan_scale) {
+        launch(kcs_gemm_scale<T>, dim3(3), dim3(64), c, c_out, g->m * g->n, (T)g->beta);
+    } else if (plan == plan_gemm) {
+        const tiled_split split = split_of<T>(g, sm_count);
+        std::vector<T> workspace_memory(split.workspace_bytes / sizeof(T) + 4);
+        T *workspace = split.splits > 1 ? workspace_memory.data() : nullptr;
+        emu_ranges.push_back({(const char *)workspace_memory.data(),
+                              (const char *)(workspace_memory.data() + workspace_memory.size()),
+                              (const char *)workspace_memory.data(),
+                              (const char *)workspace_memory.data() + split.workspace_bytes});
+        // poison the workspace
+        for (auto &w : workspace_memory)
+            w = (T)NAN;
+        tiled_launch<T> l = tiled_launch_of<T>(g, split, a, b, c, c_out, workspace);
+        *mode = l.mode;
+        *splits = l.splits;
+        launch(l.kernel, l.grid, dim3(shape<T>::threads), l.params);
+        if (l.splits > 1)
+            launch(kcs_gemm_split_sum<T>, dim3(3), dim3(64), (const T *)l.params.out, l.splits, g->m * g->n, c,
+                   c_out, (T)g->alpha, (T)g->beta);
+        emu_ranges.pop_back(); // the workspace is freed
+    }
+}
+
+struct test_case {
+    const char *name;
+    size_t m, n, k;
+    int ta, tb;
+    double alpha, beta;
+    int fill_a, fill_c; // 0 uniform, 1 NaN, 2 special values, 3 integers
+    int misalign;       // offset pointers by this many elements
+};
+
+static double gamma_of(double k, double u) { return k * u / (1 - k * u); }
+
+template <typename T> int run_case(const test_case &tc, int sm_count)
+{
+    const size_t m = tc.m, n = tc.n, k = tc.k, off = tc.misalign;
+    std::mt19937_64 rng(12345 + m * 7 + n * 13 + k);
+    std::uniform_real_distribution<double> uni(-1, 1);
+    std::uniform_int_distribution<int> ints(-4, 4);
+    const size_t slack = 64;
+    std::vector<T> A(m * k + off + 2 * slack), B(k * n + off + 2 * slack), C(m * n + off + 2 * slack),
+        O(m * n + off + 2 * slack);
+    T *a = A.data() + slack + off, *b = B.data() + slack + off, *c = C.data() + slack + off, *o = O.data() + slack + off;
+    emu_ranges.clear();
+    auto reg = [](std::vector<T> &v, T *valid, size_t count) {
+        emu_ranges.push_back({(const char *)v.data(), (const char *)(v.data() + v.size()), (const char *)valid,
+                              (const char *)(valid + count)});
+    };
+    reg(A, a, m * k);
+    reg(B, b, k * n);
+    reg(C, c, m * n);
+    reg(O, o, m * n);
+    for (auto &x : O)
+        x = (T)777;
+    for (size_t i = 0; i < m * k; i++) {
+        a[i] = tc.fill_a == 1 ? (T)NAN : tc.fill_a == 3 ? (T)ints(rng) : (T)uni(rng);
+        if (tc.fill_a == 2 && rng() % 100 == 0)
+            a[i] = (T)(rng() % 3 == 0 ? NAN : rng() % 2 ? INFINITY : -INFINITY);
+    }
+    for (size_t i = 0; i < k * n; i++)
+        b[i] = tc.fill_a == 2 ? (T)(0.5 + 0.5 * std::fabs(uni(rng))) : tc.fill_a == 3 ? (T)ints(rng) : (T)uni(rng);
+    for (size_t i = 0; i < m * n; i++)
+        c[i] = tc.fill_c == 1 ? (T)NAN : tc.fill_c == 3 ? (T)ints(rng) : (T)uni(rng);
+    for (size_t i = 0; i < m * n; i++)
+        o[i] = (T)-12345.678; // poison
+    kcs_gemm_args g = {};
+    g.m = m, g.n = n, g.k = k, g.transpose_a = tc.ta, g.transpose_b = tc.tb;
+    g.alpha = (double)(T)tc.alpha, g.beta = (double)(T)tc.beta, g.tf32 = 0;
+    int mode, splits;
+    std::vector<T> A0(A), B0(B), C0(C);
+    emulated_run<T>(&g, a, b, c, o, sm_count, &mode, &splits);
+    const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
+    const double eta = sizeof(T) == 4 ? 0x1p-149 : 0x1p-1074;
+    size_t bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            long double sum = 0, mag = 0;
+            bool nonfinite = false;
+            double plain = 0;
+            if (g.alpha != 0)
+                for (size_t p = 0; p < k; p++) {
+                    long double x = tc.ta ? a[p * m + i] : a[i * k + p];
+                    long double y = tc.tb ? b[j * k + p] : b[p * n + j];
+                    sum += x * y;
+                    mag += fabsl(x * y);
+                    plain += (double)x * (double)y;
+                    if (!std::isfinite((double)x))
+                        nonfinite = true;
+                }
+            long double expect = (long double)g.alpha * sum;
+            long double qmag = 0;
+            if (g.beta != 0) {
+                expect += (long double)g.beta * c[i * n + j];
+                qmag = fabsl((long double)g.beta * c[i * n + j]);
+            }
+            if (g.alpha == 0 || k == 0)
+                expect = g.beta != 0 ? (long double)(T)(g.beta * (double)c[i * n + j]) : 0.0L;
+            const double got = (double)o[i * n + j];
+            if (nonfinite) {
+                double e = g.alpha * plain + (g.beta != 0 ? g.beta * (double)c[i * n + j] : 0.0);
+                bool ok = std::isnan(e) ? std::isnan(got) : got == e;
+                if (!ok) {
+                    if (bad < 5)
+                        printf("  %s (%zu,%zu): got %g expected class %g\n", tc.name, i, j, got, e);
+                    bad++;
+                }
+                continue;
+            }
+            double bound = gamma_of(k + 2, u) * (double)(fabsl(g.alpha) * mag + qmag) + (k + 2) * eta + 1e-300;
+            double error = std::fabs((double)(got - expect));
+            if (!(error <= bound)) {
+                if (bad < 5)
+                    printf("  %s (%zu,%zu): got %.17g expected %.17Lg bound %g\n", tc.name, i, j, got, expect, bound);
+                bad++;
+            } else
+                worst = std::max(worst, bound > 0 ? error / bound : 0);
+        }
+    bool alias_ok = true;
+    if (getenv("EMU_ALIAS")) {
+        std::vector<T> inplace(C);
+        T *ci = inplace.data() + slack + off;
+        emu_ranges.push_back({(const char *)inplace.data(), (const char *)(inplace.data() + inplace.size()),
+                              (const char *)ci, (const char *)(ci + m * n)});
+        int mode2, splits2;
+        emulated_run<T>(&g, a, b, ci, ci, sm_count, &mode2, &splits2);
+        alias_ok = memcmp(ci, o, m * n * sizeof(T)) == 0;
+        if (!alias_ok) printf("  in-place result differs\n");
+    }
+    bool untouched = emu_violations == 0 && alias_ok;
+    emu_violations = 0;
+    for (size_t i = 0; i < O.size(); i++)
+        if ((O.data() + i < o || O.data() + i >= o + m * n) && !(O[i] == (T)777))
+            untouched = false;
+    // inputs unmodified
+    bool inputs_same = memcmp(A.data(), A0.data(), A.size() * sizeof(T)) == 0 &&
+                       memcmp(B.data(), B0.data(), B.size() * sizeof(T)) == 0 &&
+                       memcmp(C.data(), C0.data(), C.size() * sizeof(T)) == 0;
+    printf("%-4s %-28s m=%zu n=%zu k=%zu %c%c alpha=%g beta=%g mode=%d splits=%d: %s (worst %.3f of bound)%s%s\n",
+           sizeof(T) == 4 ? "f32" : "f64", tc.name, m, n, k, tc.ta ? 'T' : 'N', tc.tb ? 'T' : 'N', g.alpha, g.beta,
+           mode, splits, bad ? "FAIL" : "ok", worst, untouched ? "" : " WROTE OUTSIDE OR OUT OF BOUNDS", inputs_same ? "" : " INPUT CHANGED");
+    return bad || !untouched || !inputs_same;
+}
+
+int main(int argc, char **argv)
+{
+    const int sm_count = 132;
+    std::vector<test_case> cases = {
+        {"m0", 0, 5, 7, 0, 0, 1, 0, 0, 0, 0},
+        {"n0", 5, 0, 7, 0, 0, 1, 0, 0, 0, 0},
+        {"k0", 5, 7, 0, 0, 0, 1, 0.5, 0, 0, 0},
+        {"k0-beta0-nan-c", 6, 3, 0, 0, 0, 1, 0, 0, 1, 0},
+        {"1x1x1", 1, 1, 1, 0, 0, 1, 1, 0, 0, 0},
+        {"7x93x144", 7, 93, 144, 0, 0, 1, 0, 0, 0, 0},
+        {"33x65x17", 33, 65, 17, 0, 0, 1, 1, 0, 0, 0},
+        {"129x31x257", 129, 31, 257, 0, 0, 1, 0, 0, 0, 0},
+        {"nn-37x29x19", 37, 29, 19, 0, 0, 1.5, -0.5, 0, 0, 0},
+        {"nt-37x29x19", 37, 29, 19, 0, 1, 1.5, -0.5, 0, 0, 0},
+        {"tn-37x29x19", 37, 29, 19, 1, 0, 1.5, -0.5, 0, 0, 0},
+        {"tt-37x29x19", 37, 29, 19, 1, 1, 1.5, -0.5, 0, 0, 0},
+        {"alpha0", 17, 23, 9, 0, 0, 0, 2, 0, 0, 0},
+        {"alpha0-nan-a", 17, 23, 9, 0, 0, 0, -1.25, 1, 0, 0},
+        {"beta0-nan-c", 33, 65, 17, 0, 0, 1, 0, 0, 1, 0},
+        {"negative-alpha", 45, 19, 70, 0, 0, -2, 0.75, 0, 0, 0},
+        {"special-a", 33, 65, 17, 0, 0, 1, 1, 2, 0, 0},
+        {"integers", 65, 33, 100, 0, 0, 2, -1, 3, 3, 0},
+        {"integers-tn", 65, 33, 100, 1, 0, 2, -1, 3, 3, 0},
+        {"integers-nt", 31, 47, 1000, 0, 1, 3, 1, 3, 3, 0},
+        // full tiles (f32 128x128x8, f64 128x64x8)
+        {"full-nn", 256, 256, 40, 0, 0, 1, 0, 0, 0, 0},
+        {"full-nt", 256, 256, 40, 0, 1, 0.5, 2, 0, 0, 0},
+        {"full-tn", 256, 256, 40, 1, 0, 1, 0, 0, 0, 0},
+        {"full-tt", 256, 256, 40, 1, 1, -1, 1, 0, 0, 0},
+        {"full-beta0-nan-c", 128, 128, 16, 0, 0, 1, 0, 0, 1, 0},
+        // vector edges: the row lengths of a and b as stored are multiples of 4
+        {"vector-nn", 132, 100, 20, 0, 0, 1, 0.25, 0, 0, 0},
+        {"vector-nt", 132, 100, 20, 0, 1, 1, 0.25, 0, 0, 0},
+        {"vector-tn", 132, 100, 20, 1, 0, 1, 0.25, 0, 0, 0},
+        {"vector-tt", 132, 100, 20, 1, 1, 1, 0.25, 0, 0, 0},
+        {"vector-n-odd", 100, 132, 28, 0, 0, 1, 0, 0, 1, 0},
+        {"vector-m-odd-ta", 36, 131, 12, 1, 0, 1, 1, 0, 0, 0},
+        // misaligned pointers: scalar edges even where sizes would allow vectors
+        {"misaligned-full-size", 128, 128, 16, 0, 0, 1, 1, 0, 0, 1},
+        {"misaligned-tt", 128, 128, 16, 1, 1, 1, 1, 0, 0, 1},
+        // split-k
+        {"split-512", 512, 512, 512, 0, 0, 1, 0, 0, 0, 0},
+        {"split-long-k", 64, 64, 4100, 0, 0, 1, 0.5, 0, 0, 0},
+        {"split-long-k-tt", 20, 70, 3000, 1, 1, -1, 0, 0, 1, 0},
+        {"split-long-k-full", 128, 128, 2048, 0, 1, 1, 1, 0, 0, 0},
+    };
+    if (argc > 2 && strcmp(argv[1], "random") == 0) {
+        std::mt19937 rng(atoi(argv[2]));
+        int failures = 0, count = argc > 3 ? atoi(argv[3]) : 40;
+        for (int i = 0; i < count; i++) {
+            auto size = [&](int most) { return (size_t)(rng() % 4 == 0 ? (rng() % 3 + 1) * 64 + (rng() % 3) * 4 : 1 + rng() % most); };
+            test_case tc = {"random", size(300), size(300), size(rng() % 5 == 0 ? 3000 : 200), (int)(rng() % 2),
+                            (int)(rng() % 2), rng() % 6 == 0 ? 0.0 : (double)((int)(rng() % 9) - 4) / 2,
+                            (double)((int)(rng() % 5) - 2) / 4, 0, (int)(rng() % 4 == 0), (int)(rng() % 5 == 0)};
+            if (tc.alpha == 0 && rng() % 2) tc.fill_a = 1;
+            if (tc.fill_c == 1) tc.beta = 0;
+            failures += run_case<float>(tc, 1 + rng() % 132);
+            failures += run_case<double>(tc, 1 + rng() % 132);
+        }
+        printf("%d failures\n", failures);
+        return failures != 0;
+    }
+    int only = argc > 1 ? atoi(argv[1]) : -1;
+    int failures = 0;
+    for (size_t i = 0; i < cases.size(); i++) {
+        if (only >= 0 && (int)i != only)
+            continue;
+        failures += run_case<float>(cases[i], sm_count);
+        failures += run_case<double>(cases[i], sm_count);
+    }
+    printf("%d failures\n", failures);
+    return failures != 0;
+}
