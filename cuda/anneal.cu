@@ -67,22 +67,36 @@
  * block: one launch, the same bits every run), divided in f64, rounded once
  * to f32. n = 0 gives 0/0 = NaN, written.
  *
+ * Precision: assign accumulates in f32, as the spec allows: each direct
+ * distance is d terms of one rounded subtraction and an FMA, within
+ * gamma(d + 2) of itself in any order, and the shortlist's f32 dot products
+ * only rank anchors, with a margin derived from their own error bound.
+ * reduce carries f64 (see above); update is a handful of f32 roundings, as
+ * its bound counts them; energy sums in f64 as the spec requires (an f32 sum
+ * over 1e6 distances would err by up to 1.2e-4, hiding a division by n - 1).
+ *
  * Summation depth: assign sums d terms per distance (any order is allowed);
  * energy keeps every running sum under 1024 vectors (the grid grows in
- * whole waves beyond that), as sumsq.cu; reduce's sums are in f64.
+ * whole waves beyond that), as sumsq.cu; reduce's Welford chains (a warp's
+ * share of an anchor's points) may be longer than D(c), but in f64 their
+ * error, of order c u64 (below 2.4e-7 for any c < 2^31), stays far inside
+ * the f32 bound gamma(D(c) + 2) the depth rule exists to protect.
  *
- * Expected performance (H100, n = 1e6, d = 128, m = 1024): direct issues
- * two FP32 instructions a term, about 8 ms at 90% of the FP32 issue rate,
- * some 0.55 of cuBLAS SGEMM's rate counting 2 n m d flops; shortlist one,
- * about 5 ms plus the rare near ties (about 0.5% of points on uniform data),
- * near cuBLAS SGEMM's rate. reduce reads the points once plus the sort of
- * 10^6 keys: about 0.25 ms, some 0.65 of the copy rate.
+ * Expected performance (H100, n = 1e6, d = 128, m = 1024, 2 n m d =
+ * 2.7e11 flops; cuBLAS SGEMM's ~50 TFLOP/s would take 5.2 ms, and 0.70 of
+ * its rate is 7.5 ms): direct issues two FP32 instructions a term (FADD,
+ * FFMA), about 9 ms at 90% of the FP32 issue rate, some 0.55 of cuBLAS's
+ * rate; shortlist issues one (FFMA, 94% of its inner loop), about 5 ms plus
+ * the rare near ties (about 0.5% of points on uniform data), about cuBLAS's
+ * rate. reduce reads the points once plus the sort of 10^6 keys: about
+ * 0.25 ms, some 0.65 of the copy rate. update and energy are a few
+ * microseconds (launch-bound at these sizes).
  *
  * Tunables: none beyond the tile shape constants below, which the kernels'
  * thread mappings assume (128 x 128 tiles, 8 deep, 256 threads).
  *
- * Run only them: ./build/kcs run --backend cuda assign reduce update energy
- * (add --benchmark to time the perf cases).
+ * Run only them: ./build/kcs run --backend cuda anneal (one step:
+ * 'anneal/assign-*'; add --benchmark to time the perf cases).
  */
 #include <cfloat>
 #include <climits>
@@ -189,7 +203,7 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
     const int t = threadIdx.x, tx = t % 16, ty = t / 16;
     const int stage_row = t % tile_points; /* the point and anchor this thread stages */
     const int stage_half = t / tile_points; /* dimensions 4 * stage_half .. + 3 of a stage */
-    /* n < 2^32 (checked by the run function): point numbers and tiles in 32 bits */
+    /* n < 2^31 (checked by the run function): point numbers and tiles in 32 bits */
     const unsigned int count = list ? *list_count : (unsigned int)n;
     const unsigned int tile_count = (count + tile_points - 1) / tile_points;
     const int depth_stages = (d + tile_depth - 1) / tile_depth;
@@ -384,6 +398,7 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                 const P *row = x + (size_t)p_point * d;
                 const float *anchor_row = anchors + (size_t)chosen * d;
                 float distance = 0.0f, square_norm = 0.0f;
+#pragma unroll 4
                 for (int k = lane; k < d; k += 32) {
                     const float value = widen(row + k);
                     const float difference = value - __ldg(anchor_row + k);
@@ -397,8 +412,8 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                 }
                 if (lane == 0) {
                     const float point_norm = sqrtf(square_norm) * norm_inflation;
-                    const float margin =
-                        margin_factor * (largest_norm * largest_norm + 2.0f * point_norm * largest_norm) + 1e-30f;
+                    const float spread = largest_norm * largest_norm + 2.0f * point_norm * largest_norm;
+                    const float margin = margin_factor * spread + 1e-30f;
                     idx[p_point] = chosen;
                     dist[p_point] = distance;
                     /* NaN fails the test too: such a point is assigned in full */
@@ -434,6 +449,12 @@ kcs_assign_anchor_norms(const float *__restrict__ anchors, int m, int d, float *
     }
 }
 
+/* The blocks of one wave on this device, for a kernel with per_sm resident blocks an SM. */
+size_t wave_blocks(const kcs_device *device, int per_sm)
+{
+    return (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+}
+
 /* Byte offset of a scratch region, rounded up to 256 bytes. */
 size_t align_up(size_t bytes)
 {
@@ -460,7 +481,8 @@ kcs_status check_assign(const kcs_op_args *args, kcs_buffer *const inputs[], kcs
         return kcs_fail(err, KCS_ERROR, "assign needs at least one anchor (m >= 1)");
     if (inputs[0]->bytes < a->n * a->d * sizeof(P) || inputs[1]->bytes < a->m * a->d * sizeof(float) ||
         outputs[0]->bytes < a->n * sizeof(int) || outputs[1]->bytes < a->n * sizeof(float))
-        return kcs_fail(err, KCS_ERROR, "assign: buffers smaller than n = %zu, d = %zu, m = %zu", a->n, a->d, a->m);
+        return kcs_fail(err, KCS_ERROR, "assign: buffers smaller than n = %zu, d = %zu, m = %zu", a->n, a->d,
+                        a->m);
     b->x = (const P *)inputs[0]->data;
     b->a = (const float *)inputs[1]->data;
     b->idx = (int *)outputs[0]->data;
@@ -468,21 +490,29 @@ kcs_status check_assign(const kcs_op_args *args, kcs_buffer *const inputs[], kcs
     return KCS_OK;
 }
 
-/* Launches the tile kernel over up to `points` points with a persistent grid. */
+/* The persistent grid of the tile kernel for up to `points` points (called before the timer starts). */
 template <typename P, bool EXPANDED>
-kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kcs_anneal_args *a, size_t points,
-                        const unsigned int *list, const unsigned int *list_count, const float *norms,
-                        const unsigned int *largest_norm_bits, float margin_factor, float norm_inflation,
-                        unsigned int *flagged, unsigned int *flagged_count, kcs_error *err)
+kcs_status tile_blocks(kcs_device *device, size_t points, unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_assign_tiles<P, EXPANDED>;
     int per_sm = 0;
-    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tile_threads, 0));
-    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
-    size_t blocks = (points + tile_points - 1) / tile_points;
-    blocks = blocks < resident ? blocks : resident;
-    blocks = blocks > 0 ? blocks : 1;
-    kernel<<<(unsigned int)blocks, tile_threads, 0, device->stream>>>(
+    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_assign_tiles<P, EXPANDED>,
+                                                                 tile_threads, 0));
+    const size_t resident = wave_blocks(device, per_sm);
+    size_t needed = (points + tile_points - 1) / tile_points;
+    needed = needed < resident ? needed : resident;
+    *blocks = (unsigned int)(needed > 0 ? needed : 1);
+    return KCS_OK;
+}
+
+/* Launches the tile kernel (list null: points 0 .. n; else list[0 .. *list_count)). */
+template <typename P, bool EXPANDED>
+kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kcs_anneal_args *a,
+                        unsigned int blocks, const unsigned int *list, const unsigned int *list_count,
+                        const float *norms, const unsigned int *largest_norm_bits, float margin_factor,
+                        float norm_inflation, unsigned int *flagged, unsigned int *flagged_count,
+                        kcs_error *err)
+{
+    kcs_assign_tiles<P, EXPANDED><<<blocks, tile_threads, 0, device->stream>>>(
         b.x, b.a, a->n, (int)a->d, (int)a->m, list, list_count, norms, largest_norm_bits, margin_factor,
         norm_inflation, b.idx, b.dist, flagged, flagged_count, rows_are_vectors<P>(b.x, a->d),
         rows_are_vectors<float>(b.a, a->d));
@@ -516,6 +546,12 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         if (status != KCS_OK)
             return status;
     }
+    unsigned int direct_blocks = 0, shortlist_blocks = 0;
+    status = tile_blocks<P, false>(device, a->n, &direct_blocks, err);
+    if (status == KCS_OK && shortlist)
+        status = tile_blocks<P, true>(device, a->n, &shortlist_blocks, err);
+    if (status != KCS_OK)
+        return status;
     /* gamma(k) = k u / (1 - k u) in f32, u = 2^-24, rounded up by the factor 1.0001 */
     const double u = 0x1.0p-24;
     const double gamma_d2 = (double)(a->d + 2) * u / (1.0 - (double)(a->d + 2) * u);
@@ -531,8 +567,8 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
         KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
     } else if (a->n > 0 && !shortlist) {
-        status = launch_tiles<P, false>(device, b, a, a->n, nullptr, nullptr, nullptr, nullptr, 0.0f, 1.0f,
-                                        nullptr, nullptr, err);
+        status = launch_tiles<P, false>(device, b, a, direct_blocks, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                                        1.0f, nullptr, nullptr, err);
     } else if (a->n > 0) {
         char *scratch = (char *)device->partials.data;
         float *norms = (float *)(scratch + norms_offset);
@@ -544,11 +580,12 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         kcs_assign_anchor_norms<<<(unsigned int)norm_blocks, 256, 0, device->stream>>>(
             b.a, (int)a->m, (int)a->d, norms, largest_norm_bits);
         KCS_CUDA_CHECK_LAUNCH("kcs_assign_anchor_norms");
-        status = launch_tiles<P, true>(device, b, a, a->n, nullptr, nullptr, norms, largest_norm_bits,
-                                       margin_factor, norm_inflation, flagged, flagged_count, err);
+        status = launch_tiles<P, true>(device, b, a, shortlist_blocks, nullptr, nullptr, norms,
+                                       largest_norm_bits, margin_factor, norm_inflation, flagged,
+                                       flagged_count, err);
         if (status == KCS_OK) /* the flagged points, in full; its grid allows for all n */
-            status = launch_tiles<P, false>(device, b, a, a->n, flagged, flagged_count, nullptr, nullptr, 0.0f,
-                                            1.0f, nullptr, nullptr, err);
+            status = launch_tiles<P, false>(device, b, a, direct_blocks, flagged, flagged_count, nullptr,
+                                            nullptr, 0.0f, 1.0f, nullptr, nullptr, err);
     }
     if (status != KCS_OK)
         return status;
@@ -744,11 +781,11 @@ kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
     const size_t segments_bytes = 2 * (m + 1) * sizeof(unsigned int);
     size_t sort_bytes = 0;
     if (m > 0) {
+        const unsigned int *no_input = nullptr;
+        unsigned int *no_output = nullptr;
         if (n > 0)
-            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, (const unsigned int *)nullptr,
-                                                           (unsigned int *)nullptr, (const unsigned int *)nullptr,
-                                                           (unsigned int *)nullptr, (int)n, 0, end_bit,
-                                                           device->stream));
+            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, no_input, no_output, no_input,
+                                                           no_output, (int)n, 0, end_bit, device->stream));
         status = kcs_cuda_reserve(&device->partials, segments_offset + segments_bytes, err);
         if (status == KCS_OK && sort_bytes > 0)
             status = kcs_cuda_reserve(&device->cub_storage, sort_bytes, err);
@@ -757,7 +794,7 @@ kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
     }
     int per_sm = 0;
     KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_reduce_keys, 256, 0));
-    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    const size_t resident = wave_blocks(device, per_sm);
     const size_t stream_blocks = (n + 255) / 256 < resident ? (n + 255) / 256 : resident;
     /* a block per anchor: the hardware balances anchors of different counts */
     const size_t anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
@@ -774,15 +811,16 @@ kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         unsigned int *segment_end = segment_start + (m + 1);
         KCS_CUDA_CHECK(cudaMemsetAsync(segment_start, 0, segments_bytes, device->stream));
         if (n > 0) {
-            kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys, points);
+            kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
+                                                                                      points);
             KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
             size_t storage_bytes = device->cub_storage.bytes;
-            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes,
-                                                           (const unsigned int *)keys, sorted_keys,
-                                                           (const unsigned int *)points, sorted_points, (int)n,
-                                                           0, end_bit, device->stream));
-            kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(sorted_keys, n,
-                                                                                         segment_start, segment_end);
+            const unsigned int *keys_in = keys, *points_in = points;
+            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
+                                                           sorted_keys, points_in, sorted_points, (int)n, 0,
+                                                           end_bit, device->stream));
+            kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(
+                sorted_keys, n, segment_start, segment_end);
             KCS_CUDA_CHECK_LAUNCH("kcs_reduce_segments");
         }
         kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
@@ -804,7 +842,8 @@ kcs_update_elements(const float *__restrict__ a, const float *__restrict__ v, co
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells; i += stride) {
         const float anchor = a[i], velocity = v[i];
         /* (mean - a) first: exact near convergence (Sterbenz) */
-        const float next = count[i / d] > 0 ? fmaf(momentum, velocity, mean[i] - anchor) : momentum * velocity;
+        const float next =
+            count[i / d] > 0 ? fmaf(momentum, velocity, mean[i] - anchor) : momentum * velocity;
         v_next[i] = next;
         a_next[i] = fmaf(rate, next, anchor);
     }
@@ -830,7 +869,7 @@ kcs_status run_update(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
     const float rate = learning_rate * temperature;
     int per_sm = 0;
     KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_update_elements, 256, 0));
-    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    const size_t resident = wave_blocks(device, per_sm);
     size_t blocks = (cells + 255) / 256;
     blocks = blocks < resident ? blocks : resident;
 
@@ -941,16 +980,18 @@ kcs_status run_energy(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
                       kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
 {
     const size_t n = args->energy.n;
-    if (n > SIZE_MAX / sizeof(float) || inputs[0]->bytes < n * sizeof(float) || outputs[0]->bytes < sizeof(float))
+    if (n > SIZE_MAX / sizeof(float) || inputs[0]->bytes < n * sizeof(float) ||
+        outputs[0]->bytes < sizeof(float))
         return kcs_fail(err, KCS_ERROR, "energy: buffers smaller than n = %zu distances and one result", n);
     kcs_status status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
     int per_sm = 0;
-    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_energy_vector_grid, energy_threads, 0));
+    KCS_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_energy_vector_grid, energy_threads, 0));
     /* One wave of resident blocks (fewer for small n), more in whole waves
      * when a thread would read more than energy_max_vectors_per_thread. */
-    const size_t resident = (size_t)(device->sm_count > 0 ? device->sm_count : 1) * (size_t)(per_sm > 0 ? per_sm : 1);
+    const size_t resident = wave_blocks(device, per_sm);
     const size_t vectors = n / 4;
     const size_t per_block = (size_t)energy_threads * energy_max_vectors_per_thread;
     const size_t needed = (vectors + per_block - 1) / per_block;
@@ -991,14 +1032,16 @@ kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *arg
     return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, false);
 }
 
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                         kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err)
 {
     return run_assign<float>(device, args, inputs, outputs, kernel_seconds, err, true);
 }
 
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                         kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         double *kernel_seconds, kcs_error *err)
 {
     return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, true);
 }

@@ -39,6 +39,24 @@ int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index)
     }
 }
 
+/* Whether element index is a NaN whose payload is the poison's, quieted:
+ * arithmetic on a signalling NaN (on x86 and most CPUs) returns it with the
+ * quiet bit set, so such a NaN came from reading a guard or an unwritten output. */
+static int carries_poison_payload(const void *data, kcs_dtype dtype, size_t index)
+{
+    if (dtype == KCS_F64) {
+        uint64_t bits;
+        memcpy(&bits, (const uint64_t *)data + index, 8);
+        return (bits | 0x0008000000000000ull) == (poison_f64 | 0x0008000000000000ull);
+    }
+    if (dtype == KCS_F32) {
+        uint32_t bits;
+        memcpy(&bits, (const uint32_t *)data + index, 4);
+        return (bits | 0x00400000u) == (poison_f32 | 0x00400000u);
+    }
+    return 0;
+}
+
 /* The smallest magnitude that rounds to infinity in dtype. */
 static double overflow_threshold(kcs_dtype dtype)
 {
@@ -115,6 +133,12 @@ void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs
                 value = kcs_load_element(actual[o], spec->dtype, index);
                 fraction = check_element(spec->dtype, e->values[k], e->bounds[k], value, &error, why,
                                          sizeof why);
+                if (why[0] && carries_poison_payload(actual[o], spec->dtype, index)) {
+                    size_t length = strlen(why);
+                    snprintf(why + length, sizeof why - length,
+                             " carrying the poison's payload: the kernel read past the end of an input "
+                             "(its guard) or an output it had not written");
+                }
             }
             int failed = why[0] != '\0';
             if (failed && result->failures++ == 0)

@@ -351,6 +351,48 @@ void kcs_run_result_free(kcs_run_result *result)
     }
 }
 
+/* Every device buffer is followed by a guard of this many bytes holding the
+ * dtype's poison (a signalling NaN for floats): a kernel that reads past the
+ * end of an input pulls a NaN into its result and fails; one that writes
+ * past the end of a buffer changes the guard, which is checked after the run. */
+enum { guard_bytes = 256 };
+
+/* Allocates a buffer for an array and its guard, and uploads the data and the guard. */
+static kcs_status upload_guarded(const kcs_backend *backend, kcs_device *device, const kcs_array_spec *spec,
+                                 const void *data, kcs_buffer **buffer, kcs_error *err)
+{
+    size_t bytes = kcs_array_bytes(spec);
+    unsigned char *staged = malloc(bytes + guard_bytes);
+    if (!staged)
+        return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for %s", bytes + guard_bytes, spec->name);
+    memcpy(staged, data, bytes);
+    kcs_poison(staged + bytes, spec->dtype, guard_bytes / kcs_dtype_size(spec->dtype));
+    kcs_status status = backend->allocate(device, bytes + guard_bytes, buffer, err);
+    if (status == KCS_OK)
+        status = backend->upload(device, *buffer, staged, bytes + guard_bytes, err);
+    free(staged);
+    return status;
+}
+
+/* Downloads an array's guard and describes a change to it in why. */
+static kcs_status check_guard(const kcs_backend *backend, kcs_device *device, const kcs_array_spec *spec,
+                              kcs_buffer *buffer, const char *role, char *why, size_t why_size, kcs_error *err)
+{
+    size_t bytes = kcs_array_bytes(spec), size = kcs_dtype_size(spec->dtype);
+    unsigned char *whole = malloc(bytes + guard_bytes);
+    if (!whole)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_status status = backend->download(device, buffer, whole, bytes + guard_bytes, err);
+    for (size_t k = 0; status == KCS_OK && k < guard_bytes / size; k++)
+        if (!kcs_is_poison(whole + bytes, spec->dtype, k)) {
+            snprintf(why, why_size, "wrote past the end of %s %s: element %zu beyond its %zu was changed", role,
+                     spec->name, k, bytes / size);
+            break;
+        }
+    free(whole);
+    return status;
+}
+
 /* Runs the kernel a second time on freshly poisoned outputs and compares
  * bit for bit with the first run's; a difference is described in why. */
 static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
@@ -423,10 +465,8 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
     size_t largest_input = 1;
     for (int i = 0; i < layout->input_count && status == KCS_OK; i++) {
         size_t bytes = kcs_array_bytes(&layout->inputs[i]);
-        largest_input = bytes > largest_input ? bytes : largest_input;
-        status = backend->allocate(device, bytes, &run.inputs[i], &err);
-        if (status == KCS_OK)
-            status = backend->upload(device, run.inputs[i], p->inputs[i], bytes, &err);
+        largest_input = bytes + guard_bytes > largest_input ? bytes + guard_bytes : largest_input;
+        status = upload_guarded(backend, device, &layout->inputs[i], p->inputs[i], &run.inputs[i], &err);
     }
     for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
         const kcs_array_spec *spec = &layout->outputs[o];
@@ -437,9 +477,7 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
             break;
         }
         kcs_poison(run.actual[o], spec->dtype, kcs_array_element_count(spec));
-        status = backend->allocate(device, bytes, &run.outputs[o], &err);
-        if (status == KCS_OK)
-            status = backend->upload(device, run.outputs[o], run.actual[o], bytes, &err);
+        status = upload_guarded(backend, device, spec, run.actual[o], &run.outputs[o], &err);
     }
     if (status != KCS_OK) {
         fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
@@ -453,6 +491,15 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
                                    kcs_array_bytes(&layout->outputs[o]), &err);
     if (status != KCS_OK) {
         fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
+        release_run(&run);
+        return;
+    }
+    char out_of_bounds[512] = "";
+    for (int o = 0; o < layout->output_count && status == KCS_OK && !out_of_bounds[0]; o++)
+        status = check_guard(backend, device, &layout->outputs[o], run.outputs[o], "output", out_of_bounds,
+                             sizeof out_of_bounds, &err);
+    if (status != KCS_OK) {
+        fail_with(result, KCS_OUTCOME_ERROR, err.message);
         release_run(&run);
         return;
     }
@@ -475,7 +522,17 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
     run.inputs_after = malloc(largest_input);
     for (int i = 0; i < layout->input_count && status == KCS_OK && run.inputs_after; i++) {
         size_t bytes = kcs_array_bytes(&layout->inputs[i]);
-        status = backend->download(device, run.inputs[i], run.inputs_after, bytes, &err);
+        if (status == KCS_OK && !out_of_bounds[0])
+            status = check_guard(backend, device, &layout->inputs[i], run.inputs[i], "input", out_of_bounds,
+                                 sizeof out_of_bounds, &err);
+        if (status == KCS_OK && out_of_bounds[0] && !strstr(result->check.diagnosis, out_of_bounds)) {
+            size_t length = strlen(result->check.diagnosis);
+            snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
+                     length ? "; " : "", out_of_bounds);
+            result->check.passed = 0;
+        }
+        if (status == KCS_OK)
+            status = backend->download(device, run.inputs[i], run.inputs_after, bytes, &err);
         if (status == KCS_OK && memcmp(run.inputs_after, p->inputs[i], bytes) != 0) {
             size_t at = 0;
             while (((unsigned char *)run.inputs_after)[at] == ((unsigned char *)p->inputs[i])[at])
@@ -493,6 +550,12 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
         fail_with(result, KCS_OUTCOME_ERROR, err.message);
         release_run(&run);
         return;
+    }
+    if (out_of_bounds[0] && !strstr(result->check.diagnosis, out_of_bounds)) {
+        size_t length = strlen(result->check.diagnosis);
+        snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
+                 length ? "; " : "", out_of_bounds);
+        result->check.passed = 0;
     }
     if (determinism[0]) {
         size_t length = strlen(result->check.diagnosis);

@@ -59,7 +59,47 @@ static kcs_status varies_between_runs(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
+static kcs_status reads_past_the_end(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                     kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    /* Sums x[0..n] inclusive: one element too many, as a loop bound of <= or
+     * an unchecked vector tail does. The harness's guard after x is a
+     * signalling NaN, so the result is a NaN with its payload. */
+    size_t n = args->sumsq.n;
+    void *x;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], (n + 1) * sizeof(double), &x, err);
+    double sum = 0.0;
+    for (size_t i = 0; status == KCS_OK && i <= n; i++)
+        sum += ((double *)x)[i] * ((double *)x)[i];
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], &sum, sizeof sum, err);
+    free(x);
+    *seconds = 0;
+    return status;
+}
+
+static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                      kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    /* The right sum, but stored twice: into s and into the element after it. */
+    size_t n = args->sumsq.n;
+    void *x;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], n * sizeof(double), &x, err);
+    double sum[2] = {0.0, 0.0};
+    for (size_t i = 0; status == KCS_OK && i < n; i++)
+        sum[0] += ((double *)x)[i] * ((double *)x)[i];
+    sum[1] = sum[0];
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], sum, sizeof sum, err);
+    free(x);
+    *seconds = 0;
+    return status;
+}
+
 const kcs_kernel kcs_saboteur_fault_kernels[] = {
+    {"sumsq", KCS_F64, "reads-past-the-end", "sums x[0..n], one element too many", reads_past_the_end, NULL},
+    {"sumsq", KCS_F64, "writes-past-the-end", "stores s twice, the second past the end", writes_past_the_end,
+     NULL},
     {"sumsq", KCS_F64, "varies-between-runs", "last bit differs from call to call", varies_between_runs, NULL},
     {"sumsq", KCS_F64, "hangs", "never returns", hangs, NULL},
     {"sumsq", KCS_F64, "crashes", "raises SIGSEGV", crashes, NULL},

@@ -1,0 +1,545 @@
+/* cuda_kernels_emulation.cpp: cuda/elementwise.cu, cuda/softmax.cu and
+ * cuda/anneal.cu run on the host (tests/cuda_kernels_emulation.sh builds and
+ * runs it; tests/cuda_kernels_emulation.h says what is emulated).
+ *
+ * Each test calls a kernel row's run function, as the runner would, on
+ * buffers of exactly the array's size (AddressSanitizer catches a read or
+ * write past them) poisoned with NaN bits, sometimes starting a few bytes
+ * past an alignment boundary, with small grids (one or two SMs' worth) so
+ * that the persistent loops go round, and checks every output:
+ *   elementwise  bit for bit against the same formula on the host, over
+ *                special values, sizes around the vector width, misaligned
+ *                and differently aligned arrays;
+ *   softmax      against long double within 1e-5 (f32) or 1e-13 (f64)
+ *                relative, NaN rows, masked entries exactly 0, for shapes
+ *                that select every configuration (warp groups of 1 to 32
+ *                lanes, the block with and without shared-memory slots, the
+ *                online kernel, vector and scalar slots), and supports();
+ *   assign       both variants, f32 and f16: idx against long double (only
+ *                near ties of random data may differ; ties of integer data
+ *                must go to the smallest index) and dist within gamma(d + 2);
+ *   reduce       counts exactly, mean and var within 1e-6 relative of long
+ *                double, with empty anchors, d beyond a panel of 128, all
+ *                points on one anchor;
+ *   update       bit for bit; energy against long double, NaN and n = 0.
+ *
+ *     tests/cuda_kernels_emulation.sh [elementwise|softmax|assign|reduce|update|energy]
+ */
+#include "cuda_kernels_emulation.h"
+
+#include <functional>
+#include <random>
+#include <string>
+
+kcs_status kcs_cuda_add_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_add_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_mul_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_mul_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_relu_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_relu_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_sigmoid_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_sigmoid_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_softmax_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_softmax_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_softmax_supports_f32(kcs_device *, const kcs_op_args *, kcs_error *);
+kcs_status kcs_cuda_assign_direct_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_assign_direct_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_reduce_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_reduce_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_update_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+kcs_status kcs_cuda_energy_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+
+typedef kcs_status (*run_fn)(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+
+static long failures = 0, checks = 0;
+static std::mt19937_64 rng(12345);
+
+#define EXPECT(cond, ...)                                                                                 \
+    do {                                                                                                  \
+        checks++;                                                                                         \
+        if (!(cond)) {                                                                                    \
+            if (failures < 40) {                                                                          \
+                std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                          \
+                std::printf(__VA_ARGS__);                                                                 \
+                std::printf("\n");                                                                        \
+            }                                                                                             \
+            failures++;                                                                                   \
+        }                                                                                                 \
+    } while (0)
+
+/* Host memory of exactly `bytes` (ASan sees overruns), optionally starting `offset` bytes into it. */
+struct host_buffer {
+    std::vector<unsigned char> storage;
+    kcs_buffer buffer;
+    host_buffer(size_t bytes, size_t offset = 0) : storage(bytes + offset)
+    {
+        buffer.data = storage.data() + offset;
+        buffer.bytes = bytes;
+        if (bytes) std::memset(buffer.data, 0xff, bytes); /* poison: NaN for floats, -1 for ints */
+    }
+    template <typename T> T *as() { return (T *)buffer.data; }
+};
+
+static kcs_device make_device(int sm_count, int blocks_per_sm)
+{
+    emu_blocks_per_sm = blocks_per_sm;
+    kcs_device d{};
+    d.sm_count = sm_count;
+    static unsigned int counter = 0;
+    d.blocks_done = &counter;
+    return d;
+}
+
+static bool same_bits_or_both_nan(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+/* ---------------------------------------------------------------- elementwise */
+
+template <typename T> static T special_value(std::mt19937_64 &r)
+{
+    static const double values[] = {0.0, -0.0, 1e-310, -1e-310, 1e-40, -1e-40, 1e300, -1e300, 3e38, -3e38,
+                                    INFINITY, -INFINITY, NAN, 1.0, -2.5, 88.0, -88.0, 100.0, -100.0, 750.0, -750.0};
+    std::uniform_int_distribution<int> pick(0, sizeof values / sizeof values[0] - 1);
+    std::normal_distribution<double> normal(0.0, 4.0);
+    if (r() % 3 == 0)
+        return (T)values[pick(r)];
+    return (T)normal(r);
+}
+
+template <typename T> static T host_apply(int f, T x, T y)
+{
+    switch (f) {
+    case 0: return x + y;
+    case 1: return x * y;
+    case 2: return x < T(0) ? T(0) : x;
+    default:
+        if constexpr (sizeof(T) == 4)
+            return 1.0f / (1.0f + expf(-x));
+        else
+            return 1.0 / (1.0 + exp(-x));
+    }
+}
+
+template <typename T> static void test_elementwise(int f, run_fn run, size_t n, size_t offset_x, size_t offset_y,
+                                                   size_t offset_out, int sm, int bps)
+{
+    kcs_device device = make_device(sm, bps);
+    host_buffer x(n * sizeof(T), offset_x), y(n * sizeof(T), offset_y), out(n * sizeof(T), offset_out);
+    for (size_t i = 0; i < n; i++) {
+        x.as<T>()[i] = special_value<T>(rng);
+        y.as<T>()[i] = special_value<T>(rng);
+    }
+    kcs_op_args args{};
+    args.op = f == 0 ? "add" : f == 1 ? "mul" : f == 2 ? "relu" : "sigmoid";
+    args.elementwise.n = n;
+    kcs_buffer *inputs[] = {&x.buffer, &y.buffer}, *outputs[] = {&out.buffer};
+    double seconds;
+    kcs_error err{};
+    kcs_status status = run(&device, &args, inputs, outputs, &seconds, &err);
+    EXPECT(status == KCS_OK, "%s status %d: %s", args.op, status, err.message);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        T expected = host_apply<T>(f, x.as<T>()[i], f <= 1 ? y.as<T>()[i] : T(0));
+        if (!same_bits_or_both_nan(expected, out.as<T>()[i]))
+            bad++;
+    }
+    EXPECT(bad == 0, "%s %s n=%zu offsets %zu %zu %zu: %zu wrong", args.op, sizeof(T) == 4 ? "f32" : "f64", n,
+           offset_x, offset_y, offset_out, bad);
+}
+
+static void elementwise_tests()
+{
+    const run_fn f32[] = {kcs_cuda_add_f32, kcs_cuda_mul_f32, kcs_cuda_relu_f32, kcs_cuda_sigmoid_f32};
+    const run_fn f64[] = {kcs_cuda_add_f64, kcs_cuda_mul_f64, kcs_cuda_relu_f64, kcs_cuda_sigmoid_f64};
+    const size_t sizes[] = {0, 1, 3, 7, 93, 1000, 5003, 70001};
+    for (int f = 0; f < 4; f++)
+        for (size_t n : sizes) {
+            test_elementwise<float>(f, f32[f], n, 0, 0, 0, 2, 2);
+            test_elementwise<double>(f, f64[f], n, 0, 0, 0, 2, 2);
+        }
+    for (int f = 0; f < 4; f++) {
+        test_elementwise<float>(f, f32[f], 1001, 4, 4, 4, 1, 1);   /* same misalignment: vectors with a head */
+        test_elementwise<float>(f, f32[f], 1001, 8, 4, 8, 1, 2);   /* different: scalar loop (binary ops) */
+        test_elementwise<float>(f, f32[f], 2, 12, 12, 12, 1, 1);   /* n smaller than the head */
+        test_elementwise<double>(f, f64[f], 1001, 8, 8, 8, 3, 1);
+        test_elementwise<double>(f, f64[f], 999, 0, 8, 0, 3, 1);
+    }
+}
+
+/* ---------------------------------------------------------------- softmax */
+
+template <typename T> static void test_softmax(run_fn run, size_t rows, size_t cols, int kind, size_t offset, int sm,
+                                               int bps)
+{
+    kcs_device device = make_device(sm, bps);
+    host_buffer x(rows * cols * sizeof(T), offset), y(rows * cols * sizeof(T), offset);
+    std::normal_distribution<double> normal(0.0, 3.0);
+    T *xv = x.as<T>(), *yv = y.as<T>();
+    for (size_t i = 0; i < rows * cols; i++) {
+        double v = normal(rng);
+        if (kind == 1 && rng() % 10 == 0) v = -INFINITY;             /* masked */
+        if (kind == 2 && rng() % 50 == 0) v = NAN;                   /* NaN rows */
+        if (kind == 3 && rng() % 50 == 0) v = INFINITY;              /* +inf rows */
+        if (kind == 4) v = -INFINITY;                                /* all masked */
+        if (kind == 5) v = 9990.0 + (double)(rng() % 1000) / 100.0;  /* near 1e4 */
+        if (kind == 6) v = (i % cols) * 0.5;                         /* ramp: underflow */
+        if (kind == 7 && rng() % 5 == 0) v = (rng() % 2 ? 1 : -1) * 3e38;
+        xv[i] = (T)v;
+    }
+    if (kind == 2 && rows > 1) {
+        for (size_t k = 0; k < cols; k++) xv[k] = NAN; /* a whole NaN row */
+    }
+    kcs_op_args args{};
+    args.op = "softmax";
+    args.softmax.rows = rows;
+    args.softmax.cols = cols;
+    kcs_buffer *inputs[] = {&x.buffer}, *outputs[] = {&y.buffer};
+    double seconds;
+    kcs_error err{};
+    kcs_status status = run(&device, &args, inputs, outputs, &seconds, &err);
+    EXPECT(status == KCS_OK, "softmax status %d: %s", status, err.message);
+    const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-13;
+    size_t bad = 0;
+    double worst = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const T *in = xv + r * cols;
+        const T *out = yv + r * cols;
+        bool special = false;
+        long double max = -INFINITY;
+        for (size_t k = 0; k < cols; k++) {
+            if (std::isnan(in[k]) || in[k] == INFINITY) special = true;
+            else if (in[k] > max) max = in[k];
+        }
+        if (special || max == -INFINITY) {
+            for (size_t k = 0; k < cols; k++)
+                if (!std::isnan(out[k])) bad++;
+            continue;
+        }
+        long double sum = 0;
+        for (size_t k = 0; k < cols; k++)
+            sum += expl((long double)in[k] - max);
+        for (size_t k = 0; k < cols; k++) {
+            long double g = expl((long double)in[k] - max) / sum;
+            if (in[k] == -INFINITY) {
+                if (out[k] != 0) bad++;
+                continue;
+            }
+            double error = std::fabs((double)(out[k] - g));
+            double allowed = tolerance * (double)g + (sizeof(T) == 4 ? 2e-38 : 4e-308);
+            if (!(error <= allowed)) {
+                if (bad < 3)
+                    std::printf("  softmax %zux%zu kind %d row %zu col %zu: %.9g vs %.9Lg\n", rows, cols, kind, r, k,
+                                (double)out[k], g);
+                bad++;
+            }
+            if (g > 0) worst = std::max(worst, error / (double)g);
+        }
+    }
+    EXPECT(bad == 0, "softmax %s %zux%zu kind %d offset %zu: %zu wrong (worst relative %.3g)",
+           sizeof(T) == 4 ? "f32" : "f64", rows, cols, kind, offset, bad, worst);
+}
+
+static void softmax_tests()
+{
+    struct shape { size_t rows, cols; };
+    const shape shapes[] = {{7, 1}, {65, 33}, {9, 1000}, {1, 4097}, {200, 3}, {5, 40}, {40, 128}, {33, 1024},
+                            {3, 2048}, {2, 2052}, {3, 8192}, {2, 32768}, {1, 0}, {0, 5}, {300, 4}, {70, 8},
+                            {17, 64}, {9, 500}, {4, 300}, {5, 20}, {3, 16}, {6, 24}, {31, 2}};
+    for (const shape &s : shapes)
+        for (int kind : {0, 1, 2, 3}) {
+            test_softmax<float>(kcs_cuda_softmax_f32, s.rows, s.cols, kind, 0, 2, 2);
+            test_softmax<double>(kcs_cuda_softmax_f64, s.rows, s.cols, kind, 0, 2, 2);
+        }
+    for (int kind : {4, 5, 6, 7}) {
+        test_softmax<float>(kcs_cuda_softmax_f32, 5, 40, kind, 0, 1, 1);
+        test_softmax<float>(kcs_cuda_softmax_f32, 4, 300, kind, 0, 1, 1);
+        test_softmax<double>(kcs_cuda_softmax_f64, 4, 300, kind, 0, 1, 1);
+        test_softmax<float>(kcs_cuda_softmax_f32, 2, 5000, kind, 0, 1, 1);
+    }
+    /* f64 32768: a block with 28 shared slots a thread; the online kernel beyond */
+    test_softmax<double>(kcs_cuda_softmax_f64, 2, 32768, 0, 0, 1, 1);
+    test_softmax<double>(kcs_cuda_softmax_f64, 2, 40000, 1, 0, 1, 1);
+    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70000, 1, 0, 1, 1);
+    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70001, 2, 0, 1, 1);
+    test_softmax<float>(kcs_cuda_softmax_f32, 3, 300000, 3, 0, 1, 1);
+    test_softmax<double>(kcs_cuda_softmax_f64, 1, 65536 + 7, 5, 0, 1, 1);
+    /* rows not 16-byte aligned: scalar slots */
+    test_softmax<float>(kcs_cuda_softmax_f32, 9, 1000, 1, 4, 1, 2);
+    test_softmax<double>(kcs_cuda_softmax_f64, 9, 128, 1, 8, 1, 2);
+    test_softmax<float>(kcs_cuda_softmax_f32, 3, 32768, 0, 4, 1, 2);
+    /* supports(): far beyond the depth rule */
+    {
+        kcs_device device = make_device(1, 1);
+        kcs_op_args args{};
+        args.op = "softmax";
+        args.softmax.rows = 1;
+        args.softmax.cols = 100000000;
+        kcs_error err{};
+        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_UNSUPPORTED, "supports 1e8 cols");
+        args.softmax.cols = 32768;
+        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 32768 cols");
+        args.softmax.cols = 3000000;
+        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 3e6 cols");
+    }
+}
+
+/* ---------------------------------------------------------------- assign */
+
+template <typename P> static float widen_host(P v)
+{
+    if constexpr (sizeof(P) == 4)
+        return v;
+    else
+        return __half2float(v);
+}
+
+template <typename P> static void test_assign(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+{
+    kcs_device device = make_device(sm, bps);
+    host_buffer x(n * d * sizeof(P)), a(m * d * sizeof(float)), idx(n * 4), dist(n * 4);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_int_distribution<int> small(0, 3);
+    for (size_t i = 0; i < n * d; i++) {
+        double v = kind == 0 ? normal(rng) : kind == 1 ? small(rng) : kind == 2 ? 2.0 : (double)(i % 7);
+        if constexpr (sizeof(P) == 4)
+            x.as<P>()[i] = (float)v;
+        else
+            x.as<P>()[i] = __ushort_as_half(emu_float_to_half_bits((float)v));
+    }
+    for (size_t i = 0; i < m * d; i++) {
+        double v = kind == 0 ? normal(rng) : kind == 1 ? small(rng) : kind == 2 ? -1.0 : (double)((i * 3) % 5);
+        a.as<float>()[i] = (float)v;
+    }
+    kcs_op_args args{};
+    args.op = "assign";
+    args.assign.n = n;
+    args.assign.d = d;
+    args.assign.m = m;
+    kcs_buffer *inputs[] = {&x.buffer, &a.buffer}, *outputs[] = {&idx.buffer, &dist.buffer};
+    double seconds;
+    kcs_error err{};
+    kcs_status status = run(&device, &args, inputs, outputs, &seconds, &err);
+    EXPECT(status == KCS_OK, "assign status %d: %s", status, err.message);
+    size_t bad_index = 0, bad_dist = 0, near = 0;
+    const double gamma = (double)(d + 2) * 0x1.0p-24 / (1 - (double)(d + 2) * 0x1.0p-24);
+    for (size_t i = 0; i < n; i++) {
+        long double best = INFINITY;
+        size_t best_j = 0;
+        std::vector<long double> distances(m);
+        for (size_t j = 0; j < m; j++) {
+            long double s = 0;
+            for (size_t k = 0; k < d; k++) {
+                long double diff = (long double)widen_host(x.as<P>()[i * d + k]) - a.as<float>()[j * d + k];
+                s += diff * diff;
+            }
+            distances[j] = s;
+            if (s < best) {
+                best = s;
+                best_j = j;
+            }
+        }
+        int got = idx.as<int>()[i];
+        if (got < 0 || (size_t)got >= m) {
+            bad_index++;
+            continue;
+        }
+        if ((size_t)got != best_j) {
+            long double gap = distances[got] - best;
+            if (gap <= gamma * (distances[got] + best) && kind == 0)
+                near++;
+            else {
+                if (bad_index < 3)
+                    std::printf("  assign n=%zu d=%zu m=%zu kind %d point %zu: idx %d (%.9Lg) vs %zu (%.9Lg)\n", n,
+                                d, m, kind, i, got, distances[got], best_j, best);
+                bad_index++;
+            }
+        }
+        long double g = distances[got];
+        float out = dist.as<float>()[i];
+        if (!(std::fabs((double)(out - g)) <= gamma * (double)g + 1e-37)) {
+            if (bad_dist < 3)
+                std::printf("  assign dist point %zu: %.9g vs %.9Lg\n", i, out, g);
+            bad_dist++;
+        }
+    }
+    EXPECT(bad_index == 0 && bad_dist == 0, "assign %s n=%zu d=%zu m=%zu kind %d: %zu wrong idx, %zu wrong dist (%zu near ties)",
+           sizeof(P) == 4 ? "f32" : "f16", n, d, m, kind, bad_index, bad_dist, near);
+}
+
+static void assign_tests()
+{
+    struct shape { size_t n, d, m; };
+    const shape shapes[] = {{100, 8, 10}, {200, 7, 17}, {150, 13, 9}, {50, 1, 5}, {300, 2, 16}, {20, 5, 8},
+                            {129, 128, 130}, {257, 16, 300}, {130, 130, 129}, {1, 3, 1}, {0, 4, 3}, {40, 6, 25},
+                            {300, 9, 1}, {64, 0, 3}};
+    const run_fn f32[] = {kcs_cuda_assign_direct_f32, kcs_cuda_assign_shortlist_f32};
+    const run_fn f16[] = {kcs_cuda_assign_direct_f16, kcs_cuda_assign_shortlist_f16};
+    for (int v = 0; v < 2; v++)
+        for (const shape &s : shapes)
+            for (int kind : {0, 1, 2, 3}) {
+                test_assign<float>(f32[v], s.n, s.d, s.m, kind, 2, 2);
+                test_assign<__half>(f16[v], s.n, s.d, s.m, kind, 1, 2);
+            }
+}
+
+/* ---------------------------------------------------------------- reduce */
+
+template <typename P> static void test_reduce(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+{
+    kcs_device device = make_device(sm, bps);
+    host_buffer x(n * d * sizeof(P)), idx(n * 4), count(m * 4), mean(m * d * 4), var(m * d * 4);
+    std::normal_distribution<double> normal(kind == 1 ? 1000.0 : 0.5, kind == 1 ? 0.1 : 2.0);
+    for (size_t i = 0; i < n * d; i++) {
+        double v = kind == 2 ? (double)i : normal(rng);
+        if constexpr (sizeof(P) == 4)
+            x.as<P>()[i] = (float)v;
+        else
+            x.as<P>()[i] = __ushort_as_half(emu_float_to_half_bits((float)(kind == 2 ? 0.1 : v)));
+    }
+    const size_t used = m > 3 ? m - m / 3 : m; /* leave anchors empty */
+    for (size_t i = 0; i < n; i++)
+        idx.as<int>()[i] = kind == 2 ? 0 : (int)(rng() % used);
+    kcs_op_args args{};
+    args.op = "reduce";
+    args.reduce.n = n;
+    args.reduce.d = d;
+    args.reduce.m = m;
+    kcs_buffer *inputs[] = {&x.buffer, &idx.buffer}, *outputs[] = {&count.buffer, &mean.buffer, &var.buffer};
+    double seconds;
+    kcs_error err{};
+    kcs_status status = run(&device, &args, inputs, outputs, &seconds, &err);
+    EXPECT(status == KCS_OK, "reduce status %d: %s", status, err.message);
+    std::vector<long> counts(m, 0);
+    std::vector<long double> sums(m * d, 0), squares(m * d, 0);
+    for (size_t i = 0; i < n; i++) {
+        int j = idx.as<int>()[i];
+        counts[j]++;
+        for (size_t k = 0; k < d; k++)
+            sums[j * d + k] += widen_host(x.as<P>()[i * d + k]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int j = idx.as<int>()[i];
+        for (size_t k = 0; k < d; k++) {
+            long double dev = widen_host(x.as<P>()[i * d + k]) - sums[j * d + k] / counts[j];
+            squares[j * d + k] += dev * dev;
+        }
+    }
+    size_t bad = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (count.as<int>()[j] != counts[j]) bad++;
+        for (size_t k = 0; k < d; k++) {
+            long double mu = counts[j] ? sums[j * d + k] / counts[j] : 0, v = counts[j] ? squares[j * d + k] / counts[j] : 0;
+            float gm = mean.as<float>()[j * d + k], gv = var.as<float>()[j * d + k];
+            if (!(std::fabs((double)(gm - mu)) <= 1e-6 * std::fabs((double)mu) + 1e-30)) {
+                if (bad < 3) std::printf("  reduce mean %zu %zu: %.9g vs %.9Lg\n", j, k, gm, mu);
+                bad++;
+            }
+            if (!(std::fabs((double)(gv - v)) <= 1e-6 * std::fabs((double)v) + 1e-30)) {
+                if (bad < 3) std::printf("  reduce var %zu %zu: %.9g vs %.9Lg\n", j, k, gv, v);
+                bad++;
+            }
+        }
+    }
+    EXPECT(bad == 0, "reduce %s n=%zu d=%zu m=%zu kind %d: %zu wrong", sizeof(P) == 4 ? "f32" : "f16", n, d, m, kind,
+           bad);
+}
+
+static void reduce_tests()
+{
+    struct shape { size_t n, d, m; };
+    const shape shapes[] = {{200, 5, 7}, {500, 13, 11}, {100, 3, 10}, {300, 6, 5}, {1024, 4, 64}, {4096, 4, 3},
+                            {1000, 3, 4}, {3000, 128, 20}, {700, 130, 9}, {600, 260, 5}, {0, 4, 5}, {10, 0, 3},
+                            {5, 4, 1}, {2000, 1, 300}};
+    for (const shape &s : shapes)
+        for (int kind : {0, 1, 2}) {
+            test_reduce<float>(kcs_cuda_reduce_f32, s.n, s.d, s.m, kind, 2, 2);
+            test_reduce<__half>(kcs_cuda_reduce_f16, s.n, s.d, s.m, kind, 1, 1);
+        }
+}
+
+/* ---------------------------------------------------------------- update, energy */
+
+static void test_update(size_t m, size_t d)
+{
+    kcs_device device = make_device(2, 2);
+    host_buffer a(m * d * 4), v(m * d * 4), mean(m * d * 4), count(m * 4), a_next(m * d * 4), v_next(m * d * 4);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (size_t i = 0; i < m * d; i++) {
+        a.as<float>()[i] = (float)normal(rng);
+        v.as<float>()[i] = (float)(0.1 * normal(rng));
+        mean.as<float>()[i] = (float)normal(rng);
+    }
+    for (size_t j = 0; j < m; j++)
+        count.as<int>()[j] = (int)(rng() % 4);
+    kcs_op_args args{};
+    args.op = "update";
+    args.update.m = m;
+    args.update.d = d;
+    args.update.temperature = 0.5;
+    args.update.learning_rate = 0.1;
+    args.update.momentum = 0.9;
+    kcs_buffer *inputs[] = {&a.buffer, &v.buffer, &mean.buffer, &count.buffer}, *outputs[] = {&a_next.buffer, &v_next.buffer};
+    double seconds;
+    kcs_error err{};
+    EXPECT(kcs_cuda_update_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
+    size_t bad = 0;
+    const float mu = 0.9f, rate = 0.1f * 0.5f;
+    for (size_t i = 0; i < m * d; i++) {
+        float vv = count.as<int>()[i / d] > 0 ? std::fma(mu, v.as<float>()[i], mean.as<float>()[i] - a.as<float>()[i])
+                                              : mu * v.as<float>()[i];
+        float aa = std::fma(rate, vv, a.as<float>()[i]);
+        if (v_next.as<float>()[i] != vv || a_next.as<float>()[i] != aa) bad++;
+    }
+    EXPECT(bad == 0, "update m=%zu d=%zu: %zu wrong", m, d, bad);
+}
+
+static void test_energy(size_t n, int kind, size_t offset)
+{
+    kcs_device device = make_device(2, 2);
+    host_buffer dist(n * 4, offset), e(4);
+    std::uniform_real_distribution<double> u(0.0, 2.0);
+    for (size_t i = 0; i < n; i++)
+        dist.as<float>()[i] = kind == 1 && i == n / 2 ? NAN : kind == 2 ? (float)i : (float)u(rng);
+    kcs_op_args args{};
+    args.op = "energy";
+    args.energy.n = n;
+    kcs_buffer *inputs[] = {&dist.buffer}, *outputs[] = {&e.buffer};
+    double seconds;
+    kcs_error err{};
+    EXPECT(kcs_cuda_energy_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
+    long double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += dist.as<float>()[i];
+    float expected = (float)(sum / n);
+    float got = e.as<float>()[0];
+    EXPECT(same_bits_or_both_nan(got, expected) || std::fabs(got - expected) <= 1.2e-7 * std::fabs(expected),
+           "energy n=%zu kind %d offset %zu: %.9g vs %.9g", n, kind, offset, got, expected);
+}
+
+int main(int argc, char **argv)
+{
+    std::string only = argc > 1 ? argv[1] : "";
+    if (only.empty() || only == "elementwise") elementwise_tests();
+    if (only.empty() || only == "softmax") softmax_tests();
+    if (only.empty() || only == "assign") assign_tests();
+    if (only.empty() || only == "reduce") reduce_tests();
+    if (only.empty() || only == "update") {
+        test_update(64, 9);
+        test_update(1024, 128);
+        test_update(0, 5);
+        test_update(5, 0);
+    }
+    if (only.empty() || only == "energy") {
+        for (size_t n : {0, 1, 2, 3, 7, 1000, 100003, 1000001})
+            for (int kind : {0, 1, 2})
+                test_energy(n, kind, 0);
+        test_energy(1003, 0, 4);
+        test_energy(2, 0, 8);
+    }
+    std::printf("%ld checks, %ld failures, %ld launches\n", checks, failures, emu_launches);
+    return failures != 0;
+}

@@ -1,0 +1,336 @@
+/* cuda_kernels_emulation.h: just enough of CUDA, host-side, to run
+ * cuda/elementwise.cu, cuda/softmax.cu and cuda/anneal.cu (their kernels and
+ * their run functions) on a machine without a GPU; see
+ * tests/cuda_kernels_emulation.sh, which rewrites those sources to include
+ * this instead of common.cuh.
+ *
+ * Every thread of a block is a std::thread and blocks run one after
+ * another; __syncthreads is a block barrier; a warp shuffle writes to an
+ * exchange buffer between two barriers of its warp (so a lane that skips a
+ * shuffle its warp makes hangs the run instead of passing); __shared__
+ * becomes static (one block at a time); dynamic shared memory and scratch
+ * start as garbage; cp.async is a memcpy; CUB's radix sort is a stable sort
+ * on the same key bits; the runtime calls the run functions make succeed,
+ * with the occupancy the test sets. It checks index arithmetic, bounds (with
+ * AddressSanitizer), alignment of vector accesses (UBSan, the vector types
+ * being aligned as on the device), barrier and shuffle discipline and the
+ * arithmetic's semantics, not the GPU's memory model, its exp or its speed. */
+#ifndef KCS_CUDA_KERNELS_EMULATION_H
+#define KCS_CUDA_KERNELS_EMULATION_H
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+extern "C" {
+#include "backend.h"
+}
+
+struct dim3 {
+    unsigned x = 1, y = 1, z = 1;
+    dim3() = default;
+    dim3(unsigned a, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(8) uint2 { unsigned int x, y; };
+static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+static inline double2 make_double2(double a, double b) { return {a, b}; }
+
+namespace cuda {
+namespace std {
+using ::std::numeric_limits;
+}
+} // namespace cuda
+
+inline thread_local dim3 threadIdx, blockIdx;
+inline dim3 gridDim, blockDim;
+inline std::barrier<> *emu_block_barrier;
+inline std::vector<std::unique_ptr<std::barrier<>>> emu_warp_barriers;
+inline unsigned char *emu_dynamic_shared;
+inline std::mutex emu_atomic_mutex;
+struct alignas(8) emu_word { unsigned char bytes[8]; };
+inline emu_word emu_exchange[1024];
+
+static inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+static inline int __syncthreads_or(int predicate)
+{
+    static std::atomic<int> flag{0};
+    __syncthreads();
+    if (predicate)
+        flag = 1;
+    __syncthreads();
+    const int result = flag.load();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        flag = 0;
+    __syncthreads();
+    return result;
+}
+static inline void __threadfence() {}
+
+template <typename T> static inline T emu_shuffle_from(T value, int source)
+{
+    static_assert(sizeof(T) <= 8, "emulated shuffles move at most 8 bytes");
+    const int warp = threadIdx.x / 32;
+    std::memcpy(emu_exchange[threadIdx.x].bytes, &value, sizeof(T));
+    emu_warp_barriers[warp]->arrive_and_wait();
+    T result;
+    std::memcpy(&result, emu_exchange[warp * 32 + source].bytes, sizeof(T));
+    emu_warp_barriers[warp]->arrive_and_wait();
+    return result;
+}
+template <typename T> static inline T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32)
+{
+    if (mask != 0xffffffffu) {
+        std::fprintf(stderr, "emulation: partial shuffle masks are not emulated\n");
+        std::abort();
+    }
+    const int lane = threadIdx.x % 32;
+    int source = lane ^ lane_mask;
+    if ((source / width) != (lane / width))
+        source = lane; /* CUDA: a source outside the segment gives the caller's own value */
+    return emu_shuffle_from(value, source);
+}
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32)
+{
+    (void)mask;
+    const int lane = threadIdx.x % 32;
+    int source = lane + (int)delta;
+    if (source / width != lane / width)
+        source = lane;
+    return emu_shuffle_from(value, source);
+}
+
+template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline T __ldcg(const T *p) { return *p; }
+
+static inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    std::lock_guard<std::mutex> lock(emu_atomic_mutex);
+    unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+static inline int atomicAdd(int *p, int v)
+{
+    std::lock_guard<std::mutex> lock(emu_atomic_mutex);
+    int old = *p;
+    *p = old + v;
+    return old;
+}
+static inline unsigned atomicMax(unsigned *p, unsigned v)
+{
+    std::lock_guard<std::mutex> lock(emu_atomic_mutex);
+    unsigned old = *p;
+    *p = old > v ? old : v;
+    return old;
+}
+static inline unsigned atomicInc(unsigned *p, unsigned limit)
+{
+    std::lock_guard<std::mutex> lock(emu_atomic_mutex);
+    unsigned old = *p;
+    *p = old >= limit ? 0 : old + 1;
+    return old;
+}
+
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline float __fdividef(float a, float b) { return a / b; }
+
+/* binary16 */
+struct __half { unsigned short bits; };
+static inline __half __ushort_as_half(unsigned short bits) { return __half{bits}; }
+static inline float __half2float(__half h)
+{
+    const unsigned sign = (h.bits >> 15) & 1u, exponent = (h.bits >> 10) & 31u, mantissa = h.bits & 1023u;
+    float value;
+    if (exponent == 0)
+        value = std::ldexp((float)mantissa, -24);
+    else if (exponent == 31)
+        value = mantissa ? NAN : INFINITY;
+    else
+        value = std::ldexp((float)(mantissa | 1024u), (int)exponent - 25);
+    return sign ? -value : value;
+}
+static inline unsigned short emu_float_to_half_bits(float f)
+{
+    /* exact for values representable in binary16 (all the tests use) */
+    if (std::isnan(f)) return 0x7e00;
+    unsigned short sign = std::signbit(f) ? 0x8000 : 0;
+    float a = std::fabs(f);
+    if (std::isinf(a)) return sign | 0x7c00;
+    if (a == 0) return sign;
+    int e;
+    std::frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    int exponent = e - 1 + 15;
+    if (exponent <= 0) { /* subnormal */
+        unsigned mantissa = (unsigned)std::lrint(std::ldexp(a, 24));
+        return sign | (unsigned short)mantissa;
+    }
+    unsigned mantissa = (unsigned)std::lrint(std::ldexp(a, 10 - (e - 1))) - 1024u;
+    if (mantissa == 1024u) { mantissa = 0; exponent++; }
+    return sign | (unsigned short)(exponent << 10) | (unsigned short)mantissa;
+}
+
+/* The runtime, as far as the run functions use it. */
+typedef int cudaError_t;
+enum { cudaSuccess = 0 };
+typedef void *cudaStream_t;
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+inline int emu_blocks_per_sm = 2;
+inline int emu_shared_optin = 232448;
+static inline const char *cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
+static inline const char *cudaGetErrorString(cudaError_t) { return "emulated failure"; }
+static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+template <typename K> static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K, int, size_t)
+{
+    *n = emu_blocks_per_sm;
+    return cudaSuccess;
+}
+template <typename K> static inline cudaError_t cudaFuncSetAttribute(K, cudaFuncAttribute, int) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr, int)
+{
+    *value = emu_shared_optin;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t)
+{
+    std::memset(p, value, bytes);
+    return cudaSuccess;
+}
+
+/* A launch: blocks one after another, each a team of std::threads. */
+inline long emu_launches = 0;
+template <typename... P> struct emu_launcher {
+    void (*kernel)(P...);
+    dim3 grid, block;
+    size_t shared_bytes;
+    template <typename... A> void operator()(A &&...args) const
+    {
+        emu_launches++;
+        if (block.x == 0 || block.x > 1024 || block.x % 32 != 0 || grid.x == 0) {
+            std::fprintf(stderr, "emulation: bad launch %u x %u\n", grid.x, block.x);
+            std::abort();
+        }
+        if (shared_bytes > (size_t)emu_shared_optin) {
+            std::fprintf(stderr, "emulation: %zu bytes of dynamic shared memory\n", shared_bytes);
+            std::abort();
+        }
+        std::tuple<P...> converted((P)args...);
+        gridDim = grid;
+        blockDim = block;
+        std::vector<unsigned char> shared(shared_bytes + 16);
+        for (unsigned b = 0; b < grid.x; b++) {
+            emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
+            /* garbage, as on a GPU */
+            for (size_t i = 0; i < shared_bytes; i++)
+                emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
+            std::barrier<> block_barrier((std::ptrdiff_t)block.x);
+            emu_block_barrier = &block_barrier;
+            emu_warp_barriers.clear();
+            for (unsigned w = 0; w < block.x / 32; w++)
+                emu_warp_barriers.emplace_back(new std::barrier<>(32));
+            std::vector<std::thread> threads;
+            threads.reserve(block.x);
+            for (unsigned t = 0; t < block.x; t++)
+                threads.emplace_back([&, t, b] {
+                    threadIdx = dim3(t);
+                    blockIdx = dim3(b);
+                    std::apply(kernel, converted);
+                });
+            for (auto &thread : threads)
+                thread.join();
+        }
+    }
+};
+template <typename... P>
+static inline emu_launcher<P...> emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes = 0,
+                                           cudaStream_t = nullptr)
+{
+    return emu_launcher<P...>{kernel, grid, block, shared_bytes};
+}
+
+/* common.cuh, for the emulation */
+struct kcs_cuda_scratch {
+    void *data;
+    size_t bytes;
+};
+struct kcs_device {
+    int ordinal;
+    int sm_count;
+    cudaStream_t stream;
+    unsigned int *blocks_done;
+    kcs_cuda_scratch partials;
+    kcs_cuda_scratch cub_storage;
+};
+struct kcs_buffer {
+    void *data;
+    size_t bytes;
+};
+#define KCS_CUDA_CHECK(expression)                                                                  \
+    do {                                                                                            \
+        cudaError_t kcs_cuda_result_ = (expression);                                                \
+        if (kcs_cuda_result_ != cudaSuccess)                                                        \
+            return kcs_fail(err, KCS_ERROR, "%s failed", #expression);                              \
+    } while (0)
+#define KCS_CUDA_CHECK_LAUNCH(kernel_name) do { } while (0)
+static inline kcs_status kcs_cuda_select(kcs_device *, kcs_error *) { return KCS_OK; }
+static inline kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *)
+{
+    if (bytes <= scratch->bytes && scratch->data)
+        return KCS_OK;
+    std::free(scratch->data);
+    scratch->data = std::malloc(bytes ? bytes : 1);
+    scratch->bytes = bytes;
+    std::memset(scratch->data, 0x5a, bytes); /* garbage */
+    return KCS_OK;
+}
+static inline kcs_status kcs_cuda_timer_start(kcs_device *, kcs_error *) { return KCS_OK; }
+static inline kcs_status kcs_cuda_timer_stop(kcs_device *, double *seconds, kcs_error *)
+{
+    *seconds = 0.0;
+    return KCS_OK;
+}
+
+/* CUB's radix sort, as a stable sort on the key bits [begin, end). */
+namespace cub {
+struct DeviceRadixSort {
+    template <typename K, typename V>
+    static cudaError_t SortPairs(void *storage, size_t &bytes, const K *keys_in, K *keys_out, const V *values_in,
+                                 V *values_out, int n, int begin_bit, int end_bit, cudaStream_t = nullptr)
+    {
+        if (!storage) {
+            bytes = 64;
+            return cudaSuccess;
+        }
+        std::vector<std::pair<K, V>> pairs(n);
+        const unsigned long long mask = ((end_bit >= 64 ? 0ull : (1ull << end_bit)) - 1) & ~((1ull << begin_bit) - 1);
+        for (int i = 0; i < n; i++)
+            pairs[i] = {keys_in[i], values_in[i]};
+        std::stable_sort(pairs.begin(), pairs.end(), [&](const auto &a, const auto &b) {
+            return ((unsigned long long)a.first & mask) < ((unsigned long long)b.first & mask);
+        });
+        for (int i = 0; i < n; i++) {
+            keys_out[i] = pairs[i].first;
+            values_out[i] = pairs[i].second;
+        }
+        return cudaSuccess;
+    }
+};
+} // namespace cub
+
+#endif

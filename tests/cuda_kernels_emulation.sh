@@ -1,0 +1,106 @@
+#!/bin/sh
+# cuda_kernels_emulation.sh: builds and runs tests/cuda_kernels_emulation.cpp
+# (see there): cuda/elementwise.cu, cuda/softmax.cu and cuda/anneal.cu
+# emulated on the host, under AddressSanitizer and UBSan, no GPU needed.
+#
+#     tests/cuda_kernels_emulation.sh [elementwise|softmax|assign|reduce|update|energy]
+#
+# Each source is rewritten as host C++ (the Python below): common.cuh becomes
+# tests/cuda_kernels_emulation.h, __shared__ becomes static, the qualifiers
+# and launch bounds go, cp.async becomes memcpy, and kernel<<<...>>>(args)
+# becomes emu_launch(kernel, ...)(args). Needs g++ with C++20 (std::barrier).
+# A full run takes a few minutes (every CUDA thread is a host thread).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for name in elementwise softmax anneal; do
+    python3 - "$root/cuda/$name.cu" "$work/$name.cpp" <<'PY'
+import re
+import sys
+
+source = open(sys.argv[1]).read()
+
+
+def drop_function(text, name):
+    """Replaces the definition of function `name` (the first one that has a body) with a marker."""
+    pattern = re.compile(r"(template <[^>]*>\s*)?__device__ __forceinline__ void " + name + r"\(")
+    m = pattern.search(text)
+    assert m, name
+    start = m.start()
+    brace = text.index("{", m.end())
+    depth, i = 0, brace
+    while True:
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        i += 1
+    return text[:start] + "/*EMU:" + name + "*/" + text[i + 1:]
+
+
+if "copy_async_commit" in source:
+    source = drop_function(source, "copy_async_commit")
+    source = drop_function(source, "copy_async_wait_all")
+    source = drop_function(source, "copy_async")
+    source = source.replace("/*EMU:copy_async*/",
+                            "template <int bytes> inline void copy_async(void *shared, const void *global)"
+                            " { std::memcpy(shared, global, bytes); }")
+    source = source.replace("/*EMU:copy_async_commit*/", "inline void copy_async_commit() {}")
+    source = source.replace("/*EMU:copy_async_wait_all*/", "inline void copy_async_wait_all() {}")
+
+for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>",
+                "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>"]:
+    source = source.replace(include, "")
+source = source.replace('#include "common.cuh"', '#include "cuda_kernels_emulation.h"')
+source = source.replace("extern __shared__ __align__(16) unsigned char dynamic_shared[];",
+                        "unsigned char *dynamic_shared = emu_dynamic_shared;")
+source = source.replace("__shared__ __align__(16)", "alignas(16) static").replace("__shared__", "static")
+
+
+def drop_balanced(text, word):
+    out, i = [], 0
+    while True:
+        j = text.find(word + "(", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        k, depth = j + len(word), 0
+        while True:
+            if text[k] == "(":
+                depth += 1
+            elif text[k] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        i = k + 1
+
+
+source = drop_balanced(source, "__launch_bounds__")
+source = re.sub(r"\b__global__\s+", "", source)
+source = re.sub(r"\b__host__\s+", "", source)
+source = re.sub(r"\b__device__\s+", "", source)
+source = source.replace("__forceinline__", "inline").replace("__restrict__", "__restrict")
+
+# kernel<<<a, b, c, d>>>(  ->  emu_launch(kernel, a, b, c, d)(
+source, launches = re.subn(r"([A-Za-z_][\w:]*(?:<[^;<>]*>)?)\s*<<<(.*?)>>>\s*\(",
+                           lambda m: "emu_launch(" + m.group(1) + ", " + m.group(2) + ")(", source, flags=re.S)
+assert launches > 0, sys.argv[1] + ": no kernel launches found"
+open(sys.argv[2], "w").write(source)
+PY
+done
+flags="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-strict-aliasing -Wall"
+flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/tests"
+for name in elementwise softmax anneal; do
+    ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$work/$name.cpp" -o "$work/$name.o" &
+done
+${CXX:-g++} $flags ${CXXFLAGS:-} -c "$root/tests/cuda_kernels_emulation.cpp" -o "$work/driver.o" &
+${CC:-gcc} -std=c11 -O1 -g -fsanitize=address -I"$root/harness" -c "$root/harness/status.c" -o "$work/status.o" &
+wait
+${CXX:-g++} $flags "$work"/elementwise.o "$work"/softmax.o "$work"/anneal.o "$work"/driver.o "$work"/status.o \
+    -o "$work/emulation" -lpthread
+ASAN_OPTIONS=detect_leaks=0 "$work/emulation" "$@"
