@@ -192,7 +192,8 @@ void kcs_results_add_device(kcs_results *results, const char *id, const char *ba
 
 static json_t *timing_json(const kcs_timing *t)
 {
-    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "median_s",
+    return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "rotated_copies",
+                     t->rotated_copies > 0 ? t->rotated_copies : 1, "median_s",
                      number(t->median), "lower_quartile_s", number(t->lower_quartile),
                      "upper_quartile_s", number(t->upper_quartile), "min_s", number(t->minimum),
                      "max_s", number(t->maximum));

@@ -271,25 +271,68 @@ static kcs_outcome fail_with(kcs_run_result *result, kcs_outcome outcome, const 
     return outcome;
 }
 
-/* Times the kernel alone, repeating until both the count and the time are reached. */
+/* A case whose inputs and outputs together are smaller than this is timed
+ * on copies in rotation, so that a repeat does not find its data in the
+ * last-level cache left by the one before (an H200's L2 is 60 MB). */
+#define KCS_ROTATION_BYTES ((size_t)512 << 20)
+#define KCS_MAX_ROTATION_COPIES 64
+
+/* Times the kernel alone, repeating until both the count and the time are
+ * reached; small cases rotate among copies of their buffers. */
 static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
                               const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
 {
+    const kcs_layout *layout = &p->layout;
+    size_t set_bytes = 0;
+    for (int i = 0; i < layout->input_count; i++)
+        set_bytes += kcs_array_bytes(&layout->inputs[i]);
+    for (int o = 0; o < layout->output_count; o++)
+        set_bytes += kcs_array_bytes(&layout->outputs[o]);
+    int copies = 1;
+    if (set_bytes > 0 && set_bytes < KCS_ROTATION_BYTES) {
+        size_t wanted = (KCS_ROTATION_BYTES + set_bytes - 1) / set_bytes;
+        copies = wanted > KCS_MAX_ROTATION_COPIES ? KCS_MAX_ROTATION_COPIES : (int)wanted;
+    }
+    kcs_buffer *(*sets)[KCS_MAX_INPUTS + KCS_MAX_OUTPUTS] = calloc((size_t)copies, sizeof *sets);
     int capacity = options->max_repeats > 0 ? options->max_repeats : 1000;
     double *samples = malloc((size_t)capacity * sizeof *samples);
-    if (!samples)
+    if (!samples || !sets) {
+        free(samples);
+        free(sets);
         return kcs_fail(err, KCS_ERROR, "out of memory");
+    }
+    kcs_status status = KCS_OK;
+    for (int c = 0; c < copies && status == KCS_OK; c++)
+        for (int i = 0; i < layout->input_count + layout->output_count && status == KCS_OK; i++) {
+            if (c == 0) { /* the first set is the run's own */
+                sets[0][i] = i < layout->input_count ? run->inputs[i] : run->outputs[i - layout->input_count];
+                continue;
+            }
+            const kcs_array_spec *spec = i < layout->input_count ? &layout->inputs[i]
+                                                                 : &layout->outputs[i - layout->input_count];
+            status = run->backend->allocate(run->device, kcs_array_bytes(spec), &sets[c][i], err);
+            if (status == KCS_OK && i < layout->input_count)
+                status = run->backend->upload(run->device, sets[c][i], p->inputs[i], kcs_array_bytes(spec), err);
+        }
     double seconds, total = 0.0;
     int count = 0;
-    kcs_status status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+    if (status == KCS_OK)
+        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
     while (status == KCS_OK && count < capacity &&
            (count < options->min_repeats || total < options->min_seconds)) {
-        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+        kcs_buffer **set = sets[(count + 1) % copies];
+        status = kernel->run(run->device, &p->args, set, set + layout->input_count, &seconds, err);
         samples[count++] = seconds;
         total += seconds;
     }
-    if (status == KCS_OK)
+    if (status == KCS_OK) {
         kcs_timing_from_samples(samples, count, timing);
+        timing->rotated_copies = copies;
+    }
+    for (int c = 1; c < copies; c++)
+        for (int i = 0; i < layout->input_count + layout->output_count; i++)
+            run->backend->release(run->device, sets[c][i]);
+    free(sets);
     free(samples);
     return status;
 }

@@ -69,6 +69,7 @@ const char *kcs_outcome_name(kcs_outcome outcome);
 typedef struct {
     int repeats;
     double median, lower_quartile, upper_quartile, minimum, maximum;
+    int rotated_copies; /* kernel timing: sets of buffers the repeats rotated among (1: none) */
 } kcs_timing;
 
 /* Summarises samples (sorted in place) into a timing. */
