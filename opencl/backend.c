@@ -567,7 +567,14 @@ static void build_program(kcs_device *device, kcs_opencl_program_id id)
         kcs_opencl_fail(&failure, code, "clCreateProgramWithSource(context, 1, &source, &length, &code)",
                         __FILE__, __LINE__);
     } else {
-        code = clBuildProgram(program, 1, &device->id, program_sources[id].options, NULL, NULL);
+        /* KCS_OPENCL_BUILD_OPTIONS adds options to every build: a driver
+         * validator's way to try e.g. -cl-opt-disable, and the tests' way to
+         * make a build fail on purpose (tests/bad_input_test.sh). */
+        const char *extra = getenv("KCS_OPENCL_BUILD_OPTIONS");
+        char options[4096];
+        snprintf(options, sizeof options, "%s %s", program_sources[id].options ? program_sources[id].options : "",
+                 extra ? extra : "");
+        code = clBuildProgram(program, 1, &device->id, options, NULL, NULL);
         if (code == CL_SUCCESS) {
             built->program = program;
             return;

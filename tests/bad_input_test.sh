@@ -1,0 +1,146 @@
+#!/bin/sh
+# bad_input_test.sh: every class of bad input reaches the runner as a
+# message naming the file, case and cause; the other cases still run and
+# pass; nothing crashes; the exit status is 1. Also a kernel build that
+# fails (OpenCL, where built), and a case too big for the device.
+# usage: tests/bad_input_test.sh build/kcs
+set -u
+kcs=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect_in() { grep -qF -- "$1" run.log || { fail "no '$1' in the run's output"; }; }
+
+mkdir cases golden
+cat > cases/bad.md <<'CASES'
+# Cases that are wrong in every way a person can get them wrong
+
+```kcs-case
+case: good
+op: sumsq
+dtype: f64
+sizes: n=93
+input x: normal
+expect: golden
+```
+
+```kcs-case
+case: golden-missing
+op: sumsq
+dtype: f64
+sizes: n=7
+input x: normal
+expect: golden
+```
+
+```kcs-case
+case: golden-corrupt
+op: sumsq
+dtype: f64
+sizes: n=8
+input x: normal
+expect: golden
+```
+
+```kcs-case
+case: golden-truncated
+op: sumsq
+dtype: f32
+sizes: n=9
+input x: normal
+expect: golden
+```
+
+```kcs-case
+case: golden-unlisted
+op: sumsq
+dtype: f32
+sizes: n=10
+input x: normal
+expect: golden
+```
+
+```kcs-case
+case: unknown-key
+op: sumsq
+dtype: f64
+colour: red
+expect: golden
+```
+
+```kcs-case
+case: unknown-op
+op: frobnicate
+dtype: f64
+sizes: n=3
+input x: normal
+expect: oracle
+```
+
+```kcs-case
+case: unknown-dtype
+op: sumsq
+dtype: f128
+expect: oracle
+```
+
+```kcs-case
+case: dtype-the-op-lacks
+op: sumsq
+dtype: i32
+sizes: n=3
+input x: integers lo=0 hi=3
+expect: oracle
+```
+
+```kcs-case
+case: never-closed
+op: sumsq
+CASES
+
+"$kcs" golden --cases cases --golden golden > golden.log 2>&1 || { cat golden.log; fail "kcs golden"; }
+rm golden/bad/golden-missing.s.npy
+printf 'x' | dd of=golden/bad/golden-corrupt.s.npy bs=1 seek=130 conv=notrunc 2> /dev/null
+head -c 100 golden/bad/golden-truncated.s.npy > t && mv t golden/bad/golden-truncated.s.npy
+grep -v "golden-unlisted" golden/MANIFEST > m && mv m golden/MANIFEST
+
+"$kcs" run --cases cases --golden golden --backend reference --no-save --results results.json > run.log 2>&1
+status=$?
+[ $status -eq 1 ] || fail "exit status $status, not 1"
+expect_in "PASS  bad/good"
+expect_in "golden/bad/golden-missing.s.npy"
+expect_in "golden/bad/golden-corrupt.s.npy has sha256"
+expect_in "golden/bad/golden-truncated.s.npy has sha256"
+expect_in "golden-unlisted.s.npy"
+grep -q "cases/bad.md:[0-9]*: unknown key 'colour'" run.log || fail "no file:line for the unknown key"
+expect_in "unknown op 'frobnicate'"
+expect_in "unknown dtype 'f128'"
+expect_in "sumsq has f32 and f64 variants, not i32"
+expect_in "never closed"
+expect_in "1 passed, 9 failed, 0 skipped"
+grep -q '"schema": "kcs-results"' results.json || fail "no results file after the errors"
+[ $failures -eq 0 ] && echo "ok: every malformed case and golden file named, the good case passed, exit 1"
+
+# A kernel that fails to build: its cases are errors with the build log; the rest run.
+if "$kcs" devices --backend opencl 2>/dev/null | grep -q "^opencl:"; then
+    KCS_OPENCL_BUILD_OPTIONS="-DKCS_SUMSQ_GROUP_SIZE=not_a_number" "$kcs" run --backend reference,opencl \
+        --no-save --results build.json --device 0 sumsq/f64-n7 > run.log 2>&1
+    status=$?
+    [ $status -eq 1 ] || fail "build failure: exit status $status, not 1"
+    expect_in "PASS  sumsq/f64-n7"
+    expect_in "failed with CL_BUILD_PROGRAM_FAILURE"
+    grep -q "not_a_number" build.json || fail "the build log is not in the results"
+    echo "ok: a failed kernel build is an error of its cases, with the log"
+else
+    echo "SKIP the failed-build check: no OpenCL device here"
+fi
+
+if [ $failures -ne 0 ]; then
+    echo "--- run output ---"
+    cat run.log
+    echo "$failures failed"
+    exit 1
+fi
+echo "bad input: all passed"
