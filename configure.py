@@ -430,7 +430,8 @@ def main():
         if script.endswith("report_test.sh") and not python:
             continue
         stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
-        n.build(stamp, "script_test", script, implicit=[runner], variables={"runner": runner})
+        n.build(stamp, "script_test", script, implicit=[runner, built("kcs-saboteur")],
+                variables={"runner": runner})
         test_stamps.append(stamp)
 
     # The report's own tests (Python unittest), where Python has matplotlib.
