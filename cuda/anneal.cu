@@ -10,7 +10,9 @@
  *   direct     a GEMM-shaped tile kernel. A block of 256 threads takes 128
  *              points and walks all anchors 128 at a time, the dimensions 8
  *              at a time through double-buffered shared memory (points and
- *              anchors transposed there, so that a thread reads its 8 points
+ *              anchors transposed there, rows padded by 4 floats; two
+ *              neighbouring threads stage a row's 8 dimensions of a stage,
+ *              whole 32-byte sectors; so that a thread reads its 8 points
  *              and its 8 anchors of one dimension as two float4 each); each
  *              thread keeps an 8 x 8 register tile of sums of (x - a)^2 (a
  *              subtraction and an FMA a term: the direct form the spec
@@ -34,7 +36,7 @@
  *              the test itself. A point whose second smallest A is above the
  *              smallest plus the margin has one candidate: its idx is final
  *              and its dist is recomputed as the direct sum of (x - a)^2 (a
- *              warp per point). Every other point (near ties, exact ties) is
+ *              warp per point, 16-byte loads, 4 points' loads in flight). Every other point (near ties, exact ties) is
  *              appended to a list that the direct kernel then assigns in full.
  *              The result is the direct kernel's for every point, up to near
  *              ties within the bound. Before it, a warp per anchor computes
@@ -170,6 +172,8 @@ constexpr int tile_points = 128;  /* points a block takes at a time */
 constexpr int tile_anchors = 128; /* anchors per step of its walk */
 constexpr int tile_depth = 8;     /* dimensions per shared-memory stage */
 constexpr int tile_threads = 256; /* 16 x 16 threads, each 8 points x 8 anchors */
+static_assert(tile_threads == 2 * tile_points && tile_points == tile_anchors && tile_points % 32 == 0,
+              "the staging and rescoring mappings assume these shapes");
 
 /* The tile-local point (or anchor) of a thread's i-th row (or column):
  * two runs of 4, 64 apart, so that shared-memory reads are float4s without
@@ -191,8 +195,10 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                  float *__restrict__ dist, unsigned int *__restrict__ flagged,
                  unsigned int *__restrict__ flagged_count, bool point_vectors, bool anchor_vectors)
 {
-    __shared__ __align__(16) float xs[2][tile_depth][tile_points];
-    __shared__ __align__(16) float as[2][tile_depth][tile_anchors];
+    /* Rows padded by 4: the transposing stores of the two halves of a row
+     * (dimensions 4 apart) then hit different banks (as gemm.cu does). */
+    __shared__ __align__(16) float xs[2][tile_depth][tile_points + 4];
+    __shared__ __align__(16) float as[2][tile_depth][tile_anchors + 4];
     __shared__ float best[8][tile_threads];      /* per thread and point: smallest value */
     __shared__ int best_index[8][tile_threads];  /* its anchor */
     __shared__ float second[EXPANDED ? 8 : 1][tile_threads]; /* the second smallest */
@@ -201,8 +207,11 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
     __shared__ float final_second[EXPANDED ? tile_points : 1];
 
     const int t = threadIdx.x, tx = t % 16, ty = t / 16;
-    const int stage_row = t % tile_points; /* the point and anchor this thread stages */
-    const int stage_half = t / tile_points; /* dimensions 4 * stage_half .. + 3 of a stage */
+    /* Two neighbouring threads stage one row's 8 dimensions of a stage (one
+     * 32-byte sector of f32 points): the point and anchor this thread stages,
+     * and which 4 dimensions of the stage (4 * stage_half .. + 3). */
+    const int stage_row = t / 2;
+    const int stage_half = t % 2;
     /* n < 2^31 (checked by the run function): point numbers and tiles in 32 bits */
     const unsigned int count = list ? *list_count : (unsigned int)n;
     const unsigned int tile_count = (count + tile_points - 1) / tile_points;
@@ -385,40 +394,78 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
 
         if constexpr (EXPANDED) {
             __syncthreads();
-            /* A warp per point: the direct distance to the chosen anchor and
-             * ||x||, then the shortlist test. */
+            /* A warp per point, 4 points at a time (their loads in flight
+             * together): the direct distance to the chosen anchor (d terms
+             * (x - a)^2, lane by 4 dimensions) and ||x||, then the shortlist
+             * test. */
+            constexpr int group = 4;
             const int warp = t / 32, lane = t % 32;
             const float largest_norm = sqrtf(__uint_as_float(*largest_norm_bits)) * norm_inflation;
-            for (int p = warp; p < tile_points; p += tile_threads / 32) {
-                const unsigned int p_slot = tile * tile_points + p;
-                if (p_slot >= count)
+            for (int p0 = warp * group; p0 < tile_points; p0 += group * (tile_threads / 32)) {
+                const unsigned int p_slot0 = tile * tile_points + p0;
+                if (p_slot0 >= count)
                     break;
-                const unsigned int p_point = list ? list[p_slot] : p_slot;
-                const int chosen = final_index[p];
-                const P *row = x + (size_t)p_point * d;
-                const float *anchor_row = anchors + (size_t)chosen * d;
-                float distance = 0.0f, square_norm = 0.0f;
-#pragma unroll 4
-                for (int k = lane; k < d; k += 32) {
-                    const float value = widen(row + k);
-                    const float difference = value - __ldg(anchor_row + k);
-                    distance = fmaf(difference, difference, distance);
-                    square_norm = fmaf(value, value, square_norm);
+                const P *row[group];
+                const float *anchor_row[group];
+                unsigned int p_point[group];
+                bool present[group];
+                float distance[group], square_norm[group];
+#pragma unroll
+                for (int g = 0; g < group; g++) {
+                    const unsigned int p_slot = p_slot0 + g;
+                    present[g] = p_slot < count;
+                    p_point[g] = present[g] ? (list ? list[p_slot] : p_slot) : 0u;
+                    row[g] = x + (size_t)p_point[g] * d;
+                    anchor_row[g] = anchors + (size_t)(present[g] ? final_index[p0 + g] : 0) * d;
+                    distance[g] = 0.0f;
+                    square_norm[g] = 0.0f;
+                }
+                for (int k = 4 * lane; k < d; k += 128) {
+                    float4 xv[group], av[group];
+#pragma unroll
+                    for (int g = 0; g < group; g++) {
+                        xv[g] = load_four(row[g], k, d, point_vectors);
+                        av[g] = load_four(anchor_row[g], k, d, anchor_vectors);
+                    }
+#pragma unroll
+                    for (int g = 0; g < group; g++) {
+                        const float e[4] = {xv[g].x, xv[g].y, xv[g].z, xv[g].w};
+                        const float f[4] = {av[g].x, av[g].y, av[g].z, av[g].w};
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            const float difference = e[q] - f[q];
+                            distance[g] = fmaf(difference, difference, distance[g]);
+                            square_norm[g] = fmaf(e[q], e[q], square_norm[g]);
+                        }
+                    }
                 }
 #pragma unroll
-                for (int offset = 16; offset > 0; offset /= 2) {
-                    distance += __shfl_xor_sync(0xffffffffu, distance, offset);
-                    square_norm += __shfl_xor_sync(0xffffffffu, square_norm, offset);
-                }
-                if (lane == 0) {
-                    const float point_norm = sqrtf(square_norm) * norm_inflation;
+                for (int offset = 16; offset > 0; offset /= 2)
+#pragma unroll
+                    for (int g = 0; g < group; g++) {
+                        distance[g] += __shfl_xor_sync(0xffffffffu, distance[g], offset);
+                        square_norm[g] += __shfl_xor_sync(0xffffffffu, square_norm[g], offset);
+                    }
+                if (lane < group && p_slot0 + lane < count) {
+                    /* lane g writes point g (registers indexed by constants only) */
+                    float my_distance = distance[0], my_square_norm = square_norm[0];
+                    unsigned int my_point = p_point[0];
+#pragma unroll
+                    for (int g = 1; g < group; g++)
+                        if (lane == g) {
+                            my_distance = distance[g];
+                            my_square_norm = square_norm[g];
+                            my_point = p_point[g];
+                        }
+                    const int p = p0 + lane;
+                    const float point_norm = sqrtf(my_square_norm) * norm_inflation;
                     const float spread = largest_norm * largest_norm + 2.0f * point_norm * largest_norm;
                     const float margin = margin_factor * spread + 1e-30f;
-                    idx[p_point] = chosen;
-                    dist[p_point] = distance;
+                    idx[my_point] = final_index[p];
+                    dist[my_point] = my_distance;
                     /* NaN fails the test too: such a point is assigned in full */
                     if (!(final_second[p] > final_best[p] + margin))
-                        flagged[atomicAdd(flagged_count, 1u)] = (unsigned int)p_point;
+                        flagged[atomicAdd(flagged_count, 1u)] = my_point;
                 }
             }
         }

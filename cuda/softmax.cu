@@ -23,7 +23,13 @@
  *     Configurations (GROUP, REG): (1,4) (2,4) (4,4) (8,4) (16,4) (32,4)
  *     (32,8) in blocks of 256 threads, the first whose GROUP * REG slots
  *     hold the row: cols = 128 f32 is 8 lanes of 4 float4 (4 rows a warp),
- *     cols = 1024 f32 a warp of 8 float4 a lane. Longer rows: a block of 512
+ *     cols = 1024 f32 a warp of 8 float4 a lane. The warp-per-row
+ *     configurations (GROUP 32) run a staged variant (kcs_softmax_warp_staged):
+ *     the next row is copied by cp.async into REG shared-memory slots a thread
+ *     as soon as the current row has moved from there into registers, so a
+ *     warp has its next row in flight during the whole of its current row's
+ *     reductions, exps and stores; outputs use streaming stores (__stcs).
+ *     32 KB a block, 4 blocks (32 warps) an SM for cols = 1024 f32. Longer rows: a block of 512
  *     threads with 4 register slots and up to the device's shared memory per
  *     block (cols = 32768 f32: 4 float4 in registers and 12 in shared memory
  *     a thread, 96 KB a block, two blocks an SM; up to 65536 f32 or 32768
@@ -364,6 +370,113 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
     copy_async_wait_all(); /* nothing may be left in flight at exit */
 }
 
+/* The staged warp kernel (GROUP 32, a warp per row): the resident kernel's
+ * algorithm, with the next row's slots copied into shared memory (cp.async,
+ * REG slots a thread) as soon as the current row has left it for registers,
+ * so that a warp's next row is in flight during its reductions, exps and
+ * stores (two rows per warp in flight instead of one). Outputs are stored
+ * with the streaming hint so that they do not evict inputs. */
+template <typename T, typename V, int REG, int MIN_BLOCKS>
+__global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
+kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
+{
+    using S = slot<T, V>;
+    constexpr int width = S::width;
+    constexpr int THREADS = warp_block_threads;
+    constexpr int warps = THREADS / 32;
+
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [REG][THREADS] */
+
+    const int lane = threadIdx.x % 32;
+    const size_t row_slots = cols / width;
+    const size_t stride = (size_t)gridDim.x * warps;
+    size_t row = (size_t)blockIdx.x * warps + threadIdx.x / 32; /* the same in the whole warp */
+
+    /* The first row's slots. */
+    if (row < rows) {
+        const V *in = reinterpret_cast<const V *>(x + row * cols);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * 32 + lane;
+            if (q < row_slots)
+                copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in + q);
+        }
+    }
+    copy_async_commit();
+
+    for (; row < rows; row += stride) {
+        copy_async_wait_all(); /* only this thread reads its own stash slots */
+
+        /* The row into registers, and this thread's max. */
+        S reg[REG];
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * 32 + lane;
+            if (q < row_slots) {
+                reg[k].v = stash[k * THREADS + threadIdx.x];
+            } else {
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    reg[k].e[e] = minus_infinity<T>();
+            }
+        }
+        T local = minus_infinity<T>();
+#pragma unroll
+        for (int k = 0; k < REG; k++)
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                local = max_of(local, reg[k].e[e]); /* absent slots hold -inf */
+
+        /* The next row's slots, into the stash just read. */
+        const size_t next = row + stride;
+        if (next < rows) {
+            const V *in_next = reinterpret_cast<const V *>(x + next * cols);
+#pragma unroll
+            for (int k = 0; k < REG; k++) {
+                const size_t q = (size_t)k * 32 + lane;
+                if (q < row_slots)
+                    copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in_next + q);
+            }
+        }
+        copy_async_commit();
+
+        const T row_max = group_reduce<32>(local, maximum());
+
+        /* e = exp(x - M), kept in place, and the sum. */
+        T sum = T(0);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * 32 + lane;
+            if (q < row_slots) {
+#pragma unroll
+                for (int e = 0; e < width; e++) {
+                    const T term = exp_of(reg[k].e[e] - row_max);
+                    reg[k].e[e] = term;
+                    sum += term;
+                }
+            }
+        }
+        sum = group_reduce<32>(sum, plus());
+        const T inverse = T(1) / sum;
+
+        /* y = e / sum. */
+        V *out = reinterpret_cast<V *>(y + row * cols);
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * 32 + lane;
+            if (q < row_slots) {
+                S s = reg[k];
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    s.e[e] *= inverse;
+                __stcs(out + q, s.v);
+            }
+        }
+    }
+    copy_async_wait_all(); /* nothing may be left in flight at exit */
+}
+
 /* Running (max, sum of exp(x - max)) of the online kernel. */
 template <typename T> struct running {
     T max; /* -inf while nothing finite has been seen */
@@ -571,6 +684,26 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
+/* The staged warp kernel (a warp per row, REG register slots a thread and as
+ * many shared-memory slots for the next row), blocks of 256. */
+template <typename T, typename V, int REG>
+kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
+                              unsigned int *blocks, kcs_error *err)
+{
+    /* f32: at most 64 registers (4 blocks an SM); f64's exp needs more */
+    auto kernel = kcs_softmax_warp_staged<T, V, REG, sizeof(T) == 4 ? 4 : 2>;
+    const size_t shared_bytes = (size_t)REG * warp_block_threads * sizeof(V);
+    if (!launch) {
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            (int)cudaSharedmemCarveoutMaxShared));
+        return persistent_blocks(device, (const void *)kernel, warp_block_threads, shared_bytes, rows,
+                                 warp_block_threads / 32, blocks, err);
+    }
+    kernel<<<*blocks, warp_block_threads, shared_bytes, device->stream>>>(x, y, rows, cols);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_warp_staged");
+    return KCS_OK;
+}
+
 /* How a row is laid out in slots, and which kernel holds it. */
 struct choice {
     int kind;             /* 0: warp groups, 1: block, 2: online */
@@ -611,8 +744,8 @@ kcs_status launch_with_slots(kcs_device *device, const T *x, T *y, size_t rows, 
         case 404: return launch_warp_groups<T, V, 4, 4>(device, x, y, rows, cols, launch, blocks, err);
         case 804: return launch_warp_groups<T, V, 8, 4>(device, x, y, rows, cols, launch, blocks, err);
         case 1604: return launch_warp_groups<T, V, 16, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 3204: return launch_warp_groups<T, V, 32, 4>(device, x, y, rows, cols, launch, blocks, err);
-        default: return launch_warp_groups<T, V, 32, 8>(device, x, y, rows, cols, launch, blocks, err);
+        case 3204: return launch_warp_staged<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
+        default: return launch_warp_staged<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
         }
     }
     if (c.kind == 1) {

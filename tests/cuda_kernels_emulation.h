@@ -115,6 +115,7 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T value, u
 }
 
 template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline void __stcs(T *p, T v) { *p = v; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
 
 static inline unsigned atomicAdd(unsigned *p, unsigned v)
