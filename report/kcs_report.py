@@ -35,7 +35,8 @@ DTYPE_ORDER = ["f32", "f64", "f16", "i32", "i64"]
 # Which ceiling bounds an op: GEMM is compute-bound, everything else in kcs moves memory.
 CEILING_FOR_OP = {"gemm": ("gemm_flops_per_s", "flops", "GEMM rate")}
 DEFAULT_CEILING = ("copy_bytes_per_s", "bytes", "copy bandwidth")
-CEILING_NAMES = {"copy_bytes_per_s": ("copy bandwidth", "B/s"), "fma_flops_per_s": ("FMA rate", "flop/s"),
+CEILING_NAMES = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
+                 "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"), "fma_flops_per_s": ("FMA rate", "flop/s"),
                  "gemm_flops_per_s": ("GEMM rate", "flop/s")}
 
 
@@ -145,17 +146,21 @@ def image(img):
 class Column:
     """One device of one results file: a column of the matrix, a colour in the plots."""
 
-    def __init__(self, run, run_index, device):
+    def __init__(self, run, run_index, device, backend=None):
         self.run, self.run_index, self.device = run, run_index, device
         self.position = 0
-        self.backend = str(device.get("backend") or "") if device else ""
+        self.backend = str(device.get("backend") or "") if device else (backend or "")
         self.name = str(device.get("name") or device.get("id")) if device else "(no device)"
         self.driver = str(device.get("driver_version") or "") if device else ""
-        self.label = f"{self.backend}: {self.name}" if device else "found before any device ran"
+        # Results without a device: a backend built without a device here (its
+        # cases are skipped with the reason), or a problem found before any ran.
+        self.label = (f"{self.backend}: {self.name}" if device else
+                      f"{backend}: no device" if backend else "found before any device ran")
 
     def key(self):
         """How results find their column."""
-        return (self.run_index, str(self.device.get("id")) if self.device else None)
+        return (self.run_index, str(self.device.get("id")) if self.device else None,
+                None if self.device else (self.backend or None))
 
 
 class Model:
@@ -170,8 +175,9 @@ class Model:
                 column = Column(run, run_index, device)
                 index[column.key()] = column
                 self.columns.append(column)
-            if any(r.get("device_record") is None for r in run.results):
-                column = Column(run, run_index, None)
+            deviceless = sorted({str(r.get("backend") or "") for r in run.results if r.get("device_record") is None})
+            for backend in deviceless:
+                column = Column(run, run_index, None, backend or None)
                 index[column.key()] = column
                 self.columns.append(column)
         for position, column in enumerate(self.columns):
@@ -180,7 +186,8 @@ class Model:
         for run_index, run in enumerate(runs):
             for result in run.results:
                 device = result.get("device_record")
-                result["column"] = index[(run_index, str(device.get("id")) if device else None)]
+                result["column"] = index[(run_index, str(device.get("id")) if device else None,
+                                          None if device else (str(result.get("backend") or "") or None))]
         self.latest = latest_by_key(runs)
         self.stems = sorted({r["stem"] for run in runs for r in run.results})
         if cases_dir and os.path.isdir(cases_dir):
@@ -273,10 +280,13 @@ def ceilings_text(device):
         return '<span class="muted">no ceiling measured</span>'
     parts = []
     for key, value in ceilings.items():
-        if isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list)) or key == "method":
             continue
         name, unit = CEILING_NAMES.get(key, (key, "/s"))
         parts.append(f"{escape(name)} {escape(fmt_si(value, unit))}")
+    method = ceilings.get("method")
+    if parts and method:
+        parts.append(f'<span class="muted small">{escape(str(method))}</span>')
     return "<br>".join(parts) or '<span class="muted">no ceiling measured</span>'
 
 

@@ -80,7 +80,7 @@ def _normalise_device(device):
     ceilings = device.get("ceilings")
     if isinstance(ceilings, dict):
         for key in list(ceilings):
-            if not isinstance(ceilings[key], (dict, list)):
+            if key != "method" and not isinstance(ceilings[key], (dict, list)):  # method is prose
                 ceilings[key] = number(ceilings[key])
     else:
         device["ceilings"] = {}
