@@ -114,12 +114,8 @@ namespace {
 
 /* ---------------------------------------------------------------- loading points */
 
-/* The value of one stored point element, widened exactly to f32. */
-__device__ __forceinline__ float widen(const float *p)
-{
-    return __ldg(p);
-}
-
+/* The value of one stored f16 point element, widened exactly to f32 (f32
+ * points are read as they are). */
 __device__ __forceinline__ float widen(const __half *p)
 {
     return __half2float(__ldg(p));
