@@ -36,8 +36,15 @@
  *              the test itself. A point whose second smallest A is above the
  *              smallest plus the margin has one candidate: its idx is final
  *              and its dist is recomputed as the direct sum of (x - a)^2 (a
- *              warp per point, 16-byte loads, 4 points' loads in flight). Every other point (near ties, exact ties) is
- *              appended to a list that the direct kernel then assigns in full.
+ *              warp per point, 16-byte loads, 4 points' loads in flight).
+ *              Every other point (near ties, exact ties) is appended to a
+ *              list that the direct kernel then assigns in full. The list is
+ *              short (2014 of the perf case's 10^6 points), too few tiles to
+ *              fill the device, so that pass splits each tile's anchors over
+ *              up to 8 rows of blocks, each merging its (distance, index)
+ *              into the point's slot by a 64-bit atomicMin on (distance bits,
+ *              index): the lexicographic minimum whatever the order, then
+ *              unpacked (0.19 ms became 0.05 ms on an H200).
  *              The result is the direct kernel's for every point, up to near
  *              ties within the bound. Before it, a warp per anchor computes
  *              ||a_j||^2 and the largest of them (atomicMax on the bits of a
@@ -45,14 +52,23 @@
  *
  * reduce: count, mean and population variance per anchor, without float
  * atomics and in a fixed order (the same bits every run):
- *   1. keys = idx (a value outside [0, m) becomes m and counts nowhere),
- *      values = point numbers;
- *   2. cub::DeviceRadixSort::SortPairs on the bits that hold [0, m]: stable,
- *      so each anchor's points are contiguous and in index order;
- *   3. a pass over the sorted keys marks where each anchor's run starts
- *      and ends (count = its length; runs of absent anchors stay empty);
- *   4. a block per anchor: its 8 warps read the run's rows (a warp a row,
- *      16 bytes a lane, 8 rows in flight) updating Welford's mean and sum of
+ *   1. the point numbers are sorted stably by key (the anchor; a value
+ *      outside [0, m) becomes m and counts nowhere), so that each anchor's
+ *      points are contiguous and in index order, and each anchor's run is
+ *      known. Where the m + 1 keys' counters fit in shared memory (m <
+ *      1536), by a counting sort over tiles of 2048 points: each tile's
+ *      count of every key (shared-memory integer atomics: order-free),
+ *      stored key-major so that one cub::DeviceScan::ExclusiveSum gives
+ *      every (key, tile) its first place, then a scatter in which each warp
+ *      walks its eighth of a tile in order, the lanes of one key
+ *      (__match_any_sync) taking consecutive places. Otherwise by
+ *      cub::DeviceRadixSort::SortPairs on the bits of [0, m], then a pass
+ *      marking where each key's run starts and ends. On an H200 the first
+ *      took about 0.045 ms for the perf case, the second 0.066 ms;
+ *   2. a block per anchor: its 8 warps read the run's rows (a warp a row,
+ *      16 bytes a lane, 8 rows in flight; 80 registers, so 3 blocks an SM:
+ *      with 2, at 124 registers, the pass took 0.152 ms rather than 0.142)
+ *      updating Welford's mean and sum of
  *      squared deviations in f64, lane by dimension; the 8 warps' states are
  *      merged by Chan, Golub and LeVeque's pairwise formula, in warp order.
  *      f64 makes the updating formulas' error (about c u sigma rms, u the
@@ -84,18 +100,22 @@
  * error, of order c u64 (below 2.4e-7 for any c < 2^31), stays far inside
  * the f32 bound gamma(D(c) + 2) the depth rule exists to protect.
  *
- * Expected performance (H100, n = 1e6, d = 128, m = 1024, 2 n m d =
- * 2.7e11 flops; cuBLAS SGEMM's ~50 TFLOP/s would take 5.2 ms, and 0.70 of
- * its rate is 7.5 ms): direct issues two FP32 instructions a term (FADD,
- * FFMA), about 9 ms at 90% of the FP32 issue rate, some 0.55 of cuBLAS's
- * rate; shortlist issues one (FFMA, 94% of its inner loop), about 5 ms plus
- * the rare near ties (about 0.5% of points on uniform data), about cuBLAS's
- * rate. reduce reads the points once plus the sort of 10^6 keys: about
- * 0.25 ms, some 0.65 of the copy rate. update and energy are a few
- * microseconds (launch-bound at these sizes).
+ * Performance (n = 1e6, d = 128, m = 1024, 2 n m d = 2.6e11 flops; cuBLAS
+ * SGEMM's 51 TFLOP/s on an H200 would take 5.1 ms, and 0.70 of its rate is
+ * 7.3 ms): direct issues two FP32 instructions a term (FADD, FFMA) and takes
+ * 10.3 ms; shortlist issues one: its tile pass takes 7.2 ms, issue-bound
+ * (ncu: issue slots 86% busy) with the inner loop 77% FFMA once the anchor
+ * tiles' folds are counted (a fold cost 1123 instructions a tile before it
+ * became selects, 511 after: 7.6 ms became 7.2), then 0.05 ms for the
+ * near ties and 0.01 ms for the norms. reduce reads the points once
+ * (0.142 ms, 0.85 of the copy rate) after the sort (0.045 ms). update and
+ * energy are a few microseconds (launch-bound at these sizes).
  *
- * Tunables: none beyond the tile shape constants below, which the kernels'
- * thread mappings assume (128 x 128 tiles, 8 deep, 256 threads).
+ * Tunables (-D on the nvcc line): KCS_REDUCE_MIN_BLOCKS (resident blocks an
+ * SM the statistics kernel is compiled for) and KCS_REDUCE_UNROLL (rows a
+ * warp has in flight). The tile shape constants below are fixed: the
+ * kernels' thread mappings assume them (128 x 128 tiles, 8 deep, 256
+ * threads).
  *
  * Run only them: ./build/kcs run --backend cuda anneal (one step:
  * 'anneal/assign-*'; add --benchmark to time the perf cases).
@@ -106,6 +126,7 @@
 #include <cstdint>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_fp16.h>
 
 #include "common.cuh"
@@ -168,6 +189,7 @@ constexpr int tile_points = 128;  /* points a block takes at a time */
 constexpr int tile_anchors = 128; /* anchors per step of its walk */
 constexpr int tile_depth = 8;     /* dimensions per shared-memory stage */
 constexpr int tile_threads = 256; /* 16 x 16 threads, each 8 points x 8 anchors */
+constexpr unsigned int list_slices = 8; /* most rows of blocks the flagged points' anchors are split over */
 static_assert(tile_threads == 2 * tile_points && tile_points == tile_anchors && tile_points % 32 == 0,
               "the staging and rescoring mappings assume these shapes");
 
@@ -179,9 +201,53 @@ __device__ __forceinline__ int tile_position(int thread_coordinate, int i)
     return (i < 4 ? 0 : 64) + thread_coordinate * 4 + (i & 3);
 }
 
+/* Folds a finished anchor tile (acc, columns column_base + tile_position(tx,
+ * j)) into each of the thread's 8 points' running minimum: in increasing
+ * anchor order, a later anchor only when strictly nearer, so that equal
+ * values keep the first. EXPANDED: the value is ||a||^2 - 2 x . a, and the
+ * second smallest is kept too; columns beyond m have norm +inf, so their
+ * value is +inf and never taken. Direct: CHECK_COLUMNS makes columns beyond
+ * m +inf (only the last tile can have them). Clears acc for the next tile. */
+template <bool EXPANDED, bool CHECK_COLUMNS>
+__device__ __forceinline__ void fold_tile(float (&acc)[8][8], const float (&norm)[8], int column_base, int tx,
+                                          int m, float (*best)[tile_threads], int (*best_index)[tile_threads],
+                                          float (*second)[tile_threads], int t)
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        float b = best[i][t];
+        int b_index = best_index[i][t];
+        float b_second = EXPANDED ? second[i][t] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int column = column_base + tile_position(tx, j);
+            float value;
+            if constexpr (EXPANDED)
+                value = fmaf(-2.0f, acc[i][j], norm[j]);
+            else
+                value = CHECK_COLUMNS && column >= m ? INFINITY : acc[i][j];
+            const bool nearer = value < b;
+            if constexpr (EXPANDED)
+                b_second = nearer ? b : fminf(b_second, value); /* fminf skips NaN, as < does */
+            b_index = nearer ? column : b_index;
+            b = nearer ? value : b;
+            acc[i][j] = 0.0f;
+        }
+        best[i][t] = b;
+        best_index[i][t] = b_index;
+        if constexpr (EXPANDED)
+            second[i][t] = b_second;
+    }
+}
+
 /* The tile kernel: see the header comment. EXPANDED: shortlist mode.
  * list (may be null): the points to assign are list[0 .. *list_count);
- * otherwise 0 .. n. */
+ * otherwise 0 .. n. Anchor slices (direct mode, list only): block row
+ * blockIdx.y walks anchor tiles [blockIdx.y * slice_tiles, + slice_tiles)
+ * and, when there are several rows, merges its (distance, index) into
+ * packed[list slot] by atomicMin on (distance bits << 32 | index): the
+ * lexicographic minimum, the same whatever the order (distances are
+ * non-negative, so their bits order as they do). */
 template <typename P, bool EXPANDED>
 __global__ void __launch_bounds__(tile_threads, 2)
 kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, size_t n, int d, int m,
@@ -189,7 +255,8 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                  const float *__restrict__ norms, const unsigned int *__restrict__ largest_norm_bits,
                  float margin_factor, float norm_inflation, int *__restrict__ idx,
                  float *__restrict__ dist, unsigned int *__restrict__ flagged,
-                 unsigned int *__restrict__ flagged_count, bool point_vectors, bool anchor_vectors)
+                 unsigned int *__restrict__ flagged_count, unsigned long long *__restrict__ packed,
+                 int slice_tiles, bool point_vectors, bool anchor_vectors)
 {
     /* Rows padded by 4: the transposing stores of the two halves of a row
      * (dimensions 4 apart) then hit different banks (as gemm.cu does). */
@@ -212,7 +279,10 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
     const unsigned int count = list ? *list_count : (unsigned int)n;
     const unsigned int tile_count = (count + tile_points - 1) / tile_points;
     const int depth_stages = (d + tile_depth - 1) / tile_depth;
-    const int anchor_tiles = (m + tile_anchors - 1) / tile_anchors;
+    const int all_anchor_tiles = (m + tile_anchors - 1) / tile_anchors;
+    const int first_anchor_tile = (int)blockIdx.y * slice_tiles;
+    const int anchor_tiles = min(all_anchor_tiles, first_anchor_tile + slice_tiles);
+    const bool sliced = gridDim.y > 1;
 
     for (unsigned int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         const unsigned int slot = tile * tile_points + stage_row;
@@ -232,8 +302,9 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
             const int k = 4 * stage_half;
             const float4 px = point_present ? load_four(x + (size_t)point * d, k, d, point_vectors)
                                             : make_float4(0, 0, 0, 0);
-            const float4 pa = stage_row < m ? load_four(anchors + (size_t)stage_row * d, k, d, anchor_vectors)
-                                            : make_float4(0, 0, 0, 0);
+            const int anchor = first_anchor_tile * tile_anchors + stage_row;
+            const float4 pa = anchor < m ? load_four(anchors + (size_t)anchor * d, k, d, anchor_vectors)
+                                         : make_float4(0, 0, 0, 0);
             xs[0][k][stage_row] = px.x;
             xs[0][k + 1][stage_row] = px.y;
             xs[0][k + 2][stage_row] = px.z;
@@ -254,7 +325,7 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
 
         /* Stages run over (anchor tile, depth stage), the depth stage fastest. */
         int buffer = 0;
-        for (int anchor_tile = 0, depth_stage = 0; anchor_tile < anchor_tiles;) {
+        for (int anchor_tile = first_anchor_tile, depth_stage = 0; anchor_tile < anchor_tiles;) {
             int next_depth_stage = depth_stage + 1, next_tile = anchor_tile;
             if (next_depth_stage == depth_stages) {
                 next_depth_stage = 0;
@@ -305,9 +376,7 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
             }
 
             if (depth_stage == depth_stages - 1) {
-                /* An anchor tile is done: fold it into the running minima, in
-                 * increasing anchor order (j, then tiles), keeping the first
-                 * of equal values. */
+                /* An anchor tile is done: fold it into the running minima. */
                 const int column_base = anchor_tile * tile_anchors;
                 float norm[8];
 #pragma unroll
@@ -315,35 +384,12 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                     const int column = column_base + tile_position(tx, j);
                     norm[j] = 0.0f;
                     if constexpr (EXPANDED)
-                        norm[j] = column < m ? __ldg(norms + column) : 0.0f;
+                        norm[j] = column < m ? __ldg(norms + column) : INFINITY;
                 }
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    float b = best[i][t];
-                    int b_index = best_index[i][t];
-                    float b_second = EXPANDED ? second[i][t] : 0.0f;
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const int column = column_base + tile_position(tx, j);
-                        if (column < m) {
-                            const float value = EXPANDED ? fmaf(-2.0f, acc[i][j], norm[j]) : acc[i][j];
-                            if (value < b) {
-                                if constexpr (EXPANDED)
-                                    b_second = b;
-                                b = value;
-                                b_index = column;
-                            } else if constexpr (EXPANDED) {
-                                if (value < b_second)
-                                    b_second = value;
-                            }
-                        }
-                        acc[i][j] = 0.0f;
-                    }
-                    best[i][t] = b;
-                    best_index[i][t] = b_index;
-                    if constexpr (EXPANDED)
-                        second[i][t] = b_second;
-                }
+                if (EXPANDED || column_base + tile_anchors <= m)
+                    fold_tile<EXPANDED, false>(acc, norm, column_base, tx, m, best, best_index, second, t);
+                else
+                    fold_tile<EXPANDED, true>(acc, norm, column_base, tx, m, best, best_index, second, t);
             }
             __syncthreads();
             buffer ^= 1;
@@ -380,6 +426,8 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                     final_best[p] = b;
                     final_index[p] = b_index;
                     final_second[p] = b_second;
+                } else if (p_slot < count && sliced) {
+                    atomicMin(&packed[p_slot], (unsigned long long)__float_as_uint(b) << 32 | (unsigned int)b_index);
                 } else if (p_slot < count) {
                     const unsigned int p_point = list ? list[p_slot] : p_slot;
                     idx[p_point] = b_index;
@@ -460,11 +508,28 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
                     idx[my_point] = final_index[p];
                     dist[my_point] = my_distance;
                     /* NaN fails the test too: such a point is assigned in full */
-                    if (!(final_second[p] > final_best[p] + margin))
-                        flagged[atomicAdd(flagged_count, 1u)] = my_point;
+                    if (!(final_second[p] > final_best[p] + margin)) {
+                        const unsigned int slot = atomicAdd(flagged_count, 1u);
+                        flagged[slot] = my_point;
+                        packed[slot] = (unsigned long long)__float_as_uint(INFINITY) << 32; /* (inf, anchor 0) */
+                    }
                 }
             }
         }
+    }
+}
+
+/* The sliced direct pass's results: packed[q] (distance bits << 32 | index)
+ * into idx and dist of point list[q], for q < *list_count. */
+__global__ void __launch_bounds__(256)
+kcs_assign_unpack(const unsigned long long *__restrict__ packed, const unsigned int *__restrict__ list,
+                  const unsigned int *__restrict__ list_count, int *__restrict__ idx, float *__restrict__ dist)
+{
+    const unsigned int count = *list_count;
+    for (unsigned int q = blockIdx.x * blockDim.x + threadIdx.x; q < count; q += gridDim.x * blockDim.x) {
+        const unsigned long long value = packed[q];
+        idx[list[q]] = (int)(unsigned int)(value & 0xffffffffu);
+        dist[list[q]] = __uint_as_float((unsigned int)(value >> 32));
     }
 }
 
@@ -547,18 +612,23 @@ kcs_status tile_blocks(kcs_device *device, size_t points, unsigned int *blocks, 
     return KCS_OK;
 }
 
-/* Launches the tile kernel (list null: points 0 .. n; else list[0 .. *list_count)). */
+/* Launches the tile kernel (list null: points 0 .. n; else list[0 ..
+ * *list_count)), in `slices` rows of blocks over the anchor tiles (1, or
+ * several for the list, merged into packed). */
 template <typename P, bool EXPANDED>
 kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kcs_anneal_args *a,
-                        unsigned int blocks, const unsigned int *list, const unsigned int *list_count,
-                        const float *norms, const unsigned int *largest_norm_bits, float margin_factor,
-                        float norm_inflation, unsigned int *flagged, unsigned int *flagged_count,
+                        unsigned int blocks, unsigned int slices, const unsigned int *list,
+                        const unsigned int *list_count, const float *norms,
+                        const unsigned int *largest_norm_bits, float margin_factor, float norm_inflation,
+                        unsigned int *flagged, unsigned int *flagged_count, unsigned long long *packed,
                         kcs_error *err)
 {
-    kcs_assign_tiles<P, EXPANDED><<<blocks, tile_threads, 0, device->stream>>>(
+    const int anchor_tiles = (int)((a->m + tile_anchors - 1) / tile_anchors);
+    const int slice_tiles = (anchor_tiles + (int)slices - 1) / (int)slices;
+    kcs_assign_tiles<P, EXPANDED><<<dim3(blocks, slices), tile_threads, 0, device->stream>>>(
         b.x, b.a, a->n, (int)a->d, (int)a->m, list, list_count, norms, largest_norm_bits, margin_factor,
-        norm_inflation, b.idx, b.dist, flagged, flagged_count, rows_are_vectors<P>(b.x, a->d),
-        rows_are_vectors<float>(b.a, a->d));
+        norm_inflation, b.idx, b.dist, flagged, flagged_count, packed, slice_tiles,
+        rows_are_vectors<P>(b.x, a->d), rows_are_vectors<float>(b.a, a->d));
     if constexpr (EXPANDED)
         KCS_CUDA_CHECK_LAUNCH("kcs_assign_tiles (shortlist)");
     else
@@ -579,11 +649,13 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         return status;
 
     /* Scratch for the shortlist: norms (m), the largest norm's bits and the
-     * flagged count (adjacent, cleared by one memset), the flagged list (n). */
+     * flagged count (adjacent, cleared by one memset), the flagged list (n),
+     * the sliced direct pass's packed results (n). */
     const size_t norms_offset = 0;
     const size_t words_offset = align_up(a->m * sizeof(float));
     const size_t list_offset = words_offset + 256;
-    const size_t scratch_bytes = list_offset + align_up(a->n * sizeof(unsigned int));
+    const size_t packed_offset = list_offset + align_up(a->n * sizeof(unsigned int));
+    const size_t scratch_bytes = packed_offset + align_up(a->n * sizeof(unsigned long long));
     if (shortlist && a->n > 0 && a->d > 0) {
         status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
         if (status != KCS_OK)
@@ -610,36 +682,56 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
         KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
     } else if (a->n > 0 && !shortlist) {
-        status = launch_tiles<P, false>(device, b, a, direct_blocks, nullptr, nullptr, nullptr, nullptr, 0.0f,
-                                        1.0f, nullptr, nullptr, err);
+        status = launch_tiles<P, false>(device, b, a, direct_blocks, 1, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                                        1.0f, nullptr, nullptr, nullptr, err);
     } else if (a->n > 0) {
         char *scratch = (char *)device->partials.data;
         float *norms = (float *)(scratch + norms_offset);
         unsigned int *largest_norm_bits = (unsigned int *)(scratch + words_offset);
         unsigned int *flagged_count = largest_norm_bits + 1;
         unsigned int *flagged = (unsigned int *)(scratch + list_offset);
+        unsigned long long *packed = (unsigned long long *)(scratch + packed_offset);
         KCS_CUDA_CHECK(cudaMemsetAsync(largest_norm_bits, 0, 2 * sizeof(unsigned int), device->stream));
         const size_t norm_blocks = (a->m * 32 + 255) / 256;
         kcs_assign_anchor_norms<<<(unsigned int)norm_blocks, 256, 0, device->stream>>>(
             b.a, (int)a->m, (int)a->d, norms, largest_norm_bits);
         KCS_CUDA_CHECK_LAUNCH("kcs_assign_anchor_norms");
-        status = launch_tiles<P, true>(device, b, a, shortlist_blocks, nullptr, nullptr, norms,
+        status = launch_tiles<P, true>(device, b, a, shortlist_blocks, 1, nullptr, nullptr, norms,
                                        largest_norm_bits, margin_factor, norm_inflation, flagged,
-                                       flagged_count, err);
-        if (status == KCS_OK) /* the flagged points, in full; its grid allows for all n */
-            status = launch_tiles<P, false>(device, b, a, direct_blocks, flagged, flagged_count, nullptr,
-                                            nullptr, 0.0f, 1.0f, nullptr, nullptr, err);
+                                       flagged_count, packed, err);
+        /* The flagged points, in full: usually a few thousand, too few tiles
+         * to fill the device, so each tile's anchors are split over up to
+         * list_slices rows of blocks, merged in packed, then unpacked. The
+         * grid allows for all n. */
+        const unsigned int anchor_tiles = (unsigned int)((a->m + tile_anchors - 1) / tile_anchors);
+        const unsigned int slices = anchor_tiles < list_slices ? anchor_tiles : list_slices;
+        const unsigned int slice_blocks = (direct_blocks + slices - 1) / slices;
+        if (status == KCS_OK)
+            status = launch_tiles<P, false>(device, b, a, slice_blocks, slices, flagged, flagged_count, nullptr,
+                                            nullptr, 0.0f, 1.0f, nullptr, nullptr, packed, err);
+        if (status == KCS_OK && slices > 1) {
+            kcs_assign_unpack<<<direct_blocks, 256, 0, device->stream>>>(packed, flagged, flagged_count, b.idx,
+                                                                        b.dist);
+            KCS_CUDA_CHECK_LAUNCH("kcs_assign_unpack");
+        }
     }
     if (status != KCS_OK)
         return status;
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
 }
 
+
 /* ---------------------------------------------------------------- reduce */
 
+#ifndef KCS_REDUCE_MIN_BLOCKS
+#define KCS_REDUCE_MIN_BLOCKS 3
+#endif
+#ifndef KCS_REDUCE_UNROLL
+#define KCS_REDUCE_UNROLL 8
+#endif
 constexpr int reduce_threads = 256;  /* 8 warps */
 constexpr int reduce_panel = 128;    /* dimensions a pass over an anchor's points covers (4 a lane) */
-constexpr int reduce_unroll = 8;     /* rows a warp has in flight */
+constexpr int reduce_unroll = KCS_REDUCE_UNROLL; /* rows a warp has in flight */
 
 /* Sort keys (the anchor, or m for a value outside [0, m)) and values (point numbers). */
 __global__ void __launch_bounds__(256)
@@ -671,6 +763,117 @@ kcs_reduce_segments(const unsigned int *__restrict__ sorted_keys, size_t n, unsi
     }
 }
 
+/* The counting sort, for at most counting_most_keys keys (m + 1): points
+ * are cut into tiles of counting_tile, in order. */
+constexpr int counting_tile = 2048;      /* points per tile */
+constexpr int counting_warps = 8;        /* warps of a block; in the scatter each takes an eighth of a tile */
+constexpr int counting_most_keys = 1536; /* keys [0, m] the shared-memory counters hold (48 KB in the scatter) */
+static_assert(counting_tile % (32 * counting_warps) == 0, "a warp's share of a tile is whole steps of 32");
+constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
+
+/* The sort key of a point: its anchor, or m for a value outside [0, m). */
+__device__ __forceinline__ unsigned int reduce_key(const int *idx, size_t i, int m)
+{
+    const int j = idx[i];
+    return j >= 0 && j < m ? (unsigned int)j : (unsigned int)m;
+}
+
+/* Counting sort, step 1: each tile's count of every key, stored key-major
+ * (counts[key * tiles + tile]) so that one exclusive scan over the whole
+ * array gives every (key, tile) its first position in the sorted order.
+ * Shared-memory atomics only count: the result does not depend on their order. */
+__global__ void __launch_bounds__(32 * counting_warps)
+kcs_reduce_count(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ counts)
+{
+    __shared__ unsigned int histogram[counting_most_keys];
+    const int keys = m + 1;
+    const unsigned int tiles = gridDim.x, tile = blockIdx.x;
+    for (int j = threadIdx.x; j < keys; j += blockDim.x)
+        histogram[j] = 0;
+    __syncthreads();
+    /* all of a thread's keys loaded first: their loads in flight together */
+    constexpr int per_thread = counting_tile / (32 * counting_warps);
+    unsigned int key[per_thread];
+    const size_t first = (size_t)tile * counting_tile + threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < per_thread; r++) {
+        const size_t i = first + (size_t)r * (32 * counting_warps);
+        key[r] = i < n ? reduce_key(idx, i, m) : no_key;
+    }
+#pragma unroll
+    for (int r = 0; r < per_thread; r++)
+        if (key[r] != no_key)
+            atomicAdd(&histogram[key[r]], 1u);
+    __syncthreads();
+    for (int j = threadIdx.x; j < keys; j += blockDim.x)
+        counts[(size_t)j * tiles + tile] = histogram[j];
+}
+
+/* Counting sort, step 3 (step 2 is the scan of the counts into offsets):
+ * writes each point number to its place, stably. Warp w of a tile takes
+ * the tile's w-th share; its first place for each key is the tile's
+ * (offsets) plus the counts of the earlier shares. It then walks its
+ * share in order, 32 points a step: the lanes holding the same key
+ * (__match_any_sync) take consecutive places in lane order, and the lowest
+ * of them advances that key's place. */
+__global__ void __launch_bounds__(32 * counting_warps)
+kcs_reduce_scatter(const int *__restrict__ idx, size_t n, int m, const unsigned int *__restrict__ offsets,
+                   unsigned int *__restrict__ sorted_points)
+{
+    constexpr int share = counting_tile / counting_warps;
+    __shared__ unsigned int place[counting_warps][counting_most_keys];
+    const int keys = m + 1;
+    const unsigned int tiles = gridDim.x, tile = blockIdx.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int j = threadIdx.x; j < keys; j += blockDim.x)
+#pragma unroll
+        for (int w = 0; w < counting_warps; w++)
+            place[w][j] = 0;
+    __syncthreads();
+    /* the lane's keys of the share, step by step, loaded first (no_key past n) */
+    constexpr int steps = share / 32;
+    const size_t begin = (size_t)tile * counting_tile + (size_t)warp * share;
+    unsigned int key[steps];
+#pragma unroll
+    for (int step = 0; step < steps; step++) {
+        const size_t i = begin + (size_t)step * 32 + lane;
+        key[step] = i < n ? reduce_key(idx, i, m) : no_key;
+    }
+#pragma unroll
+    for (int step = 0; step < steps; step++)
+        if (key[step] != no_key)
+            atomicAdd(&place[warp][key[step]], 1u);
+    __syncthreads();
+    /* counts of the shares -> their first places */
+    for (int j = threadIdx.x; j < keys; j += blockDim.x) {
+        unsigned int next = offsets[(size_t)j * tiles + tile];
+#pragma unroll
+        for (int w = 0; w < counting_warps; w++) {
+            const unsigned int share_count = place[w][j];
+            place[w][j] = next;
+            next += share_count;
+        }
+    }
+    __syncthreads();
+    const unsigned int below = (1u << lane) - 1u; /* the lanes before this one */
+#pragma unroll
+    for (int step = 0; step < steps; step++) {
+        /* lanes past n hold no_key, which no present lane has */
+        const bool present = key[step] != no_key;
+        const unsigned int peers = __match_any_sync(0xffffffffu, key[step]);
+        unsigned int at = 0;
+        if (present)
+            at = place[warp][key[step]] + (unsigned int)__popc(peers & below);
+        __syncwarp();
+        if (present) {
+            sorted_points[at] = (unsigned int)(begin + (size_t)step * 32 + lane);
+            if ((peers & below) == 0) /* the lowest lane of its key */
+                place[warp][key[step]] += (unsigned int)__popc(peers);
+        }
+        __syncwarp();
+    }
+}
+
 /* 1 / value for a count (1 <= value < 2^31) to within an ulp or two of f64:
  * an f32 seed and two Newton steps, no division (whose rare slow path is a
  * call that costs registers in the loop). */
@@ -692,9 +895,9 @@ __device__ __forceinline__ void welford(double &mean, double &m2, float value, d
 
 /* A block per anchor (grid-strided): see the header comment. */
 template <typename P>
-__global__ void __launch_bounds__(reduce_threads, 2)
+__global__ void __launch_bounds__(reduce_threads, KCS_REDUCE_MIN_BLOCKS)
 kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ segment_start,
-                      const unsigned int *__restrict__ segment_end,
+                      const unsigned int *__restrict__ segment_end, size_t segment_stride,
                       const unsigned int *__restrict__ sorted_points, int d, int m,
                       int *__restrict__ count, float *__restrict__ mean, float *__restrict__ var,
                       bool vectors)
@@ -707,7 +910,8 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
 
     const int t = threadIdx.x, warp = t / 32, lane = t % 32;
     for (int j = blockIdx.x; j < m; j += gridDim.x) {
-        const size_t start = segment_start[j], c = segment_end[j] - segment_start[j];
+        const size_t start = segment_start[(size_t)j * segment_stride];
+        const size_t c = segment_end[(size_t)j * segment_stride] - start;
         if (t == 0)
             count[j] = (int)c;
 
@@ -814,24 +1018,42 @@ kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
     int *count = (int *)outputs[0]->data;
     float *mean = (float *)outputs[1]->data, *var = (float *)outputs[2]->data;
 
-    /* Keys hold [0, m]: the bits for m. */
-    int end_bit = 0;
+    /* Two ways to put each anchor's points together, in index order: a
+     * counting sort where its per-key counters fit in shared memory (m + 1
+     * keys at most counting_most_keys), else CUB's radix sort on the bits
+     * of [0, m]. Both give the statistics kernel the sorted point numbers and
+     * each anchor's run as start[j * stride] .. end[j * stride]. */
+    const bool counting = n > 0 && m + 1 <= (size_t)counting_most_keys;
+    const size_t tiles = (n + counting_tile - 1) / counting_tile;
+    int end_bit = 0; /* the bits for m */
     while (end_bit < 32 && ((unsigned long long)1 << end_bit) <= (unsigned long long)m)
         end_bit++;
-    /* Scratch: keys, point numbers, both sorted, then the runs' starts and ends (m + 1 each, adjacent). */
+    /* Scratch, counting: counts and offsets ((m + 1) * tiles each), sorted
+     * point numbers (n). Radix sort: keys, point numbers, both sorted (n
+     * each), then the runs' starts and ends (m + 1 each, adjacent). */
     const size_t array_bytes = align_up(n * sizeof(unsigned int));
+    const size_t table_bytes = align_up((m + 1) * tiles * sizeof(unsigned int));
     const size_t segments_offset = 4 * array_bytes;
     const size_t segments_bytes = 2 * (m + 1) * sizeof(unsigned int);
-    size_t sort_bytes = 0;
+    const size_t scratch_bytes = counting ? 2 * table_bytes + array_bytes : segments_offset + segments_bytes;
+    if (counting && (m + 1) * tiles > (size_t)INT_MAX)
+        return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, m = %zu is too large", n, m);
+    size_t cub_bytes = 0;
     if (m > 0) {
-        const unsigned int *no_input = nullptr;
-        unsigned int *no_output = nullptr;
-        if (n > 0)
-            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, no_input, no_output, no_input,
+        if (counting) {
+            const unsigned int *no_input = nullptr;
+            unsigned int *no_output = nullptr;
+            KCS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, no_input, no_output,
+                                                         (int)((m + 1) * tiles), device->stream));
+        } else if (n > 0) {
+            const unsigned int *no_input = nullptr;
+            unsigned int *no_output = nullptr;
+            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, no_input, no_output, no_input,
                                                            no_output, (int)n, 0, end_bit, device->stream));
-        status = kcs_cuda_reserve(&device->partials, segments_offset + segments_bytes, err);
-        if (status == KCS_OK && sort_bytes > 0)
-            status = kcs_cuda_reserve(&device->cub_storage, sort_bytes, err);
+        }
+        status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
+        if (status == KCS_OK && cub_bytes > 0)
+            status = kcs_cuda_reserve(&device->cub_storage, cub_bytes, err);
         if (status != KCS_OK)
             return status;
     }
@@ -847,27 +1069,54 @@ kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         return status;
     if (m > 0) {
         char *scratch = (char *)device->partials.data;
-        unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
-        unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
-        unsigned int *sorted_points = (unsigned int *)(scratch + 3 * array_bytes);
-        unsigned int *segment_start = (unsigned int *)(scratch + segments_offset);
-        unsigned int *segment_end = segment_start + (m + 1);
-        KCS_CUDA_CHECK(cudaMemsetAsync(segment_start, 0, segments_bytes, device->stream));
-        if (n > 0) {
-            kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
-                                                                                      points);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
+        const unsigned int *segment_start, *segment_end, *sorted_points;
+        size_t segment_stride;
+        if (counting) {
+            unsigned int *counts = (unsigned int *)scratch;
+            unsigned int *offsets = (unsigned int *)(scratch + table_bytes);
+            unsigned int *sorted = (unsigned int *)(scratch + 2 * table_bytes);
+            kcs_reduce_count<<<(unsigned int)tiles, 32 * counting_warps, 0, device->stream>>>(idx, n, (int)m,
+                                                                                            counts);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_count");
             size_t storage_bytes = device->cub_storage.bytes;
-            const unsigned int *keys_in = keys, *points_in = points;
-            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
-                                                           sorted_keys, points_in, sorted_points, (int)n, 0,
-                                                           end_bit, device->stream));
-            kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(
-                sorted_keys, n, segment_start, segment_end);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_segments");
+            const unsigned int *counts_in = counts;
+            KCS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(device->cub_storage.data, storage_bytes, counts_in,
+                                                         offsets, (int)((m + 1) * tiles), device->stream));
+            kcs_reduce_scatter<<<(unsigned int)tiles, 32 * counting_warps, 0, device->stream>>>(
+                idx, n, (int)m, offsets, sorted);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_scatter");
+            /* anchor j's run: from its tile-0 offset to anchor j + 1's */
+            segment_start = offsets;
+            segment_end = offsets + tiles;
+            segment_stride = tiles;
+            sorted_points = sorted;
+        } else {
+            unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
+            unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
+            unsigned int *sorted = (unsigned int *)(scratch + 3 * array_bytes);
+            unsigned int *start = (unsigned int *)(scratch + segments_offset);
+            unsigned int *end = start + (m + 1);
+            KCS_CUDA_CHECK(cudaMemsetAsync(start, 0, segments_bytes, device->stream));
+            if (n > 0) {
+                kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
+                                                                                          points);
+                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
+                size_t storage_bytes = device->cub_storage.bytes;
+                const unsigned int *keys_in = keys, *points_in = points;
+                KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
+                                                               sorted_keys, points_in, sorted, (int)n, 0,
+                                                               end_bit, device->stream));
+                kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(sorted_keys, n,
+                                                                                             start, end);
+                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_segments");
+            }
+            segment_start = start;
+            segment_end = end;
+            segment_stride = 1;
+            sorted_points = sorted;
         }
         kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
-            x, segment_start, segment_end, sorted_points, (int)d, (int)m, count, mean, var,
+            x, segment_start, segment_end, segment_stride, sorted_points, (int)d, (int)m, count, mean, var,
             rows_are_vectors<P>(x, d));
         KCS_CUDA_CHECK_LAUNCH("kcs_reduce_statistics");
     }

@@ -387,7 +387,7 @@ static const kcs_kernel kernels[] = {
     {"assign", KCS_F16, "shortlist", "as f32, points widened from f16 when staged", kcs_cuda_assign_shortlist_f16,
      NULL},
     {"reduce", KCS_F32, "sorted-welford",
-     "CUB radix sort by anchor, a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
+     "counting sort by anchor (CUB radix sort for m >= 1536), a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
      kcs_cuda_reduce_f32, NULL},
     {"reduce", KCS_F16, "sorted-welford", "as f32, points widened from f16", kcs_cuda_reduce_f16, NULL},
     {"update", KCS_F32, "elementwise", "v' = fma(mu, v, mean - a) or mu v; a' = fma(lr T, v', a)",
