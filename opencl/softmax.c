@@ -30,6 +30,31 @@
  * group variants skip cases beyond 2^22 elements (the three perf shapes),
  * with that reason: cpu-rows runs them there (kcs_opencl_softmax_group_supports).
  *
+ * Speed on NVIDIA's OpenCL (H200, medians against the copy rate measured in
+ * the same run): 32768 x 1024 0.76 to 0.80 (group-online), 10^6 x 128 0.86
+ * (group-online), 4096 x 32768 0.62 (both variants). The long rows are the
+ * open problem, and what was measured on them so far:
+ *   - group-registers holds a 128 KB row in the register file: 1024 items
+ *     of 8 vectors take 64 registers, so one work-group an SM, whose loads,
+ *     trees, exps and stores follow each other with nothing to overlap them
+ *     (about 13 us a row against 8 us of memory time). Two rows never fit
+ *     an SM's 256 KB of registers, and OpenCL offers 48 KB of local memory
+ *     a work-group (the CUDA kernel keeps 96 KB of a row in shared memory
+ *     and reaches 0.89 on the same card).
+ *   - group-online with 256 items a row runs 8 rows an SM, so the second
+ *     read misses L2 (1056 rows of 128 KB in flight): three passes over
+ *     memory at 0.88 of the copy rate. 512 or 1024 items a row, four-vector
+ *     trips or single loads, -cl-nv-maxrregcount=32: all 0.62 to 0.63.
+ *   - rotating each row's start (against memory channel conflicts): no
+ *     change. A persistent row loop, to prefetch() the next row into L2
+ *     while a row is reduced, made 32768 x 1024 slower (0.60 from 0.72)
+ *     before any prefetch, and its long-row runs did not finish in the
+ *     minute given them: dropped.
+ *   - cutting a row into 8192-element parts, one work-group each, that
+ *     exchange max and sum through global atomics (tickets in start order,
+ *     so that the waits end): correct and deterministic, but 0.46, the
+ *     exchanges' round trips leaving the registers idle.
+ *
  * Run only it: build/kcs run --backend opencl softmax
  */
 #include "kcs_opencl.h"
