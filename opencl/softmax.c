@@ -50,6 +50,10 @@
  *     while a row is reduced, made 32768 x 1024 slower (0.60 from 0.72)
  *     before any prefetch, and its long-row runs did not finish in the
  *     minute given them: dropped.
+ *   - persistent work-groups that write row r (its second read, meant to
+ *     come from L2) while streaming the next row's max and sum, one merge
+ *     a row: 0.31, 0.48 and 0.63 with 1, 2 and 4 groups a compute unit
+ *     (few groups cannot keep enough loads in flight; many miss L2 again).
  *   - cutting a row into 8192-element parts, one work-group each, that
  *     exchange max and sum through global atomics (tickets in start order,
  *     so that the waits end): correct and deterministic, but 0.46, the
