@@ -63,8 +63,11 @@
  *      walks its eighth of a tile in order, the lanes of one key
  *      (__match_any_sync) taking consecutive places. Otherwise by
  *      cub::DeviceRadixSort::SortPairs on the bits of [0, m], then a pass
- *      marking where each key's run starts and ends. On an H200 the first
- *      took about 0.045 ms for the perf case, the second 0.066 ms;
+ *      marking where each key's run starts and ends. On an H200, for the
+ *      perf case: the radix sort and its passes 0.066 ms; the counting
+ *      sort 0.046 ms with tiles of 4096 points (4 warps), and halving the
+ *      tile (8 warps of 256 points: shorter in-order walks, twice the
+ *      blocks) took the whole reduce from 0.205 to 0.187 ms;
  *   2. a block per anchor: its 8 warps read the run's rows (a warp a row,
  *      16 bytes a lane, 8 rows in flight; 80 registers, so 3 blocks an SM:
  *      with 2, at 124 registers, the pass took 0.152 ms rather than 0.142)
@@ -103,15 +106,16 @@
  * Performance (n = 1e6, d = 128, m = 1024, 2 n m d = 2.6e11 flops; cuBLAS
  * SGEMM's 51 TFLOP/s on an H200 would take 5.1 ms, and 0.70 of its rate is
  * 7.3 ms): direct issues two FP32 instructions a term (FADD, FFMA) and takes
- * 10.3 ms; shortlist issues one: its tile pass takes 7.2 ms, issue-bound
- * (ncu: issue slots 86% busy) with the inner loop 77% FFMA once the anchor
- * tiles' folds are counted (a fold cost 1123 instructions a tile before it
- * became selects, 511 after: 7.6 ms became 7.2; loading the next stage
- * through row pointers without bounds checks where d is a multiple of 8
- * and rows are aligned took it to 7.1), then 0.05 ms for the near ties and
- * 0.01 ms for the norms. reduce reads the points once
- * (0.142 ms, 0.85 of the copy rate) after the sort (0.045 ms). update and
- * energy are a few microseconds (launch-bound at these sizes).
+ * 10.2 ms; shortlist issues one and takes 7.09 ms in all (0.72 of cuBLAS's
+ * rate): its tile pass is issue-bound (ncu: issue slots 86% busy), the
+ * inner loop about 80% FFMA once the anchor tiles' folds are counted (a
+ * fold cost 1123 instructions a tile before it became selects, 511 after:
+ * the pass went from 7.6 to 7.2 ms; loading the next stage through row
+ * pointers without bounds checks where d is a multiple of 8 and rows are
+ * aligned, to 7.03), then 0.05 ms for the near ties and 0.01 ms for the
+ * norms. reduce reads the points once (0.142 ms, 0.85 of the copy rate)
+ * after the sort (under 0.046 ms): 0.187 ms in all, 0.66 of the copy rate.
+ * update and energy are a few microseconds (launch-bound at these sizes).
  *
  * Tunables (-D on the nvcc line): KCS_REDUCE_MIN_BLOCKS (resident blocks an
  * SM the statistics kernel is compiled for) and KCS_REDUCE_UNROLL (rows a
