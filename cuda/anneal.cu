@@ -153,35 +153,6 @@ __device__ __forceinline__ float half_bits_to_float(unsigned int bits)
     return __half2float(__ushort_as_half((unsigned short)(bits & 0xffffu)));
 }
 
-/* Dimensions k .. k+3 of a row as a float4, 0 beyond d. vectors: the row is
- * aligned for one 16-byte (f32) or 8-byte (f16) load wherever k + 4 <= d. */
-__device__ __forceinline__ float4 load_four(const float *row, int k, int d, bool vectors)
-{
-    if (vectors && k + 4 <= d)
-        return __ldg(reinterpret_cast<const float4 *>(row + k));
-    float4 r;
-    r.x = k < d ? __ldg(row + k) : 0.0f;
-    r.y = k + 1 < d ? __ldg(row + k + 1) : 0.0f;
-    r.z = k + 2 < d ? __ldg(row + k + 2) : 0.0f;
-    r.w = k + 3 < d ? __ldg(row + k + 3) : 0.0f;
-    return r;
-}
-
-__device__ __forceinline__ float4 load_four(const __half *row, int k, int d, bool vectors)
-{
-    if (vectors && k + 4 <= d) {
-        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(row + k));
-        return make_float4(half_bits_to_float(raw.x), half_bits_to_float(raw.x >> 16),
-                           half_bits_to_float(raw.y), half_bits_to_float(raw.y >> 16));
-    }
-    float4 r;
-    r.x = k < d ? widen(row + k) : 0.0f;
-    r.y = k + 1 < d ? widen(row + k + 1) : 0.0f;
-    r.z = k + 2 < d ? widen(row + k + 2) : 0.0f;
-    r.w = k + 3 < d ? widen(row + k + 3) : 0.0f;
-    return r;
-}
-
 /* Elements 0 .. 3 at p, with no bounds check: p is aligned for one 16-byte
  * (f32) or 8-byte (f16) load, and all four lie inside the row. */
 __device__ __forceinline__ float4 load_four_inside(const float *p)
@@ -194,6 +165,32 @@ __device__ __forceinline__ float4 load_four_inside(const __half *p)
     const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(p));
     return make_float4(half_bits_to_float(raw.x), half_bits_to_float(raw.x >> 16), half_bits_to_float(raw.y),
                        half_bits_to_float(raw.y >> 16));
+}
+
+/* Dimensions k .. k+3 of a row as a float4, 0 beyond d. vectors: the row is
+ * aligned for one 16-byte (f32) or 8-byte (f16) load wherever k + 4 <= d. */
+__device__ __forceinline__ float4 load_four(const float *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d)
+        return load_four_inside(row + k);
+    float4 r;
+    r.x = k < d ? __ldg(row + k) : 0.0f;
+    r.y = k + 1 < d ? __ldg(row + k + 1) : 0.0f;
+    r.z = k + 2 < d ? __ldg(row + k + 2) : 0.0f;
+    r.w = k + 3 < d ? __ldg(row + k + 3) : 0.0f;
+    return r;
+}
+
+__device__ __forceinline__ float4 load_four(const __half *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d)
+        return load_four_inside(row + k);
+    float4 r;
+    r.x = k < d ? widen(row + k) : 0.0f;
+    r.y = k + 1 < d ? widen(row + k + 1) : 0.0f;
+    r.z = k + 2 < d ? widen(row + k + 2) : 0.0f;
+    r.w = k + 3 < d ? widen(row + k + 3) : 0.0f;
+    return r;
 }
 
 /* Whether rows of d elements of type P starting at data allow load_four's vector loads. */
@@ -301,7 +298,8 @@ kcs_assign_tiles(const P *__restrict__ x, const float *__restrict__ anchors, siz
     const int depth_stages = (d + tile_depth - 1) / tile_depth;
     const int all_anchor_tiles = (m + tile_anchors - 1) / tile_anchors;
     const int first_anchor_tile = (int)blockIdx.y * slice_tiles;
-    const int anchor_tiles = min(all_anchor_tiles, first_anchor_tile + slice_tiles);
+    const int slice_end = first_anchor_tile + slice_tiles;
+    const int anchor_tiles = slice_end < all_anchor_tiles ? slice_end : all_anchor_tiles;
     const bool sliced = gridDim.y > 1;
 
     for (unsigned int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
@@ -771,15 +769,21 @@ constexpr int reduce_threads = 256;  /* 8 warps */
 constexpr int reduce_panel = 128;    /* dimensions a pass over an anchor's points covers (4 a lane) */
 constexpr int reduce_unroll = KCS_REDUCE_UNROLL; /* rows a warp has in flight */
 
-/* Sort keys (the anchor, or m for a value outside [0, m)) and values (point numbers). */
+/* The sort key of a point: its anchor, or m for a value outside [0, m). */
+__device__ __forceinline__ unsigned int reduce_key(const int *idx, size_t i, int m)
+{
+    const int j = idx[i];
+    return j >= 0 && j < m ? (unsigned int)j : (unsigned int)m;
+}
+
+/* Sort keys (reduce_key) and values (point numbers) for the radix sort. */
 __global__ void __launch_bounds__(256)
 kcs_reduce_keys(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ keys,
                 unsigned int *__restrict__ points)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const int j = idx[i];
-        keys[i] = j >= 0 && j < m ? (unsigned int)j : (unsigned int)m;
+        keys[i] = reduce_key(idx, i, m);
         points[i] = (unsigned int)i;
     }
 }
@@ -808,13 +812,6 @@ constexpr int counting_warps = 8;        /* warps of a block; in the scatter eac
 constexpr int counting_most_keys = 1536; /* keys [0, m] the shared-memory counters hold (48 KB in the scatter) */
 static_assert(counting_tile % (32 * counting_warps) == 0, "a warp's share of a tile is whole steps of 32");
 constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
-
-/* The sort key of a point: its anchor, or m for a value outside [0, m). */
-__device__ __forceinline__ unsigned int reduce_key(const int *idx, size_t i, int m)
-{
-    const int j = idx[i];
-    return j >= 0 && j < m ? (unsigned int)j : (unsigned int)m;
-}
 
 /* Counting sort, step 1: each tile's count of every key, stored key-major
  * (counts[key * tiles + tile]) so that one exclusive scan over the whole
