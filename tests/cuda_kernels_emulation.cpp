@@ -453,7 +453,9 @@ static void reduce_tests()
     struct shape { size_t n, d, m; };
     const shape shapes[] = {{200, 5, 7}, {500, 13, 11}, {100, 3, 10}, {300, 6, 5}, {1024, 4, 64}, {4096, 4, 3},
                             {1000, 3, 4}, {3000, 128, 20}, {700, 130, 9}, {600, 260, 5}, {0, 4, 5}, {10, 0, 3},
-                            {5, 4, 1}, {2000, 1, 300}};
+                            {5, 4, 1}, {2000, 1, 300},
+                            /* several counting-sort tiles, a ragged last one; m + 1 > 1536: the radix sort */
+                            {5000, 3, 40}, {3000, 2, 1600}};
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2}) {
             test_reduce<float>(kcs_cuda_reduce_f32, s.n, s.d, s.m, kind, 2, 2);

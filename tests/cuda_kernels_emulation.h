@@ -114,6 +114,29 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T value, u
     return emu_shuffle_from(value, source);
 }
 
+static inline void __syncwarp() { emu_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+/* The lanes of the warp whose value equals this lane's. */
+static inline unsigned __match_any_sync(unsigned mask, unsigned value)
+{
+    if (mask != 0xffffffffu) {
+        std::fprintf(stderr, "emulation: partial match masks are not emulated\n");
+        std::abort();
+    }
+    const int warp = threadIdx.x / 32;
+    std::memcpy(emu_exchange[threadIdx.x].bytes, &value, sizeof value);
+    emu_warp_barriers[warp]->arrive_and_wait();
+    unsigned peers = 0;
+    for (int lane = 0; lane < 32; lane++) {
+        unsigned other;
+        std::memcpy(&other, emu_exchange[warp * 32 + lane].bytes, sizeof other);
+        if (other == value)
+            peers |= 1u << lane;
+    }
+    emu_warp_barriers[warp]->arrive_and_wait();
+    return peers;
+}
+static inline int __popc(unsigned value) { return __builtin_popcount(value); }
+
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 template <typename T> static inline void __stcs(T *p, T v) { *p = v; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
@@ -137,6 +160,13 @@ static inline unsigned atomicMax(unsigned *p, unsigned v)
     std::lock_guard<std::mutex> lock(emu_atomic_mutex);
     unsigned old = *p;
     *p = old > v ? old : v;
+    return old;
+}
+static inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
+{
+    std::lock_guard<std::mutex> lock(emu_atomic_mutex);
+    unsigned long long old = *p;
+    *p = old < v ? old : v;
     return old;
 }
 static inline unsigned atomicInc(unsigned *p, unsigned limit)
@@ -191,7 +221,11 @@ typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 typedef void *cudaStream_t;
 enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9
+};
+enum cudaSharedCarveout { cudaSharedmemCarveoutMaxShared = 100 };
 inline int emu_blocks_per_sm = 2;
 inline int emu_shared_optin = 232448;
 static inline const char *cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
@@ -214,7 +248,7 @@ static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cuda
     return cudaSuccess;
 }
 
-/* A launch: blocks one after another, each a team of std::threads. */
+/* A launch: blocks one after another (x fastest, then y), each a team of std::threads. */
 inline long emu_launches = 0;
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
@@ -223,7 +257,7 @@ template <typename... P> struct emu_launcher {
     template <typename... A> void operator()(A &&...args) const
     {
         emu_launches++;
-        if (block.x == 0 || block.x > 1024 || block.x % 32 != 0 || grid.x == 0) {
+        if (block.x == 0 || block.x > 1024 || block.x % 32 != 0 || grid.x == 0 || grid.y == 0 || grid.z != 1) {
             std::fprintf(stderr, "emulation: bad launch %u x %u\n", grid.x, block.x);
             std::abort();
         }
@@ -235,6 +269,7 @@ template <typename... P> struct emu_launcher {
         gridDim = grid;
         blockDim = block;
         std::vector<unsigned char> shared(shared_bytes + 16);
+        for (unsigned by = 0; by < grid.y; by++)
         for (unsigned b = 0; b < grid.x; b++) {
             emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
             /* garbage, as on a GPU */
@@ -250,7 +285,7 @@ template <typename... P> struct emu_launcher {
             for (unsigned t = 0; t < block.x; t++)
                 threads.emplace_back([&, t, b] {
                     threadIdx = dim3(t);
-                    blockIdx = dim3(b);
+                    blockIdx = dim3(b, by);
                     std::apply(kernel, converted);
                 });
             for (auto &thread : threads)
@@ -328,6 +363,24 @@ struct DeviceRadixSort {
         for (int i = 0; i < n; i++) {
             keys_out[i] = pairs[i].first;
             values_out[i] = pairs[i].second;
+        }
+        return cudaSuccess;
+    }
+};
+/* CUB's exclusive prefix sum. */
+struct DeviceScan {
+    template <typename T>
+    static cudaError_t ExclusiveSum(void *storage, size_t &bytes, const T *in, T *out, int n, cudaStream_t = nullptr)
+    {
+        if (!storage) {
+            bytes = 64;
+            return cudaSuccess;
+        }
+        T running = T(0);
+        for (int i = 0; i < n; i++) {
+            const T value = in[i];
+            out[i] = running;
+            running += value;
         }
         return cudaSuccess;
     }

@@ -52,7 +52,8 @@ if "copy_async_commit" in source:
     source = source.replace("/*EMU:copy_async_wait_all*/", "inline void copy_async_wait_all() {}")
 
 for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>",
-                "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>"]:
+                "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
+                "#include <cub/device/device_scan.cuh>"]:
     source = source.replace(include, "")
 source = source.replace('#include "common.cuh"', '#include "cuda_kernels_emulation.h"')
 source = source.replace("extern __shared__ __align__(16) unsigned char dynamic_shared[];",
