@@ -76,7 +76,11 @@ static const struct {
                                      &kcs_opencl_ceilings_source_length, ""},
     [KCS_OPENCL_PROGRAM_SOFTMAX] = {"opencl/softmax.cl", kcs_opencl_softmax_source,
                                     &kcs_opencl_softmax_source_length,
-                                    "-cl-fp32-correctly-rounded-divide-sqrt"},
+                                    "-cl-fp32-correctly-rounded-divide-sqrt"
+                                    " -DKCS_SOFTMAX_LOCAL_REGISTER_VECTORS="
+                                    KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS)
+                                    " -DKCS_SOFTMAX_LOCAL_ROW_ITEMS="
+                                    KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS)},
     [KCS_OPENCL_PROGRAM_ANNEAL] = {"opencl/anneal.cl", kcs_opencl_anneal_source,
                                    &kcs_opencl_anneal_source_length,
                                    "-cl-fp32-correctly-rounded-divide-sqrt"
@@ -330,6 +334,8 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
                                      &device->max_work_group_size, NULL), err);
     KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof device->max_allocation,
                                      &device->max_allocation, NULL), err);
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof device->local_memory,
+                                     &device->local_memory, NULL), err);
     KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global_memory,
                                      &global_memory, NULL), err);
 
@@ -735,7 +741,8 @@ static const kcs_kernel kernels[] = {
     {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", kcs_opencl_elementwise_vectorized,
      kcs_opencl_elementwise_supports},
     {"softmax", KCS_F32, "group-registers",
-     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers, read once; local-memory trees",
+     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers (long rows: 256 items, 96 "
+     "elements in registers and the rest in local memory), read once; local-memory trees",
      kcs_opencl_softmax_group_registers, kcs_opencl_softmax_group_supports},
     {"softmax", KCS_F64, "group-registers", "as f32, in double", kcs_opencl_softmax_group_registers,
      kcs_opencl_softmax_group_supports},

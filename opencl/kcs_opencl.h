@@ -65,6 +65,14 @@ typedef enum {
 #define KCS_OPENCL_ASSIGN_SIDE 16
 #define KCS_OPENCL_ASSIGN_MICRO 8
 
+/* Vectors of four f32 elements that a work-item of opencl/softmax.cl's
+ * group-registers kernel with local memory keeps in registers (f64: half as
+ * many, the same bytes), passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS 24
+
+/* Work-items of a row (and of a work-group) of that kernel, passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS 256
+
 /* One program's build on one device: not tried yet, built, or failed with a message. */
 typedef struct {
     int tried;          /* whether a build was attempted */
@@ -96,6 +104,7 @@ struct kcs_device {
     cl_uint compute_units;          /* CL_DEVICE_MAX_COMPUTE_UNITS */
     size_t max_work_group_size;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong max_allocation;        /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    cl_ulong local_memory;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes a work-group may use */
     int has_fp64;                   /* whether cl_khr_fp64 is offered */
     int has_fp16;                   /* whether cl_khr_fp16 is offered */
     char name[256];                 /* CL_DEVICE_NAME, for messages */

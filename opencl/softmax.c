@@ -11,11 +11,16 @@
  *     sub-group operations every step of a row's tree is a barrier of the
  *     whole work-group, so fewer, fuller work-items per row mean fewer
  *     steps, and 4 vectors keep 64 bytes of loads in flight per work-item.
- *     For longer rows it is the smallest V whose row_items the kernel can
- *     launch (32768 columns: 1024 items of 8 vectors, or 512 of 16 where the
- *     registers allow only 512 work-items). Work-groups hold
- *     group_items / row_items rows. A row longer than 64 times the largest
- *     work-group falls back to group-online.
+ *     Next the smallest V that needs at most local_row_items (256).
+ *     Longer rows go to the kernel with local memory: 256 work-items a row
+ *     and a work-group, each with KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS
+ *     (24) vectors in registers and the rest of its share in local memory
+ *     (32768 columns: 24 + 8 vectors, 32 KB a work-group, 127 registers a
+ *     work-item on an H200, so two work-groups, two rows, share a compute
+ *     unit and one's loads overlap the other's trees and stores). Where
+ *     local memory is too small for the rest, the smallest V whose
+ *     row_items the kernel can launch; failing that, group-online. Work-groups
+ *     hold group_items / row_items rows.
  *   group-online: row_items work-items per row, each visiting at least
  *     online_least_pieces vectors of four where the row has them (as above,
  *     to shorten the trees), up to group_items work-items, more only to keep
@@ -31,33 +36,14 @@
  * with that reason: cpu-rows runs them there (kcs_opencl_softmax_group_supports).
  *
  * Speed on NVIDIA's OpenCL (H200, medians against the copy rate measured in
- * the same run): 32768 x 1024 0.76 to 0.80 (group-online), 10^6 x 128 0.86
- * (group-online), 4096 x 32768 0.62 (both variants). The long rows are the
- * open problem, and what was measured on them so far:
- *   - group-registers holds a 128 KB row in the register file: 1024 items
- *     of 8 vectors take 64 registers, so one work-group an SM, whose loads,
- *     trees, exps and stores follow each other with nothing to overlap them
- *     (about 13 us a row against 8 us of memory time). Two rows never fit
- *     an SM's 256 KB of registers, and OpenCL offers 48 KB of local memory
- *     a work-group (the CUDA kernel keeps 96 KB of a row in shared memory
- *     and reaches 0.89 on the same card).
- *   - group-online with 256 items a row runs 8 rows an SM, so the second
- *     read misses L2 (1056 rows of 128 KB in flight): three passes over
- *     memory at 0.88 of the copy rate. 512 or 1024 items a row, four-vector
- *     trips or single loads, -cl-nv-maxrregcount=32: all 0.62 to 0.63.
- *   - rotating each row's start (against memory channel conflicts): no
- *     change. A persistent row loop, to prefetch() the next row into L2
- *     while a row is reduced, made 32768 x 1024 slower (0.60 from 0.72)
- *     before any prefetch, and its long-row runs did not finish in the
- *     minute given them: dropped.
- *   - persistent work-groups that write row r (its second read, meant to
- *     come from L2) while streaming the next row's max and sum, one merge
- *     a row: 0.31, 0.48 and 0.63 with 1, 2 and 4 groups a compute unit
- *     (few groups cannot keep enough loads in flight; many miss L2 again).
- *   - cutting a row into 8192-element parts, one work-group each, that
- *     exchange max and sum through global atomics (tickets in start order,
- *     so that the waits end): correct and deterministic, but 0.46, the
- *     exchanges' round trips leaving the registers idle.
+ * the same run): group-registers 0.89 to 0.90 of copy on 32768 x 1024,
+ * 0.94 on 4096 x 32768, 0.95 on 10^6 x 128; group-online 0.80, 0.62 and
+ * 0.87. The register kernels were at 0.74, 0.57 and 0.80 until their loads
+ * and their max were written as two loops: taking each vector's max right
+ * after its load made every work-item wait for each load before issuing
+ * the next (one 16-byte load in flight, as the SASS showed), which no
+ * tuning of work-group sizes, rotations, persistent or split-row variants
+ * (all tried, all 0.31 to 0.63 on the long rows) could hide.
  *
  * Run only it: build/kcs run --backend opencl softmax
  */
@@ -66,6 +52,14 @@
 enum {
     /* Work-items per row that group-registers prefers not to exceed. */
     preferred_row_items = 128,
+    /* Work-items a row of the group-registers kernel with local memory takes
+     * (and the most a registers-only row takes before it is tried). */
+    local_row_items = KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS,
+    /* Most vectors of four (registers and local memory together) a work-item
+     * of that kernel sums in one chain: the depth derivation in
+     * opencl/softmax.cl relies on it where local memory is large (a CPU
+     * device's); on a GPU's 48 KB it is 35 at most. */
+    most_local_slots = 128,
     /* Work-items in a work-group whose rows are shorter than that: several
      * rows share a group, so short rows still fill a GPU's SIMD lanes. */
     group_items = 256,
@@ -194,12 +188,44 @@ static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, 
     return launch_rows(device, kernel, s, row_items, group, events, err);
 }
 
+/* Sets the held-vector arguments of a group-registers kernel: local memory for
+ * held vectors of four per work-item of a work-group of group (at least one
+ * vector, as OpenCL wants no empty local arguments). */
+static kcs_status set_held_args(cl_kernel kernel, size_t group, size_t held, size_t element,
+                                kcs_error *err)
+{
+    cl_uint held_argument = (cl_uint)held;
+    size_t bytes = (held ? held : 1) * group * 4 * element;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, bytes, NULL), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 7, sizeof held_argument, &held_argument), err);
+    return KCS_OK;
+}
+
+/* Launches a group-registers kernel: row_items work-items a row, each with held
+ * vectors of four in local memory beside those in its registers. */
+static kcs_status launch_registers(kcs_device *device, cl_kernel kernel, const kcs_softmax_args *s,
+                                   kcs_dtype dtype, cl_mem x, cl_mem y, size_t row_items,
+                                   size_t allowed, size_t held, kcs_opencl_events *events,
+                                   kcs_error *err)
+{
+    size_t group = group_for(row_items, allowed);
+    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    kcs_status status = set_common_args(kernel, x, y, s, err);
+    if (status == KCS_OK)
+        status = set_held_args(kernel, group, held, element, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, group * element, NULL), err);
+    return launch_rows(device, kernel, s, row_items, group, events, err);
+}
+
 static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
                                     cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
 {
     size_t pieces = ceil_div(s->cols, 4);
-    cl_kernel kernels[register_kernel_count];
-    size_t allowed[register_kernel_count];
+    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    cl_kernel kernels[register_kernel_count], local_kernel;
+    size_t allowed[register_kernel_count], local_allowed;
     for (int v = 0; v < register_kernel_count; v++) {
         kcs_status status = kcs_opencl_kernel(
             device, KCS_OPENCL_PROGRAM_SOFTMAX,
@@ -209,31 +235,47 @@ static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *
         if (status != KCS_OK)
             return status;
     }
-    /* First the smallest V within the preferred row width, then the smallest
-     * V that the kernel can launch at all. */
-    int chosen = -1;
-    size_t row_items = 0;
-    for (int pass = 0; pass < 2 && chosen < 0; pass++)
-        for (int v = 0; v < register_kernel_count && chosen < 0; v++) {
-            size_t items =
-                power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
-            size_t limit =
-                pass == 0 && allowed[v] > preferred_row_items ? preferred_row_items : allowed[v];
-            if (items <= limit) {
-                chosen = v;
-                row_items = items;
-            }
-        }
-    if (chosen < 0)
-        return enqueue_online(device, s, dtype, x, y, events, err);
-    cl_kernel kernel = kernels[chosen];
-    size_t group = group_for(row_items, allowed[chosen]);
-    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
-    kcs_status status = set_common_args(kernel, x, y, s, err);
+    kcs_status status = kcs_opencl_kernel(
+        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        dtype == KCS_F64 ? "kcs_softmax_registers_local_f64" : "kcs_softmax_registers_local_f32",
+        &local_kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, local_kernel, largest_group, &local_allowed, err);
     if (status != KCS_OK)
         return status;
-    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 5, group * element, NULL), err);
-    return launch_rows(device, kernel, s, row_items, group, events, err);
+
+    /* Registers only, in rows of at most preferred_row_items and then of at
+     * most local_row_items work-items: the smallest V that does. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int v = 0; v < register_kernel_count; v++) {
+            size_t items =
+                power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
+            size_t limit = pass == 0 ? preferred_row_items : local_row_items;
+            if (items <= limit && items <= allowed[v])
+                return launch_registers(device, kernels[v], s, dtype, x, y, items, allowed[v], 0,
+                                        events, err);
+        }
+    /* Registers and local memory, local_row_items work-items a row. */
+    size_t register_vectors = dtype == KCS_F64 ? KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS / 2
+                                               : KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS;
+    size_t slots = ceil_div(pieces, local_row_items);
+    if (local_allowed >= local_row_items && slots <= most_local_slots) {
+        size_t held = slots > register_vectors ? slots - register_vectors : 0;
+        size_t group = group_for(local_row_items, local_allowed);
+        size_t local_bytes = held * group * 4 * element + group * element;
+        if (local_bytes <= device->local_memory)
+            return launch_registers(device, local_kernel, s, dtype, x, y, local_row_items,
+                                    local_allowed, held, events, err);
+    }
+    /* Registers only, as many work-items as the kernel can launch. */
+    for (int v = 0; v < register_kernel_count; v++) {
+        size_t items =
+            power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
+        if (items <= allowed[v])
+            return launch_registers(device, kernels[v], s, dtype, x, y, items, allowed[v], 0,
+                                    events, err);
+    }
+    return enqueue_online(device, s, dtype, x, y, events, err);
 }
 
 static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,

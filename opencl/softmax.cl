@@ -27,10 +27,19 @@
  *     4 (c row_items + t) .. + 3, so neighbouring work-items read
  *     neighbouring 16-byte pieces. The row is read once: its max by a tree
  *     in local memory, then exp(x - M) in place and their sum by a second
- *     tree, then y. V is a compile-time constant (4, 8 or 16, one kernel
- *     each) so that the array stays in registers. Without sub-group
- *     operations every step of a tree is a barrier of the whole work-group,
- *     so a row takes few work-items with many values each.
+ *     tree, then y. All V loads are issued before the first is used (a max
+ *     taken after each load made them go one at a time). V is a
+ *     compile-time constant (4, 8 or 16, one kernel each) so that the array
+ *     stays in registers. Without sub-group operations every step of a tree
+ *     is a barrier of the whole work-group, so a row takes few work-items
+ *     with many values each. kcs_softmax_registers_local_<type>, for longer
+ *     rows, is the same with KCS_SOFTMAX_LOCAL_ROW_ITEMS work-items a row
+ *     and a work-group, V = KCS_SOFTMAX_LOCAL_REGISTER_VECTORS (f64 half),
+ *     and held_vectors more vectors a work-item in local memory (vectors
+ *     V .. V + held_vectors - 1 of its share), loaded first; only the
+ *     work-item that stored a held vector reads it, so they need no
+ *     barrier. Registers and local memory together hold a 128 KB row, and
+ *     two such work-groups fit a compute unit of an H100 or H200.
  *   group-online: kcs_softmax_online_<type>, for rows too long to keep
  *     (opencl/softmax.c falls back to it from group-registers). Each
  *     work-item walks its strided share of the row four vectors a trip (the
@@ -50,7 +59,9 @@
  * Summation depth (the bound allows a term D(cols) = min(cols - 1, 2048 +
  * ceil(log2 cols)) additions, and an online rescaling counts as eight):
  *   group-registers: V - 1 in a vector lane, 2 joining the four lanes,
- *     log2(row_items) in the tree: at most 15 + 2 + 10.
+ *     log2(row_items) in the tree: at most 15 + 2 + 10; with held vectors,
+ *     V + held_vectors - 1 in a lane, which opencl/softmax.c keeps at most
+ *     127 (35 on a GPU's 48 KB of local memory): 127 + 2 + 8.
  *   group-online: an item visits ceil(cols / (4 row_items)) vectors of four
  *     (at most 128 as opencl/softmax.c sizes it, for rows up to 2^19
  *     columns). A term passes through 2 additions joining its trip's four
@@ -75,6 +86,24 @@
  * block's sum joins the row's total; a multiple of 8. 2048 gives each lane
  * a chain of 256 additions. */
 #define KCS_SOFTMAX_CPU_BLOCK 2048
+#endif
+
+#ifndef KCS_SOFTMAX_LOCAL_REGISTER_VECTORS
+/* Vectors of four f32 elements a work-item of kcs_softmax_registers_local_f32
+ * keeps in registers (f64: half, the same bytes); the build passes the
+ * host's KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS. A multiple of 2. */
+#define KCS_SOFTMAX_LOCAL_REGISTER_VECTORS 24
+#endif
+
+#ifndef KCS_SOFTMAX_LOCAL_ROW_ITEMS
+/* Work-items of a row, and of a work-group, of the kernels with local memory;
+ * the build passes the host's KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS. */
+#define KCS_SOFTMAX_LOCAL_ROW_ITEMS 256
+#endif
+
+#ifndef KCS_SOFTMAX_HELD_BATCH
+/* Held vectors whose loads the local kernels keep in flight together. */
+#define KCS_SOFTMAX_HELD_BATCH 8
 #endif
 
 /* ---- pieces shared by every kernel of one type ------------------------------- */
@@ -198,26 +227,70 @@
 
 /* ---- group-registers --------------------------------------------------------- */
 
-/* One kernel per V, the vectors of four each work-item keeps. The launch
- * has get_local_size(0) / row_items rows per work-group. */
-#define KCS_SOFTMAX_REGISTERS(T, S, V)                                                             \
-    kernel void kcs_softmax_registers_##S##_v##V(global const T *x, global T *y, ulong rows,       \
-                                                 ulong cols, uint row_items,                       \
-                                                 local T *scratch)                                 \
+/* Loads a work-item's V register slots of its row into v (-inf beyond the row),
+ * and stores them times inverse, with ALIGNED a constant. */
+#define KCS_SOFTMAX_LOAD_SLOTS(T, S, V, ALIGNED)                                                   \
     {                                                                                              \
+        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
+            v[c] = in_range ? kcs_softmax_load4_##S(in, 4 * ((ulong)c * row_items + lane), cols,   \
+                                                    ALIGNED)                                       \
+                            : (T##4)(-INFINITY);                                                   \
+    }
+#define KCS_SOFTMAX_STORE_SLOTS(T, S, V, ALIGNED)                                                  \
+    {                                                                                              \
+        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
+            kcs_softmax_store4_##S(out, 4 * ((ulong)c * row_items + lane), cols, ALIGNED,          \
+                                   v[c] * inverse);                                                \
+    }
+
+/* One kernel per V, the vectors of four each work-item keeps in registers;
+ * the kernel named _local keeps held_vectors more in local memory (its slots
+ * V .. V + held_vectors - 1), for rows longer than the registers hold. Only
+ * the work-item that stores a held vector reads it again, so the held part
+ * needs no barriers. The launch has get_local_size(0) / row_items rows per
+ * work-group. */
+#define KCS_SOFTMAX_REGISTERS(T, S, V, NAME, HELD, ATTRIBUTES)                                     \
+    kernel ATTRIBUTES void NAME(global const T *x, global T *y, ulong rows, ulong cols,            \
+                                uint launch_row_items, local T *scratch, local T##4 *held,         \
+                                uint launch_held_vectors)                                          \
+    {                                                                                              \
+        /* With held vectors a work-group is one row of a fixed size, so that */                   \
+        /* the offsets of the row's vectors are constants.                     */                  \
+        uint row_items = HELD ? KCS_SOFTMAX_LOCAL_ROW_ITEMS : launch_row_items;                    \
+        uint held_vectors = HELD ? launch_held_vectors : 0;                                        \
+        uint items = HELD ? KCS_SOFTMAX_LOCAL_ROW_ITEMS : get_local_size(0);                       \
         uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
-        ulong row = (ulong)get_group_id(0) * (get_local_size(0) / row_items) + id / row_items;     \
+        ulong row = (ulong)get_group_id(0) * (items / row_items) + id / row_items;                 \
         int in_range = row < rows, aligned = cols % 4 == 0;                                        \
         global const T *in = x + (in_range ? row : 0) * cols;                                      \
-        T##4 v[V];                                                                                 \
         T row_max = (T)(-INFINITY);                                                                \
-        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
-        {                                                                                          \
-            ulong first = 4 * ((ulong)c * row_items + lane);                                       \
-            v[c] = in_range ? kcs_softmax_load4_##S(in, first, cols, aligned)                      \
-                            : (T##4)(-INFINITY);                                                   \
-            row_max = fmax(row_max, kcs_softmax_max4_##S(v[c]));                                   \
+        /* The held vectors first, KCS_SOFTMAX_HELD_BATCH loads in flight at a     */              \
+        /* time, so that their staging registers are free before the V loads.      */              \
+        for (uint j = 0; j < held_vectors; j += KCS_SOFTMAX_HELD_BATCH) {                          \
+            T##4 batch[KCS_SOFTMAX_HELD_BATCH];                                                    \
+            _Pragma("unroll") for (int b = 0; b < KCS_SOFTMAX_HELD_BATCH; b++)                     \
+            {                                                                                      \
+                ulong first = 4 * ((ulong)(V + j + b) * row_items + lane);                         \
+                batch[b] = in_range && j + b < held_vectors                                        \
+                               ? kcs_softmax_load4_##S(in, first, cols, aligned)                   \
+                               : (T##4)(-INFINITY);                                                \
+            }                                                                                      \
+            _Pragma("unroll") for (int b = 0; b < KCS_SOFTMAX_HELD_BATCH; b++)                     \
+            {                                                                                      \
+                row_max = fmax(row_max, kcs_softmax_max4_##S(batch[b]));                           \
+                if (j + b < held_vectors)                                                          \
+                    held[(j + b) * items + id] = batch[b];                                         \
+            }                                                                                      \
         }                                                                                          \
+        /* Every load issued before any is used (the max waits for them all), */                   \
+        /* and the alignment test taken once, not once a vector.               */                  \
+        T##4 v[V];                                                                                 \
+        if (aligned)                                                                               \
+            KCS_SOFTMAX_LOAD_SLOTS(T, S, V, 1)                                                     \
+        else                                                                                       \
+            KCS_SOFTMAX_LOAD_SLOTS(T, S, V, 0)                                                     \
+        _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
+            row_max = fmax(row_max, kcs_softmax_max4_##S(v[c]));                                   \
         row_max = kcs_softmax_row_reduce_##S(scratch, row_max, row_items, 1);                      \
         T##4 lanes = (T##4)(0);                                                                    \
         _Pragma("unroll") for (int c = 0; c < V; c++)                                              \
@@ -225,14 +298,22 @@
             v[c] = kcs_softmax_terms4_##S(v[c], row_max);                                          \
             lanes += v[c];                                                                         \
         }                                                                                          \
+        for (uint j = 0; j < held_vectors; j++) {                                                  \
+            T##4 e = kcs_softmax_terms4_##S(held[j * items + id], row_max);                        \
+            held[j * items + id] = e;                                                              \
+            lanes += e;                                                                            \
+        }                                                                                          \
         T sum = kcs_softmax_row_reduce_##S(scratch, kcs_softmax_total4_##S(lanes), row_items, 0);  \
         T inverse = (T)1 / sum;                                                                    \
         if (in_range) {                                                                            \
             global T *out = y + row * cols;                                                        \
-            _Pragma("unroll") for (int c = 0; c < V; c++)                                          \
-            {                                                                                      \
-                ulong first = 4 * ((ulong)c * row_items + lane);                                   \
-                kcs_softmax_store4_##S(out, first, cols, aligned, v[c] * inverse);                 \
+            if (aligned)                                                                           \
+                KCS_SOFTMAX_STORE_SLOTS(T, S, V, 1)                                                \
+            else                                                                                   \
+                KCS_SOFTMAX_STORE_SLOTS(T, S, V, 0)                                                \
+            for (uint j = 0; j < held_vectors; j++) {                                              \
+                ulong first = 4 * ((ulong)(V + j) * row_items + lane);                             \
+                kcs_softmax_store4_##S(out, first, cols, aligned, held[j * items + id] * inverse); \
             }                                                                                      \
         }                                                                                          \
     }
@@ -345,16 +426,19 @@
         }                                                                                          \
     }
 
-#define KCS_SOFTMAX_ALL(T, S)                                                                      \
+#define KCS_SOFTMAX_ALL(T, S, LOCAL_V)                                                             \
     KCS_SOFTMAX_PIECES(T, S)                                                                       \
-    KCS_SOFTMAX_REGISTERS(T, S, 4)                                                                 \
-    KCS_SOFTMAX_REGISTERS(T, S, 8)                                                                 \
-    KCS_SOFTMAX_REGISTERS(T, S, 16)                                                                \
+    KCS_SOFTMAX_REGISTERS(T, S, 4, kcs_softmax_registers_##S##_v4, 0, )                            \
+    KCS_SOFTMAX_REGISTERS(T, S, 8, kcs_softmax_registers_##S##_v8, 0, )                            \
+    KCS_SOFTMAX_REGISTERS(T, S, 16, kcs_softmax_registers_##S##_v16, 0, )                          \
+    KCS_SOFTMAX_REGISTERS(                                                                         \
+        T, S, LOCAL_V, kcs_softmax_registers_local_##S, 1,                                         \
+        __attribute__((reqd_work_group_size(KCS_SOFTMAX_LOCAL_ROW_ITEMS, 1, 1))))                  \
     KCS_SOFTMAX_ONLINE(T, S)                                                                       \
     KCS_SOFTMAX_CPU_ROWS(T, S)
 
-KCS_SOFTMAX_ALL(float, f32)
+KCS_SOFTMAX_ALL(float, f32, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS)
 
 #ifdef cl_khr_fp64
-KCS_SOFTMAX_ALL(double, f64)
+KCS_SOFTMAX_ALL(double, f64, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS / 2)
 #endif
