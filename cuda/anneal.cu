@@ -85,8 +85,8 @@
  *
  * energy: E = (1/n) sum dist, summed in f64 as sumsq.cu does (16-byte
  * loads, f64 running sums, block partials summed in index order by the last
- * block: one launch, the same bits every run), divided in f64, rounded once
- * to f32. n = 0 gives 0/0 = NaN, written.
+ * block, cuda/grid_sum.cuh: one launch, the same bits every run), divided in
+ * f64, rounded once to f32. n = 0 gives 0/0 = NaN, written.
  *
  * Precision: assign accumulates in f32, as the spec allows: each direct
  * distance is d terms of one rounded subtraction and an FMA, within
@@ -136,6 +136,7 @@
 #include <cuda_fp16.h>
 
 #include "common.cuh"
+#include "grid_sum.cuh"
 
 namespace {
 
@@ -1219,26 +1220,6 @@ constexpr int energy_threads = 256;
 constexpr int energy_loads_in_flight = 4;
 constexpr size_t energy_max_vectors_per_thread = 1024;
 
-__device__ __forceinline__ double energy_block_sum(double value)
-{
-    __shared__ double warp_sums[energy_threads / 32];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-        value += __shfl_down_sync(0xffffffffu, value, offset);
-    __syncthreads(); /* an earlier call's readers are done with warp_sums */
-    if (lane == 0)
-        warp_sums[warp] = value;
-    __syncthreads();
-    if (warp == 0) {
-        value = lane < energy_threads / 32 ? warp_sums[lane] : 0.0;
-#pragma unroll
-        for (int offset = 16; offset > 0; offset /= 2)
-            value += __shfl_down_sync(0xffffffffu, value, offset);
-    }
-    return value;
-}
-
 /* One launch: see the header comment. blocks_done is 0 on entry and left 0. */
 __global__ void __launch_bounds__(energy_threads)
 kcs_energy_vector_grid(const float *__restrict__ dist, size_t n, double *__restrict__ partials,
@@ -1282,23 +1263,9 @@ kcs_energy_vector_grid(const float *__restrict__ dist, size_t n, double *__restr
 #pragma unroll
         for (int k = 0; k < span; k++)
             sums[k] += sums[k + span];
-    const double block_total = energy_block_sum(sums[0]);
-
-    __shared__ bool last_block;
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = block_total;
-        __threadfence(); /* publish the partial before counting this block done */
-        const unsigned int finished_before = atomicInc(blocks_done, gridDim.x - 1);
-        last_block = finished_before == gridDim.x - 1;
-        __threadfence();
-    }
-    __syncthreads();
-    if (!last_block)
+    if (!kcs_grid_last_block(kcs_block_sum<energy_threads>(sums[0]), partials, blocks_done))
         return;
-    double total = 0.0;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += energy_threads)
-        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
-    total = energy_block_sum(total);
+    const double total = kcs_grid_total<energy_threads>(partials);
     if (threadIdx.x == 0)
         *result = (float)(total / (double)n); /* n = 0: 0/0 = NaN */
 }

@@ -15,7 +15,7 @@
  *                shared memory, giving one partial per block. The last block
  *                to finish (a device-wide atomic counter after a fence) sums
  *                the partials in index order, not arrival order, and writes s
- *                rounded once to the input type. No floating-point atomics:
+ *                rounded once to the input type (cuda/grid_sum.cuh). No floating-point atomics:
  *                the same input gives the same bits on every run.
  *   cub          the peer: cub::DeviceReduce::TransformReduce with a
  *                transform that squares in double, plus in double, and an
@@ -60,6 +60,7 @@
 #include <thrust/iterator/transform_output_iterator.h>
 
 #include "common.cuh"
+#include "grid_sum.cuh"
 
 /* Threads per block: a multiple of 32, at most 1024. */
 #ifndef KCS_SUMSQ_THREADS
@@ -86,14 +87,12 @@
 namespace {
 
 constexpr int threads_per_block = KCS_SUMSQ_THREADS;
-constexpr int warps_per_block = KCS_SUMSQ_THREADS / 32;
 constexpr int loads_in_flight = KCS_SUMSQ_LOADS_IN_FLIGHT;
 constexpr int running_sums = 2 * KCS_SUMSQ_LOADS_IN_FLIGHT;
 constexpr size_t max_vectors_per_thread = KCS_SUMSQ_MAX_VECTORS_PER_THREAD;
 
 static_assert(threads_per_block % 32 == 0 && threads_per_block <= 1024,
               "KCS_SUMSQ_THREADS must be a multiple of 32, at most 1024");
-static_assert(warps_per_block <= 32, "one warp must be able to add the warp sums");
 static_assert(loads_in_flight > 0 && (loads_in_flight & (loads_in_flight - 1)) == 0,
               "KCS_SUMSQ_LOADS_IN_FLIGHT must be a power of two (the thread's sums add as a tree)");
 
@@ -121,28 +120,6 @@ __device__ __forceinline__ void add_squares(double2 v, double &even, double &odd
 {
     even = fma(v.x, v.x, even);
     odd = fma(v.y, v.y, odd);
-}
-
-__device__ __forceinline__ double warp_sum(double value)
-{
-    for (int offset = 16; offset > 0; offset /= 2)
-        value += __shfl_down_sync(0xffffffffu, value, offset);
-    return value;
-}
-
-/* The block's sum of value, valid in thread 0. Every thread must call it. */
-__device__ __forceinline__ double block_sum(double value)
-{
-    __shared__ double warp_sums[warps_per_block];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    value = warp_sum(value);
-    __syncthreads(); /* the readers of an earlier call are done with warp_sums */
-    if (lane == 0)
-        warp_sums[warp] = value;
-    __syncthreads();
-    if (warp == 0)
-        value = warp_sum(lane < warps_per_block ? warp_sums[lane] : 0.0);
-    return value;
 }
 
 /* One launch computes s: see the header comment. blocks_done must be 0 on
@@ -194,26 +171,9 @@ kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ pa
 #pragma unroll
         for (int k = 0; k < span; k++)
             sums[k] += sums[k + span];
-    const double block_total = block_sum(sums[0]);
-
-    __shared__ bool last_block;
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = block_total;
-        /* Publish the partial before counting this block done; the fence after
-         * the count orders the last block's reads of the others' partials. */
-        __threadfence();
-        const unsigned int finished_before = atomicInc(blocks_done, gridDim.x - 1);
-        last_block = finished_before == gridDim.x - 1;
-        __threadfence();
-    }
-    __syncthreads();
-    if (!last_block)
+    if (!kcs_grid_last_block(kcs_block_sum<threads_per_block>(sums[0]), partials, blocks_done))
         return;
-
-    double total = 0.0;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += threads_per_block)
-        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
-    total = block_sum(total);
+    const double total = kcs_grid_total<threads_per_block>(partials);
     if (threadIdx.x == 0)
         *result = static_cast<T>(total);
 }

@@ -20,6 +20,9 @@ import re
 import sys
 
 source = open(sys.argv[1]).read()
+# The backend's device-only headers are inlined, to be rewritten with the source.
+source = source.replace('#include "grid_sum.cuh"',
+                        open(sys.argv[1].rsplit("/", 1)[0] + "/grid_sum.cuh").read())
 
 
 def drop_function(text, name):

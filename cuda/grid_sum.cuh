@@ -1,0 +1,78 @@
+/* grid_sum.cuh: a sum in double over a whole grid in one launch, for the
+ * kernels that reduce a vector to one number (cuda/sumsq.cu's vector-grid,
+ * cuda/anneal.cu's energy).
+ *
+ * Each block adds its threads' values by warp shuffles and shared memory
+ * (kcs_block_sum), stores its total in partials[blockIdx.x] and counts
+ * itself done on a device-wide counter (kcs_grid_last_block); the last block
+ * to finish adds the partials in index order, not arrival order
+ * (kcs_grid_total). No floating-point atomics: the same input gives the same
+ * bits on every run. Depth: 5 + 5 additions in a block's sum, then
+ * ceil(blocks / THREADS) in the last block's loop and 5 + 5 more.
+ *
+ * Device code only, included by .cu files after common.cuh (and inlined
+ * into them by tests/cuda_kernels_emulation.sh).
+ */
+#ifndef KCS_CUDA_GRID_SUM_CUH
+#define KCS_CUDA_GRID_SUM_CUH
+
+/* The sum of value over a warp, valid in lane 0. */
+__device__ __forceinline__ double kcs_warp_sum(double value)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        value += __shfl_down_sync(0xffffffffu, value, offset);
+    return value;
+}
+
+/* The sum of value over a block of THREADS threads, valid in thread 0. Every
+ * thread must call it. */
+template <int THREADS> __device__ __forceinline__ double kcs_block_sum(double value)
+{
+    static_assert(THREADS % 32 == 0 && THREADS / 32 <= 32,
+                  "whole warps, and one warp must be able to add the warp sums");
+    __shared__ double warp_sums[THREADS / 32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    value = kcs_warp_sum(value);
+    __syncthreads(); /* the readers of an earlier call are done with warp_sums */
+    if (lane == 0)
+        warp_sums[warp] = value;
+    __syncthreads();
+    if (warp == 0)
+        value = kcs_warp_sum(lane < THREADS / 32 ? warp_sums[lane] : 0.0);
+    return value;
+}
+
+/* Thread 0 stores the block's total (block_total, valid there) in
+ * partials[blockIdx.x] and counts the block done; returns, in every thread,
+ * whether this block finished last. blocks_done is 0 on entry to the launch,
+ * and the last block's atomicInc wraps it back to 0 for the next. Every
+ * thread must call it. */
+__device__ __forceinline__ bool kcs_grid_last_block(double block_total, double *partials,
+                                                    unsigned int *blocks_done)
+{
+    __shared__ bool last_block;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_total;
+        /* Publish the partial before counting this block done; the fence after
+         * the count orders the last block's reads of the others' partials. */
+        __threadfence();
+        const unsigned int finished_before = atomicInc(blocks_done, gridDim.x - 1);
+        last_block = finished_before == gridDim.x - 1;
+        __threadfence();
+    }
+    __syncthreads();
+    return last_block;
+}
+
+/* In the last block: the sum of every block's partial, in index order, valid
+ * in thread 0. Every thread of that block must call it. */
+template <int THREADS> __device__ __forceinline__ double kcs_grid_total(const double *partials)
+{
+    double total = 0.0;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += THREADS)
+        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
+    return kcs_block_sum<THREADS>(total);
+}
+
+#endif
