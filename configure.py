@@ -8,8 +8,15 @@
 Every backend is optional: the scalar reference is always built; OpenCL is
 built when the OpenCL headers and ICD loader are found; CUDA when nvcc and
 cuBLAS are found. What is left out is printed with the reason. build.ninja
-re-runs this script (with the same options) when configure.py changes.
+re-runs this script (with the same options) when configure.py changes or a
+source folder gains or loses a file.
 Plain Python 3 standard library, in the manner of ninja's own configure.py.
+
+What gets built is found, not listed: harness/*.c is the core, harness/op_*.c
+the ops (each defines `const kcs_op kcs_op_<name>`), each backend's folder
+its files (BACKENDS below), and every file of a backend exports its kernel
+rows as `const kcs_kernel_table kcs_<backend>_<op>_kernels`; the lists of ops
+and of each backend's tables are generated from those definitions.
 """
 
 import argparse
@@ -24,8 +31,9 @@ import tempfile
 
 SOURCE = os.path.dirname(os.path.abspath(__file__))
 
-HARNESS = ["status", "dtype", "generator", "case_file", "op", "check", "suite", "results", "npy",
-           "manifest", "take_away", "expectations"]
+# Folders whose files are found by globbing: adding or removing a file in one
+# of them regenerates build.ninja.
+WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests"]
 
 
 # The cases the saboteur backend runs on in `ninja check`: ones on which
@@ -78,30 +86,35 @@ def probe(cc, code, flags, libs=""):
         return subprocess.run(command, shell=True, capture_output=True).returncode == 0
 
 
+def find_reference(args, cc):
+    """The scalar reference needs nothing but the C compiler."""
+    return {"summary": "scalar C", "cflags": "", "libs": ""}, None
+
+
 def find_opencl(args, cc):
-    """(cflags, libs, None) for OpenCL, or (None, None, why not)."""
+    """({summary, cflags, libs}, None) for OpenCL, or (None, why not)."""
     if args.no_opencl:
-        return None, None, "--no-opencl was given"
+        return None, "--no-opencl was given"
     cflags = "-DCL_TARGET_OPENCL_VERSION=120"
     if args.opencl_include:
         cflags += " -I" + os.path.abspath(args.opencl_include)
     code = "#include <CL/cl.h>\nint main(void){cl_uint n; return clGetPlatformIDs(0, 0, &n);}\n"
     if not probe(cc, "#include <CL/cl.h>\nint main(void){return 0;}\n", cflags, ""):
-        return None, None, ("no OpenCL headers (install opencl-headers, or give "
-                            "--opencl-include DIR)")
+        return None, ("no OpenCL headers (install opencl-headers, or give "
+                      "--opencl-include DIR)")
     candidates = [args.opencl_library] if args.opencl_library else ["-lOpenCL", "-l:libOpenCL.so.1"]
     for libs in candidates:
         if libs and not libs.startswith("-"):
             libs = os.path.abspath(libs)
         if probe(cc, code, cflags, libs):
-            return cflags, libs, None
-    return None, None, "no OpenCL ICD loader to link (install ocl-icd-opencl-dev)"
+            return {"summary": f"{cflags} {libs}", "cflags": cflags, "libs": libs}, None
+    return None, "no OpenCL ICD loader to link (install ocl-icd-opencl-dev)"
 
 
-def find_cuda(args):
-    """(nvcc, cuda folder, None) or (None, None, why not)."""
+def find_cuda(args, cc):
+    """({summary, nvcc, root, libs}, None) for CUDA, or (None, why not)."""
     if args.no_cuda:
-        return None, None, "--no-cuda was given"
+        return None, "--no-cuda was given"
     roots = [args.cuda] if args.cuda else []
     nvcc_on_path = shutil.which("nvcc")
     if nvcc_on_path:
@@ -115,9 +128,72 @@ def find_cuda(args):
         has_cublas = any(glob.glob(os.path.join(d, "libcublas.so*")) for d in libdirs)
         has_header = os.path.exists(os.path.join(root, "include", "cublas_v2.h"))
         if not (has_cublas and has_header):
-            return None, None, f"{root} has nvcc but no cuBLAS (libcublas, cublas_v2.h)"
-        return nvcc, root, None
-    return None, None, "no nvcc found (give --cuda DIR or set CUDA_HOME)"
+            return None, f"{root} has nvcc but no cuBLAS (libcublas, cublas_v2.h)"
+        libs = f"-L{root}/lib64 -Wl,-rpath,{root}/lib64 -lcublas -lcudart -lstdc++"
+        summary = f"{nvcc} (sm_{args.cuda_arch} + compute_{args.cuda_arch} PTX)"
+        return {"summary": summary, "nvcc": nvcc, "root": root, "cflags": "", "libs": libs}, None
+    return None, "no nvcc found (give --cuda DIR or set CUDA_HOME)"
+
+
+class BackendRow:
+    """One backend: its name, its folder, how to find its toolkit (a function
+    returning ({summary, cflags, libs, ...}, None) or (None, why not)), the
+    file endings of its sources, and whether the ASan/UBSan build can hold it
+    (nvcc's objects cannot be instrumented)."""
+
+    def __init__(self, name, folder, find, endings, sanitizer_safe):
+        self.name, self.folder, self.find = name, folder, find
+        self.endings, self.sanitizer_safe = endings, sanitizer_safe
+
+    def sources(self):
+        """Its source files, sorted; backend.<ending> holds the device and buffer functions."""
+        return sorted(p for ending in self.endings for p in glob.glob(f"{self.folder}/*{ending}")
+                      if not p.endswith("_test.c"))
+
+
+# Every backend the runner can have, in the order the runner lists them. A
+# new backend is a folder with a backend.c (or .cu) defining kcs_<name>_backend
+# and a row here.
+BACKENDS = [
+    BackendRow("reference", "ref", find_reference, [".c"], sanitizer_safe=True),
+    BackendRow("opencl", "opencl", find_opencl, [".c", ".cl"], sanitizer_safe=True),
+    BackendRow("cuda", "cuda", find_cuda, [".cu"], sanitizer_safe=False),
+]
+
+
+class Built:
+    """A backend row that this machine can build, with what its probe found."""
+
+    def __init__(self, row, found):
+        self.row, self.found = row, found
+
+    @property
+    def name(self):
+        return self.row.name
+
+
+def kernel_tables(files, prefix):
+    """The kernel tables the files export whose names start with kcs_<prefix>_,
+    in file order (a definition "const kcs_kernel_table kcs_<prefix>_<op>_kernels")."""
+    tables = []
+    for path in files:
+        with open(path, errors="replace") as source:
+            tables += re.findall(rf"^(?:extern \"C\" )?const kcs_kernel_table (kcs_{prefix}_\w+_kernels)\b",
+                                 source.read(), re.M)
+    return tables
+
+
+def write_table_list(path, backend, tables):
+    """Writes the C file that lists a backend's kernel tables (kcs_<backend>_kernel_tables)."""
+    with open(path, "w") as f:
+        f.write(f"/* Generated by configure.py: the kernel tables of the {backend} backend. */\n")
+        f.write('#include "backend.h"\n')
+        for table in tables:
+            f.write(f"extern const kcs_kernel_table {table};\n")
+        f.write(f"const kcs_kernel_table *const kcs_{backend}_kernel_tables[] = {{\n")
+        for table in tables:
+            f.write(f"    &{table},\n")
+        f.write("    NULL,\n};\n")
 
 
 def find_python(args):
@@ -203,8 +279,6 @@ def main():
         if not probe(cc, code, "", lib):
             sys.exit(f"configure.py: {header} with {lib} is needed: apt-get install {package}")
 
-    opencl_cflags, opencl_libs, opencl_missing = find_opencl(args, cc)
-    nvcc, cuda_root, cuda_missing = find_cuda(args)
     python, python_missing = find_python(args)
     fuzz_cc = shutil.which("clang")
     if fuzz_cc and not probe(fuzz_cc, "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput("
@@ -212,29 +286,20 @@ def main():
                              "-fsanitize=fuzzer"):
         fuzz_cc = None
 
-    # A backend whose host side is not in the tree is left out like one whose
-    # toolkit is missing (so configure works while a backend is being written).
-    if opencl_cflags and not os.path.exists(src("opencl/backend.c")):
-        opencl_cflags, opencl_missing = None, "opencl/backend.c is not in the tree"
-    if nvcc and not os.path.exists(src("cuda/backend.cu")):
-        nvcc, cuda_missing = None, "cuda/backend.cu is not in the tree"
-    backends = [("reference", "kcs_reference_backend")]
-    if opencl_cflags:
-        backends.append(("opencl", "kcs_opencl_backend"))
-    if nvcc:
-        backends.append(("cuda", "kcs_cuda_backend"))
-
     print("kcs configure:")
     print(f"  C compiler     {cc}")
-    print(f"  backends       {', '.join(name for name, _ in backends)}")
-    if opencl_missing:
-        print(f"  left out       opencl: {opencl_missing}")
-    else:
-        print(f"  opencl         {opencl_cflags} {opencl_libs}")
-    if cuda_missing:
-        print(f"  left out       cuda: {cuda_missing}")
-    else:
-        print(f"  cuda           {nvcc} (sm_{args.cuda_arch} + compute_{args.cuda_arch} PTX)")
+    backends = []
+    for row in BACKENDS:
+        found, why_not = row.find(args, cc)
+        if found is not None and not any(os.path.exists(f"{row.folder}/backend{e}") for e in row.endings):
+            # left out like one whose toolkit is missing, so configure works while a backend is written
+            found, why_not = None, f"{row.folder}/ has no backend file"
+        if found is None:
+            print(f"  left out       {row.name}: {why_not}")
+        else:
+            backends.append(Built(row, found))
+            print(f"  {row.name:<14} {found['summary']}")
+    print(f"  backends       {', '.join(b.name for b in backends)}")
     if not fuzz_cc:
         print("  left out       fuzz: no clang with libFuzzer (install clang and libclang-rt-14-dev)")
     if python_missing:
@@ -242,16 +307,13 @@ def main():
     else:
         print(f"  report         {python}")
 
-    # The op table: every harness/op_<name>.c defines kcs_op_<name>, or several
-    # ops (op_elementwise.c: add, mul, relu, sigmoid), each as a line that starts
-    # "const kcs_op kcs_op_<op> = {".
-    ops = sorted(os.path.basename(p)[3:-2] for p in glob.glob("harness/op_*.c")
-                 if not p.endswith("_test.c"))
+    # The op table: every harness/op_<name>.c defines one or more ops, each as
+    # a line that starts "const kcs_op kcs_op_<op> = {" (op_elementwise.c: four).
+    op_files = sorted(p for p in glob.glob("harness/op_*.c") if not p.endswith("_test.c"))
     op_symbols = []
-    for op in ops:
-        with open(f"harness/op_{op}.c") as source:
-            defined = re.findall(r"^const kcs_op (kcs_op_\w+) = \{", source.read(), re.M)
-        op_symbols += defined or [f"kcs_op_{op}"]
+    for path in op_files:
+        with open(path) as source:
+            op_symbols += re.findall(r"^const kcs_op (kcs_op_\w+) = \{", source.read(), re.M)
     with open(built("ops.c"), "w") as f:
         f.write("/* Generated by configure.py: the ops of this build, from harness/op_*.c. */\n")
         f.write('#include "op.h"\n')
@@ -261,6 +323,7 @@ def main():
         for symbol in op_symbols:
             f.write(f"    &{symbol},\n")
         f.write("    NULL,\n};\n")
+    harness_sources = sorted(p for p in glob.glob("harness/*.c") if not p.endswith("_test.c"))
 
     # The default build folder's build.ninja sits at the root, so a plain
     # `ninja` works; another folder gets its own (`ninja -f DIR/build.ninja`),
@@ -295,12 +358,14 @@ def main():
                            "&& touch $out || (cat $out.log; exit 1)",
            "TEST every saboteur through the runner")
     n.rule("run_console", "$command", "$description", pool="console")
-    n.build(ninja_file, "configure", implicit=[src("configure.py")])
+    # Directories change when a file is added, removed or renamed in them.
+    n.build(ninja_file, "configure", implicit=[src("configure.py")] + WATCHED_FOLDERS)
     n.line()
 
-    if nvcc:
+    cuda = next((b for b in backends if b.name == "cuda"), None)
+    if cuda:
         arch = args.cuda_arch
-        n.variable("nvcc", nvcc)
+        n.variable("nvcc", cuda.found["nvcc"])
         n.variable("nvccflags", f"-std=c++17 -O3 -lineinfo "
                                 f"-gencode arch=compute_{arch},code=sm_{arch} "
                                 f"-gencode arch=compute_{arch},code=compute_{arch} "
@@ -308,10 +373,8 @@ def main():
                                 f"-I{src('harness')} -I{src('ref')}")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
-    cuda_libs = (f" -L{cuda_root}/lib64 -Wl,-rpath,{cuda_root}/lib64 -lcublas -lcudart -lstdc++"
-                 if nvcc else "")
     libs = "-ljansson -lnettle -lm"
-    backend_libs = libs + (" " + opencl_libs if opencl_cflags else "") + cuda_libs
+    embedded = set()  # .cl files embedded once, shared by every variant of the build
 
     def emit_build(variant, backends, extra_cflags="", ldflags="", optimise=None):
         """Compiles the harness, the backends, the runner and the unit tests
@@ -323,60 +386,78 @@ def main():
             return os.path.join(folder, "obj", name)
 
         def cc_object(source, extra=""):
-            obj = obj_path(source.replace("/", "_")[:-2] + ".o")
+            obj = obj_path(source.replace("/", "_").rsplit(".", 1)[0] + ".o")
             variables = {"extra_cflags": (extra_cflags + " " + extra).strip()}
             if optimise is not None:
                 variables["optimise"] = optimise
             n.build(obj, "cc", src(source), variables=variables)
             return obj
 
-        with open(os.path.join(folder, "backends.c"), "w") as f:
-            f.write("/* Generated by configure.py: the backends of this build. */\n")
-            f.write('#include "backend.h"\n')
-            for _, symbol in backends:
-                f.write(f"extern const kcs_backend {symbol};\n")
-            f.write("const kcs_backend *const kcs_builtin_backends[] = {\n")
-            for _, symbol in backends:
-                f.write(f"    &{symbol},\n")
-            f.write("};\n")
-            f.write(f"const size_t kcs_builtin_backend_count = {len(backends)};\n")
-        names = [name for name, _ in backends]
+        def backend_objects(backend):
+            """The objects of one backend's files, and of the list of its kernel tables."""
+            objects = []
+            for source in backend.row.sources():
+                if source.endswith(".cl"):
+                    stem = os.path.splitext(os.path.basename(source))[0]
+                    generated = os.path.join(build, f"{backend.row.folder}/{stem}_cl.c")
+                    if generated not in embedded:
+                        n.build(generated, "embed", source, implicit=[src("tools/embed.py")],
+                                variables={"symbol": f"kcs_{backend.name}_{stem}_source"})
+                        embedded.add(generated)
+                    objects.append(cc_object(generated))
+                elif source.endswith(".cu"):
+                    obj = obj_path(source.replace("/", "_")[:-3] + ".o")
+                    n.build(obj, "nvcc", source)
+                    objects.append(obj)
+                else:
+                    objects.append(cc_object(source, backend.found["cflags"]))
+            tables = os.path.join(folder, f"{backend.name}_kernel_tables.c")
+            write_table_list(tables, backend.name, kernel_tables(backend.row.sources(), backend.name))
+            objects.append(cc_object(tables))
+            return objects
 
-        harness = [cc_object(f"harness/{name}.c") for name in HARNESS]
-        harness += [cc_object(f"harness/op_{op}.c") for op in ops]
-        harness.append(cc_object(os.path.join(build, "ops.c")))
-        reference = [cc_object(p) for p in sorted(glob.glob("ref/*.c")) if not p.endswith("_test.c")]
-        backend_objects = list(reference)
+        def backend_list(path, symbols, comment):
+            with open(path, "w") as f:
+                f.write(f"/* Generated by configure.py: {comment}. */\n")
+                f.write('#include "backend.h"\n')
+                for symbol in symbols:
+                    f.write(f"extern const kcs_backend {symbol};\n")
+                f.write("const kcs_backend *const kcs_builtin_backends[] = {\n")
+                for symbol in symbols:
+                    f.write(f"    &{symbol},\n")
+                f.write("};\n")
+                f.write(f"const size_t kcs_builtin_backend_count = {len(symbols)};\n")
+            return cc_object(path)
+
+        harness = [cc_object(p) for p in harness_sources] + [cc_object(os.path.join(build, "ops.c"))]
+        reference = backend_objects(next(b for b in backends if b.name == "reference"))
+        objects = list(reference)
         link_libs = libs
-        if "opencl" in names:
-            for kernel in sorted(glob.glob("opencl/*.cl")):
-                stem = os.path.splitext(os.path.basename(kernel))[0]
-                generated = os.path.join(build, f"opencl/{stem}_cl.c")
-                if not variant:
-                    n.build(generated, "embed", kernel, implicit=[src("tools/embed.py")],
-                            variables={"symbol": f"kcs_opencl_{stem}_source"})
-                backend_objects.append(cc_object(generated))
-            backend_objects += [cc_object(p, opencl_cflags) for p in sorted(glob.glob("opencl/*.c"))
-                                if not p.endswith("_test.c")]
-            link_libs += " " + opencl_libs
-        if "cuda" in names:
-            for source in sorted(glob.glob("cuda/*.cu")):
-                obj = obj_path("cuda_" + os.path.splitext(os.path.basename(source))[0] + ".o")
-                n.build(obj, "nvcc", source)
-                backend_objects.append(obj)
-            link_libs += cuda_libs
-        backends_object = cc_object(os.path.join(folder, "backends.c"))
+        for backend in backends:
+            if backend.name != "reference":
+                objects += backend_objects(backend)
+            if backend.found["libs"]:
+                link_libs += " " + backend.found["libs"]
+        backends_object = backend_list(os.path.join(folder, "backends.c"),
+                                       [f"kcs_{b.name}_backend" for b in backends], "the backends of this build")
         runner = os.path.join(folder, "kcs")
-        runner_objects = [cc_object(p) for p in sorted(glob.glob("runner/*.c"))]
-        n.build(runner, "link", runner_objects + [backends_object] + harness + backend_objects,
+        runner_objects = [cc_object(p) for p in sorted(glob.glob("runner/*.c")) if not p.endswith("_test.c")]
+        n.build(runner, "link", runner_objects + [backends_object] + harness + objects,
                 variables={"libs": link_libs, "ldflags": ldflags})
         n.line()
 
-        # Unit tests: every *_test.c, linked with the harness and the reference;
-        # tests/ also holds test-only code (the saboteur backend) linked into its tests.
+        # Test-only code in tests/ (the saboteur backend: each tests/saboteur_<op>.c
+        # exports kcs_saboteur_<op>_kernels, tests/saboteur_faults.c kcs_fault_*_kernels).
+        test_sources = sorted(p for p in glob.glob("tests/*.c") if not p.endswith("_test.c"))
+        support = [cc_object(p, "-Itests") for p in test_sources]
+        for prefix in ("saboteur", "fault"):
+            path = os.path.join(folder, f"{prefix}_kernel_tables.c")
+            write_table_list(path, prefix, kernel_tables(test_sources, prefix))
+            support.append(cc_object(path))
+
+        # Unit tests: every *_test.c, linked with the harness and the reference
+        # (and, for tests/, the test-only code).
         stamps, binaries = [], []
-        support = [cc_object(p, "-Itests") for p in sorted(glob.glob("tests/*.c"))
-                   if not p.endswith("_test.c")]
         for source in sorted(glob.glob("harness/*_test.c") + glob.glob("ref/*_test.c") +
                              glob.glob("tests/*_test.c")):
             name = os.path.splitext(os.path.basename(source))[0]
@@ -392,26 +473,19 @@ def main():
         if variant:
             return runner, binaries, stamps
 
-        # The runner once more with the saboteur backend (tests/saboteur_*.c)
-        # beside the reference, for `ninja check` to run through the normal path.
-        saboteur_backends = os.path.join(folder, "saboteur_backends.c")
-        with open(saboteur_backends, "w") as f:
-            f.write("/* Generated by configure.py: the backends of kcs-saboteur. */\n")
-            f.write('#include "backend.h"\n')
-            f.write("extern const kcs_backend kcs_reference_backend;\n")
-            f.write("extern kcs_backend kcs_saboteur_runner_backend; /* filled before main() */\n")
-            f.write("const kcs_backend *const kcs_builtin_backends[] = {&kcs_reference_backend, "
-                    "&kcs_saboteur_runner_backend};\n")
-            f.write("const size_t kcs_builtin_backend_count = 2;\n")
+        # The runner once more with the saboteur backend beside the reference,
+        # for `ninja check` to run through the normal path.
+        saboteur_list = backend_list(os.path.join(folder, "saboteur_backends.c"),
+                                     ["kcs_reference_backend", "kcs_saboteur_runner_backend"],
+                                     "the backends of kcs-saboteur")
         saboteur_runner = os.path.join(folder, "kcs-saboteur")
         saboteurs = [obj for obj in support if not obj.endswith("_support.o")]
-        n.build(saboteur_runner, "link", runner_objects + [cc_object(saboteur_backends)] + harness +
-                reference + saboteurs, variables={"libs": libs, "ldflags": ldflags})
+        n.build(saboteur_runner, "link", runner_objects + [saboteur_list] + harness + reference + saboteurs,
+                variables={"libs": libs, "ldflags": ldflags})
         saboteur_stamp = os.path.join(folder, "tests", "saboteur_run.passed")
-        saboteur_cases = " ".join(SABOTEUR_CASES)
         n.build(saboteur_stamp, "saboteur_run", saboteur_runner,
                 implicit=["tests/saboteur-expectations.txt"],
-                variables={"cases": saboteur_cases,
+                variables={"cases": " ".join(SABOTEUR_CASES),
                            "results": os.path.join(folder, "saboteur-results.json")})
         stamps.append(saboteur_stamp)
         n.line()
@@ -420,11 +494,10 @@ def main():
     runner, test_binaries, test_stamps = emit_build("", backends)
 
     # The CPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer
-    # (`ninja sanitize`): nvcc objects are left out, the rest is rebuilt.
+    # (`ninja sanitize`): backends whose objects cannot be instrumented are left out.
     sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-    cpu_backends = [b for b in backends if b[0] != "cuda"]
-    asan_runner, _, asan_stamps = emit_build("asan", cpu_backends, sanitizers, sanitizers, "-O1 -g")
-
+    safe_backends = [b for b in backends if b.row.sanitizer_safe]
+    asan_runner, _, asan_stamps = emit_build("asan", safe_backends, sanitizers, sanitizers, "-O1 -g")
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
     for script in sorted(glob.glob("tests/*_test.sh")):
         if script.endswith("report_test.sh") and not python:
@@ -465,10 +538,10 @@ def main():
                                   f"--no-save --results {built('valgrind-results.json')} "
                                   f"'sumsq/*-n[0-9]' 'sumsq/*-n93' 'sumsq/*-nan' 'sumsq/*-ramp-1000'",
                        "description": "VALGRIND the runner on a small case set"})
-    if nvcc:
+    if cuda:
         # The CUDA cases under compute-sanitizer's memcheck and racecheck (on a
         # machine with a GPU); large cases are left out to keep it minutes.
-        sanitizer = os.path.join(cuda_root, "bin", "compute-sanitizer")
+        sanitizer = os.path.join(cuda.found["root"], "bin", "compute-sanitizer")
         commands = []
         for tool in ("memcheck", "racecheck"):
             commands.append(f"{sanitizer} --tool {tool} --error-exitcode 99 "
@@ -485,7 +558,7 @@ def main():
         fuzzers = []
         parser_sources = [f"harness/{name}.c" for name in ("case_file", "generator", "status", "dtype",
                                                              "op", "check")]
-        parser_sources += [f"harness/op_{op}.c" for op in ops] + [os.path.join(build, "ops.c")]
+        parser_sources += op_files + [os.path.join(build, "ops.c")]
         for target, sources in (("case_file_fuzz", parser_sources),
                                 ("npy_fuzz", ["harness/npy.c", "harness/status.c", "harness/dtype.c"])):
             binary = built(f"fuzz/{target}")

@@ -52,6 +52,15 @@ size_t kcs_array_element_count(const kcs_array_spec *spec);
 /* Bytes of an array. */
 size_t kcs_array_bytes(const kcs_array_spec *spec);
 
+/* Which of a device's measured ceilings (kcs_ceilings, backend.h) a kernel
+ * of an op is judged against: decided once here, per op, and written into
+ * the results with each timing (harness/speed.h), so that the console and
+ * the report show the same fraction. */
+typedef enum {
+    KCS_CEILING_COPY, /* memory-bound: bytes moved against device-to-device copy bandwidth */
+    KCS_CEILING_GEMM, /* compute-bound: flops against the vendor library's f32 GEMM rate */
+} kcs_ceiling_kind;
+
 /* An operation. */
 typedef struct {
     const char *name;          /* as written after "op:" */
@@ -81,6 +90,8 @@ typedef struct {
     double (*bytes)(const kcs_op_args *args);
     /* Floating-point operations of one call, by the op's definition. */
     double (*flops)(const kcs_op_args *args);
+    /* The ceiling its kernels are judged against (KCS_CEILING_COPY, 0, unless set). */
+    kcs_ceiling_kind ceiling;
 } kcs_op;
 
 /* The op called name, or NULL. */

@@ -491,4 +491,5 @@ const kcs_op kcs_op_assign = {
     .check = check,
     .bytes = bytes,
     .flops = flops,
+    .ceiling = KCS_CEILING_GEMM, /* compute-bound: n m distances of d terms, like a GEMM */
 };

@@ -396,4 +396,5 @@ const kcs_op kcs_op_gemm = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .ceiling = KCS_CEILING_GEMM, /* compute-bound: 2mnk flops */
 };

@@ -1,5 +1,6 @@
 /* results.c: results as JSON through jansson, and as JUnit XML (see results.h). */
 #include "results.h"
+#include "speed.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -257,15 +258,15 @@ static json_t *entry_json(const kcs_result_entry *entry)
             const kcs_ceilings *c = entry->ceilings;
             json_object_set_new(timing, "kernel_bytes_per_s", number(bytes / run->kernel.median));
             json_object_set_new(timing, "kernel_flops_per_s", number(flops / run->kernel.median));
-            if (c && c->copy_bytes_per_s > 0)
-                json_object_set_new(timing, "kernel_fraction_of_copy",
-                                    number(bytes / run->kernel.median / c->copy_bytes_per_s));
-            if (c && c->gemm_flops_per_s > 0 && flops > 0)
-                json_object_set_new(timing, "kernel_fraction_of_gemm",
-                                    number(flops / run->kernel.median / c->gemm_flops_per_s));
-            if (c && c->fma_flops_per_s > 0 && flops > 0)
-                json_object_set_new(timing, "kernel_fraction_of_fma",
-                                    number(flops / run->kernel.median / c->fma_flops_per_s));
+            kcs_speed speed = kcs_kernel_speed(entry->op, entry->args, c, run->kernel.median);
+            json_t *ceiling = json_pack("{s:s, s:s, s:s, s:o}", "kind", speed.name, "ceiling_key",
+                                        speed.ceiling_key, "measure", speed.measure, "achieved_per_s",
+                                        number(speed.achieved));
+            if (speed.ceiling > 0) {
+                json_object_set_new(ceiling, "ceiling_per_s", number(speed.ceiling));
+                json_object_set_new(ceiling, "fraction", number(speed.fraction));
+            }
+            json_object_set_new(timing, "ceiling", ceiling);
             if (run->end_to_end.median > 0)
                 json_object_set_new(timing, "end_to_end_bytes_per_s", number(bytes / run->end_to_end.median));
             if (c && c->host_to_device_bytes_per_s > 0 && run->end_to_end.median > 0)

@@ -9,7 +9,7 @@
 #include "op.h"
 #include "suite.h"
 
-#define KCS_RESULTS_SCHEMA_VERSION 1
+#define KCS_RESULTS_SCHEMA_VERSION 2
 
 typedef struct kcs_results kcs_results;
 

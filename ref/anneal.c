@@ -159,9 +159,9 @@ float kcs_ref_energy_f32(const float *dist, size_t n)
     return (float)(blocked_sum(dist, n) / (double)n);
 }
 
-/* The adapters for the reference backend (ref/backend.c). */
+/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
 
-KCS_REFERENCE_KERNEL(kcs_reference_assign_f32)
+static KCS_KERNEL_RUN(kcs_reference_assign_f32)
 {
     (void)device, (void)err;
     const kcs_anneal_args *s = &args->assign;
@@ -173,7 +173,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_assign_f32)
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_assign_f16)
+static KCS_KERNEL_RUN(kcs_reference_assign_f16)
 {
     (void)device;
     const kcs_anneal_args *s = &args->assign;
@@ -195,7 +195,7 @@ static kcs_status check_indices(const kcs_anneal_args *s, const int32_t *idx, kc
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_reduce_f32)
+static KCS_KERNEL_RUN(kcs_reference_reduce_f32)
 {
     (void)device;
     const kcs_anneal_args *s = &args->reduce;
@@ -211,7 +211,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_reduce_f32)
     return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_reduce_f16)
+static KCS_KERNEL_RUN(kcs_reference_reduce_f16)
 {
     (void)device;
     const kcs_anneal_args *s = &args->reduce;
@@ -227,7 +227,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_reduce_f16)
     return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_update_f32)
+static KCS_KERNEL_RUN(kcs_reference_update_f32)
 {
     (void)device, (void)err;
     const kcs_anneal_update_args *s = &args->update;
@@ -241,7 +241,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_update_f32)
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_energy_f32)
+static KCS_KERNEL_RUN(kcs_reference_energy_f32)
 {
     (void)device, (void)err;
     double start = kcs_reference_now();
@@ -250,3 +250,19 @@ KCS_REFERENCE_KERNEL(kcs_reference_energy_f32)
     memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
     return KCS_OK;
 }
+
+static const kcs_kernel rows[] = {
+    {"assign", KCS_F32, "direct-difference", "sum of squared differences in float, strict < keeps the first",
+     kcs_reference_assign_f32, NULL},
+    {"assign", KCS_F16, "direct-difference", "points widened to float, then as f32", kcs_reference_assign_f16,
+     NULL},
+    {"reduce", KCS_F32, "two-pass-f64", "counts, then means and variances by two passes in double",
+     kcs_reference_reduce_f32, NULL},
+    {"reduce", KCS_F16, "two-pass-f64", "points widened exactly, then as f32", kcs_reference_reduce_f16, NULL},
+    {"update", KCS_F32, "elementwise", "the formula in float, (mean - a) first", kcs_reference_update_f32,
+     NULL},
+    {"energy", KCS_F32, "blocked-pairwise-f64", "sum in double in blocks of 1024, divide, round to float",
+     kcs_reference_energy_f32, NULL},
+};
+
+const kcs_kernel_table kcs_reference_anneal_kernels = KCS_KERNEL_TABLE(rows);

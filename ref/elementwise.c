@@ -69,7 +69,7 @@ void kcs_ref_sigmoid_f64(const double *x, double *out, size_t n)
 /* The adapters for the reference backend (ref/backend.c): one per op and type. */
 
 #define KCS_BINARY_ADAPTER(name, function)                                                         \
-    KCS_REFERENCE_KERNEL(name)                                                                     \
+    static KCS_KERNEL_RUN(name)                                                                     \
     {                                                                                              \
         (void)device, (void)err;                                                                   \
         double start = kcs_reference_now();                                                        \
@@ -80,7 +80,7 @@ void kcs_ref_sigmoid_f64(const double *x, double *out, size_t n)
     }
 
 #define KCS_UNARY_ADAPTER(name, function)                                                          \
-    KCS_REFERENCE_KERNEL(name)                                                                     \
+    static KCS_KERNEL_RUN(name)                                                                     \
     {                                                                                              \
         (void)device, (void)err;                                                                   \
         double start = kcs_reference_now();                                                        \
@@ -98,3 +98,16 @@ KCS_UNARY_ADAPTER(kcs_reference_relu_f32, kcs_ref_relu_f32)
 KCS_UNARY_ADAPTER(kcs_reference_relu_f64, kcs_ref_relu_f64)
 KCS_UNARY_ADAPTER(kcs_reference_sigmoid_f32, kcs_ref_sigmoid_f32)
 KCS_UNARY_ADAPTER(kcs_reference_sigmoid_f64, kcs_ref_sigmoid_f64)
+
+static const kcs_kernel rows[] = {
+    {"add", KCS_F64, "loop", "one IEEE add per element", kcs_reference_add_f64, NULL},
+    {"add", KCS_F32, "loop", "one IEEE add per element", kcs_reference_add_f32, NULL},
+    {"mul", KCS_F64, "loop", "one IEEE multiply per element", kcs_reference_mul_f64, NULL},
+    {"mul", KCS_F32, "loop", "one IEEE multiply per element", kcs_reference_mul_f32, NULL},
+    {"relu", KCS_F64, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f64, NULL},
+    {"relu", KCS_F32, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f32, NULL},
+    {"sigmoid", KCS_F64, "loop", "1 / (1 + exp(-x)) with libm exp", kcs_reference_sigmoid_f64, NULL},
+    {"sigmoid", KCS_F32, "loop", "1 / (1 + expf(-x)) with libm expf", kcs_reference_sigmoid_f32, NULL},
+};
+
+const kcs_kernel_table kcs_reference_elementwise_kernels = KCS_KERNEL_TABLE(rows);

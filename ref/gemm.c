@@ -67,9 +67,9 @@ void kcs_ref_gemm_f64(int transpose_a, int transpose_b, size_t m, size_t n, size
     KCS_GEMM_BODY(double)
 }
 
-/* The adapters for the reference backend (ref/backend.c). */
+/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
 
-KCS_REFERENCE_KERNEL(kcs_reference_gemm_f32)
+static KCS_KERNEL_RUN(kcs_reference_gemm_f32)
 {
     (void)device, (void)err;
     const kcs_gemm_args *g = &args->gemm;
@@ -82,7 +82,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_gemm_f32)
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_gemm_f64)
+static KCS_KERNEL_RUN(kcs_reference_gemm_f64)
 {
     (void)device, (void)err;
     const kcs_gemm_args *g = &args->gemm;
@@ -93,3 +93,12 @@ KCS_REFERENCE_KERNEL(kcs_reference_gemm_f64)
     *kernel_seconds = kcs_reference_now() - start;
     return KCS_OK;
 }
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_F64, "plain-k-order", "each element accumulated in double in k order",
+     kcs_reference_gemm_f64, NULL},
+    {"gemm", KCS_F32, "plain-k-order", "each element accumulated in float in k order; tf32 mode too",
+     kcs_reference_gemm_f32, NULL},
+};
+
+const kcs_kernel_table kcs_reference_gemm_kernels = KCS_KERNEL_TABLE(rows);

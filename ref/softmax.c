@@ -105,9 +105,9 @@ void kcs_ref_softmax_f64(const double *x, double *y, size_t rows, size_t cols)
     }
 }
 
-/* The adapters for the reference backend (ref/backend.c). */
+/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
 
-KCS_REFERENCE_KERNEL(kcs_reference_softmax_f32)
+static KCS_KERNEL_RUN(kcs_reference_softmax_f32)
 {
     (void)device, (void)err;
     double start = kcs_reference_now();
@@ -117,7 +117,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_softmax_f32)
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_softmax_f64)
+static KCS_KERNEL_RUN(kcs_reference_softmax_f64)
 {
     (void)device, (void)err;
     double start = kcs_reference_now();
@@ -126,3 +126,12 @@ KCS_REFERENCE_KERNEL(kcs_reference_softmax_f64)
     *kernel_seconds = kcs_reference_now() - start;
     return KCS_OK;
 }
+
+static const kcs_kernel rows[] = {
+    {"softmax", KCS_F64, "three-pass", "max, exp(x - max) and a blocked sum, divide; in double",
+     kcs_reference_softmax_f64, NULL},
+    {"softmax", KCS_F32, "three-pass", "max, expf(x - max) and a blocked sum, divide; in float",
+     kcs_reference_softmax_f32, NULL},
+};
+
+const kcs_kernel_table kcs_reference_softmax_kernels = KCS_KERNEL_TABLE(rows);

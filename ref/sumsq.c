@@ -81,9 +81,9 @@ float kcs_ref_sumsq_f32(const float *x, size_t n)
     return (float)pairwise_f32(x, n);
 }
 
-/* The adapters for the reference backend (ref/backend.c). */
+/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
 
-KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f64)
+static KCS_KERNEL_RUN(kcs_reference_sumsq_f64)
 {
     (void)device, (void)err;
     double start = kcs_reference_now();
@@ -93,7 +93,7 @@ KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f64)
     return KCS_OK;
 }
 
-KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f32)
+static KCS_KERNEL_RUN(kcs_reference_sumsq_f32)
 {
     (void)device, (void)err;
     double start = kcs_reference_now();
@@ -102,3 +102,12 @@ KCS_REFERENCE_KERNEL(kcs_reference_sumsq_f32)
     memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
     return KCS_OK;
 }
+
+static const kcs_kernel rows[] = {
+    {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 in four running sums, blocks pairwise",
+     kcs_reference_sumsq_f64, NULL},
+    {"sumsq", KCS_F32, "blocked-pairwise", "as f64: squares and sums in double",
+     kcs_reference_sumsq_f32, NULL},
+};
+
+const kcs_kernel_table kcs_reference_sumsq_kernels = KCS_KERNEL_TABLE(rows);

@@ -270,13 +270,7 @@ int kcs_apply_prepared(const kcs_prepared_case *p, const char *backend_name, int
         fprintf(stderr, "kcs apply: no backend '%s' in this build\n", backend_name);
         return 2;
     }
-    const kcs_kernel *kernel = NULL;
-    for (size_t k = 0; k < backend->kernel_count && !kernel; k++) {
-        const kcs_kernel *candidate = &backend->kernels[k];
-        if (strcmp(candidate->op, p->c->op) == 0 && candidate->dtype == p->c->dtype &&
-            (!kernel_name || strcmp(candidate->variant, kernel_name) == 0))
-            kernel = candidate;
-    }
+    const kcs_kernel *kernel = kcs_backend_find_kernel(backend, p->c->op, p->c->dtype, kernel_name);
     if (!kernel) {
         fprintf(stderr, "kcs apply: %s has no kernel %s for %s %s\n", backend_name,
                 kernel_name ? kernel_name : "", p->c->op, kcs_dtype_name(p->c->dtype));

@@ -29,6 +29,7 @@
 #include "npy.h"
 #include "op.h"
 #include "results.h"
+#include "speed.h"
 #include "runner.h"
 #include "suite.h"
 #include "take_away.h"
@@ -332,7 +333,7 @@ static void open_devices(const options *o, open_device **devices, int *device_co
 }
 
 static void print_line_expected(const options *o, const char *case_name, const char *where,
-                                const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings,
+                                const kcs_run_result *run, const kcs_speed *speed,
                                 const kcs_expectation *expected);
 
 /* Measures each device's ceilings where its backend can, and says what it found. */
@@ -362,15 +363,15 @@ static void measure_ceilings(open_device *devices, int device_count)
 }
 
 static void print_line(const options *o, const char *case_name, const char *where,
-                       const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings)
+                       const kcs_run_result *run)
 {
-    print_line_expected(o, case_name, where, run, bytes, ceilings, NULL);
+    print_line_expected(o, case_name, where, run, NULL, NULL);
 }
 
 /* Prints one result; with an expectation, XFAIL (or XSKIP, XERROR) when it
  * was met and XPASS when a listed case passed. */
 static void print_line_expected(const options *o, const char *case_name, const char *where,
-                                const kcs_run_result *run, double bytes, const kcs_ceilings *ceilings,
+                                const kcs_run_result *run, const kcs_speed *speed,
                                 const kcs_expectation *expected)
 {
     if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP) && !expected)
@@ -395,9 +396,11 @@ static void print_line_expected(const options *o, const char *case_name, const c
         printf(" %8.2e of bound", run->check.fraction);
         if (run->timed) {
             printf("  kernel %.4g ms (median of %d)", 1e3 * run->kernel.median, run->kernel.repeats);
-            if (ceilings && ceilings->copy_bytes_per_s > 0 && run->kernel.median > 0)
-                printf(", %.1f GB/s = %.2f of copy", 1e-9 * bytes / run->kernel.median,
-                       bytes / run->kernel.median / ceilings->copy_bytes_per_s);
+            if (speed) {
+                char text[160];
+                kcs_speed_format(speed, text, sizeof text);
+                printf(", %s", text);
+            }
         }
     } else {
         printf(" %s", run->message);
@@ -640,7 +643,7 @@ static void record_case_problem(sink *out, const options *o, const kcs_case *c,
     snprintf(run.message, sizeof run.message, "%s", message);
     kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
     sink_result(out, &entry);
-    print_line(o, case_name, "-", &run, 0, NULL);
+    print_line(o, case_name, "-", &run);
 }
 
 /* Writes a case's inputs and expected values (once) and a kernel's outputs
@@ -703,9 +706,8 @@ static int command_devices(const options *o)
         if (info->details[0])
             printf("; %s", info->details);
         putchar('\n');
-        size_t kernels = devices[d].backend->kernel_count;
-        for (size_t k = 0; k < kernels; k++) {
-            const kcs_kernel *kernel = &devices[d].backend->kernels[k];
+        for (size_t k = 0; k < kcs_backend_kernel_count(devices[d].backend); k++) {
+            const kcs_kernel *kernel = kcs_backend_kernel(devices[d].backend, k);
             printf("             kernel %s %s %s: %s\n", kernel->op, kcs_dtype_name(kernel->dtype),
                    kernel->variant, kernel->description);
         }
@@ -843,13 +845,13 @@ static void run_cases(const options *o, const kcs_case_list *cases, sink *out)
                                       .backend = absent[a].backend->name, .expected_from = p.expected_from,
                                       .op = p.op, .args = &p.args, .run = &run};
             sink_result(out, &entry);
-            print_line(o, c->name, absent[a].backend->name, &run, 0, NULL);
+            print_line(o, c->name, absent[a].backend->name, &run);
         }
         for (int d = 0; d < device_count; d++) {
             const kcs_backend *backend = devices[d].backend;
             int kernels_found = 0;
-            for (size_t k = 0; k < backend->kernel_count; k++) {
-                const kcs_kernel *kernel = &backend->kernels[k];
+            for (size_t k = 0; k < kcs_backend_kernel_count(backend); k++) {
+                const kcs_kernel *kernel = kcs_backend_kernel(backend, k);
                 if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
                     continue;
                 kernels_found++;
@@ -883,7 +885,10 @@ static void run_cases(const options *o, const kcs_case_list *cases, sink *out)
                 const kcs_expectation *expected =
                     kcs_expectations_match(&o->expectations, backend->name, devices[d].info.name,
                                            devices[d].info.driver_version, c->name, kernel->variant);
-                print_line_expected(o, c->name, where, &run, p.op->bytes(&p.args), ceilings, expected);
+                kcs_speed speed = {0};
+                if (run.timed && run.kernel.median > 0)
+                    speed = kcs_kernel_speed(p.op, &p.args, ceilings, run.kernel.median);
+                print_line_expected(o, c->name, where, &run, speed.name ? &speed : NULL, expected);
                 if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
                     take_away(o, &p, case_dir, sizeof case_dir, &devices[d], kernel, &run);
                 kcs_run_result_free(&run);
@@ -897,7 +902,7 @@ static void run_cases(const options *o, const kcs_case_list *cases, sink *out)
                                           .expected_from = p.expected_from, .op = p.op, .args = &p.args,
                                           .run = &run};
                 sink_result(out, &entry);
-                print_line(o, c->name, devices[d].id, &run, 0, NULL);
+                print_line(o, c->name, devices[d].id, &run);
             }
         }
         kcs_prepared_case_free(&p);

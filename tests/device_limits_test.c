@@ -25,13 +25,15 @@ static void a_case_beyond_device_memory_is_skipped_with_the_sizes(void **state)
     assert_int_equal(kcs_reference_backend.open(0, &device, &info, &err), KCS_OK);
     info.memory_bytes = 1 << 20; /* pretend the device has 1 MiB */
     kcs_run_options options = {0};
+    const kcs_kernel *sumsq = kcs_backend_find_kernel(&kcs_reference_backend, "sumsq", KCS_F64, NULL);
+    assert_non_null(sumsq);
     kcs_run_result result;
-    kcs_run_on_device(&p, &kcs_reference_backend, device, &info, &kcs_reference_backend.kernels[0], &options,
+    kcs_run_on_device(&p, &kcs_reference_backend, device, &info, sumsq, &options,
                       &result);
     assert_int_equal(result.outcome, KCS_OUTCOME_SKIP);
     assert_non_null(strstr(result.message, "needs 8000008 bytes, device has 1048576"));
     info.memory_bytes = 1ull << 34; /* with room, the same case passes */
-    kcs_run_on_device(&p, &kcs_reference_backend, device, &info, &kcs_reference_backend.kernels[0], &options,
+    kcs_run_on_device(&p, &kcs_reference_backend, device, &info, sumsq, &options,
                       &result);
     assert_int_equal(result.outcome, KCS_OUTCOME_PASS);
     kcs_reference_backend.close(device);

@@ -203,7 +203,7 @@ static kcs_status energy_divides_by_n_minus_1(kcs_device *device, const kcs_op_a
     return status;
 }
 
-const kcs_kernel kcs_saboteur_anneal_kernels[] = {
+static const kcs_kernel rows[] = {
     {"assign", KCS_F32, "ties-to-largest", "keeps the last of tied anchors (<= for <)",
      assign_ties_to_largest, NULL},
     {"assign", KCS_F16, "ties-to-largest", "keeps the last of tied anchors (<= for <)",
@@ -223,5 +223,4 @@ const kcs_kernel kcs_saboteur_anneal_kernels[] = {
     {"energy", KCS_F32, "divides-by-n-minus-1", "sum / (n - 1)", energy_divides_by_n_minus_1, NULL},
 };
 
-const size_t kcs_saboteur_anneal_kernel_count =
-    sizeof kcs_saboteur_anneal_kernels / sizeof kcs_saboteur_anneal_kernels[0];
+const kcs_kernel_table kcs_saboteur_anneal_kernels = KCS_KERNEL_TABLE(rows);

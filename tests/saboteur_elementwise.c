@@ -114,7 +114,7 @@ MAP_SABOTEUR(writes_half, correct, 1)
 #define BOTH_TYPES(op, name, description, function)                                                \
     {op, KCS_F64, name, description, function, NULL}, {op, KCS_F32, name, description, function, NULL}
 
-const kcs_kernel kcs_saboteur_elementwise_kernels[] = {
+static const kcs_kernel rows[] = {
     BOTH_TYPES("add", "adds-x-to-itself", "x + x: the wrong operand", add_twice_x),
     {"mul", KCS_F32, "flushes-subnormals", "subnormal products flushed to zero", mul_flushes_subnormals,
      NULL},
@@ -128,5 +128,4 @@ const kcs_kernel kcs_saboteur_elementwise_kernels[] = {
     BOTH_TYPES("sigmoid", "writes-half", "right values, first half of the output only", writes_half),
 };
 
-const size_t kcs_saboteur_elementwise_kernel_count =
-    sizeof kcs_saboteur_elementwise_kernels / sizeof kcs_saboteur_elementwise_kernels[0];
+const kcs_kernel_table kcs_saboteur_elementwise_kernels = KCS_KERNEL_TABLE(rows);

@@ -96,7 +96,7 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
-const kcs_kernel kcs_saboteur_fault_kernels[] = {
+static const kcs_kernel rows[] = {
     {"sumsq", KCS_F64, "reads-past-the-end", "sums x[0..n], one element too many", reads_past_the_end, NULL},
     {"sumsq", KCS_F64, "writes-past-the-end", "stores s twice, the second past the end", writes_past_the_end,
      NULL},
@@ -105,5 +105,4 @@ const kcs_kernel kcs_saboteur_fault_kernels[] = {
     {"sumsq", KCS_F64, "crashes", "raises SIGSEGV", crashes, NULL},
     {"sumsq", KCS_F64, "device-error", "fails as a device out of resources", reports_device_error, NULL},
 };
-const size_t kcs_saboteur_fault_kernel_count =
-    sizeof kcs_saboteur_fault_kernels / sizeof kcs_saboteur_fault_kernels[0];
+const kcs_kernel_table kcs_fault_sumsq_kernels = KCS_KERNEL_TABLE(rows);

@@ -89,7 +89,7 @@ GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
     {"gemm", KCS_F32, name, description, function, NULL}
 
-const kcs_kernel kcs_saboteur_gemm_kernels[] = {
+static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
     SABOTEUR("drops-last-term", "the k loop stops one short", gemm_drops_last_term),
@@ -103,5 +103,4 @@ const kcs_kernel kcs_saboteur_gemm_kernels[] = {
     SABOTEUR("swaps-alpha-beta", "beta * A B + alpha * C", gemm_swaps_alpha_beta),
 };
 
-const size_t kcs_saboteur_gemm_kernel_count =
-    sizeof kcs_saboteur_gemm_kernels / sizeof kcs_saboteur_gemm_kernels[0];
+const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);

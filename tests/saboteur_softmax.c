@@ -65,7 +65,7 @@ SABOTEUR_FUNCTION(softmax_sum_drops_last, .sum_drops_last = 1)
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
     {"softmax", KCS_F32, name, description, function, NULL}
 
-const kcs_kernel kcs_saboteur_softmax_kernels[] = {
+static const kcs_kernel rows[] = {
     SABOTEUR("no-max-subtraction", "exp(x) / sum exp(x): overflows for x near 1e4", softmax_no_max),
     SABOTEUR("last-row-off-by-one", "the last row is computed from the row before it",
              softmax_last_row_shifted),
@@ -73,5 +73,4 @@ const kcs_kernel kcs_saboteur_softmax_kernels[] = {
              softmax_sum_drops_last),
 };
 
-const size_t kcs_saboteur_softmax_kernel_count =
-    sizeof kcs_saboteur_softmax_kernels / sizeof kcs_saboteur_softmax_kernels[0];
+const kcs_kernel_table kcs_saboteur_softmax_kernels = KCS_KERNEL_TABLE(rows);

@@ -94,7 +94,7 @@ static kcs_status sumsq_overwrites_input(kcs_device *device, const kcs_op_args *
     {"sumsq", KCS_F64, name, description, function, NULL},                                         \
     {"sumsq", KCS_F32, name, description, function, NULL}
 
-const kcs_kernel kcs_saboteur_sumsq_kernels[] = {
+static const kcs_kernel rows[] = {
     SABOTEUR("drops-last-element", "sums x[0..n-2]", sumsq_drops_last_element),
     SABOTEUR("accumulates-in-float", "squares and sums in f32", sumsq_accumulates_in_float),
     SABOTEUR("writes-nothing", "returns without writing the output", sumsq_writes_nothing),
@@ -102,5 +102,4 @@ const kcs_kernel kcs_saboteur_sumsq_kernels[] = {
     SABOTEUR("overwrites-input", "right answer, but x[0] is left zeroed", sumsq_overwrites_input),
 };
 
-const size_t kcs_saboteur_sumsq_kernel_count =
-    sizeof kcs_saboteur_sumsq_kernels / sizeof kcs_saboteur_sumsq_kernels[0];
+const kcs_kernel_table kcs_saboteur_sumsq_kernels = KCS_KERNEL_TABLE(rows);

@@ -45,10 +45,9 @@ static const kcs_case *find_case(const char *name)
 
 static const kcs_kernel *find_kernel(const kcs_backend *backend, const kcs_case *c, const char *variant)
 {
-    for (size_t k = 0; k < backend->kernel_count; k++)
-        if (strcmp(backend->kernels[k].op, c->op) == 0 && backend->kernels[k].dtype == c->dtype &&
-            (!variant || strcmp(backend->kernels[k].variant, variant) == 0))
-            return &backend->kernels[k];
+    const kcs_kernel *kernel = kcs_backend_find_kernel(backend, c->op, c->dtype, variant);
+    if (kernel)
+        return kernel;
     fail_msg("%s has no kernel %s for %s", backend->name, variant ? variant : "", c->name);
     return NULL;
 }
