@@ -17,6 +17,7 @@ Reads results schema version 1 (docs/results.md).
 
 import argparse
 import datetime
+import html
 import math
 import os
 import re
@@ -26,9 +27,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kcs_plots  # noqa: E402
 from kcs_compare import ORDER_CORRECTNESS, ORDER_SPEED, Comparison, Thresholds  # noqa: E402
-from kcs_markdown import escape, markdown_to_html  # noqa: E402
 from kcs_results import (ResultsError, STATUSES, finite, kernel_timing, label_runs,  # noqa: E402
                          latest_by_key, load_results, number)
+from markdown_it import MarkdownIt  # noqa: E402
+
+escape = html.escape
 
 EXIT_OK, EXIT_USAGE, EXIT_REGRESSED = 0, 2, 3
 DTYPE_ORDER = ["f32", "f64", "f16", "i32", "i64"]
@@ -729,15 +732,10 @@ def op_page_body(model, stem, images, output_dir):
         with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
 
-        def fence_hook(info, lines):
-            if info.strip() != "kcs-case":
-                return None
+        def render_case_block(lines):
             return render_case(model, stem, parse_case_block(lines), lines, results_by_case, shown)
 
-        def link_hook(url):
-            return rewrite_link(url, model, output_dir)
-
-        document = markdown_to_html(text, fence_hook=fence_hook, link_hook=link_hook)
+        document = case_file_html(text, render_case_block, lambda url: rewrite_link(url, model, output_dir))
         counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
         names = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errors"}
         plots_link = ' · <a href="#plots">plots</a>' if results else ""
@@ -765,6 +763,54 @@ def op_page_body(model, stem, images, output_dir):
             parts.append(f"<h3>{escape(op)}: performance</h3>" + performance_block(model, op, op_results, images))
             parts.append(f"<h3>{escape(op)}: accuracy</h3>" + accuracy_block(model, op, op_results, images))
     return "\n".join(parts)
+
+
+def heading_id(source):
+    """A heading's id from its Markdown source: lower-case words joined by '-', marks dropped."""
+    plain = re.sub(r"[`*_\\]", "", source).lower()
+    return re.sub(r"[\s_]+", "-", re.sub(r"[^\w\s-]", "", plain)).strip("-") or "section"
+
+
+def case_file_html(text, render_case_block, rewrite_link):
+    """A case file's HTML: CommonMark with raw HTML shown as text, each kcs-case fence replaced by
+    render_case_block(its lines), each heading given an id (unique in the page) and a '#' link to
+    itself, links passed through rewrite_link, and images shown as links, so that the page never
+    loads a file."""
+    markdown = MarkdownIt("commonmark", {"html": False})
+    plain_fence = markdown.renderer.rules["fence"]
+    heading_ids = set()
+
+    def fence(renderer, tokens, index, options, env):
+        token = tokens[index]
+        if token.info.strip() == "kcs-case":
+            return render_case_block(token.content.splitlines()) + "\n"
+        return plain_fence(tokens, index, options, env)
+
+    def heading_open(renderer, tokens, index, options, env):
+        ident = base = heading_id(tokens[index + 1].content)
+        number = 2
+        while ident in heading_ids:
+            ident, number = f"{base}-{number}", number + 1
+        heading_ids.add(ident)
+        tokens[index].attrSet("id", ident)
+        return renderer.renderToken(tokens, index, options, env)
+
+    def heading_close(renderer, tokens, index, options, env):
+        anchor = f'<a class="anchor" href="#{tokens[index - 2].attrGet("id")}" aria-hidden="true">#</a>'
+        return anchor + renderer.renderToken(tokens, index, options, env)
+
+    def link_open(renderer, tokens, index, options, env):
+        tokens[index].attrSet("href", rewrite_link(tokens[index].attrGet("href")))
+        return renderer.renderToken(tokens, index, options, env)
+
+    def image(renderer, tokens, index, options, env):
+        text = renderer.renderInlineAsText(tokens[index].children, options, env)
+        return f'<a href="{escape(rewrite_link(tokens[index].attrGet("src")))}">[image: {escape(text)}]</a>'
+
+    for name, rule in (("fence", fence), ("heading_open", heading_open), ("heading_close", heading_close),
+                       ("link_open", link_open), ("image", image)):
+        markdown.add_render_rule(name, rule)
+    return markdown.render(text)
 
 
 def rewrite_link(url, model, output_dir):
