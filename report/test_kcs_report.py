@@ -261,7 +261,7 @@ class ReportTests(unittest.TestCase):
         self.assertIn("550.54.15", index)
         self.assertIn("OpenCL 3.0 PoCL 5.0+debian", index)
         # The failure with its message (escaped) and its worst element.
-        self.assertIn("&lt;kernel&gt;:41:5: error: use of undeclared identifier &#x27;tail&#x27;", index)
+        self.assertIn("&lt;kernel&gt;:41:5: error: use of undeclared identifier &#39;tail&#39;", index)
         self.assertIn("a dropped element?", index)
         self.assertIn("<code>30.7711</code>", index)
         self.assertIn("<code>31.61245</code>", index)
