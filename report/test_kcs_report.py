@@ -405,12 +405,19 @@ class ReportTests(unittest.TestCase):
 
 class BrowserCheckTests(unittest.TestCase):
     def test_png_checker_rejects_corruption(self):
-        status_png = base64.b64decode(
+        one_pixel = base64.b64decode(
             "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
-        self.assertEqual(browser_check.png_dimensions(status_png), (1, 1))
-        corrupt = status_png[:40] + bytes([status_png[40] ^ 1]) + status_png[41:]
-        with self.assertRaisesRegex(ValueError, "CRC"):
-            browser_check.png_dimensions(corrupt)
+        self.assertEqual(browser_check.png_dimensions(one_pixel), (1, 1))
+
+        def flipped(position):
+            return one_pixel[:position] + bytes([one_pixel[position] ^ 1]) + one_pixel[position + 1:]
+
+        with self.assertRaisesRegex(ValueError, "not recognise it as a PNG"):
+            browser_check.png_dimensions(flipped(20))  # in IHDR: its CRC no longer matches
+        with self.assertRaisesRegex(ValueError, "checksum"):
+            browser_check.png_dimensions(flipped(45))  # in IDAT
+        with self.assertRaisesRegex(ValueError, "[Tt]runcated"):
+            browser_check.png_dimensions(one_pixel[:-12])  # no IEND
         self.assertIn("not an embedded PNG", browser_check.check_image_source("plot.png"))
 
     @unittest.skipUnless(browser_check.find_chromium(None), "chromium is not installed")
