@@ -16,7 +16,8 @@ by markdown-it-py.
 
 Exit status: 0 done; 2 bad arguments or an unreadable results file; 3 the comparison with
 --baseline found a correctness regression (pass -> fail/error) or a case that got slower.
-Reads results schema version 1 (docs/results.md).
+Reads results schema versions 1 and 2 (docs/results.md). The fraction of a device ceiling that a
+timed result reached is the one the runner wrote in it (version 2); a version-1 result shows none.
 """
 
 import argparse
@@ -40,12 +41,11 @@ from kcs_results import (ResultsError, STATUSES, finite, kernel_timing, label_ru
 EXIT_OK, EXIT_USAGE, EXIT_REGRESSED = 0, 2, 3
 DTYPE_ORDER = ["f32", "f64", "f16", "i32", "i64"]
 STATUS_NAMES = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errors"}
-# Which ceiling bounds an op: GEMM is compute-bound, everything else in kcs moves memory.
-CEILING_FOR_OP = {"gemm": ("gemm_flops_per_s", "flops", "GEMM rate")}
-DEFAULT_CEILING = ("copy_bytes_per_s", "bytes", "copy bandwidth")
+# What the device ceilings are called, by their key in a device's "ceilings" and in a timing's
+# "ceiling" (where the runner names the one that bounds the op).
 CEILING_NAMES = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
-                 "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"), "fma_flops_per_s": ("FMA rate", "flop/s"),
-                 "gemm_flops_per_s": ("GEMM rate", "flop/s")}
+                 "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"),
+                 "fma_flops_per_s": ("FMA rate", "flop/s"), "gemm_flops_per_s": ("GEMM rate", "flop/s")}
 
 
 # ---- formatting -------------------------------------------------------------------------------
@@ -360,6 +360,12 @@ def dtype_style(dtype):
     return DTYPE_ORDER.index(dtype) if dtype in DTYPE_ORDER else len(DTYPE_ORDER)
 
 
+def quartiles(kernel):
+    """(lower, upper) quartile of a kernel timing, the median standing in for one that is missing."""
+    return tuple(q if finite(q) and q > 0 else kernel["median_s"]
+                 for q in (kernel.get("lower_quartile_s"), kernel.get("upper_quartile_s")))
+
+
 def throughput_series(model, timed):
     """Timed results as plot series, one per (device, kernel, dtype), points in bytes and seconds."""
     series = {}
@@ -370,63 +376,73 @@ def throughput_series(model, timed):
                            "color": model.color(result["column"], key[1]), "style": dtype_style(key[2]),
                            "points": []}
         kernel = kernel_timing(result)
-        median = kernel["median_s"]
-        lower, upper = kernel.get("lower_quartile_s"), kernel.get("upper_quartile_s")
-        lower = lower if finite(lower) and lower > 0 else median
-        upper = upper if finite(upper) and upper > 0 else median
+        lower, upper = quartiles(kernel)
         series[key]["points"].append({"bytes": result["bytes"], "flops": result.get("flops") or 0.0,
-                                      "median": median, "lower": lower, "upper": upper, "result": result})
+                                      "median": kernel["median_s"], "lower": lower, "upper": upper,
+                                      "result": result})
     return list(series.values())
 
 
-def ceiling_of(result, op):
-    """(fraction, lower, upper, ceiling name) of the op's ceiling on the result's device, or None."""
-    key, field, what = CEILING_FOR_OP.get(op, DEFAULT_CEILING)
-    device = result["column"].device or {}
-    ceiling = (device.get("ceilings") or {}).get(key)
+def ceiling_of(result):
+    """The timing's "ceiling" the runner wrote (schema version 2): which device ceiling bounds the
+    op, and the fraction of it reached where the device measured it. None in a version-1 file."""
+    ceiling = (result.get("timing") or {}).get("ceiling")
+    return ceiling if isinstance(ceiling, dict) else None
+
+
+def ceiling_name(ceiling):
+    """'copy bandwidth', 'GEMM rate': what a timing's ceiling is, for labels."""
+    return CEILING_NAMES.get(ceiling.get("ceiling_key"), (str(ceiling.get("kind")), ""))[0]
+
+
+def ceiling_fraction(result):
+    """(fraction, lower, upper): the fraction of its ceiling a timed result reached, from the
+    results file, and its range over the kernel time's quartiles; None where there is none."""
+    fraction = (ceiling_of(result) or {}).get("fraction")
     kernel = kernel_timing(result)
-    amount = result.get(field)
-    if not finite(ceiling) or ceiling <= 0 or not kernel or not finite(amount):
+    if not finite(fraction) or not kernel:
         return None
-    lower = kernel.get("lower_quartile_s") if finite(kernel.get("lower_quartile_s")) else kernel["median_s"]
-    upper = kernel.get("upper_quartile_s") if finite(kernel.get("upper_quartile_s")) else kernel["median_s"]
-    rate = amount / kernel["median_s"]
-    return rate / ceiling, amount / upper / ceiling, amount / lower / ceiling, what
+    lower, upper = quartiles(kernel)
+    return fraction, fraction * kernel["median_s"] / upper, fraction * kernel["median_s"] / lower
 
 
 def performance_block(model, op, op_results):
-    """An op's timed results: a plot of their throughput, a plot of the fraction of the ceiling
-    that bounds the op (or which ceiling no device measured), and a table row each."""
+    """An op's timed results: a plot of their throughput, a plot of the fraction of each ceiling the
+    runner held them against (or a note that no device measured it), and a table row each."""
     timed = sorted((r for r in op_results if r["status"] == "pass" and kernel_timing(r) and finite(r.get("bytes"))),
                    key=column_sort_key)
     if not timed:
         return {"op": op, "rows": []}
     series = throughput_series(model, timed)
-    key, field, what = CEILING_FOR_OP.get(op, DEFAULT_CEILING)
-    block = {"op": op, "ceiling_label": what, "ceiling_plots": [], "unmeasured": [], "rows": [],
-             "throughput": model.plot(("throughput", op), lambda: kcs_plots.throughput_plot(op, series))}
-    ceiling_series = []
-    for s in series:
-        points = []
-        for p in s["points"]:
-            found = ceiling_of(p["result"], op)
-            if found:
-                points.append({"bytes": p["bytes"], "fraction": found[0], "lower": found[1], "upper": found[2]})
-        if points:
-            ceiling_series.append({**s, "points": points})
-    if ceiling_series:
-        block["ceiling_plots"].append(model.plot(("ceiling", op),
-                                                 lambda: kcs_plots.ceiling_plot(op, ceiling_series, what)))
-    else:
-        block["unmeasured"].append({"label": what, "key": "ceilings." + key})
+    ceilings = {}  # name: key, of each ceiling these results name (none in version-1 files)
+    for ceiling in filter(None, map(ceiling_of, timed)):
+        ceilings.setdefault(ceiling_name(ceiling), ceiling.get("ceiling_key"))
+    block = {"op": op, "ceiling_label": " / ".join(ceilings) or "ceiling", "ceiling_plots": [], "unmeasured": [],
+             "rows": [], "throughput": model.plot(("throughput", op), lambda: kcs_plots.throughput_plot(op, series))}
+    for name, key in ceilings.items():
+        fraction_series = []
+        for s in series:
+            points = []
+            for p in s["points"]:
+                found = ceiling_fraction(p["result"])
+                if found and ceiling_name(ceiling_of(p["result"])) == name:
+                    points.append({"bytes": p["bytes"], "fraction": found[0], "lower": found[1], "upper": found[2]})
+            if points:
+                fraction_series.append({**s, "points": points})
+        if fraction_series:
+            block["ceiling_plots"].append(model.plot(("ceiling", op, name),
+                                                     lambda: kcs_plots.ceiling_plot(op, fraction_series, name)))
+        else:
+            block["unmeasured"].append({"label": name, "key": key})
     for result in sorted(timed, key=lambda r: (model.case_position(r), column_sort_key(r))):
         median = kernel_timing(result)["median_s"]
-        found = ceiling_of(result, op)
+        found = ceiling_fraction(result)
         end_to_end = result["timing"].get("end_to_end") or {}
         block["rows"].append({"result": result, "end_to_end": end_to_end.get("median_s"),
                               "bytes_per_s": result["bytes"] / median,
                               "flops_per_s": (result.get("flops") or 0) / median,
-                              "fraction": found[0] if found else None, "no_fraction": "no ceiling measured"})
+                              "fraction": found[0] if found else None,
+                              "no_fraction": "no ceiling measured" if ceiling_of(result) else "–"})
     return block
 
 
@@ -608,7 +624,7 @@ def default_cases_dir():
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="kcs_report.py",
-        description="Turn kcs results files (docs/results.md, schema version 1) into a self-contained HTML "
+        description="Turn kcs results files (docs/results.md, schema versions 1 and 2) into a self-contained HTML "
                     "report, and compare them with a baseline results file.",
         epilog="Writes OUTPUT/index.html and OUTPUT/<op>.html (one per case file) and prints the path of "
                "index.html as the last line. Exit status: 0 done; 2 bad arguments or unreadable results; "

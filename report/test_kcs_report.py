@@ -78,10 +78,9 @@ def timed_entry(doc, case, device_id):
 
 
 def scale_timing(entry, factor, spread=None):
-    """Multiplies a kernel timing by factor, optionally resetting its quartiles to median*(1 -/+ spread)."""
+    """Makes a timed entry factor times slower, optionally resetting its quartiles to median*(1 -/+ spread)."""
+    fx.slow_down(entry, factor)
     kernel = entry["timing"]["kernel"]
-    for field in ("median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s"):
-        kernel[field] *= factor
     if spread is not None:
         kernel["lower_quartile_s"] = kernel["median_s"] * (1 - spread)
         kernel["upper_quartile_s"] = kernel["median_s"] * (1 + spread)
@@ -152,8 +151,11 @@ class ResultsTests(unittest.TestCase):
     def test_rejects_other_schemas_and_versions(self):
         with self.assertRaisesRegex(ResultsError, "not a kcs results file"):
             results_from_data({"schema": "other", "version": 1, "results": []}, "x.json")
-        with self.assertRaisesRegex(ResultsError, "version 2"):
-            results_from_data({"schema": "kcs-results", "version": 2, "results": []}, "x.json")
+        with self.assertRaisesRegex(ResultsError, "version 3"):
+            results_from_data({"schema": "kcs-results", "version": 3, "results": []}, "x.json")
+        for version in (1, 2):
+            self.assertEqual(results_from_data({"schema": "kcs-results", "version": version, "results": []}).version,
+                             version)
 
 
 class ClassificationTests(unittest.TestCase):
@@ -289,6 +291,44 @@ class ReportTests(unittest.TestCase):
         self.assertIn("fraction of GEMM rate", index)
         self.assertTrue(os.path.isfile(os.path.join(out_dir, "gemm.html")))  # no case file: still a page
         self.assertIn("No case file", self.read(os.path.join(out_dir, "gemm.html")))
+
+    def performance_of(self, index, op):
+        """The performance part of index.html for one op."""
+        part = index[index.index(f'id="perf-{op}"'):]
+        return part[:part.index("<h3")]
+
+    def test_each_result_is_held_to_the_ceiling_its_file_names(self):
+        # The reference device measured no ceiling at all: whatever fraction is shown comes from the file.
+        gemm = fx.result("gemm/f32-1024", fx.REFERENCE, "blocked", n=10 ** 6, median=4e-3, op="gemm")
+        sumsq = fx.result("sumsq/f64-n1000003", fx.REFERENCE, "k", n=1000003, median=1e-3)
+        gemm["timing"]["ceiling"].update(ceiling_per_s=1e9, fraction=0.777)
+        sumsq["timing"]["ceiling"].update(ceiling_per_s=1e10, fraction=0.333)
+        self.assertEqual((gemm["timing"]["ceiling"]["kind"], sumsq["timing"]["ceiling"]["kind"]), ("gemm", "copy"))
+        status, out, out_dir = self.report(self.write("new.json", fx.document([fx.REFERENCE], [gemm, sumsq])))
+        self.assertEqual(status, 0, out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        gemm_part, sumsq_part = self.performance_of(index, "gemm"), self.performance_of(index, "sumsq")
+        self.assertIn("<th>fraction of GEMM rate</th>", gemm_part)
+        self.assertIn("<td>0.777</td>", gemm_part)
+        self.assertIn('alt="gemm: fraction of GEMM rate"', gemm_part)
+        self.assertIn("<th>fraction of copy bandwidth</th>", sumsq_part)
+        self.assertIn("<td>0.333</td>", sumsq_part)
+        self.assertIn('alt="sumsq: fraction of copy bandwidth"', sumsq_part)
+        self.assertNotIn("no ceiling measured</strong>", index)
+
+    def test_version_1_results_show_no_fraction(self):
+        doc = copy.deepcopy(self.new)
+        doc["version"] = 1
+        for entry in doc["results"]:
+            (entry.get("timing") or {}).pop("ceiling", None)
+        status, out, out_dir = self.report(self.write("old.json", doc))
+        self.assertEqual(status, 0, out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        sumsq_part = self.performance_of(index, "sumsq")
+        self.assertIn("<th>fraction of ceiling</th>", sumsq_part)
+        self.assertNotIn("fraction of copy bandwidth", index)  # not guessed from the device's ceilings
+        self.assertNotIn("no ceiling measured</strong>", index)
+        self.assertIn("schema version 1: no fractions of ceilings", index)
 
     def test_op_page_is_woven_from_the_case_file(self):
         status, out, out_dir = self.report(self.write("new.json", self.new))
