@@ -10,8 +10,8 @@ every <img> is a data:image/png URI that decodes as a PNG of nonzero size and th
 drew, and, on index.html, the devices, summary and failures tables. Then it saves a screenshot of
 index.html (--window-size, default 1400,2000) to the path given.
 
-Exit status: 0 all checks passed; 1 a check failed (each failure is printed); 2 bad arguments;
-77 Chromium is not installed (the check is skipped: apt-get install chromium).
+Exit status: 0 all checks passed; 1 a check failed (each failure is printed), or Chromium is not
+installed (tools/setup.sh installs it): a check that could not run has not passed; 2 bad arguments.
 """
 
 import argparse
@@ -27,7 +27,7 @@ import tempfile
 
 from PIL import Image, UnidentifiedImageError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 77
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 KEY_TABLES = ("devices", "summary", "failures")
 
 # Added to a temporary copy of each page: after the load event, record on <html> how many images
@@ -179,7 +179,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="browser_check.py", description="Load a kcs report in headless Chromium, check that it renders, "
                                              "and save a screenshot.",
-        epilog="Exit status: 0 passed, 1 a check failed, 2 bad arguments, 77 Chromium not installed (skipped).")
+        epilog="Exit status: 0 passed, 1 a check failed or Chromium is not installed, 2 bad arguments.")
     parser.add_argument("index", metavar="INDEX.html", help="the report's index.html (kcs_report.py output)")
     parser.add_argument("screenshot", metavar="SCREENSHOT.png", help="where to save the screenshot of index.html")
     parser.add_argument("--chromium", help="the Chromium command (default: $CHROMIUM, chromium, chromium-browser)")
@@ -189,8 +189,9 @@ def main(argv=None):
 
     chromium = find_chromium(args.chromium)
     if chromium is None:
-        print("browser_check: SKIP: chromium is not installed (apt-get install chromium); nothing was checked")
-        return EXIT_SKIPPED
+        print("browser_check: FAIL: chromium is not installed, so nothing was checked (tools/setup.sh installs it; "
+              "or name it with --chromium or $CHROMIUM)", file=sys.stderr)
+        return EXIT_FAILED
     if not os.path.isfile(args.index):
         print(f"browser_check: FAIL: {args.index}: no such file", file=sys.stderr)
         return EXIT_FAILED
