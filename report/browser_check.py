@@ -10,25 +10,25 @@ every <img> is a data:image/png URI that decodes as a PNG of nonzero size and th
 drew, and, on index.html, the devices, summary and failures tables. Then it saves a screenshot of
 index.html (--window-size, default 1400,2000) to the path given.
 
-Exit status: 0 all checks passed; 1 a check failed (each failure is printed); 2 bad arguments;
-77 Chromium is not installed (the check is skipped: apt-get install chromium).
+Exit status: 0 all checks passed; 1 a check failed (each failure is printed), or Chromium is not
+installed (tools/setup.sh installs it): a check that could not run has not passed; 2 bad arguments.
 """
 
 import argparse
 import base64
 import binascii
 import html.parser
+import io
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 77
+from PIL import Image, UnidentifiedImageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 KEY_TABLES = ("devices", "summary", "failures")
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # Added to a temporary copy of each page: after the load event, record on <html> how many images
 # there are and which ones the browser could not decode (complete but naturalWidth 0).
@@ -39,32 +39,18 @@ PROBE = ("<script>window.addEventListener('load',function(){var b=[],m=document.
 
 
 def png_dimensions(data):
-    """(width, height) of a well-formed PNG (signature, IHDR first, every chunk's CRC, IEND last);
+    """(width, height) of a PNG that PIL opens, checks (every chunk's CRC up to IEND) and decodes;
     raises ValueError saying what is wrong otherwise."""
-    if not data.startswith(PNG_SIGNATURE):
-        raise ValueError("no PNG signature")
-    position, first, width, height = len(PNG_SIGNATURE), True, 0, 0
-    while True:
-        if position + 8 > len(data):
-            raise ValueError("truncated before IEND")
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
-        if len(body) != length or position + 12 + length > len(data):
-            raise ValueError(f"truncated {kind!r} chunk")
-        (crc,) = struct.unpack(">I", data[position + 8 + length:position + 12 + length])
-        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
-            raise ValueError(f"bad CRC in {kind!r} chunk")
-        if first:
-            if kind != b"IHDR" or length != 13:
-                raise ValueError("first chunk is not IHDR")
-            width, height = struct.unpack(">II", body[:8])
-            first = False
-        position += 12 + length
-        if kind == b"IEND":
-            break
-    if width == 0 or height == 0:
-        raise ValueError(f"zero size {width}x{height}")
-    return width, height
+    try:
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            image.verify()  # leaves the image unusable: it is decoded from a second opening
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            image.load()
+            return image.size
+    except UnidentifiedImageError:
+        raise ValueError("PIL does not recognise it as a PNG (a bad signature, header or header CRC)") from None
+    except (OSError, SyntaxError, ValueError) as error:
+        raise ValueError(str(error)) from error
 
 
 def check_image_source(source):
@@ -193,7 +179,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="browser_check.py", description="Load a kcs report in headless Chromium, check that it renders, "
                                              "and save a screenshot.",
-        epilog="Exit status: 0 passed, 1 a check failed, 2 bad arguments, 77 Chromium not installed (skipped).")
+        epilog="Exit status: 0 passed, 1 a check failed or Chromium is not installed, 2 bad arguments.")
     parser.add_argument("index", metavar="INDEX.html", help="the report's index.html (kcs_report.py output)")
     parser.add_argument("screenshot", metavar="SCREENSHOT.png", help="where to save the screenshot of index.html")
     parser.add_argument("--chromium", help="the Chromium command (default: $CHROMIUM, chromium, chromium-browser)")
@@ -203,8 +189,9 @@ def main(argv=None):
 
     chromium = find_chromium(args.chromium)
     if chromium is None:
-        print("browser_check: SKIP: chromium is not installed (apt-get install chromium); nothing was checked")
-        return EXIT_SKIPPED
+        print("browser_check: FAIL: chromium is not installed, so nothing was checked (tools/setup.sh installs it; "
+              "or name it with --chromium or $CHROMIUM)", file=sys.stderr)
+        return EXIT_FAILED
     if not os.path.isfile(args.index):
         print(f"browser_check: FAIL: {args.index}: no such file", file=sys.stderr)
         return EXIT_FAILED

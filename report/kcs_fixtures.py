@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Synthetic kcs results documents (schema version 1, docs/results.md) for the report's tests and
+"""Synthetic kcs results documents (schema version 2, docs/results.md) for the report's tests and
 demos: devices of several backends, timed and untimed results, failures with worst elements,
-NaN written as the string "nan", device ceilings.
+NaN written as the string "nan", device ceilings, and each timing's ceiling as the runner writes it.
 
     /usr/bin/python3 report/kcs_fixtures.py OUTDIR
 
@@ -36,6 +36,35 @@ def timing(median, spread=0.01, repeats=10, end_to_end_factor=2.0):
     return {"kernel": one(median), "end_to_end": one(median * end_to_end_factor)}
 
 
+# Which ceiling the runner holds a timing against, as it decides: the device's GEMM rate for GEMM
+# and the anneal's assign step, its copy bandwidth for every other op.
+COMPUTE_BOUND_OPS = ("gemm", "assign")
+
+
+def ceiling(entry, dev, median):
+    """A timing's "ceiling" object for results[] entry `entry` timed at `median` s on device record
+    dev: the rate reached and, where the device measured that ceiling, the ceiling and the fraction."""
+    kind = "gemm" if entry["op"] in COMPUTE_BOUND_OPS else "copy"
+    key, measure = ("gemm_flops_per_s", "flops") if kind == "gemm" else ("copy_bytes_per_s", "bytes")
+    record = {"kind": kind, "ceiling_key": key, "measure": measure, "achieved_per_s": entry[measure] / median}
+    measured = ((dev or {}).get("ceilings") or {}).get(key)
+    if measured:
+        record["ceiling_per_s"] = measured
+        record["fraction"] = record["achieved_per_s"] / measured
+    return record
+
+
+def slow_down(entry, factor):
+    """A timed entry's kernel made factor times slower, with its rates and fraction of the ceiling."""
+    timing = entry["timing"]
+    for field in ("median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s"):
+        timing["kernel"][field] *= factor
+    for rates in (timing, timing["ceiling"]):
+        for field in ("kernel_bytes_per_s", "kernel_flops_per_s", "achieved_per_s", "fraction"):
+            if field in rates:
+                rates[field] /= factor
+
+
 def result(case, dev, kernel, status="pass", *, n=1000, dtype=None, fraction=0.01, median=None, spread=0.01,
            repeats=10, message="", expected=1.0, actual=None, line=10, op=None, tags=None, bytes_per_element=None):
     """One results[] entry for a sumsq-like case of n elements on device record dev (or None)."""
@@ -62,13 +91,14 @@ def result(case, dev, kernel, status="pass", *, n=1000, dtype=None, fraction=0.0
         entry["timing"] = timing(median, spread, repeats)
         entry["timing"]["kernel_bytes_per_s"] = entry["bytes"] / median
         entry["timing"]["kernel_flops_per_s"] = entry["flops"] / median
+        entry["timing"]["ceiling"] = ceiling(entry, dev, median)
     return entry
 
 
 def document(devices, results, created="2026-11-26T02:30:00Z", revision="559f110d8a45", hostname="ci-gpu-1"):
     """A whole results document, its summary counted from the results."""
     return {
-        "schema": "kcs-results", "version": 1, "created": created,
+        "schema": "kcs-results", "version": 2, "created": created,
         "machine": {"hostname": hostname, "os": "Linux", "kernel": "6.8.0", "architecture": "x86_64",
                     "cpu": "AMD EPYC 9454", "cores": 96},
         "kcs": {"revision": revision, "compiler": "gcc 12.2.0"},
@@ -153,10 +183,7 @@ def demo_baseline(new):
                                 line=entry["line"]))
     for entry in new["results"]:
         if entry["case"] == "sumsq/f64-n1000003" and entry["device"] == "cuda:0":
-            for key in ("kernel",):
-                for field in ("median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s"):
-                    entry["timing"][key][field] *= 3.0
-            entry["timing"]["kernel_bytes_per_s"] /= 3.0
+            slow_down(entry, 3.0)
     old["summary"] = document(old["devices"], old["results"])["summary"]
     return old
 

@@ -1,10 +1,11 @@
-"""Reading kcs results files (docs/results.md, schema version 1) for the report.
+"""Reading kcs results files (docs/results.md, schema versions 1 and 2) for the report.
 
 load_results() checks the schema, turns the "nan"/"inf"/"-inf" strings that JSON forces on the
 runner back into floats, and attaches to each result its device record, so that the rest of the
 report never looks a device up by id again. Device ids ("opencl:1") are only unique within one
 file; across files a device is known by its backend and name, which is what the baseline
-comparison keys on.
+comparison keys on. Version 2 adds to each timing the runner's "ceiling": which ceiling of the
+device bounds the op and the fraction of it reached; a version-1 result has none.
 """
 
 import json
@@ -12,7 +13,7 @@ import math
 import os
 
 SCHEMA = "kcs-results"
-VERSION = 1
+VERSIONS = (1, 2)
 
 STATUSES = ("pass", "fail", "error", "skip")
 
@@ -62,6 +63,7 @@ class Run:
         self.path = path
         self.label = label
         self.data = data
+        self.version = data.get("version")
         self.created = str(data.get("created") or "")
         self.machine = data.get("machine") or {}
         self.kcs = data.get("kcs") or {}
@@ -113,6 +115,7 @@ def _normalise_result(result, run):
         _numbers(timing.get("kernel"), _TIMING_KEYS)
         _numbers(timing.get("end_to_end"), _TIMING_KEYS)
         _numbers(timing, ("kernel_bytes_per_s", "kernel_flops_per_s"))
+        _numbers(timing.get("ceiling"), ("achieved_per_s", "ceiling_per_s", "fraction"))
     else:
         result["timing"] = None
     device_id = result.get("device")
@@ -142,9 +145,9 @@ def results_from_data(data, path="<memory>", label=None):
     """Checks and normalises an already parsed results document (see load_results)."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: not a kcs results file (no \"schema\": \"{SCHEMA}\")")
-    if data.get("version") != VERSION:
+    if data.get("version") not in VERSIONS:
         raise ResultsError(f"{path}: results schema version {data.get('version')!r}; "
-                           f"this report reads version {VERSION}")
+                           f"this report reads versions {', '.join(map(str, VERSIONS))}")
     if not isinstance(data.get("results"), list):
         raise ResultsError(f"{path}: no \"results\" list")
     run = Run(path, data, label or os.path.basename(path))
