@@ -1,6 +1,10 @@
 /* op.c: the op table and what is common to every op (see op.h). */
 #include "op.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const kcs_op *kcs_find_op(const char *name)
@@ -41,6 +45,61 @@ static void join(const char *const *list, char *out, size_t size)
     }
     if (!out[0])
         strncat(out, "none", size - 1);
+}
+
+void kcs_vector_spec(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t n)
+{
+    memset(spec, 0, sizeof *spec);
+    snprintf(spec->name, sizeof spec->name, "%s", name);
+    spec->dtype = dtype;
+    spec->ndim = 1;
+    spec->shape[0] = n;
+}
+
+void kcs_matrix_spec(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows, size_t cols)
+{
+    kcs_vector_spec(spec, name, dtype, rows);
+    spec->ndim = 2;
+    spec->shape[1] = cols;
+}
+
+kcs_status kcs_case_number(const kcs_case *c, const char *name, double fallback, kcs_dtype dtype,
+                           double *value, kcs_error *err)
+{
+    const char *text = kcs_case_param(c, name);
+    *value = fallback;
+    if (!text && isnan(fallback))
+        return kcs_fail(err, KCS_ERROR, "%s needs the parameter %s", c->op, name);
+    if (text) {
+        char *end;
+        errno = 0;
+        *value = strtod(text, &end);
+        if (end == text || *end != '\0' || errno || !isfinite(*value) ||
+            (dtype == KCS_F32 && !isfinite((float)*value)))
+            return kcs_fail(err, KCS_ERROR, "%s parameter %s=%s is not a finite %s number", c->op,
+                            name, text, kcs_dtype_name(dtype));
+    }
+    return KCS_OK;
+}
+
+/* Fails unless the case's dtype is one of the op's. */
+static kcs_status check_dtype(const kcs_op *op, const kcs_case *c, kcs_error *err)
+{
+    char names[128] = "";
+    size_t count = 0;
+    for (const kcs_dtype *d = op->dtypes; *d != KCS_DTYPE_NONE; d++, count++) {
+        if (*d == c->dtype)
+            return KCS_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        const char *separator = i == 0 ? "" : i + 1 == count ? " and " : ", ";
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", separator,
+                 kcs_dtype_name(op->dtypes[i]));
+    }
+    if (count == 1)
+        return kcs_fail(err, KCS_ERROR, "%s has an %s variant only, not %s", op->name, names,
+                        kcs_dtype_name(c->dtype));
+    return kcs_fail(err, KCS_ERROR, "%s has %s variants, not %s", op->name, names, kcs_dtype_name(c->dtype));
 }
 
 kcs_status kcs_op_prepare(const kcs_case *c, const kcs_op **op_out, kcs_op_args *args,
@@ -88,6 +147,8 @@ kcs_status kcs_op_prepare(const kcs_case *c, const kcs_op **op_out, kcs_op_args 
     if (c->expect == KCS_EXPECT_CLOSED_FORM && !op->closed_form)
         return kcs_fail(err, KCS_ERROR, "op %s has no closed form; use 'expect: golden' or 'oracle'",
                         op->name);
+    if (check_dtype(op, c, err) != KCS_OK)
+        return KCS_ERROR;
     memset(args, 0, sizeof *args);
     args->op = op->name;
     args->dtype = c->dtype;

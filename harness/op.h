@@ -68,6 +68,8 @@ typedef struct {
     const char *const *sizes;  /* names of its sizes, NULL-terminated */
     const char *const *params; /* names of its parameters, NULL-terminated */
     const char *const *inputs; /* names of its inputs, NULL-terminated */
+    const kcs_dtype *dtypes;   /* the case dtypes it has, KCS_DTYPE_NONE-terminated (checked
+                                  before parse_args; from the op's type list) */
     /* Checks the case's dtype, sizes and parameters and fills args. */
     kcs_status (*parse_args)(const kcs_case *c, kcs_op_args *args, kcs_error *err);
     /* Shapes and dtypes of inputs and outputs. */
@@ -99,6 +101,22 @@ const kcs_op *kcs_find_op(const char *name);
 
 /* All ops, NULL-terminated (build/ops.c, written by configure.py from harness/op_*.c). */
 extern const kcs_op *const kcs_ops[];
+
+/* An X-macro column for an op's type list (X(suffix, C type, kcs dtype)):
+ * its kcs dtype and a comma, to build kcs_op.dtypes from the list. */
+#define KCS_DTYPE_OF(suffix, T, dtype) dtype,
+
+/* Sets spec to a one-dimensional array of n elements. */
+void kcs_vector_spec(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t n);
+
+/* Sets spec to a rows x cols row-major matrix. */
+void kcs_matrix_spec(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows, size_t cols);
+
+/* Parameter name of a case as a number, finite also in dtype (fallback when
+ * the case does not give it; NAN as fallback makes it required); errors
+ * name the op, the parameter and the text. */
+kcs_status kcs_case_number(const kcs_case *c, const char *name, double fallback, kcs_dtype dtype,
+                           double *value, kcs_error *err);
 
 /* Fills args and layout for a case: finds the op, checks the case's inputs
  * against the op's, parses the arguments. Errors name the cause. */

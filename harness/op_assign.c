@@ -29,16 +29,15 @@
 #include "bounds.h"
 #include "check.h"
 #include "op.h"
+#include "kcs_ref_anneal.h"
 
 static const char *const sizes[] = {"n", "d", "m", NULL};
 static const char *const params[] = {NULL};
 static const char *const inputs[] = {"x", "a", NULL};
+static const kcs_dtype dtypes[] = {KCS_ANNEAL_POINT_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
-    if (c->dtype != KCS_F16 && c->dtype != KCS_F32)
-        return kcs_fail(err, KCS_ERROR, "assign stores points as f16 or f32, not %s",
-                        kcs_dtype_name(c->dtype));
     args->assign.n = (size_t)kcs_case_size(c, "n", 0);
     args->assign.d = (size_t)kcs_case_size(c, "d", 0);
     args->assign.m = (size_t)kcs_case_size(c, "m", 0);
@@ -49,28 +48,19 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
     return KCS_OK;
 }
 
-static void array(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows, size_t cols)
-{
-    snprintf(spec->name, sizeof spec->name, "%s", name);
-    spec->dtype = dtype;
-    spec->ndim = cols ? 2 : 1;
-    spec->shape[0] = rows;
-    spec->shape[1] = cols;
-}
-
 static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
 {
     (void)err;
     const kcs_anneal_args *a = &args->assign;
     memset(layout, 0, sizeof *layout);
     layout->input_count = 2;
-    array(&layout->inputs[0], "x", args->dtype, a->n, a->d);
-    array(&layout->inputs[1], "a", KCS_F32, a->m, a->d);
+    kcs_matrix_spec(&layout->inputs[0], "x", args->dtype, a->n, a->d);
+    kcs_matrix_spec(&layout->inputs[1], "a", KCS_F32, a->m, a->d);
     /* d = 0 still gives 2-d inputs of shape (n, 0) */
     layout->inputs[0].ndim = layout->inputs[1].ndim = 2;
     layout->output_count = 2;
-    array(&layout->outputs[0], "idx", KCS_I32, a->n, 0);
-    array(&layout->outputs[1], "dist", KCS_F32, a->n, 0);
+    kcs_vector_spec(&layout->outputs[0], "idx", KCS_I32, a->n);
+    kcs_vector_spec(&layout->outputs[1], "dist", KCS_F32, a->n);
     return KCS_OK;
 }
 
@@ -483,6 +473,7 @@ const kcs_op kcs_op_assign = {
     .sizes = sizes,
     .params = params,
     .inputs = inputs,
+    .dtypes = dtypes,
     .parse_args = parse_args,
     .layout = layout,
     .oracle = oracle,

@@ -25,11 +25,14 @@
 #include <string.h>
 
 #include "accurate.h"
+#include "bounds.h"
 #include "op.h"
+#include "kcs_ref_gemm.h"
 
 static const char *const sizes[] = {"m", "n", "k", NULL};
 static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", NULL};
 static const char *const inputs[] = {"a", "b", "c", NULL};
+static const kcs_dtype dtypes[] = {KCS_GEMM_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
 /* TF32 keeps 10 of f32's 23 fraction bits. The conversion may truncate
  * (tensor cores do, Fasi et al. 2021), so its relative error is below
@@ -48,38 +51,21 @@ static kcs_status parse_transpose(const kcs_case *c, const char *name, int *tran
     return KCS_OK;
 }
 
-/* A scalar parameter, rounded to the case dtype as a BLAS call receives it. */
-static kcs_status parse_scalar(const kcs_case *c, const char *name, double fallback, double *value,
-                               kcs_error *err)
-{
-    const char *text = kcs_case_param(c, name);
-    *value = fallback;
-    if (text) {
-        char *end;
-        *value = strtod(text, &end);
-        if (end == text || *end != '\0' || !isfinite(*value))
-            return kcs_fail(err, KCS_ERROR, "gemm parameter %s needs a finite number, not '%s'", name,
-                            text);
-    }
-    if (c->dtype == KCS_F32)
-        *value = (double)(float)*value;
-    return KCS_OK;
-}
-
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
-    if (c->dtype != KCS_F32 && c->dtype != KCS_F64)
-        return kcs_fail(err, KCS_ERROR, "gemm has f32 and f64 variants, not %s",
-                        kcs_dtype_name(c->dtype));
     kcs_gemm_args *g = &args->gemm;
     g->m = (size_t)kcs_case_size(c, "m", 0);
     g->n = (size_t)kcs_case_size(c, "n", 0);
     g->k = (size_t)kcs_case_size(c, "k", 0);
     if (parse_transpose(c, "transa", &g->transpose_a, err) != KCS_OK ||
         parse_transpose(c, "transb", &g->transpose_b, err) != KCS_OK ||
-        parse_scalar(c, "alpha", 1.0, &g->alpha, err) != KCS_OK ||
-        parse_scalar(c, "beta", 0.0, &g->beta, err) != KCS_OK)
+        kcs_case_number(c, "alpha", 1.0, KCS_F64, &g->alpha, err) != KCS_OK ||
+        kcs_case_number(c, "beta", 0.0, KCS_F64, &g->beta, err) != KCS_OK)
         return KCS_ERROR;
+    if (c->dtype == KCS_F32) { /* rounded to the case dtype as a BLAS call receives them */
+        g->alpha = (double)(float)g->alpha;
+        g->beta = (double)(float)g->beta;
+    }
     const char *mode = kcs_case_param(c, "mode");
     if (!mode || strcmp(mode, "default") == 0)
         g->tf32 = 0;
@@ -93,15 +79,6 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
     return KCS_OK;
 }
 
-static void set_matrix(kcs_array_spec *spec, const char *name, kcs_dtype dtype, size_t rows, size_t columns)
-{
-    snprintf(spec->name, sizeof spec->name, "%s", name);
-    spec->dtype = dtype;
-    spec->ndim = 2;
-    spec->shape[0] = rows;
-    spec->shape[1] = columns;
-}
-
 static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
 {
     (void)err;
@@ -109,16 +86,16 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     memset(layout, 0, sizeof *layout);
     layout->input_count = 3;
     if (g->transpose_a)
-        set_matrix(&layout->inputs[0], "a", args->dtype, g->k, g->m);
+        kcs_matrix_spec(&layout->inputs[0], "a", args->dtype, g->k, g->m);
     else
-        set_matrix(&layout->inputs[0], "a", args->dtype, g->m, g->k);
+        kcs_matrix_spec(&layout->inputs[0], "a", args->dtype, g->m, g->k);
     if (g->transpose_b)
-        set_matrix(&layout->inputs[1], "b", args->dtype, g->n, g->k);
+        kcs_matrix_spec(&layout->inputs[1], "b", args->dtype, g->n, g->k);
     else
-        set_matrix(&layout->inputs[1], "b", args->dtype, g->k, g->n);
-    set_matrix(&layout->inputs[2], "c", args->dtype, g->m, g->n);
+        kcs_matrix_spec(&layout->inputs[1], "b", args->dtype, g->k, g->n);
+    kcs_matrix_spec(&layout->inputs[2], "c", args->dtype, g->m, g->n);
     layout->output_count = 1;
-    set_matrix(&layout->outputs[0], "c_out", args->dtype, g->m, g->n);
+    kcs_matrix_spec(&layout->outputs[0], "c_out", args->dtype, g->m, g->n);
     return KCS_OK;
 }
 
@@ -295,12 +272,6 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return status;
 }
 
-/* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 3.4). */
-static double gamma_of(double k, double u)
-{
-    return k * u / (1.0 - k * u);
-}
-
 /* The relative factors of the bound: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
 static void bound_factors(const kcs_op_args *args, double *product_factor, double *c_factor)
 {
@@ -311,10 +282,10 @@ static void bound_factors(const kcs_op_args *args, double *product_factor, doubl
          * f32 that may truncate (2u per operation rather than u) */
         double accumulation = 2.0 * kcs_unit_roundoff(KCS_F32);
         double conversion = (1.0 + tf32_conversion_error) * (1.0 + tf32_conversion_error);
-        *product_factor = conversion * (1.0 + gamma_of(terms, accumulation)) - 1.0;
-        *c_factor = gamma_of(terms, accumulation);
+        *product_factor = conversion * (1.0 + kcs_gamma(terms, accumulation)) - 1.0;
+        *c_factor = kcs_gamma(terms, accumulation);
     } else {
-        *product_factor = gamma_of(terms, kcs_unit_roundoff(args->dtype));
+        *product_factor = kcs_gamma(terms, kcs_unit_roundoff(args->dtype));
         *c_factor = *product_factor;
     }
 }
@@ -332,14 +303,14 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     double product_factor, c_factor;
     bound_factors(args, &product_factor, &c_factor);
     double k = (double)g->k, u64 = kcs_unit_roundoff(KCS_F64);
-    double oracle_gamma = gamma_of(k + 4.0, u64);
+    double oracle_gamma = kcs_gamma(k + 4.0, u64);
     /* underflow: each of the k + 2 products may lose half the smallest
      * subnormal, in the backend's type and in the oracle's */
     double underflow = (k + 2.0) * kcs_smallest_subnormal(args->dtype) +
                        (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
     /* The bound is itself computed in double, with sums of k terms: widen
      * it by more than their rounding error so it is never too small. */
-    double widen = 1.0 + gamma_of(k + 16.0, u64);
+    double widen = 1.0 + kcs_gamma(k + 16.0, u64);
     for (size_t t = 0; t < e->count; t++) {
         double expected_value = e->values[t];
         if (!isfinite(expected_value)) {
@@ -389,6 +360,7 @@ const kcs_op kcs_op_gemm = {
     .sizes = sizes,
     .params = params,
     .inputs = inputs,
+    .dtypes = dtypes,
     .parse_args = parse_args,
     .layout = layout,
     .oracle = oracle,

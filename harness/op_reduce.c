@@ -29,16 +29,15 @@
 #include "accurate.h"
 #include "bounds.h"
 #include "op.h"
+#include "kcs_ref_anneal.h"
 
 static const char *const sizes[] = {"n", "d", "m", NULL};
 static const char *const params[] = {NULL};
 static const char *const inputs[] = {"x", "idx", NULL};
+static const kcs_dtype dtypes[] = {KCS_ANNEAL_POINT_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
-    if (c->dtype != KCS_F16 && c->dtype != KCS_F32)
-        return kcs_fail(err, KCS_ERROR, "reduce stores points as f16 or f32, not %s",
-                        kcs_dtype_name(c->dtype));
     args->reduce.n = (size_t)kcs_case_size(c, "n", 0);
     args->reduce.d = (size_t)kcs_case_size(c, "d", 0);
     args->reduce.m = (size_t)kcs_case_size(c, "m", 0);
@@ -47,28 +46,18 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
     return KCS_OK;
 }
 
-static void array(kcs_array_spec *spec, const char *name, kcs_dtype dtype, int ndim, size_t rows,
-                  size_t cols)
-{
-    snprintf(spec->name, sizeof spec->name, "%s", name);
-    spec->dtype = dtype;
-    spec->ndim = ndim;
-    spec->shape[0] = rows;
-    spec->shape[1] = cols;
-}
-
 static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
 {
     (void)err;
     const kcs_anneal_args *a = &args->reduce;
     memset(layout, 0, sizeof *layout);
     layout->input_count = 2;
-    array(&layout->inputs[0], "x", args->dtype, 2, a->n, a->d);
-    array(&layout->inputs[1], "idx", KCS_I32, 1, a->n, 0);
+    kcs_matrix_spec(&layout->inputs[0], "x", args->dtype, a->n, a->d);
+    kcs_vector_spec(&layout->inputs[1], "idx", KCS_I32, a->n);
     layout->output_count = 3;
-    array(&layout->outputs[0], "count", KCS_I32, 1, a->m, 0);
-    array(&layout->outputs[1], "mean", KCS_F32, 2, a->m, a->d);
-    array(&layout->outputs[2], "var", KCS_F32, 2, a->m, a->d);
+    kcs_vector_spec(&layout->outputs[0], "count", KCS_I32, a->m);
+    kcs_matrix_spec(&layout->outputs[1], "mean", KCS_F32, a->m, a->d);
+    kcs_matrix_spec(&layout->outputs[2], "var", KCS_F32, a->m, a->d);
     return KCS_OK;
 }
 
@@ -314,6 +303,7 @@ const kcs_op kcs_op_reduce = {
     .sizes = sizes,
     .params = params,
     .inputs = inputs,
+    .dtypes = dtypes,
     .parse_args = parse_args,
     .layout = layout,
     .oracle = oracle,

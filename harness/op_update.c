@@ -25,50 +25,22 @@
 #include "accurate.h"
 #include "bounds.h"
 #include "op.h"
+#include "kcs_ref_anneal.h"
 
 static const char *const sizes[] = {"m", "d", NULL};
 static const char *const params[] = {"temperature", "learning_rate", "momentum", NULL};
 static const char *const inputs[] = {"a", "v", "mean", "count", NULL};
-
-static kcs_status parse_number(const kcs_case *c, const char *name, double *value, kcs_error *err)
-{
-    const char *text = kcs_case_param(c, name);
-    if (!text)
-        return kcs_fail(err, KCS_ERROR,
-                        "update needs the parameter %s (params: temperature=T "
-                        "learning_rate=LR momentum=MU)",
-                        name);
-    char *end;
-    errno = 0;
-    *value = strtod(text, &end);
-    if (end == text || *end != '\0' || errno || !isfinite(*value) || !isfinite((float)*value))
-        return kcs_fail(err, KCS_ERROR, "update's parameter %s=%s is not a finite f32 number", name,
-                        text);
-    return KCS_OK;
-}
+static const kcs_dtype dtypes[] = {KCS_F32, KCS_DTYPE_NONE};
 
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
-    if (c->dtype != KCS_F32)
-        return kcs_fail(err, KCS_ERROR, "update has an f32 variant only, not %s",
-                        kcs_dtype_name(c->dtype));
     args->update.m = (size_t)kcs_case_size(c, "m", 0);
     args->update.d = (size_t)kcs_case_size(c, "d", 0);
-    if (parse_number(c, "temperature", &args->update.temperature, err) != KCS_OK ||
-        parse_number(c, "learning_rate", &args->update.learning_rate, err) != KCS_OK ||
-        parse_number(c, "momentum", &args->update.momentum, err) != KCS_OK)
+    if (kcs_case_number(c, "temperature", NAN, KCS_F32, &args->update.temperature, err) != KCS_OK ||
+        kcs_case_number(c, "learning_rate", NAN, KCS_F32, &args->update.learning_rate, err) != KCS_OK ||
+        kcs_case_number(c, "momentum", NAN, KCS_F32, &args->update.momentum, err) != KCS_OK)
         return KCS_ERROR;
     return KCS_OK;
-}
-
-static void array(kcs_array_spec *spec, const char *name, kcs_dtype dtype, int ndim, size_t rows,
-                  size_t cols)
-{
-    snprintf(spec->name, sizeof spec->name, "%s", name);
-    spec->dtype = dtype;
-    spec->ndim = ndim;
-    spec->shape[0] = rows;
-    spec->shape[1] = cols;
 }
 
 static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
@@ -77,13 +49,13 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     size_t m = args->update.m, d = args->update.d;
     memset(layout, 0, sizeof *layout);
     layout->input_count = 4;
-    array(&layout->inputs[0], "a", KCS_F32, 2, m, d);
-    array(&layout->inputs[1], "v", KCS_F32, 2, m, d);
-    array(&layout->inputs[2], "mean", KCS_F32, 2, m, d);
-    array(&layout->inputs[3], "count", KCS_I32, 1, m, 0);
+    kcs_matrix_spec(&layout->inputs[0], "a", KCS_F32, m, d);
+    kcs_matrix_spec(&layout->inputs[1], "v", KCS_F32, m, d);
+    kcs_matrix_spec(&layout->inputs[2], "mean", KCS_F32, m, d);
+    kcs_vector_spec(&layout->inputs[3], "count", KCS_I32, m);
     layout->output_count = 2;
-    array(&layout->outputs[0], "a_next", KCS_F32, 2, m, d);
-    array(&layout->outputs[1], "v_next", KCS_F32, 2, m, d);
+    kcs_matrix_spec(&layout->outputs[0], "a_next", KCS_F32, m, d);
+    kcs_matrix_spec(&layout->outputs[1], "v_next", KCS_F32, m, d);
     return KCS_OK;
 }
 
@@ -186,6 +158,7 @@ const kcs_op kcs_op_update = {
     .sizes = sizes,
     .params = params,
     .inputs = inputs,
+    .dtypes = dtypes,
     .parse_args = parse_args,
     .layout = layout,
     .oracle = oracle,

@@ -11,65 +11,44 @@
  *             is 0, which the spec allows there (the exact value is below
  *             2 / FLT_MAX); sigmoid(+inf) = 1 and sigmoid(-inf) = 0 exactly.
  *
+ * One body for every dtype of the op's type list (KCS_ELEMENTWISE_TYPES in
+ * kcs_ref_elementwise.h): the functions, their adapters and the kernel rows.
+ *
  * Run only it: build/kcs run --backend reference elementwise
  */
-#include <math.h>
+#include <tgmath.h> /* exp of a float is expf, of a double exp */
 
 #include "kcs_ref.h"
 #include "reference_backend.h"
 
-void kcs_ref_add_f32(const float *x, const float *y, float *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] + y[i];
-}
+/* The reference functions of one dtype (kcs_ref_elementwise.h). */
+#define DEFINE_REFERENCE(suffix, T, dtype)                                                         \
+    void kcs_ref_add_##suffix(const T *x, const T *y, T *out, size_t n)                            \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            out[i] = x[i] + y[i];                                                                  \
+    }                                                                                              \
+    void kcs_ref_mul_##suffix(const T *x, const T *y, T *out, size_t n)                            \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            out[i] = x[i] * y[i];                                                                  \
+    }                                                                                              \
+    void kcs_ref_relu_##suffix(const T *x, T *out, size_t n)                                       \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            out[i] = x[i] < (T)0 ? (T)0 : x[i];                                                    \
+    }                                                                                              \
+    void kcs_ref_sigmoid_##suffix(const T *x, T *out, size_t n)                                    \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            out[i] = (T)1 / ((T)1 + exp(-x[i]));                                                   \
+    }
+KCS_ELEMENTWISE_TYPES(DEFINE_REFERENCE)
 
-void kcs_ref_add_f64(const double *x, const double *y, double *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] + y[i];
-}
-
-void kcs_ref_mul_f32(const float *x, const float *y, float *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] * y[i];
-}
-
-void kcs_ref_mul_f64(const double *x, const double *y, double *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] * y[i];
-}
-
-void kcs_ref_relu_f32(const float *x, float *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] < 0.0f ? 0.0f : x[i];
-}
-
-void kcs_ref_relu_f64(const double *x, double *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = x[i] < 0.0 ? 0.0 : x[i];
-}
-
-void kcs_ref_sigmoid_f32(const float *x, float *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = 1.0f / (1.0f + expf(-x[i]));
-}
-
-void kcs_ref_sigmoid_f64(const double *x, double *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = 1.0 / (1.0 + exp(-x[i]));
-}
-
-/* The adapters for the reference backend (ref/backend.c): one per op and type. */
-
-#define KCS_BINARY_ADAPTER(name, function)                                                         \
-    static KCS_KERNEL_RUN(name)                                                                     \
+/* The adapters that run the functions above on the reference backend's
+ * buffers: one per op and dtype. */
+#define BINARY_ADAPTER(function)                                                                   \
+    static KCS_KERNEL_RUN(run_##function)                                                          \
     {                                                                                              \
         (void)device, (void)err;                                                                   \
         double start = kcs_reference_now();                                                        \
@@ -79,8 +58,8 @@ void kcs_ref_sigmoid_f64(const double *x, double *out, size_t n)
         return KCS_OK;                                                                             \
     }
 
-#define KCS_UNARY_ADAPTER(name, function)                                                          \
-    static KCS_KERNEL_RUN(name)                                                                     \
+#define UNARY_ADAPTER(function)                                                                    \
+    static KCS_KERNEL_RUN(run_##function)                                                          \
     {                                                                                              \
         (void)device, (void)err;                                                                   \
         double start = kcs_reference_now();                                                        \
@@ -90,24 +69,20 @@ void kcs_ref_sigmoid_f64(const double *x, double *out, size_t n)
         return KCS_OK;                                                                             \
     }
 
-KCS_BINARY_ADAPTER(kcs_reference_add_f32, kcs_ref_add_f32)
-KCS_BINARY_ADAPTER(kcs_reference_add_f64, kcs_ref_add_f64)
-KCS_BINARY_ADAPTER(kcs_reference_mul_f32, kcs_ref_mul_f32)
-KCS_BINARY_ADAPTER(kcs_reference_mul_f64, kcs_ref_mul_f64)
-KCS_UNARY_ADAPTER(kcs_reference_relu_f32, kcs_ref_relu_f32)
-KCS_UNARY_ADAPTER(kcs_reference_relu_f64, kcs_ref_relu_f64)
-KCS_UNARY_ADAPTER(kcs_reference_sigmoid_f32, kcs_ref_sigmoid_f32)
-KCS_UNARY_ADAPTER(kcs_reference_sigmoid_f64, kcs_ref_sigmoid_f64)
+#define DEFINE_ADAPTERS(suffix, T, dtype)                                                          \
+    BINARY_ADAPTER(kcs_ref_add_##suffix)                                                           \
+    BINARY_ADAPTER(kcs_ref_mul_##suffix)                                                           \
+    UNARY_ADAPTER(kcs_ref_relu_##suffix)                                                           \
+    UNARY_ADAPTER(kcs_ref_sigmoid_##suffix)
+KCS_ELEMENTWISE_TYPES(DEFINE_ADAPTERS)
 
-static const kcs_kernel rows[] = {
-    {"add", KCS_F64, "loop", "one IEEE add per element", kcs_reference_add_f64, NULL},
-    {"add", KCS_F32, "loop", "one IEEE add per element", kcs_reference_add_f32, NULL},
-    {"mul", KCS_F64, "loop", "one IEEE multiply per element", kcs_reference_mul_f64, NULL},
-    {"mul", KCS_F32, "loop", "one IEEE multiply per element", kcs_reference_mul_f32, NULL},
-    {"relu", KCS_F64, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f64, NULL},
-    {"relu", KCS_F32, "loop", "x < 0 ? 0 : x", kcs_reference_relu_f32, NULL},
-    {"sigmoid", KCS_F64, "loop", "1 / (1 + exp(-x)) with libm exp", kcs_reference_sigmoid_f64, NULL},
-    {"sigmoid", KCS_F32, "loop", "1 / (1 + expf(-x)) with libm expf", kcs_reference_sigmoid_f32, NULL},
-};
+#define ROWS(suffix, T, dtype)                                                                     \
+    {"add", dtype, "loop", "one IEEE add per element", run_kcs_ref_add_##suffix, NULL},           \
+    {"mul", dtype, "loop", "one IEEE multiply per element", run_kcs_ref_mul_##suffix, NULL},      \
+    {"relu", dtype, "loop", "x < 0 ? 0 : x", run_kcs_ref_relu_##suffix, NULL},                    \
+    {"sigmoid", dtype, "loop", "1 / (1 + exp(-x)) with libm's exp of the type",                   \
+     run_kcs_ref_sigmoid_##suffix, NULL},
+
+static const kcs_kernel rows[] = {KCS_ELEMENTWISE_TYPES(ROWS)};
 
 const kcs_kernel_table kcs_reference_elementwise_kernels = KCS_KERNEL_TABLE(rows);

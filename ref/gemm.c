@@ -23,7 +23,7 @@
 #include "kcs_ref.h"
 #include "reference_backend.h"
 
-/* One function per type, from one body: TYPE is float or double. */
+/* The body of every dtype of KCS_GEMM_TYPES (kcs_ref_gemm.h): TYPE is its C type. */
 #define KCS_GEMM_BODY(TYPE)                                                                        \
     for (size_t i = 0; i < m; i++) {                                                               \
         TYPE *row = c_out + i * n;                                                                 \
@@ -55,50 +55,34 @@
                 row[j] += beta * c[i * n + j];                                                     \
     }
 
-void kcs_ref_gemm_f32(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, float alpha,
-                      const float *a, const float *b, float beta, const float *c, float *c_out)
-{
-    KCS_GEMM_BODY(float)
-}
+/* The function and its adapter for one dtype (alpha and beta rounded to the
+ * type, as a BLAS call receives them). */
+#define DEFINE_GEMM(suffix, T, dtype)                                                              \
+    void kcs_ref_gemm_##suffix(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, T alpha, \
+                               const T *a, const T *b, T beta, const T *c, T *c_out)               \
+    {                                                                                              \
+        KCS_GEMM_BODY(T)                                                                           \
+    }                                                                                              \
+                                                                                                   \
+    static KCS_KERNEL_RUN(run_gemm_##suffix)                                                       \
+    {                                                                                              \
+        (void)device, (void)err;                                                                   \
+        const kcs_gemm_args *g = &args->gemm;                                                      \
+        double start = kcs_reference_now();                                                        \
+        kcs_ref_gemm_##suffix(g->transpose_a, g->transpose_b, g->m, g->n, g->k, (T)g->alpha,       \
+                              kcs_reference_buffer_data(inputs[0]),                                \
+                              kcs_reference_buffer_data(inputs[1]), (T)g->beta,                    \
+                              kcs_reference_buffer_data(inputs[2]),                                \
+                              kcs_reference_buffer_data(outputs[0]));                              \
+        *kernel_seconds = kcs_reference_now() - start;                                             \
+        return KCS_OK;                                                                             \
+    }
+KCS_GEMM_TYPES(DEFINE_GEMM)
 
-void kcs_ref_gemm_f64(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, double alpha,
-                      const double *a, const double *b, double beta, const double *c, double *c_out)
-{
-    KCS_GEMM_BODY(double)
-}
+#define ROW(suffix, T, dtype)                                                                      \
+    {"gemm", dtype, "plain-k-order", "each element accumulated in the type in k order (f32: tf32 mode too)", \
+     run_gemm_##suffix, NULL},
 
-/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
-
-static KCS_KERNEL_RUN(kcs_reference_gemm_f32)
-{
-    (void)device, (void)err;
-    const kcs_gemm_args *g = &args->gemm;
-    double start = kcs_reference_now();
-    kcs_ref_gemm_f32(g->transpose_a, g->transpose_b, g->m, g->n, g->k, (float)g->alpha,
-                     kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),
-                     (float)g->beta, kcs_reference_buffer_data(inputs[2]),
-                     kcs_reference_buffer_data(outputs[0]));
-    *kernel_seconds = kcs_reference_now() - start;
-    return KCS_OK;
-}
-
-static KCS_KERNEL_RUN(kcs_reference_gemm_f64)
-{
-    (void)device, (void)err;
-    const kcs_gemm_args *g = &args->gemm;
-    double start = kcs_reference_now();
-    kcs_ref_gemm_f64(g->transpose_a, g->transpose_b, g->m, g->n, g->k, g->alpha,
-                     kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]), g->beta,
-                     kcs_reference_buffer_data(inputs[2]), kcs_reference_buffer_data(outputs[0]));
-    *kernel_seconds = kcs_reference_now() - start;
-    return KCS_OK;
-}
-
-static const kcs_kernel rows[] = {
-    {"gemm", KCS_F64, "plain-k-order", "each element accumulated in double in k order",
-     kcs_reference_gemm_f64, NULL},
-    {"gemm", KCS_F32, "plain-k-order", "each element accumulated in float in k order; tf32 mode too",
-     kcs_reference_gemm_f32, NULL},
-};
+static const kcs_kernel rows[] = {KCS_GEMM_TYPES(ROW)};
 
 const kcs_kernel_table kcs_reference_gemm_kernels = KCS_KERNEL_TABLE(rows);

@@ -15,9 +15,11 @@
  * Plain scalar C in strict IEEE arithmetic (-ffp-contract=off, no
  * fast-math); glibc's exp and expf are within 1 ulp, inside the 3-ulp budget.
  *
+ * One body for every dtype of KCS_SOFTMAX_TYPES (kcs_ref_softmax.h).
+ *
  * Run only it: build/kcs run --backend reference softmax
  */
-#include <math.h>
+#include <tgmath.h> /* exp of a float is expf, of a double exp */
 
 #include "kcs_ref.h"
 #include "reference_backend.h"
@@ -31,107 +33,61 @@ static size_t split_point(size_t n)
     return blocks / 2 * block_length;
 }
 
-static float sum_f32(const float *v, size_t n)
-{
-    if (n > block_length) {
-        size_t half = split_point(n);
-        return sum_f32(v, half) + sum_f32(v + half, n - half);
+/* The blocked sum, the softmax and its adapter, for one dtype. */
+#define DEFINE_SOFTMAX(suffix, T, dtype)                                                           \
+    static T sum_##suffix(const T *v, size_t n)                                                    \
+    {                                                                                              \
+        if (n > block_length) {                                                                    \
+            size_t half = split_point(n);                                                          \
+            return sum_##suffix(v, half) + sum_##suffix(v + half, n - half);                      \
+        }                                                                                          \
+        T sum = 0;                                                                                 \
+        for (size_t i = 0; i < n; i++)                                                             \
+            sum += v[i];                                                                           \
+        return sum;                                                                                \
+    }                                                                                              \
+                                                                                                   \
+    void kcs_ref_softmax_##suffix(const T *x, T *y, size_t rows, size_t cols)                      \
+    {                                                                                              \
+        for (size_t r = 0; r < rows; r++) {                                                        \
+            const T *in = x + r * cols;                                                            \
+            T *out = y + r * cols;                                                                 \
+            T max = -INFINITY;                                                                     \
+            int special = 0;                                                                       \
+            for (size_t k = 0; k < cols; k++) {                                                    \
+                special |= isnan(in[k]) || in[k] == INFINITY;                                      \
+                if (in[k] > max)                                                                   \
+                    max = in[k];                                                                   \
+            }                                                                                      \
+            if (special || max == -INFINITY) {                                                     \
+                for (size_t k = 0; k < cols; k++)                                                  \
+                    out[k] = NAN;                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            for (size_t k = 0; k < cols; k++)                                                      \
+                out[k] = exp(in[k] - max);                                                         \
+            T sum = sum_##suffix(out, cols);                                                       \
+            for (size_t k = 0; k < cols; k++)                                                      \
+                out[k] = out[k] / sum;                                                             \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static KCS_KERNEL_RUN(run_softmax_##suffix)                                                    \
+    {                                                                                              \
+        (void)device, (void)err;                                                                   \
+        double start = kcs_reference_now();                                                        \
+        kcs_ref_softmax_##suffix(kcs_reference_buffer_data(inputs[0]),                             \
+                                 kcs_reference_buffer_data(outputs[0]), args->softmax.rows,        \
+                                 args->softmax.cols);                                              \
+        *kernel_seconds = kcs_reference_now() - start;                                             \
+        return KCS_OK;                                                                             \
     }
-    float sum = 0.0f;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    return sum;
-}
+KCS_SOFTMAX_TYPES(DEFINE_SOFTMAX)
 
-static double sum_f64(const double *v, size_t n)
-{
-    if (n > block_length) {
-        size_t half = split_point(n);
-        return sum_f64(v, half) + sum_f64(v + half, n - half);
-    }
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    return sum;
-}
+#define ROW(suffix, T, dtype)                                                                      \
+    {"softmax", dtype, "three-pass", "max, exp(x - max) and a blocked sum, divide; in the type",  \
+     run_softmax_##suffix, NULL},
 
-void kcs_ref_softmax_f32(const float *x, float *y, size_t rows, size_t cols)
-{
-    for (size_t r = 0; r < rows; r++) {
-        const float *in = x + r * cols;
-        float *out = y + r * cols;
-        float max = -INFINITY;
-        int special = 0;
-        for (size_t k = 0; k < cols; k++) {
-            special |= isnan(in[k]) || in[k] == INFINITY;
-            if (in[k] > max)
-                max = in[k];
-        }
-        if (special || max == -INFINITY) {
-            for (size_t k = 0; k < cols; k++)
-                out[k] = NAN;
-            continue;
-        }
-        for (size_t k = 0; k < cols; k++)
-            out[k] = expf(in[k] - max);
-        float sum = sum_f32(out, cols);
-        for (size_t k = 0; k < cols; k++)
-            out[k] = out[k] / sum;
-    }
-}
-
-void kcs_ref_softmax_f64(const double *x, double *y, size_t rows, size_t cols)
-{
-    for (size_t r = 0; r < rows; r++) {
-        const double *in = x + r * cols;
-        double *out = y + r * cols;
-        double max = -INFINITY;
-        int special = 0;
-        for (size_t k = 0; k < cols; k++) {
-            special |= isnan(in[k]) || in[k] == INFINITY;
-            if (in[k] > max)
-                max = in[k];
-        }
-        if (special || max == -INFINITY) {
-            for (size_t k = 0; k < cols; k++)
-                out[k] = NAN;
-            continue;
-        }
-        for (size_t k = 0; k < cols; k++)
-            out[k] = exp(in[k] - max);
-        double sum = sum_f64(out, cols);
-        for (size_t k = 0; k < cols; k++)
-            out[k] = out[k] / sum;
-    }
-}
-
-/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
-
-static KCS_KERNEL_RUN(kcs_reference_softmax_f32)
-{
-    (void)device, (void)err;
-    double start = kcs_reference_now();
-    kcs_ref_softmax_f32(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(outputs[0]),
-                        args->softmax.rows, args->softmax.cols);
-    *kernel_seconds = kcs_reference_now() - start;
-    return KCS_OK;
-}
-
-static KCS_KERNEL_RUN(kcs_reference_softmax_f64)
-{
-    (void)device, (void)err;
-    double start = kcs_reference_now();
-    kcs_ref_softmax_f64(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(outputs[0]),
-                        args->softmax.rows, args->softmax.cols);
-    *kernel_seconds = kcs_reference_now() - start;
-    return KCS_OK;
-}
-
-static const kcs_kernel rows[] = {
-    {"softmax", KCS_F64, "three-pass", "max, exp(x - max) and a blocked sum, divide; in double",
-     kcs_reference_softmax_f64, NULL},
-    {"softmax", KCS_F32, "three-pass", "max, expf(x - max) and a blocked sum, divide; in float",
-     kcs_reference_softmax_f32, NULL},
-};
+static const kcs_kernel rows[] = {KCS_SOFTMAX_TYPES(ROW)};
 
 const kcs_kernel_table kcs_reference_softmax_kernels = KCS_KERNEL_TABLE(rows);

@@ -11,6 +11,8 @@
  * inside the depth the spec allows. Plain scalar C: no intrinsics, and the
  * compiler may not reassociate (-ffp-contract=off, no fast-math).
  *
+ * One body for every dtype of KCS_SUMSQ_TYPES (kcs_ref_sumsq.h).
+ *
  * Run only it: build/kcs run --backend reference sumsq
  */
 #include <string.h>
@@ -20,94 +22,56 @@
 
 enum { block_length = 1024 };
 
-static double block_f64(const double *x, size_t n)
-{
-    double sum[4] = {0.0, 0.0, 0.0, 0.0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int lane = 0; lane < 4; lane++)
-            sum[lane] += x[i + lane] * x[i + lane];
-    for (; i < n; i++)
-        sum[i % 4] += x[i] * x[i];
-    return (sum[0] + sum[1]) + (sum[2] + sum[3]);
-}
-
-static double block_f32(const float *x, size_t n)
-{
-    double sum[4] = {0.0, 0.0, 0.0, 0.0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int lane = 0; lane < 4; lane++) {
-            double value = x[i + lane];
-            sum[lane] += value * value;
-        }
-    for (; i < n; i++) {
-        double value = x[i];
-        sum[i % 4] += value * value;
-    }
-    return (sum[0] + sum[1]) + (sum[2] + sum[3]);
-}
-
-/* Splits at a block boundary near the middle, so that both halves are whole blocks but the last. */
+/* Splits at a block boundary near the middle. */
 static size_t split_point(size_t n)
 {
     size_t blocks = (n + block_length - 1) / block_length;
     return blocks / 2 * block_length;
 }
 
-static double pairwise_f64(const double *x, size_t n)
-{
-    if (n <= block_length)
-        return block_f64(x, n);
-    size_t half = split_point(n);
-    return pairwise_f64(x, half) + pairwise_f64(x + half, n - half);
-}
+/* The blocked pairwise sum, the public function and its adapter, for one dtype. */
+#define DEFINE_SUMSQ(suffix, T, dtype)                                                             \
+    static double block_##suffix(const T *x, size_t n)                                             \
+    {                                                                                              \
+        double sum[4] = {0.0, 0.0, 0.0, 0.0};                                                      \
+        size_t i = 0;                                                                              \
+        for (; i + 4 <= n; i += 4)                                                                 \
+            for (int lane = 0; lane < 4; lane++)                                                   \
+                sum[lane] += (double)x[i + lane] * (double)x[i + lane];                            \
+        for (; i < n; i++)                                                                         \
+            sum[i % 4] += (double)x[i] * (double)x[i];                                             \
+        return (sum[0] + sum[1]) + (sum[2] + sum[3]);                                              \
+    }                                                                                              \
+                                                                                                   \
+    static double pairwise_##suffix(const T *x, size_t n)                                          \
+    {                                                                                              \
+        if (n <= block_length)                                                                     \
+            return block_##suffix(x, n);                                                           \
+        size_t half = split_point(n);                                                              \
+        return pairwise_##suffix(x, half) + pairwise_##suffix(x + half, n - half);                 \
+    }                                                                                              \
+                                                                                                   \
+    T kcs_ref_sumsq_##suffix(const T *x, size_t n)                                                 \
+    {                                                                                              \
+        return (T)pairwise_##suffix(x, n);                                                         \
+    }                                                                                              \
+                                                                                                   \
+    static KCS_KERNEL_RUN(run_sumsq_##suffix)                                                      \
+    {                                                                                              \
+        (void)device, (void)err;                                                                   \
+        double start = kcs_reference_now();                                                        \
+        T result = kcs_ref_sumsq_##suffix(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);    \
+        *kernel_seconds = kcs_reference_now() - start;                                             \
+        memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);                     \
+        return KCS_OK;                                                                             \
+    }
+KCS_SUMSQ_TYPES(DEFINE_SUMSQ)
 
-static double pairwise_f32(const float *x, size_t n)
-{
-    if (n <= block_length)
-        return block_f32(x, n);
-    size_t half = split_point(n);
-    return pairwise_f32(x, half) + pairwise_f32(x + half, n - half);
-}
+#define ROW(suffix, T, dtype)                                                                      \
+    {"sumsq", dtype, "blocked-pairwise",                                                           \
+     "blocks of 1024 in four running sums, blocks pairwise; squares and sums in double",           \
+     run_sumsq_##suffix, NULL},
 
-double kcs_ref_sumsq_f64(const double *x, size_t n)
-{
-    return pairwise_f64(x, n);
-}
-
-float kcs_ref_sumsq_f32(const float *x, size_t n)
-{
-    return (float)pairwise_f32(x, n);
-}
-
-/* The adapters that run the functions above on the reference backend's buffers, and their rows. */
-
-static KCS_KERNEL_RUN(kcs_reference_sumsq_f64)
-{
-    (void)device, (void)err;
-    double start = kcs_reference_now();
-    double result = kcs_ref_sumsq_f64(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);
-    *kernel_seconds = kcs_reference_now() - start;
-    memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
-    return KCS_OK;
-}
-
-static KCS_KERNEL_RUN(kcs_reference_sumsq_f32)
-{
-    (void)device, (void)err;
-    double start = kcs_reference_now();
-    float result = kcs_ref_sumsq_f32(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);
-    *kernel_seconds = kcs_reference_now() - start;
-    memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
-    return KCS_OK;
-}
-
-static const kcs_kernel rows[] = {
-    {"sumsq", KCS_F64, "blocked-pairwise", "blocks of 1024 in four running sums, blocks pairwise",
-     kcs_reference_sumsq_f64, NULL},
-    {"sumsq", KCS_F32, "blocked-pairwise", "as f64: squares and sums in double",
-     kcs_reference_sumsq_f32, NULL},
-};
+static const kcs_kernel rows[] = {KCS_SUMSQ_TYPES(ROW)};
 
 const kcs_kernel_table kcs_reference_sumsq_kernels = KCS_KERNEL_TABLE(rows);
