@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "dtype.h"
+
 /* gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, 2nd ed., 3.4); inf when k u >= 1. */
 static inline double kcs_gamma(double k, double u)
 {
@@ -33,6 +35,26 @@ static inline double kcs_summation_depth(size_t n)
 static inline double kcs_bound_widen(double bound)
 {
     return bound * (1.0 + 0x1.0p-40);
+}
+
+/* The bound of a correctly rounded result: half the distance from value (a
+ * number of dtype, f32 or f64) to its nearer neighbour in dtype, so that only
+ * value itself is within it. At the largest finite value a quarter, so that
+ * value + bound stays below the overflow threshold and an infinity is not
+ * accepted in its place (check.c). Near zero in f64 half the gap is 2^-1075,
+ * which rounds to 0: only value itself passes there too. */
+static inline double kcs_correctly_rounded_bound(double value, kcs_dtype dtype)
+{
+    double up, down;
+    if (dtype == KCS_F32) {
+        up = nextafterf((float)value, INFINITY);
+        down = nextafterf((float)value, -INFINITY);
+    } else {
+        up = nextafter(value, INFINITY);
+        down = nextafter(value, -INFINITY);
+    }
+    double half = 0.5 * fmin(up - value, value - down);
+    return fabs(value) == kcs_largest_finite(dtype) ? 0.5 * half : half;
 }
 
 #endif

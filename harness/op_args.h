@@ -67,6 +67,7 @@ typedef struct {
         kcs_anneal_args reduce;
         kcs_anneal_update_args update;
         kcs_anneal_energy_args energy;
+        struct { size_t n; double alpha; } scale; /* y = alpha * x (docs/scale.md) */
     };
 } kcs_op_args;
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "op.h"
 #include "kcs_ref_elementwise.h"
 
@@ -136,25 +137,6 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
     return KCS_OK;
 }
 
-/* Half the distance from value (a number of dtype) to its nearer neighbour
- * in dtype: only value itself is within it. At the largest finite value a
- * quarter, so that value + bound stays below the overflow threshold and an
- * infinity is not accepted in its place (check.c). Near zero in f64 half
- * the gap is 2^-1075, which rounds to 0: only value itself passes there too. */
-static double half_gap(double value, kcs_dtype dtype)
-{
-    double up, down;
-    if (dtype == KCS_F32) {
-        up = nextafterf((float)value, INFINITY);
-        down = nextafterf((float)value, -INFINITY);
-    } else {
-        up = nextafter(value, INFINITY);
-        down = nextafter(value, -INFINITY);
-    }
-    double half = 0.5 * fmin(up - value, value - down);
-    return fabs(value) == kcs_largest_finite(dtype) ? 0.5 * half : half;
-}
-
 /* The bound of sigmoid at an expected value g (docs/elementwise.md). */
 static double sigmoid_bound(double g, kcs_dtype dtype)
 {
@@ -188,7 +170,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
         if (!isfinite(g) || (f == SIGMOID && isinf(x)) || f == RELU)
             e->bounds[t] = 0.0; /* exact: NaN, infinities, relu, sigmoid(+-inf) = 1, 0 */
         else if (binary)
-            e->bounds[t] = half_gap(g, args->dtype);
+            e->bounds[t] = kcs_correctly_rounded_bound(g, args->dtype);
         else
             e->bounds[t] = sigmoid_bound(g, args->dtype) * (1.0 + 0x1.0p-40);
     }

@@ -17,6 +17,7 @@
 #include "kcs_ref_anneal.h"
 #include "kcs_ref_elementwise.h"
 #include "kcs_ref_gemm.h"
+#include "kcs_ref_scale.h"
 #include "kcs_ref_softmax.h"
 #include "kcs_ref_sumsq.h"
 

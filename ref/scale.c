@@ -1,0 +1,34 @@
+/* scale.c: reference scale, y[i] = alpha * x[i] (docs/scale.md).
+ *
+ * One IEEE multiply per element in the type (alpha rounded to the type as
+ * a call receives it): correctly rounded, the only result the bound admits.
+ * One body for every dtype of KCS_SCALE_TYPES (kcs_ref_scale.h).
+ *
+ * Run only it: build/kcs run --backend reference --cases tests/cases scale
+ */
+#include "kcs_ref.h"
+#include "reference_backend.h"
+
+#define DEFINE_SCALE(suffix, T, dtype)                                                             \
+    void kcs_ref_scale_##suffix(T alpha, const T *x, T *y, size_t n)                               \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            y[i] = alpha * x[i];                                                                   \
+    }                                                                                              \
+                                                                                                   \
+    static KCS_KERNEL_RUN(run_scale_##suffix)                                                      \
+    {                                                                                              \
+        (void)device, (void)err;                                                                   \
+        double start = kcs_reference_now();                                                       \
+        kcs_ref_scale_##suffix((T)args->scale.alpha, kcs_reference_buffer_data(inputs[0]),         \
+                               kcs_reference_buffer_data(outputs[0]), args->scale.n);              \
+        *kernel_seconds = kcs_reference_now() - start;                                             \
+        return KCS_OK;                                                                             \
+    }
+KCS_SCALE_TYPES(DEFINE_SCALE)
+
+#define ROW(suffix, T, dtype) {"scale", dtype, "loop", "one IEEE multiply per element", run_scale_##suffix, NULL},
+
+static const kcs_kernel rows[] = {KCS_SCALE_TYPES(ROW)};
+
+const kcs_kernel_table kcs_reference_scale_kernels = KCS_KERNEL_TABLE(rows);
