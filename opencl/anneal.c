@@ -32,6 +32,19 @@
 
 #include "kcs_opencl.h"
 
+/* Work-items along each side of an assign work-group of opencl/anneal.cl, and the
+ * points and anchors each takes (16 x 16 items, 8 x 8 each: 128-point tiles), passed to its build. */
+#define KCS_OPENCL_ASSIGN_SIDE 16
+#define KCS_OPENCL_ASSIGN_MICRO 8
+
+KCS_OPENCL_EMBEDDED_SOURCE(anneal);
+
+/* opencl/anneal.cl: one program holds the kernels of all four steps. */
+static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM(
+    anneal, "-cl-fp32-correctly-rounded-divide-sqrt"
+            " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
+            " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO));
+
 enum {
     /* The work-group of reduce, update and energy (the largest the kernels ask for). */
     group_items = 256,
@@ -102,7 +115,7 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
     cl_kernel kernel;
     size_t allowed;
     kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_ANNEAL,
+        device, &anneal_program,
         args->dtype == KCS_F16 ? "kcs_assign_tiles_f16" : "kcs_assign_tiles_f32", &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, group, &allowed, err);
@@ -171,16 +184,16 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     cl_kernel walk, totals, offsets, stats;
     size_t walk_local, totals_local, offsets_local, stats_local;
     kcs_status status =
-        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_walk", &walk, err);
+        kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_walk", &walk, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_anchor_totals",
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_anchor_totals",
                                    &totals, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_offsets",
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets",
                                    &offsets, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(
-            device, KCS_OPENCL_PROGRAM_ANNEAL,
+            device, &anneal_program,
             args->dtype == KCS_F16 ? "kcs_reduce_stats_f16" : "kcs_reduce_stats_f32", &stats, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, walk, group_items, &walk_local, err);
@@ -281,7 +294,7 @@ static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
     cl_kernel kernel;
     size_t local;
     kcs_status status =
-        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_update", &kernel, err);
+        kcs_opencl_kernel(device, &anneal_program, "kcs_update", &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, group_items, &local, err);
     if (status != KCS_OK)
@@ -328,11 +341,11 @@ static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
     size_t n = args->energy.n;
     cl_kernel partials_kernel, finish;
     size_t partials_local, finish_local;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_partials",
+    kcs_status status = kcs_opencl_kernel(device, &anneal_program, "kcs_energy_partials",
                                           &partials_kernel, err);
     if (status == KCS_OK)
         status =
-            kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_finish", &finish, err);
+            kcs_opencl_kernel(device, &anneal_program, "kcs_energy_finish", &finish, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, partials_kernel, group_items, &partials_local, err);
     if (status == KCS_OK)

@@ -16,6 +16,40 @@
 
 #include "kcs_opencl.h"
 
+/* Work-group size of opencl/elementwise.cl, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_GROUP_SIZE 256
+
+/* Vectors (float4, double2) each work-item of opencl/elementwise.cl takes, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM 4
+
+/* The precisions opencl/elementwise.cl is built for, one program each: the
+ * case dtype, its KCS_ELEMENTWISE_PRECISION, and the elements of its vector
+ * type (float4, double2). */
+#define KCS_OPENCL_ELEMENTWISE_PRECISIONS(X) \
+    X(KCS_F32, 32, 4)                       \
+    X(KCS_F64, 64, 2)
+
+KCS_OPENCL_EMBEDDED_SOURCE(elementwise);
+
+/* opencl/elementwise.cl built for one precision, and the width of its vectors. */
+typedef struct {
+    kcs_opencl_program program; /* the source with that precision's options */
+    size_t width;               /* elements per vector load */
+} elementwise_precision;
+
+#define KCS_OPENCL_ELEMENTWISE_BUILD(dtype, precision, vector_width)                                  \
+    [dtype] = {KCS_OPENCL_PROGRAM(elementwise,                                                        \
+                                  "-DKCS_ELEMENTWISE_PRECISION=" #precision                            \
+                                  " -DKCS_ELEMENTWISE_GROUP_SIZE="                                     \
+                                  KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_GROUP_SIZE)              \
+                                  " -DKCS_ELEMENTWISE_VECTORS_PER_ITEM="                               \
+                                  KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM)),      \
+               vector_width},
+
+/* The builds of elementwise.cl, indexed by case dtype (the kernel rows name no other). */
+static const elementwise_precision precisions[] = {
+    KCS_OPENCL_ELEMENTWISE_PRECISIONS(KCS_OPENCL_ELEMENTWISE_BUILD)};
+
 kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
 {
     if (args->dtype == KCS_F64 && !device->has_fp64)
@@ -52,10 +86,9 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
     const char *name = kernel_name(args->op, &binary);
     if (!name)
         return kcs_fail(err, KCS_ERROR, "opencl/elementwise.c has no kernel for op %s", args->op);
-    kcs_opencl_program_id program =
-        args->dtype == KCS_F64 ? KCS_OPENCL_PROGRAM_ELEMENTWISE_F64 : KCS_OPENCL_PROGRAM_ELEMENTWISE_F32;
+    const elementwise_precision *precision = &precisions[args->dtype];
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program, name, &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precision->program, name, &kernel, err);
     if (status != KCS_OK)
         return status;
     size_t group = KCS_OPENCL_ELEMENTWISE_GROUP_SIZE, allowed = 0;
@@ -66,7 +99,7 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
                         allowed);
 
     size_t n = args->elementwise.n;
-    size_t width = args->dtype == KCS_F64 ? 2 : 4;
+    size_t width = precision->width;
     size_t vectors = (n + width - 1) / width; /* the last one maybe partial */
     size_t per_group = group * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM;
     size_t groups = (vectors + per_group - 1) / per_group;

@@ -28,6 +28,43 @@
 
 #include "kcs_opencl.h"
 
+/* Work-items along the rows and the columns of a tile of opencl/gemm.cl's tiled
+ * kernel (8 x 8 outputs each: 128 x 128 tiles), passed to its build. */
+#define KCS_OPENCL_GEMM_ITEMS_M 16
+#define KCS_OPENCL_GEMM_ITEMS_N 16
+
+/* Tile rows per band of opencl/gemm.cl's walk over the tiles of C, passed to its build. */
+#define KCS_OPENCL_GEMM_GROUP_ROWS 8
+
+/* The precisions opencl/gemm.cl is built for, one program each: the case
+ * dtype, its KCS_GEMM_PRECISION, and its depth along k of a slice in local
+ * memory (KCS_GEMM_TILE_K: half as deep in f64, the same bytes). */
+#define KCS_OPENCL_GEMM_PRECISIONS(X) \
+    X(KCS_F32, 32, 16)                \
+    X(KCS_F64, 64, 8)
+
+KCS_OPENCL_EMBEDDED_SOURCE(gemm);
+
+/* opencl/gemm.cl built for one precision, and the k depth the host launches it with. */
+typedef struct {
+    kcs_opencl_program program; /* the source with that precision's options */
+    size_t tile_k;              /* KCS_GEMM_TILE_K of the build */
+} gemm_precision;
+
+#define KCS_OPENCL_GEMM_BUILD(dtype, precision, tile_k)                                         \
+    [dtype] = {KCS_OPENCL_PROGRAM(gemm, "-DKCS_GEMM_PRECISION=" #precision                       \
+                                        " -DKCS_GEMM_TILE_K=" #tile_k                            \
+                                        " -DKCS_GEMM_ITEMS_M="                                   \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_M)            \
+                                        " -DKCS_GEMM_ITEMS_N="                                   \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_N)            \
+                                        " -DKCS_GEMM_GROUP_ROWS="                                \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_GROUP_ROWS)),       \
+               tile_k},
+
+/* The builds of gemm.cl, indexed by case dtype (the kernel rows name no other). */
+static const gemm_precision precisions[] = {KCS_OPENCL_GEMM_PRECISIONS(KCS_OPENCL_GEMM_BUILD)};
+
 enum {
     tiled_group_size = KCS_OPENCL_GEMM_ITEMS_M * KCS_OPENCL_GEMM_ITEMS_N,
     tile_m = 8 * KCS_OPENCL_GEMM_ITEMS_M,
@@ -44,16 +81,6 @@ static const double cpu_most_multiply_adds = 0x1.0p33;
 static size_t round_up(size_t a, size_t b)
 {
     return (a + b - 1) / b * b;
-}
-
-static kcs_opencl_program_id program_of(kcs_dtype dtype)
-{
-    return dtype == KCS_F64 ? KCS_OPENCL_PROGRAM_GEMM_F64 : KCS_OPENCL_PROGRAM_GEMM_F32;
-}
-
-static size_t tile_k_of(kcs_dtype dtype)
-{
-    return dtype == KCS_F64 ? KCS_OPENCL_GEMM_F64_TILE_K : KCS_OPENCL_GEMM_F32_TILE_K;
 }
 
 kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
@@ -105,7 +132,7 @@ static kcs_status enqueue_scale(kcs_device *device, const kcs_op_args *args, cl_
                                 size_t count, kcs_opencl_events *events, kcs_error *err)
 {
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_scale", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precisions[args->dtype].program, "kcs_gemm_scale", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong count_argument = count;
@@ -131,7 +158,7 @@ static kcs_status enqueue_pack(kcs_device *device, kcs_dtype dtype, cl_mem sourc
                                kcs_opencl_events *events, kcs_error *err)
 {
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(dtype), "kcs_gemm_pack", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precisions[dtype].program, "kcs_gemm_pack", &kernel, err);
     if (status == KCS_OK)
         status = require_group_size(device, kernel, "kcs_gemm_pack", pack_group_size, err);
     if (status != KCS_OK)
@@ -166,7 +193,7 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     if (g->m == 0 || g->n == 0 || g->k == 0 || g->alpha == 0.0)
         return enqueue_scale(device, args, c, out, g->m * g->n, events, err);
 
-    size_t element = kcs_dtype_size(args->dtype), tile_k = tile_k_of(args->dtype);
+    size_t element = kcs_dtype_size(args->dtype), tile_k = precisions[args->dtype].tile_k;
     size_t padded_m = round_up(g->m, tile_m), padded_n = round_up(g->n, tile_n);
     size_t padded_k = round_up(g->k, tile_k);
     if (padded_m > UINT32_MAX / 2 || padded_n > UINT32_MAX / 2 || padded_k / tile_k > UINT32_MAX ||
@@ -179,7 +206,7 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     if (status == KCS_OK)
         status = packed_buffer(device, 1, padded_k * padded_n * element, &packed_b, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_tiled", &kernel, err);
+        status = kcs_opencl_kernel(device, &precisions[args->dtype].program, "kcs_gemm_tiled", &kernel, err);
     if (status == KCS_OK)
         status = require_group_size(device, kernel, "kcs_gemm_tiled", tiled_group_size, err);
     if (status != KCS_OK)
@@ -220,7 +247,7 @@ static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, cl
 {
     const kcs_gemm_args *g = &args->gemm;
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_direct", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precisions[args->dtype].program, "kcs_gemm_direct", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong m = g->m, n = g->n, k = g->k;

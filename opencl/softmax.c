@@ -49,6 +49,23 @@
  */
 #include "kcs_opencl.h"
 
+/* Vectors of four f32 elements that a work-item of opencl/softmax.cl's
+ * group-registers kernel with local memory keeps in registers (f64: half as
+ * many, the same bytes), passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS 24
+
+/* Work-items of a row (and of a work-group) of that kernel, passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS 256
+
+KCS_OPENCL_EMBEDDED_SOURCE(softmax);
+
+/* opencl/softmax.cl: one program holds the kernels of both types. */
+static const kcs_opencl_program softmax_program = KCS_OPENCL_PROGRAM(
+    softmax, "-cl-fp32-correctly-rounded-divide-sqrt"
+             " -DKCS_SOFTMAX_LOCAL_REGISTER_VECTORS="
+             KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS)
+             " -DKCS_SOFTMAX_LOCAL_ROW_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS));
+
 enum {
     /* Work-items per row that group-registers prefers not to exceed. */
     preferred_row_items = 128,
@@ -164,7 +181,7 @@ static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, 
     cl_kernel kernel;
     size_t allowed;
     kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        device, &softmax_program,
         dtype == KCS_F64 ? "kcs_softmax_online_f64" : "kcs_softmax_online_f32", &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, largest_group, &allowed, err);
@@ -228,7 +245,7 @@ static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *
     size_t allowed[register_kernel_count], local_allowed;
     for (int v = 0; v < register_kernel_count; v++) {
         kcs_status status = kcs_opencl_kernel(
-            device, KCS_OPENCL_PROGRAM_SOFTMAX,
+            device, &softmax_program,
             dtype == KCS_F64 ? register_kernels[v].f64 : register_kernels[v].f32, &kernels[v], err);
         if (status == KCS_OK)
             status = kcs_opencl_group_size(device, kernels[v], largest_group, &allowed[v], err);
@@ -236,7 +253,7 @@ static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *
             return status;
     }
     kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        device, &softmax_program,
         dtype == KCS_F64 ? "kcs_softmax_registers_local_f64" : "kcs_softmax_registers_local_f32",
         &local_kernel, err);
     if (status == KCS_OK)
@@ -283,7 +300,7 @@ static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s
 {
     cl_kernel kernel;
     kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
+        device, &softmax_program,
         dtype == KCS_F64 ? "kcs_softmax_cpu_rows_f64" : "kcs_softmax_cpu_rows_f32", &kernel, err);
     if (status == KCS_OK)
         status = set_common_args(kernel, x, y, s, err);

@@ -32,6 +32,19 @@
  */
 #include "kcs_opencl.h"
 
+/* Largest work-group of the tree kernels in opencl/sumsq.cl, passed to its build. */
+#define KCS_OPENCL_SUMSQ_GROUP_SIZE 256
+
+/* Elements a chunk work-item of opencl/sumsq.cl sums before its ladder, passed to its build. */
+#define KCS_OPENCL_SUMSQ_BLOCK_LENGTH 4096
+
+KCS_OPENCL_EMBEDDED_SOURCE(sumsq);
+
+/* opencl/sumsq.cl: one program holds the kernels of both input types. */
+static const kcs_opencl_program sumsq_program = KCS_OPENCL_PROGRAM(
+    sumsq, "-DKCS_SUMSQ_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_GROUP_SIZE)
+           " -DKCS_SUMSQ_BLOCK_LENGTH=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_BLOCK_LENGTH));
+
 enum {
     /* Work-groups per compute unit for a full device: 8 groups of 256 are 2048
      * work-items, what an NVIDIA SM holds at once. */
@@ -94,7 +107,7 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
 {
     cl_kernel kernel;
     const char *name = dtype == KCS_F64 ? "kcs_sumsq_add_partials" : "kcs_sumsq_finish_f32";
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, name, &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program, name, &kernel, err);
     if (status == KCS_OK)
         status = set_pass_args(kernel, partials, count, output, err);
     if (status == KCS_OK)
@@ -108,12 +121,12 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     size_t n = args->sumsq.n;
     cl_kernel first, add;
     size_t first_local, add_local;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program,
                                           args->dtype == KCS_F64 ? "kcs_sumsq_groups_f64"
                                                                  : "kcs_sumsq_groups_f32",
                                           &first, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, "kcs_sumsq_add_partials", &add, err);
+        status = kcs_opencl_kernel(device, &sumsq_program, "kcs_sumsq_add_partials", &add, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, first, KCS_OPENCL_SUMSQ_GROUP_SIZE, &first_local, err);
     if (status == KCS_OK)
@@ -167,7 +180,7 @@ static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_arg
     cl_kernel kernel;
     cl_mem partials;
     cl_ulong n_argument = n, chunk_argument = chunk_length;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program,
                                           args->dtype == KCS_F64 ? "kcs_sumsq_chunks_f64"
                                                                  : "kcs_sumsq_chunks_f32",
                                           &kernel, err);
