@@ -1,7 +1,7 @@
 /* anneal.c: launches the OpenCL anneal steps of opencl/anneal.cl (docs/anneal.md):
- * assign, reduce, update and energy, one kernel-table row each in
- * opencl/backend.c. The kernels and their numerics are described in
- * opencl/anneal.cl; this file sizes and orders the launches.
+ * assign, reduce, update and energy, their kernel rows at the end of this
+ * file. The kernels and their numerics are described in opencl/anneal.cl;
+ * this file sizes and orders the launches.
  *
  *   assign (tiled-local): work-groups of KCS_OPENCL_ASSIGN_SIDE^2 work-items,
  *     one per tile of KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO points.
@@ -88,7 +88,8 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
 
 /* ---- assign ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
+static KCS_KERNEL_SUPPORTS(assign_supports)
 {
     const kcs_anneal_args *s = &args->assign;
     if (s->n > INT32_MAX)
@@ -137,16 +138,16 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
     return kcs_opencl_launch(device, kernel, ceil_div(s->n, tile) * group, group, events, err);
 }
 
-kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
+static KCS_KERNEL_RUN(assign_tiled_local)
 {
     return timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- reduce ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for n + m >= 2^31. */
+static KCS_KERNEL_SUPPORTS(reduce_supports)
 {
     (void)device;
     const kcs_anneal_args *s = &args->reduce;
@@ -273,10 +274,9 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     return status;
 }
 
-kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[],
-                                             kcs_buffer *const outputs[], double *kernel_seconds,
-                                             kcs_error *err)
+/* reduce: points counting-sorted by anchor, then per anchor a mean pass and a
+ * deviation pass. */
+static KCS_KERNEL_RUN(reduce_sorted_two_pass)
 {
     return timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
 }
@@ -317,16 +317,16 @@ static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
     return kcs_opencl_launch(device, kernel, ceil_div(cells, local) * local, local, events, err);
 }
 
-kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* update: one work-item per element of the anchors. */
+static KCS_KERNEL_RUN(update_elementwise)
 {
     return timed(enqueue_update, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- energy ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED without fp64. */
+static KCS_KERNEL_SUPPORTS(energy_supports)
 {
     (void)args;
     if (!device->has_fp64)
@@ -384,9 +384,29 @@ static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
     return status;
 }
 
-kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                          double *kernel_seconds, kcs_error *err)
+/* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
+static KCS_KERNEL_RUN(energy_strided_tree)
 {
     return timed(enqueue_energy, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"assign", KCS_F32, "tiled-local",
+     "128 points x 128 anchors per work-group through local memory, 8x8 distances per work-item, argmin "
+     "merged by (distance, index)",
+     assign_tiled_local, assign_supports},
+    {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", assign_tiled_local,
+     assign_supports},
+    {"reduce", KCS_F32, "sorted-two-pass",
+     "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
+     reduce_sorted_two_pass, reduce_supports},
+    {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
+     reduce_sorted_two_pass, reduce_supports},
+    {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
+     update_elementwise, NULL},
+    {"energy", KCS_F32, "strided-tree-f64",
+     "strided work-items summing in f64, a local tree per work-group, partials added by one work-group",
+     energy_strided_tree, energy_supports},
+};
+
+const kcs_kernel_table kcs_opencl_anneal_kernels = KCS_KERNEL_TABLE(rows);

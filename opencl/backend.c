@@ -6,9 +6,9 @@
  * own context and an in-order queue with profiling enabled: kernel time is
  * device time from profiling events, never the host's clock around a
  * launch. Programs are built lazily, once per device and program
- * descriptor (opencl/kcs_opencl.h); each op's programs and launchers live in
- * its own file (opencl/sumsq.c); this file holds the kernel table that names
- * them.
+ * descriptor (opencl/kcs_opencl.h); each op's programs, launchers and kernel
+ * rows live in its own file (opencl/sumsq.c), and configure.py lists their
+ * tables for this file's backend struct.
  *
  * Run only it: build/kcs run --backend opencl      (build/kcs devices lists them)
  */
@@ -654,80 +654,10 @@ kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_er
     return status;
 }
 
-/* ---- the kernel table ------------------------------------------------------- */
+/* ---- the backend ------------------------------------------------------------ */
 
-static const kcs_kernel kernels[] = {
-    {"sumsq", KCS_F64, "gpu-strided-tree",
-     "strided work-items, four f64 sums each, local-memory tree, partials added in a second pass",
-     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F32, "gpu-strided-tree", "as f64, squares and sums in f64, rounded once to f32",
-     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F64, "cpu-contiguous-chunks",
-     "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
-     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
-     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
-    {"gemm", KCS_F32, "packed-128x128",
-     "op(A), op(B) packed k-major and zero-padded, then 128x128 tiles, 8x8 per work-item, k slices of 16 "
-     "double-buffered in local memory",
-     kcs_opencl_gemm_packed, kcs_opencl_gemm_supports},
-    {"gemm", KCS_F64, "packed-128x128", "as f32, k slices of 8", kcs_opencl_gemm_packed,
-     kcs_opencl_gemm_supports},
-    {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
-     kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
-    {"gemm", KCS_F64, "direct", "as f32", kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
-    {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
-     kcs_opencl_elementwise_vectorized, kcs_opencl_elementwise_supports},
-    {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"softmax", KCS_F32, "group-registers",
-     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers (long rows: 256 items, 96 "
-     "elements in registers and the rest in local memory), read once; local-memory trees",
-     kcs_opencl_softmax_group_registers, kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F64, "group-registers", "as f32, in double", kcs_opencl_softmax_group_registers,
-     kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F32, "group-online",
-     "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
-     kcs_opencl_softmax_group_online, kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F64, "group-online", "as f32, in double", kcs_opencl_softmax_group_online,
-     kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
-     kcs_opencl_softmax_cpu_rows, kcs_opencl_softmax_supports},
-    {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", kcs_opencl_softmax_cpu_rows,
-     kcs_opencl_softmax_supports},
-    {"assign", KCS_F32, "tiled-local",
-     "128 points x 128 anchors per work-group through local memory, 8x8 distances per work-item, argmin "
-     "merged by (distance, index)",
-     kcs_opencl_assign_tiled_local, kcs_opencl_assign_supports},
-    {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", kcs_opencl_assign_tiled_local,
-     kcs_opencl_assign_supports},
-    {"reduce", KCS_F32, "sorted-two-pass",
-     "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
-     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
-    {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
-     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
-    {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
-     kcs_opencl_update_elementwise, NULL},
-    {"energy", KCS_F32, "strided-tree-f64",
-     "strided work-items summing in f64, a local tree per work-group, partials added by one work-group",
-     kcs_opencl_energy_strided_tree, kcs_opencl_energy_supports},
-};
-
-const kcs_kernel_table kcs_opencl_all_kernels = KCS_KERNEL_TABLE(kernels);
-
-extern const kcs_kernel_table *const kcs_opencl_kernel_tables[]; /* generated by configure.py */
+/* Every op file's kcs_opencl_<op>_kernels, NULL-terminated (generated by configure.py). */
+extern const kcs_kernel_table *const kcs_opencl_kernel_tables[];
 
 const kcs_backend kcs_opencl_backend = {
     .interface_version = KCS_BACKEND_INTERFACE_VERSION,

@@ -1,8 +1,8 @@
 /* elementwise.c: launches add, mul, relu and sigmoid of opencl/elementwise.cl
  * (docs/elementwise.md), f32 and f64.
  *
- * One variant, "vectorized", a row per op and dtype in opencl/backend.c's
- * kernel table: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
+ * One variant, "vectorized", a row per op and dtype at the end of this
+ * file: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
  * KCS_OPENCL_ELEMENTWISE_GROUP_SIZE work-items, each work-item taking U =
  * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM vectors of W elements (float4,
  * double2) and the work-item at the ragged end its last n % W elements one
@@ -50,7 +50,8 @@ typedef struct {
 static const elementwise_precision precisions[] = {
     KCS_OPENCL_ELEMENTWISE_PRECISIONS(KCS_OPENCL_ELEMENTWISE_BUILD)};
 
-kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for f64 without fp64. */
+static KCS_KERNEL_SUPPORTS(elementwise_supports)
 {
     if (args->dtype == KCS_F64 && !device->has_fp64)
         return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64");
@@ -115,9 +116,8 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
     return kcs_opencl_launch(device, kernel, groups * group, group, events, err);
 }
 
-kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                             double *kernel_seconds, kcs_error *err)
+/* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
+static KCS_KERNEL_RUN(elementwise_vectorized)
 {
     kcs_opencl_events events = {NULL, NULL};
     kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
@@ -128,3 +128,24 @@ kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_ar
     }
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
+     elementwise_supports},
+    {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
+     elementwise_vectorized, elementwise_supports},
+    {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", elementwise_vectorized,
+     elementwise_supports},
+};
+
+const kcs_kernel_table kcs_opencl_elementwise_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,7 +1,7 @@
 /* gemm.c: launches the OpenCL GEMM of opencl/gemm.cl (docs/gemm.md):
  * C_out = alpha * op(A) * op(B) + beta * C, row-major, f32 and f64.
  *
- * Two variants, rows of the kernel table in opencl/backend.c:
+ * Two variants, the rows at the end of this file:
  *   packed-128x128 (the fast one): op(A) and op(B) packed k-major and
  *     zero-padded to whole tiles (two launches of kcs_gemm_pack, into the
  *     device's two scratch buffers), then kcs_gemm_tiled over the tiles of C:
@@ -83,7 +83,9 @@ static size_t round_up(size_t a, size_t b)
     return (a + b - 1) / b * b;
 }
 
-kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for mode=tf32, f64 without fp64, and on CPU devices beyond 2^33
+ * multiply-adds. */
+static KCS_KERNEL_SUPPORTS(gemm_supports)
 {
     const kcs_gemm_args *g = &args->gemm;
     if (g->tf32)
@@ -290,14 +292,27 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_gemm_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+/* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
+static KCS_KERNEL_RUN(gemm_packed)
 {
     return timed(enqueue_packed, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_gemm_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+/* gemm, simple: one work-item per element of C, reading A and B as stored. */
+static KCS_KERNEL_RUN(gemm_direct)
 {
     return timed(enqueue_direct, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_F32, "packed-128x128",
+     "op(A), op(B) packed k-major and zero-padded, then 128x128 tiles, 8x8 per work-item, k slices of 16 "
+     "double-buffered in local memory",
+     gemm_packed, gemm_supports},
+    {"gemm", KCS_F64, "packed-128x128", "as f32, k slices of 8", gemm_packed, gemm_supports},
+    {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
+     gemm_direct, gemm_supports},
+    {"gemm", KCS_F64, "direct", "as f32", gemm_direct, gemm_supports},
+};
+
+const kcs_kernel_table kcs_opencl_gemm_kernels = KCS_KERNEL_TABLE(rows);

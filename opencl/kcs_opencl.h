@@ -2,8 +2,10 @@
  *
  * opencl/backend.c owns devices, buffers and program builds; each op file
  * (opencl/sumsq.c, ...) describes its programs (kcs_opencl_program: the
- * embedded .cl source and its build options) and launches their kernels
- * with the helpers below. Programs are built once
+ * embedded .cl source and its build options), launches their kernels with
+ * the helpers below and exports its rows of the kernel table as
+ * kcs_opencl_<op>_kernels, which configure.py finds and lists (so adding an
+ * op or a dtype is an edit of that op's files only). Programs are built once
  * per device, on first use, and the outcome (including a failed build and
  * its log) is kept for the device's lifetime, so a broken kernel file costs
  * one build and every case that needs it reports the same log.
@@ -150,94 +152,7 @@ kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_er
 /* Releases the events without waiting for them (on a failure path). */
 void kcs_opencl_events_release(kcs_opencl_events *events);
 
-/* sumsq (opencl/sumsq.c): KCS_UNSUPPORTED where the device has no fp64. */
-kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
-kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
-kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[],
-                                              double *kernel_seconds, kcs_error *err);
-
-/* gemm (opencl/gemm.c): KCS_UNSUPPORTED for mode=tf32, f64 without fp64, and on CPU
- * devices beyond 2^33 multiply-adds. */
-kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
-kcs_status kcs_opencl_gemm_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
-
-/* gemm, simple: one work-item per element of C, reading A and B as stored. */
-kcs_status kcs_opencl_gemm_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
-
-/* add, mul, relu, sigmoid (opencl/elementwise.c): KCS_UNSUPPORTED for f64 without fp64. */
-kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
-kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                             double *kernel_seconds, kcs_error *err);
-
 /* The device's copy, upload and f32 FMA rates (opencl/ceilings.c); no GEMM ceiling. */
 kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
-
-/* softmax (opencl/softmax.c): KCS_UNSUPPORTED for f64 without fp64. */
-kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* softmax's group variants: as kcs_opencl_softmax_supports, and on CPU devices beyond 2^22 elements. */
-kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
-                                             kcs_error *err);
-
-/* softmax: rows split over work-items holding them in registers, read once (online beyond that). */
-kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[], double *kernel_seconds,
-                                              kcs_error *err);
-
-/* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
-kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
-                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                           double *kernel_seconds, kcs_error *err);
-
-/* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
-kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
-                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                       double *kernel_seconds, kcs_error *err);
-
-/* assign (opencl/anneal.c): KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
-kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
-kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* reduce (opencl/anneal.c): KCS_UNSUPPORTED for n + m >= 2^31. */
-kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* reduce: points counting-sorted by anchor, then per anchor a mean pass and a deviation pass. */
-kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[],
-                                             kcs_buffer *const outputs[], double *kernel_seconds,
-                                             kcs_error *err);
-
-/* update: one work-item per element of the anchors. */
-kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* energy (opencl/anneal.c): KCS_UNSUPPORTED without fp64. */
-kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
-kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                          double *kernel_seconds, kcs_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* softmax.c: launches the OpenCL softmax of opencl/softmax.cl (docs/softmax.md).
  *
- * Three variants, rows of the kernel table in opencl/backend.c; the kernels
+ * Three variants, the rows at the end of this file; the kernels
  * and their numerics are described in opencl/softmax.cl.
  *
  *   group-registers: a row is split over row_items work-items, each holding
@@ -124,15 +124,16 @@ static size_t power_of_two_at_least(size_t value)
     return power;
 }
 
-kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for f64 without fp64. */
+static KCS_KERNEL_SUPPORTS(softmax_supports)
 {
     if (args->dtype == KCS_F64 && !device->has_fp64)
         return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (f64 softmax)");
     return KCS_OK;
 }
 
-kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
-                                             kcs_error *err)
+/* The group variants': as softmax_supports, and on CPU devices beyond 2^22 elements. */
+static KCS_KERNEL_SUPPORTS(softmax_group_supports)
 {
     double elements = (double)args->softmax.rows * (double)args->softmax.cols;
     if ((device->type & CL_DEVICE_TYPE_CPU) && elements > cpu_most_group_elements)
@@ -140,7 +141,7 @@ kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_ar
                         "a GPU-shaped kernel, left out on CPU devices beyond %.3g elements "
                         "(seconds under POCL; cpu-rows runs this case there)",
                         cpu_most_group_elements);
-    return kcs_opencl_softmax_supports(device, args, err);
+    return softmax_supports(device, args, err);
 }
 
 /* Sets x, y, rows, cols and (for the group kernels) row_items. */
@@ -338,24 +339,39 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_ar
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[], double *kernel_seconds,
-                                              kcs_error *err)
+/* softmax: rows split over work-items that hold them in registers, read once
+ * (online beyond that). */
+static KCS_KERNEL_RUN(softmax_group_registers)
 {
     return timed(enqueue_registers, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
-                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                           double *kernel_seconds, kcs_error *err)
+/* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
+static KCS_KERNEL_RUN(softmax_group_online)
 {
     return timed(enqueue_online, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
-                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                       double *kernel_seconds, kcs_error *err)
+/* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
+static KCS_KERNEL_RUN(softmax_cpu_rows)
 {
     return timed(enqueue_cpu_rows, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"softmax", KCS_F32, "group-registers",
+     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers (long rows: 256 items, 96 "
+     "elements in registers and the rest in local memory), read once; local-memory trees",
+     softmax_group_registers, softmax_group_supports},
+    {"softmax", KCS_F64, "group-registers", "as f32, in double", softmax_group_registers,
+     softmax_group_supports},
+    {"softmax", KCS_F32, "group-online",
+     "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
+     softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_F64, "group-online", "as f32, in double", softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
+     softmax_cpu_rows, softmax_supports},
+    {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", softmax_cpu_rows, softmax_supports},
+};
+
+const kcs_kernel_table kcs_opencl_softmax_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,6 +1,6 @@
 /* sumsq.c: launches the OpenCL sum of squares of opencl/sumsq.cl (docs/sumsq.md).
  *
- * Two variants, rows of the kernel table in opencl/backend.c; both run on any
+ * Two variants, the rows at the end of this file; both run on any
  * device with fp64 and both write s even for n = 0 (their first pass then
  * yields one zero partial, which the last pass writes).
  *
@@ -68,7 +68,8 @@ static size_t ceil_div(size_t a, size_t b)
     return a / b + (a % b != 0);
 }
 
-kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED where the device has no fp64. */
+static KCS_KERNEL_SUPPORTS(sumsq_supports)
 {
     (void)args;
     if (!device->has_fp64)
@@ -215,17 +216,29 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
+static KCS_KERNEL_RUN(sumsq_strided_tree)
 {
     return timed(enqueue_strided_tree, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[],
-                                              double *kernel_seconds, kcs_error *err)
+/* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
+static KCS_KERNEL_RUN(sumsq_contiguous_chunks)
 {
     return timed(enqueue_contiguous_chunks, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"sumsq", KCS_F64, "gpu-strided-tree",
+     "strided work-items, four f64 sums each, local-memory tree, partials added in a second pass",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_F32, "gpu-strided-tree", "as f64, squares and sums in f64, rounded once to f32",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_F64, "cpu-contiguous-chunks",
+     "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
+     sumsq_contiguous_chunks, sumsq_supports},
+    {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
+     sumsq_contiguous_chunks, sumsq_supports},
+};
+
+const kcs_kernel_table kcs_opencl_sumsq_kernels = KCS_KERNEL_TABLE(rows);
