@@ -61,6 +61,19 @@ enum {
 /* Multiply-adds (n m d) beyond which assign is left to GPUs on a CPU device. */
 static const double cpu_most_distance_terms = 0x1.0p31;
 
+/* The kernels of opencl/anneal.cl that differ by point type (its one program
+ * holds both types; f16 points are widened by vload_half). */
+typedef struct {
+    const char *assign_tiles; /* assign */
+    const char *reduce_stats; /* reduce's last launch: per anchor, mean and variance */
+} point_kernels;
+
+/* The kernels, indexed by point dtype (the kernel rows name no other). */
+static const point_kernels kernels_of[] = {
+    [KCS_F32] = {"kcs_assign_tiles_f32", "kcs_reduce_stats_f32"},
+    [KCS_F16] = {"kcs_assign_tiles_f16", "kcs_reduce_stats_f16"},
+};
+
 static size_t ceil_div(size_t a, size_t b)
 {
     return a / b + (a % b != 0);
@@ -115,9 +128,8 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
     const size_t tile = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO;
     cl_kernel kernel;
     size_t allowed;
-    kcs_status status = kcs_opencl_kernel(
-        device, &anneal_program,
-        args->dtype == KCS_F16 ? "kcs_assign_tiles_f16" : "kcs_assign_tiles_f32", &kernel, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_tiles, &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, group, &allowed, err);
     if (status != KCS_OK)
@@ -193,9 +205,8 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
         status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets",
                                    &offsets, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(
-            device, &anneal_program,
-            args->dtype == KCS_F16 ? "kcs_reduce_stats_f16" : "kcs_reduce_stats_f32", &stats, err);
+        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].reduce_stats, &stats,
+                                   err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, walk, group_items, &walk_local, err);
     if (status == KCS_OK)

@@ -63,6 +63,20 @@ enum {
     work_items_per_compute_unit = 2,
 };
 
+/* opencl/sumsq.cl's kernels for one input type (its one program holds both types). */
+typedef struct {
+    const char *groups; /* gpu-strided-tree's first pass: work-group partials of the squares */
+    const char *chunks; /* cpu-contiguous-chunks' first pass: one partial per chunk */
+    const char *finish; /* both variants' last pass: adds the partials and writes s */
+} sumsq_kernels;
+
+/* The kernels, indexed by input dtype (the kernel rows name no other); an f64
+ * sum is written as it is, an f32 one rounded once. */
+static const sumsq_kernels kernels_of[] = {
+    [KCS_F64] = {"kcs_sumsq_groups_f64", "kcs_sumsq_chunks_f64", "kcs_sumsq_add_partials"},
+    [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_finish_f32"},
+};
+
 static size_t ceil_div(size_t a, size_t b)
 {
     return a / b + (a % b != 0);
@@ -107,8 +121,7 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
                                  kcs_error *err)
 {
     cl_kernel kernel;
-    const char *name = dtype == KCS_F64 ? "kcs_sumsq_add_partials" : "kcs_sumsq_finish_f32";
-    kcs_status status = kcs_opencl_kernel(device, &sumsq_program, name, &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program, kernels_of[dtype].finish, &kernel, err);
     if (status == KCS_OK)
         status = set_pass_args(kernel, partials, count, output, err);
     if (status == KCS_OK)
@@ -122,10 +135,8 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     size_t n = args->sumsq.n;
     cl_kernel first, add;
     size_t first_local, add_local;
-    kcs_status status = kcs_opencl_kernel(device, &sumsq_program,
-                                          args->dtype == KCS_F64 ? "kcs_sumsq_groups_f64"
-                                                                 : "kcs_sumsq_groups_f32",
-                                          &first, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].groups, &first, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(device, &sumsq_program, "kcs_sumsq_add_partials", &add, err);
     if (status == KCS_OK)
@@ -181,10 +192,8 @@ static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_arg
     cl_kernel kernel;
     cl_mem partials;
     cl_ulong n_argument = n, chunk_argument = chunk_length;
-    kcs_status status = kcs_opencl_kernel(device, &sumsq_program,
-                                          args->dtype == KCS_F64 ? "kcs_sumsq_chunks_f64"
-                                                                 : "kcs_sumsq_chunks_f32",
-                                          &kernel, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].chunks, &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_scratch(device, 0, items * sizeof(cl_double), &partials, err);
     if (status != KCS_OK)
