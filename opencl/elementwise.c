@@ -37,6 +37,7 @@ typedef struct {
     size_t width;               /* elements per vector load */
 } elementwise_precision;
 
+/* One precision of the list as an entry of precisions[] below. */
 #define KCS_OPENCL_ELEMENTWISE_BUILD(dtype, precision, vector_width)                                  \
     [dtype] = {KCS_OPENCL_PROGRAM(elementwise,                                                        \
                                   "-DKCS_ELEMENTWISE_PRECISION=" #precision                            \

@@ -65,6 +65,7 @@ typedef struct {
     kcs_status (*set_real)(cl_kernel kernel, cl_uint index, double value, kcs_error *err);
 } gemm_precision;
 
+/* One precision of the list as an entry of precisions[] below. */
 #define KCS_OPENCL_GEMM_BUILD(dtype, precision, tile_k, real)                                   \
     [dtype] = {KCS_OPENCL_PROGRAM(gemm, "-DKCS_GEMM_PRECISION=" #precision                       \
                                         " -DKCS_GEMM_TILE_K=" #tile_k                            \
