@@ -1,7 +1,7 @@
 /* anneal.c: launches the OpenCL anneal steps of opencl/anneal.cl (docs/anneal.md):
- * assign, reduce, update and energy, one kernel-table row each in
- * opencl/backend.c. The kernels and their numerics are described in
- * opencl/anneal.cl; this file sizes and orders the launches.
+ * assign, reduce, update and energy, their kernel rows at the end of this
+ * file. The kernels and their numerics are described in opencl/anneal.cl;
+ * this file sizes and orders the launches.
  *
  *   assign (tiled-local): work-groups of KCS_OPENCL_ASSIGN_SIDE^2 work-items,
  *     one per tile of KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO points.
@@ -32,6 +32,19 @@
 
 #include "kcs_opencl.h"
 
+/* Work-items along each side of an assign work-group of opencl/anneal.cl, and the
+ * points and anchors each takes (16 x 16 items, 8 x 8 each: 128-point tiles), passed to its build. */
+#define KCS_OPENCL_ASSIGN_SIDE 16
+#define KCS_OPENCL_ASSIGN_MICRO 8
+
+KCS_OPENCL_EMBEDDED_SOURCE(anneal);
+
+/* opencl/anneal.cl: one program holds the kernels of all four steps. */
+static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM(
+    anneal, "-cl-fp32-correctly-rounded-divide-sqrt"
+            " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
+            " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO));
+
 enum {
     /* The work-group of reduce, update and energy (the largest the kernels ask for). */
     group_items = 256,
@@ -47,6 +60,19 @@ enum {
 
 /* Multiply-adds (n m d) beyond which assign is left to GPUs on a CPU device. */
 static const double cpu_most_distance_terms = 0x1.0p31;
+
+/* The kernels of opencl/anneal.cl that differ by point type (its one program
+ * holds both types; f16 points are widened by vload_half). */
+typedef struct {
+    const char *assign_tiles; /* assign */
+    const char *reduce_stats; /* reduce's last launch: per anchor, mean and variance */
+} point_kernels;
+
+/* The kernels, indexed by point dtype (the kernel rows name no other). */
+static const point_kernels kernels_of[] = {
+    [KCS_F32] = {"kcs_assign_tiles_f32", "kcs_reduce_stats_f32"},
+    [KCS_F16] = {"kcs_assign_tiles_f16", "kcs_reduce_stats_f16"},
+};
 
 static size_t ceil_div(size_t a, size_t b)
 {
@@ -75,7 +101,8 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
 
 /* ---- assign ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
+static KCS_KERNEL_SUPPORTS(assign_supports)
 {
     const kcs_anneal_args *s = &args->assign;
     if (s->n > INT32_MAX)
@@ -101,9 +128,8 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
     const size_t tile = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO;
     cl_kernel kernel;
     size_t allowed;
-    kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_ANNEAL,
-        args->dtype == KCS_F16 ? "kcs_assign_tiles_f16" : "kcs_assign_tiles_f32", &kernel, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_tiles, &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, group, &allowed, err);
     if (status != KCS_OK)
@@ -124,16 +150,16 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
     return kcs_opencl_launch(device, kernel, ceil_div(s->n, tile) * group, group, events, err);
 }
 
-kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
+static KCS_KERNEL_RUN(assign_tiled_local)
 {
     return timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- reduce ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for n + m >= 2^31. */
+static KCS_KERNEL_SUPPORTS(reduce_supports)
 {
     (void)device;
     const kcs_anneal_args *s = &args->reduce;
@@ -171,17 +197,16 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     cl_kernel walk, totals, offsets, stats;
     size_t walk_local, totals_local, offsets_local, stats_local;
     kcs_status status =
-        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_walk", &walk, err);
+        kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_walk", &walk, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_anchor_totals",
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_anchor_totals",
                                    &totals, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_reduce_offsets",
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets",
                                    &offsets, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(
-            device, KCS_OPENCL_PROGRAM_ANNEAL,
-            args->dtype == KCS_F16 ? "kcs_reduce_stats_f16" : "kcs_reduce_stats_f32", &stats, err);
+        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].reduce_stats, &stats,
+                                   err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, walk, group_items, &walk_local, err);
     if (status == KCS_OK)
@@ -260,10 +285,9 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     return status;
 }
 
-kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[],
-                                             kcs_buffer *const outputs[], double *kernel_seconds,
-                                             kcs_error *err)
+/* reduce: points counting-sorted by anchor, then per anchor a mean pass and a
+ * deviation pass. */
+static KCS_KERNEL_RUN(reduce_sorted_two_pass)
 {
     return timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
 }
@@ -281,7 +305,7 @@ static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
     cl_kernel kernel;
     size_t local;
     kcs_status status =
-        kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_update", &kernel, err);
+        kcs_opencl_kernel(device, &anneal_program, "kcs_update", &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, group_items, &local, err);
     if (status != KCS_OK)
@@ -304,16 +328,16 @@ static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
     return kcs_opencl_launch(device, kernel, ceil_div(cells, local) * local, local, events, err);
 }
 
-kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* update: one work-item per element of the anchors. */
+static KCS_KERNEL_RUN(update_elementwise)
 {
     return timed(enqueue_update, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- energy ------------------------------------------------------------------- */
 
-kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED without fp64. */
+static KCS_KERNEL_SUPPORTS(energy_supports)
 {
     (void)args;
     if (!device->has_fp64)
@@ -328,11 +352,11 @@ static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
     size_t n = args->energy.n;
     cl_kernel partials_kernel, finish;
     size_t partials_local, finish_local;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_partials",
+    kcs_status status = kcs_opencl_kernel(device, &anneal_program, "kcs_energy_partials",
                                           &partials_kernel, err);
     if (status == KCS_OK)
         status =
-            kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_ANNEAL, "kcs_energy_finish", &finish, err);
+            kcs_opencl_kernel(device, &anneal_program, "kcs_energy_finish", &finish, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, partials_kernel, group_items, &partials_local, err);
     if (status == KCS_OK)
@@ -371,9 +395,29 @@ static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
     return status;
 }
 
-kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                          double *kernel_seconds, kcs_error *err)
+/* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
+static KCS_KERNEL_RUN(energy_strided_tree)
 {
     return timed(enqueue_energy, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"assign", KCS_F32, "tiled-local",
+     "128 points x 128 anchors per work-group through local memory, 8x8 distances per work-item, argmin "
+     "merged by (distance, index)",
+     assign_tiled_local, assign_supports},
+    {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", assign_tiled_local,
+     assign_supports},
+    {"reduce", KCS_F32, "sorted-two-pass",
+     "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
+     reduce_sorted_two_pass, reduce_supports},
+    {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
+     reduce_sorted_two_pass, reduce_supports},
+    {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
+     update_elementwise, NULL},
+    {"energy", KCS_F32, "strided-tree-f64",
+     "strided work-items summing in f64, a local tree per work-group, partials added by one work-group",
+     energy_strided_tree, energy_supports},
+};
+
+const kcs_kernel_table kcs_opencl_anneal_kernels = KCS_KERNEL_TABLE(rows);

@@ -5,9 +5,10 @@
  * platforms of one machine are compared in one run. Each open device has its
  * own context and an in-order queue with profiling enabled: kernel time is
  * device time from profiling events, never the host's clock around a
- * launch. Programs are built lazily, once per device (opencl/kcs_opencl.h),
- * and each op's launcher lives in its own file (opencl/sumsq.c); this file
- * holds the kernel table that names them.
+ * launch. Programs are built lazily, once per device and program
+ * descriptor (opencl/kcs_opencl.h); each op's programs, launchers and kernel
+ * rows live in its own file (opencl/sumsq.c), and configure.py lists their
+ * tables for this file's backend struct.
  *
  * Run only it: build/kcs run --backend opencl      (build/kcs devices lists them)
  */
@@ -24,69 +25,6 @@
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
-
-extern const char kcs_opencl_sumsq_source[];
-extern const size_t kcs_opencl_sumsq_source_length;
-extern const char kcs_opencl_gemm_source[];
-extern const size_t kcs_opencl_gemm_source_length;
-extern const char kcs_opencl_elementwise_source[];
-extern const size_t kcs_opencl_elementwise_source_length;
-extern const char kcs_opencl_ceilings_source[];
-extern const size_t kcs_opencl_ceilings_source_length;
-extern const char kcs_opencl_softmax_source[];
-extern const size_t kcs_opencl_softmax_source_length;
-extern const char kcs_opencl_anneal_source[];
-extern const size_t kcs_opencl_anneal_source_length;
-
-#define KCS_OPENCL_STRINGIFY_(x) #x
-#define KCS_OPENCL_STRINGIFY(x) KCS_OPENCL_STRINGIFY_(x)
-
-/* The embedded kernel sources, by kcs_opencl_program_id, and the -D options
- * that give their tunables the values the host launches them with. */
-static const struct {
-    const char *file;
-    const char *source;
-    const size_t *length;
-    const char *options;
-} program_sources[KCS_OPENCL_PROGRAM_COUNT] = {
-    [KCS_OPENCL_PROGRAM_SUMSQ] = {"opencl/sumsq.cl", kcs_opencl_sumsq_source,
-                                  &kcs_opencl_sumsq_source_length,
-                                  "-DKCS_SUMSQ_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_GROUP_SIZE)
-                                  " -DKCS_SUMSQ_BLOCK_LENGTH=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_BLOCK_LENGTH)},
-#define KCS_OPENCL_GEMM_OPTIONS                                                                 \
-    " -DKCS_GEMM_ITEMS_M=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_M)                           \
-    " -DKCS_GEMM_ITEMS_N=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_N)                           \
-    " -DKCS_GEMM_GROUP_ROWS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_GROUP_ROWS)
-    [KCS_OPENCL_PROGRAM_GEMM_F32] = {"opencl/gemm.cl", kcs_opencl_gemm_source, &kcs_opencl_gemm_source_length,
-                                     "-DKCS_GEMM_PRECISION=32 -DKCS_GEMM_TILE_K="
-                                     KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_F32_TILE_K) KCS_OPENCL_GEMM_OPTIONS},
-    [KCS_OPENCL_PROGRAM_GEMM_F64] = {"opencl/gemm.cl", kcs_opencl_gemm_source, &kcs_opencl_gemm_source_length,
-                                     "-DKCS_GEMM_PRECISION=64 -DKCS_GEMM_TILE_K="
-                                     KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_F64_TILE_K) KCS_OPENCL_GEMM_OPTIONS},
-#define KCS_OPENCL_ELEMENTWISE_OPTIONS                                                          \
-    " -DKCS_ELEMENTWISE_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_GROUP_SIZE)      \
-    " -DKCS_ELEMENTWISE_VECTORS_PER_ITEM=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM)
-    [KCS_OPENCL_PROGRAM_ELEMENTWISE_F32] = {"opencl/elementwise.cl", kcs_opencl_elementwise_source,
-                                            &kcs_opencl_elementwise_source_length,
-                                            "-DKCS_ELEMENTWISE_PRECISION=32" KCS_OPENCL_ELEMENTWISE_OPTIONS},
-    [KCS_OPENCL_PROGRAM_ELEMENTWISE_F64] = {"opencl/elementwise.cl", kcs_opencl_elementwise_source,
-                                            &kcs_opencl_elementwise_source_length,
-                                            "-DKCS_ELEMENTWISE_PRECISION=64" KCS_OPENCL_ELEMENTWISE_OPTIONS},
-    [KCS_OPENCL_PROGRAM_CEILINGS] = {"opencl/ceilings.cl", kcs_opencl_ceilings_source,
-                                     &kcs_opencl_ceilings_source_length, ""},
-    [KCS_OPENCL_PROGRAM_SOFTMAX] = {"opencl/softmax.cl", kcs_opencl_softmax_source,
-                                    &kcs_opencl_softmax_source_length,
-                                    "-cl-fp32-correctly-rounded-divide-sqrt"
-                                    " -DKCS_SOFTMAX_LOCAL_REGISTER_VECTORS="
-                                    KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS)
-                                    " -DKCS_SOFTMAX_LOCAL_ROW_ITEMS="
-                                    KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS)},
-    [KCS_OPENCL_PROGRAM_ANNEAL] = {"opencl/anneal.cl", kcs_opencl_anneal_source,
-                                   &kcs_opencl_anneal_source_length,
-                                   "-cl-fp32-correctly-rounded-divide-sqrt"
-                                   " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
-                                   " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)},
-};
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -396,10 +334,10 @@ static void close_device(kcs_device *device)
     }
     for (int k = 0; k < device->kernel_count; k++)
         clReleaseKernel(device->kernels[k].kernel);
-    for (int p = 0; p < KCS_OPENCL_PROGRAM_COUNT; p++) {
-        if (device->programs[p].program)
-            clReleaseProgram(device->programs[p].program);
-        free(device->programs[p].failure);
+    for (int b = 0; b < device->build_count; b++) {
+        if (device->builds[b].built)
+            clReleaseProgram(device->builds[b].built);
+        free(device->builds[b].failure);
     }
     for (int s = 0; s < KCS_OPENCL_SCRATCH_SLOTS; s++)
         if (device->scratch[s])
@@ -559,16 +497,15 @@ static void host_release(kcs_device *device, void *host)
 
 /* ---- programs, kernels, scratch and timing (for the launchers) -------------- */
 
-/* Builds a program for the device, keeping the outcome either way. */
-static void build_program(kcs_device *device, kcs_opencl_program_id id)
+/* Builds a program for the device into build, keeping the outcome either way. */
+static void build_program(kcs_device *device, const kcs_opencl_program *program, kcs_opencl_build *build)
 {
-    kcs_opencl_program *built = &device->programs[id];
-    built->tried = 1;
-    const char *source = program_sources[id].source;
-    size_t length = *program_sources[id].length;
+    build->program = program;
+    const char *source = program->source;
+    size_t length = *program->length;
     kcs_error failure = {{0}};
     cl_int code;
-    cl_program program = clCreateProgramWithSource(device->context, 1, &source, &length, &code);
+    cl_program created = clCreateProgramWithSource(device->context, 1, &source, &length, &code);
     if (code != CL_SUCCESS) {
         kcs_opencl_fail(&failure, code, "clCreateProgramWithSource(context, 1, &source, &length, &code)",
                         __FILE__, __LINE__);
@@ -578,29 +515,43 @@ static void build_program(kcs_device *device, kcs_opencl_program_id id)
          * make a build fail on purpose (tests/bad_input_test.sh). */
         const char *extra = getenv("KCS_OPENCL_BUILD_OPTIONS");
         char options[4096];
-        snprintf(options, sizeof options, "%s %s", program_sources[id].options ? program_sources[id].options : "",
+        snprintf(options, sizeof options, "%s %s", program->options ? program->options : "",
                  extra ? extra : "");
-        code = clBuildProgram(program, 1, &device->id, options, NULL, NULL);
+        code = clBuildProgram(created, 1, &device->id, options, NULL, NULL);
         if (code == CL_SUCCESS) {
-            built->program = program;
+            build->built = created;
             return;
         }
         size_t log_size = 0;
         char *log = NULL;
-        if (clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
+        if (clGetProgramBuildInfo(created, device->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
                 CL_SUCCESS &&
             (log = calloc(log_size + 1, 1)) != NULL)
-            clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
+            clGetProgramBuildInfo(created, device->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
         kcs_fail(&failure, KCS_ERROR, "building %s for %s failed with %s (%d); build log:\n%s",
-                 program_sources[id].file, device->name, kcs_opencl_error_name(code), (int)code,
+                 program->file, device->name, kcs_opencl_error_name(code), (int)code,
                  log && log[0] ? log : "(empty)");
         free(log);
-        clReleaseProgram(program);
+        clReleaseProgram(created);
     }
-    built->failure = strdup(failure.message);
+    build->failure = strdup(failure.message);
 }
 
-kcs_status kcs_opencl_kernel(kcs_device *device, kcs_opencl_program_id program, const char *name,
+/* The device's build of program, building it on first use; NULL when the
+ * device already holds KCS_OPENCL_MAX_PROGRAMS others. */
+static const kcs_opencl_build *program_build(kcs_device *device, const kcs_opencl_program *program)
+{
+    for (int b = 0; b < device->build_count; b++)
+        if (device->builds[b].program == program)
+            return &device->builds[b];
+    if (device->build_count == KCS_OPENCL_MAX_PROGRAMS)
+        return NULL;
+    kcs_opencl_build *build = &device->builds[device->build_count++];
+    build_program(device, program, build);
+    return build;
+}
+
+kcs_status kcs_opencl_kernel(kcs_device *device, const kcs_opencl_program *program, const char *name,
                              cl_kernel *kernel, kcs_error *err)
 {
     *kernel = NULL;
@@ -610,16 +561,17 @@ kcs_status kcs_opencl_kernel(kcs_device *device, kcs_opencl_program_id program, 
             return KCS_OK;
         }
     }
-    kcs_opencl_program *built = &device->programs[program];
-    if (!built->tried)
-        build_program(device, program);
-    if (!built->program)
-        return kcs_fail(err, KCS_ERROR, "%s", built->failure ? built->failure : "out of memory");
+    const kcs_opencl_build *build = program_build(device, program);
+    if (!build)
+        return kcs_fail(err, KCS_ERROR, "more than %d OpenCL programs on one device (building %s); "
+                        "raise KCS_OPENCL_MAX_PROGRAMS", KCS_OPENCL_MAX_PROGRAMS, program->file);
+    if (!build->built)
+        return kcs_fail(err, KCS_ERROR, "%s", build->failure ? build->failure : "out of memory");
     if (device->kernel_count == KCS_OPENCL_MAX_KERNELS)
         return kcs_fail(err, KCS_ERROR, "more than %d OpenCL kernels on one device; raise "
                         "KCS_OPENCL_MAX_KERNELS", KCS_OPENCL_MAX_KERNELS);
     cl_int code;
-    KCS_OPENCL_CHECK((*kernel = clCreateKernel(built->program, name, &code), code), err);
+    KCS_OPENCL_CHECK((*kernel = clCreateKernel(build->built, name, &code), code), err);
     device->kernels[device->kernel_count++] = (kcs_opencl_kernel_entry){program, name, *kernel};
     return KCS_OK;
 }
@@ -702,80 +654,10 @@ kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_er
     return status;
 }
 
-/* ---- the kernel table ------------------------------------------------------- */
+/* ---- the backend ------------------------------------------------------------ */
 
-static const kcs_kernel kernels[] = {
-    {"sumsq", KCS_F64, "gpu-strided-tree",
-     "strided work-items, four f64 sums each, local-memory tree, partials added in a second pass",
-     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F32, "gpu-strided-tree", "as f64, squares and sums in f64, rounded once to f32",
-     kcs_opencl_sumsq_strided_tree, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F64, "cpu-contiguous-chunks",
-     "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
-     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
-    {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
-     kcs_opencl_sumsq_contiguous_chunks, kcs_opencl_sumsq_supports},
-    {"gemm", KCS_F32, "packed-128x128",
-     "op(A), op(B) packed k-major and zero-padded, then 128x128 tiles, 8x8 per work-item, k slices of 16 "
-     "double-buffered in local memory",
-     kcs_opencl_gemm_packed, kcs_opencl_gemm_supports},
-    {"gemm", KCS_F64, "packed-128x128", "as f32, k slices of 8", kcs_opencl_gemm_packed,
-     kcs_opencl_gemm_supports},
-    {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
-     kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
-    {"gemm", KCS_F64, "direct", "as f32", kcs_opencl_gemm_direct, kcs_opencl_gemm_supports},
-    {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
-     kcs_opencl_elementwise_vectorized, kcs_opencl_elementwise_supports},
-    {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", kcs_opencl_elementwise_vectorized,
-     kcs_opencl_elementwise_supports},
-    {"softmax", KCS_F32, "group-registers",
-     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers (long rows: 256 items, 96 "
-     "elements in registers and the rest in local memory), read once; local-memory trees",
-     kcs_opencl_softmax_group_registers, kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F64, "group-registers", "as f32, in double", kcs_opencl_softmax_group_registers,
-     kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F32, "group-online",
-     "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
-     kcs_opencl_softmax_group_online, kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F64, "group-online", "as f32, in double", kcs_opencl_softmax_group_online,
-     kcs_opencl_softmax_group_supports},
-    {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
-     kcs_opencl_softmax_cpu_rows, kcs_opencl_softmax_supports},
-    {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", kcs_opencl_softmax_cpu_rows,
-     kcs_opencl_softmax_supports},
-    {"assign", KCS_F32, "tiled-local",
-     "128 points x 128 anchors per work-group through local memory, 8x8 distances per work-item, argmin "
-     "merged by (distance, index)",
-     kcs_opencl_assign_tiled_local, kcs_opencl_assign_supports},
-    {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", kcs_opencl_assign_tiled_local,
-     kcs_opencl_assign_supports},
-    {"reduce", KCS_F32, "sorted-two-pass",
-     "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
-     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
-    {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
-     kcs_opencl_reduce_sorted_two_pass, kcs_opencl_reduce_supports},
-    {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
-     kcs_opencl_update_elementwise, NULL},
-    {"energy", KCS_F32, "strided-tree-f64",
-     "strided work-items summing in f64, a local tree per work-group, partials added by one work-group",
-     kcs_opencl_energy_strided_tree, kcs_opencl_energy_supports},
-};
-
-const kcs_kernel_table kcs_opencl_all_kernels = KCS_KERNEL_TABLE(kernels);
-
-extern const kcs_kernel_table *const kcs_opencl_kernel_tables[]; /* generated by configure.py */
+/* Every op file's kcs_opencl_<op>_kernels, NULL-terminated (generated by configure.py). */
+extern const kcs_kernel_table *const kcs_opencl_kernel_tables[];
 
 const kcs_backend kcs_opencl_backend = {
     .interface_version = KCS_BACKEND_INTERFACE_VERSION,

@@ -29,6 +29,11 @@
 
 #include "kcs_opencl.h"
 
+KCS_OPENCL_EMBEDDED_SOURCE(ceilings);
+
+/* opencl/ceilings.cl, which has no tunables to pass. */
+static const kcs_opencl_program ceilings_program = KCS_OPENCL_PROGRAM(ceilings, "");
+
 enum {
     fma_per_round = 64, /* eight float8 chains (KCS_CEILINGS_CHAINS in ceilings.cl) */
     most_repeats = 20,
@@ -135,7 +140,7 @@ static kcs_status measure_fma(kcs_device *device, resources *r, size_t items, si
                               int repeats, double *seconds, kcs_error *err)
 {
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_CEILINGS, "kcs_ceilings_fma", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &ceilings_program, "kcs_ceilings_fma", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_float seed = 1.0f;
@@ -196,7 +201,7 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
 
     size_t local = 1;
     cl_kernel kernel;
-    status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_CEILINGS, "kcs_ceilings_fma", &kernel, err);
+    status = kcs_opencl_kernel(device, &ceilings_program, "kcs_ceilings_fma", &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, 256, &local, err);
     if (status != KCS_OK)

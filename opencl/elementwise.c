@@ -1,8 +1,8 @@
 /* elementwise.c: launches add, mul, relu and sigmoid of opencl/elementwise.cl
  * (docs/elementwise.md), f32 and f64.
  *
- * One variant, "vectorized", a row per op and dtype in opencl/backend.c's
- * kernel table: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
+ * One variant, "vectorized", a row per op and dtype at the end of this
+ * file: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
  * KCS_OPENCL_ELEMENTWISE_GROUP_SIZE work-items, each work-item taking U =
  * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM vectors of W elements (float4,
  * double2) and the work-item at the ragged end its last n % W elements one
@@ -16,7 +16,43 @@
 
 #include "kcs_opencl.h"
 
-kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* Work-group size of opencl/elementwise.cl, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_GROUP_SIZE 256
+
+/* Vectors (float4, double2) each work-item of opencl/elementwise.cl takes, passed to its build. */
+#define KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM 4
+
+/* The precisions opencl/elementwise.cl is built for, one program each: the
+ * case dtype, its KCS_ELEMENTWISE_PRECISION, and the elements of its vector
+ * type (float4, double2). */
+#define KCS_OPENCL_ELEMENTWISE_PRECISIONS(X) \
+    X(KCS_F32, 32, 4)                       \
+    X(KCS_F64, 64, 2)
+
+KCS_OPENCL_EMBEDDED_SOURCE(elementwise);
+
+/* opencl/elementwise.cl built for one precision, and the width of its vectors. */
+typedef struct {
+    kcs_opencl_program program; /* the source with that precision's options */
+    size_t width;               /* elements per vector load */
+} elementwise_precision;
+
+/* One precision of the list as an entry of precisions[] below. */
+#define KCS_OPENCL_ELEMENTWISE_BUILD(dtype, precision, vector_width)                                  \
+    [dtype] = {KCS_OPENCL_PROGRAM(elementwise,                                                        \
+                                  "-DKCS_ELEMENTWISE_PRECISION=" #precision                            \
+                                  " -DKCS_ELEMENTWISE_GROUP_SIZE="                                     \
+                                  KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_GROUP_SIZE)              \
+                                  " -DKCS_ELEMENTWISE_VECTORS_PER_ITEM="                               \
+                                  KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM)),      \
+               vector_width},
+
+/* The builds of elementwise.cl, indexed by case dtype (the kernel rows name no other). */
+static const elementwise_precision precisions[] = {
+    KCS_OPENCL_ELEMENTWISE_PRECISIONS(KCS_OPENCL_ELEMENTWISE_BUILD)};
+
+/* KCS_UNSUPPORTED for f64 without fp64. */
+static KCS_KERNEL_SUPPORTS(elementwise_supports)
 {
     if (args->dtype == KCS_F64 && !device->has_fp64)
         return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64");
@@ -52,10 +88,9 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
     const char *name = kernel_name(args->op, &binary);
     if (!name)
         return kcs_fail(err, KCS_ERROR, "opencl/elementwise.c has no kernel for op %s", args->op);
-    kcs_opencl_program_id program =
-        args->dtype == KCS_F64 ? KCS_OPENCL_PROGRAM_ELEMENTWISE_F64 : KCS_OPENCL_PROGRAM_ELEMENTWISE_F32;
+    const elementwise_precision *precision = &precisions[args->dtype];
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program, name, &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precision->program, name, &kernel, err);
     if (status != KCS_OK)
         return status;
     size_t group = KCS_OPENCL_ELEMENTWISE_GROUP_SIZE, allowed = 0;
@@ -66,7 +101,7 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
                         allowed);
 
     size_t n = args->elementwise.n;
-    size_t width = args->dtype == KCS_F64 ? 2 : 4;
+    size_t width = precision->width;
     size_t vectors = (n + width - 1) / width; /* the last one maybe partial */
     size_t per_group = group * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM;
     size_t groups = (vectors + per_group - 1) / per_group;
@@ -82,9 +117,8 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
     return kcs_opencl_launch(device, kernel, groups * group, group, events, err);
 }
 
-kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                             double *kernel_seconds, kcs_error *err)
+/* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
+static KCS_KERNEL_RUN(elementwise_vectorized)
 {
     kcs_opencl_events events = {NULL, NULL};
     kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
@@ -95,3 +129,24 @@ kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_ar
     }
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
+     elementwise_supports},
+    {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
+     elementwise_vectorized, elementwise_supports},
+    {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", elementwise_vectorized,
+     elementwise_supports},
+};
+
+const kcs_kernel_table kcs_opencl_elementwise_kernels = KCS_KERNEL_TABLE(rows);

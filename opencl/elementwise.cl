@@ -7,7 +7,7 @@
  *   sigmoid  out[i] = 1 / (1 + exp(-x[i]))  exp within 3 ulp, divide within 2.5 ulp (f32)
  *
  * Precision. The program is built once per element type, with
- * KCS_ELEMENTWISE_PRECISION 32 or 64 (opencl/backend.c), so a device without
+ * KCS_ELEMENTWISE_PRECISION 32 or 64 (opencl/elementwise.c), so a device without
  * fp64 still builds the f32 kernels. The bounds of docs/elementwise.md are
  * OpenCL's own limits without fast math: the host builds this file without
  * -cl-fast-relaxed-math, -cl-mad-enable or -cl-denorms-are-zero, it uses

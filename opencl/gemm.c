@@ -1,7 +1,7 @@
 /* gemm.c: launches the OpenCL GEMM of opencl/gemm.cl (docs/gemm.md):
  * C_out = alpha * op(A) * op(B) + beta * C, row-major, f32 and f64.
  *
- * Two variants, rows of the kernel table in opencl/backend.c:
+ * Two variants, the rows at the end of this file:
  *   packed-128x128 (the fast one): op(A) and op(B) packed k-major and
  *     zero-padded to whole tiles (two launches of kcs_gemm_pack, into the
  *     device's two scratch buffers), then kcs_gemm_tiled over the tiles of C:
@@ -28,6 +28,58 @@
 
 #include "kcs_opencl.h"
 
+/* Work-items along the rows and the columns of a tile of opencl/gemm.cl's tiled
+ * kernel (8 x 8 outputs each: 128 x 128 tiles), passed to its build. */
+#define KCS_OPENCL_GEMM_ITEMS_M 16
+#define KCS_OPENCL_GEMM_ITEMS_N 16
+
+/* Tile rows per band of opencl/gemm.cl's walk over the tiles of C, passed to its build. */
+#define KCS_OPENCL_GEMM_GROUP_ROWS 8
+
+/* The precisions opencl/gemm.cl is built for, one program each: the case
+ * dtype, its KCS_GEMM_PRECISION, its depth along k of a slice in local
+ * memory (KCS_GEMM_TILE_K: half as deep in f64, the same bytes), and the
+ * OpenCL type of its scalars alpha and beta. */
+#define KCS_OPENCL_GEMM_PRECISIONS(X) \
+    X(KCS_F32, 32, 16, cl_float)      \
+    X(KCS_F64, 64, 8, cl_double)
+
+KCS_OPENCL_EMBEDDED_SOURCE(gemm);
+
+/* Sets kernel argument index to value rounded to the precision's real type:
+ * set_cl_float, set_cl_double. */
+#define KCS_OPENCL_GEMM_SET_REAL(dtype, precision, tile_k, real)                                  \
+    static kcs_status set_##real(cl_kernel kernel, cl_uint index, double value, kcs_error *err) \
+    {                                                                                           \
+        real rounded = (real)value;                                                             \
+        KCS_OPENCL_CHECK(clSetKernelArg(kernel, index, sizeof rounded, &rounded), err);         \
+        return KCS_OK;                                                                          \
+    }
+KCS_OPENCL_GEMM_PRECISIONS(KCS_OPENCL_GEMM_SET_REAL)
+
+/* opencl/gemm.cl built for one precision, and what the host launches it with. */
+typedef struct {
+    kcs_opencl_program program; /* the source with that precision's options */
+    size_t tile_k;              /* KCS_GEMM_TILE_K of the build */
+    /* Sets kernel argument index (alpha or beta) to value in the precision's type. */
+    kcs_status (*set_real)(cl_kernel kernel, cl_uint index, double value, kcs_error *err);
+} gemm_precision;
+
+/* One precision of the list as an entry of precisions[] below. */
+#define KCS_OPENCL_GEMM_BUILD(dtype, precision, tile_k, real)                                   \
+    [dtype] = {KCS_OPENCL_PROGRAM(gemm, "-DKCS_GEMM_PRECISION=" #precision                       \
+                                        " -DKCS_GEMM_TILE_K=" #tile_k                            \
+                                        " -DKCS_GEMM_ITEMS_M="                                   \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_M)            \
+                                        " -DKCS_GEMM_ITEMS_N="                                   \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_N)            \
+                                        " -DKCS_GEMM_GROUP_ROWS="                                \
+                                        KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_GROUP_ROWS)),       \
+               tile_k, set_##real},
+
+/* The builds of gemm.cl, indexed by case dtype (the kernel rows name no other). */
+static const gemm_precision precisions[] = {KCS_OPENCL_GEMM_PRECISIONS(KCS_OPENCL_GEMM_BUILD)};
+
 enum {
     tiled_group_size = KCS_OPENCL_GEMM_ITEMS_M * KCS_OPENCL_GEMM_ITEMS_N,
     tile_m = 8 * KCS_OPENCL_GEMM_ITEMS_M,
@@ -46,17 +98,9 @@ static size_t round_up(size_t a, size_t b)
     return (a + b - 1) / b * b;
 }
 
-static kcs_opencl_program_id program_of(kcs_dtype dtype)
-{
-    return dtype == KCS_F64 ? KCS_OPENCL_PROGRAM_GEMM_F64 : KCS_OPENCL_PROGRAM_GEMM_F32;
-}
-
-static size_t tile_k_of(kcs_dtype dtype)
-{
-    return dtype == KCS_F64 ? KCS_OPENCL_GEMM_F64_TILE_K : KCS_OPENCL_GEMM_F32_TILE_K;
-}
-
-kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for mode=tf32, f64 without fp64, and on CPU devices beyond 2^33
+ * multiply-adds. */
+static KCS_KERNEL_SUPPORTS(gemm_supports)
 {
     const kcs_gemm_args *g = &args->gemm;
     if (g->tf32)
@@ -70,19 +114,6 @@ kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args,
                         "%.3g multiply-adds is beyond what a CPU device does in reasonable time "
                         "(limit 2^33 on CPU devices)",
                         multiply_adds);
-    return KCS_OK;
-}
-
-/* Sets kernel argument index to a scalar of the case type. */
-static kcs_status set_real(cl_kernel kernel, cl_uint index, kcs_dtype dtype, double value, kcs_error *err)
-{
-    if (dtype == KCS_F64) {
-        cl_double d = value;
-        KCS_OPENCL_CHECK(clSetKernelArg(kernel, index, sizeof d, &d), err);
-    } else {
-        cl_float f = (cl_float)value;
-        KCS_OPENCL_CHECK(clSetKernelArg(kernel, index, sizeof f, &f), err);
-    }
     return KCS_OK;
 }
 
@@ -104,15 +135,16 @@ static kcs_status require_group_size(kcs_device *device, cl_kernel kernel, const
 static kcs_status enqueue_scale(kcs_device *device, const kcs_op_args *args, cl_mem c, cl_mem out,
                                 size_t count, kcs_opencl_events *events, kcs_error *err)
 {
+    const gemm_precision *precision = &precisions[args->dtype];
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_scale", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_scale", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong count_argument = count;
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof c, &c), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof out, &out), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof count_argument, &count_argument), err);
-    status = set_real(kernel, 3, args->dtype, args->gemm.beta, err);
+    status = precision->set_real(kernel, 3, args->gemm.beta, err);
     if (status != KCS_OK)
         return status;
     size_t local = 1;
@@ -126,12 +158,12 @@ static kcs_status enqueue_scale(kcs_device *device, const kcs_op_args *args, cl_
 /* One operand packed k-major: packed[p][x] = op(X)[.][.] for p < count_k,
  * x < count_x, zeros up to padded_k x padded_x. across: the source is
  * stored count_x x count_k (so the pack transposes it). */
-static kcs_status enqueue_pack(kcs_device *device, kcs_dtype dtype, cl_mem source, size_t count_x,
-                               size_t count_k, int across, cl_mem packed, size_t padded_x, size_t padded_k,
-                               kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_pack(kcs_device *device, const gemm_precision *precision, cl_mem source,
+                               size_t count_x, size_t count_k, int across, cl_mem packed, size_t padded_x,
+                               size_t padded_k, kcs_opencl_events *events, kcs_error *err)
 {
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(dtype), "kcs_gemm_pack", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_pack", &kernel, err);
     if (status == KCS_OK)
         status = require_group_size(device, kernel, "kcs_gemm_pack", pack_group_size, err);
     if (status != KCS_OK)
@@ -166,7 +198,8 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     if (g->m == 0 || g->n == 0 || g->k == 0 || g->alpha == 0.0)
         return enqueue_scale(device, args, c, out, g->m * g->n, events, err);
 
-    size_t element = kcs_dtype_size(args->dtype), tile_k = tile_k_of(args->dtype);
+    const gemm_precision *precision = &precisions[args->dtype];
+    size_t element = kcs_dtype_size(args->dtype), tile_k = precision->tile_k;
     size_t padded_m = round_up(g->m, tile_m), padded_n = round_up(g->n, tile_n);
     size_t padded_k = round_up(g->k, tile_k);
     if (padded_m > UINT32_MAX / 2 || padded_n > UINT32_MAX / 2 || padded_k / tile_k > UINT32_MAX ||
@@ -179,7 +212,7 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     if (status == KCS_OK)
         status = packed_buffer(device, 1, padded_k * padded_n * element, &packed_b, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_tiled", &kernel, err);
+        status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_tiled", &kernel, err);
     if (status == KCS_OK)
         status = require_group_size(device, kernel, "kcs_gemm_tiled", tiled_group_size, err);
     if (status != KCS_OK)
@@ -187,10 +220,10 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
 
     /* op(A)[i][p] is a[i k + p] (N: read across the stored rows) or a[p m + i] (T);
      * op(B)[p][j] is b[p n + j] (N) or b[j k + p] (T: read across). */
-    status = enqueue_pack(device, args->dtype, a, g->m, g->k, !g->transpose_a, packed_a, padded_m, padded_k,
+    status = enqueue_pack(device, precision, a, g->m, g->k, !g->transpose_a, packed_a, padded_m, padded_k,
                           events, err);
     if (status == KCS_OK)
-        status = enqueue_pack(device, args->dtype, b, g->n, g->k, g->transpose_b, packed_b, padded_n, padded_k,
+        status = enqueue_pack(device, precision, b, g->n, g->k, g->transpose_b, packed_b, padded_n, padded_k,
                               events, err);
     if (status != KCS_OK)
         return status;
@@ -206,9 +239,9 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, sizeof out, &out), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 7, sizeof m, &m), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 8, sizeof n, &n), err);
-    status = set_real(kernel, 9, args->dtype, g->alpha, err);
+    status = precision->set_real(kernel, 9, g->alpha, err);
     if (status == KCS_OK)
-        status = set_real(kernel, 10, args->dtype, g->beta, err);
+        status = precision->set_real(kernel, 10, g->beta, err);
     if (status != KCS_OK)
         return status;
     size_t groups = (padded_m / tile_m) * (padded_n / tile_n);
@@ -219,8 +252,9 @@ static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, cl
                                  cl_mem out, kcs_opencl_events *events, kcs_error *err)
 {
     const kcs_gemm_args *g = &args->gemm;
+    const gemm_precision *precision = &precisions[args->dtype];
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, program_of(args->dtype), "kcs_gemm_direct", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_direct", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong m = g->m, n = g->n, k = g->k;
@@ -234,9 +268,9 @@ static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, cl
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, sizeof k, &k), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 7, sizeof transpose_a, &transpose_a), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 8, sizeof transpose_b, &transpose_b), err);
-    status = set_real(kernel, 9, args->dtype, g->alpha, err);
+    status = precision->set_real(kernel, 9, g->alpha, err);
     if (status == KCS_OK)
-        status = set_real(kernel, 10, args->dtype, g->beta, err);
+        status = precision->set_real(kernel, 10, g->beta, err);
     size_t local = 1;
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, direct_group_size, &local, err);
@@ -263,14 +297,27 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_gemm_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+/* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
+static KCS_KERNEL_RUN(gemm_packed)
 {
     return timed(enqueue_packed, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_gemm_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+/* gemm, simple: one work-item per element of C, reading A and B as stored. */
+static KCS_KERNEL_RUN(gemm_direct)
 {
     return timed(enqueue_direct, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_F32, "packed-128x128",
+     "op(A), op(B) packed k-major and zero-padded, then 128x128 tiles, 8x8 per work-item, k slices of 16 "
+     "double-buffered in local memory",
+     gemm_packed, gemm_supports},
+    {"gemm", KCS_F64, "packed-128x128", "as f32, k slices of 8", gemm_packed, gemm_supports},
+    {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
+     gemm_direct, gemm_supports},
+    {"gemm", KCS_F64, "direct", "as f32", gemm_direct, gemm_supports},
+};
+
+const kcs_kernel_table kcs_opencl_gemm_kernels = KCS_KERNEL_TABLE(rows);

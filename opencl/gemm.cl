@@ -2,7 +2,7 @@
  * as OpenCL C 1.2 kernels (docs/gemm.md).
  *
  * Precision. The program is built once per element type, with
- * KCS_GEMM_PRECISION 32 or 64 (opencl/backend.c), so a device without fp64
+ * KCS_GEMM_PRECISION 32 or 64 (opencl/gemm.c), so a device without fp64
  * still builds the f32 kernels. Products are accumulated in the case type.
  * Contraction of a * b + c into one fma is on (and fma is called outright
  * where the device says it is fast): docs/gemm.md counts a fused

@@ -1,12 +1,14 @@
 /* kcs_opencl.h: what the OpenCL backend's host files share (not a public header).
  *
- * opencl/backend.c owns devices, buffers, program builds and the kernel
- * table; each op's launcher (opencl/sumsq.c, ...) uses the helpers below to
- * fetch its built kernels, a scratch buffer and the device time of its
- * launches. Programs are built once per device, on first use, and the
- * outcome (including a failed build and its log) is kept for the device's
- * lifetime, so a broken kernel file costs one build and every case that
- * needs it reports the same log.
+ * opencl/backend.c owns devices, buffers and program builds; each op file
+ * (opencl/sumsq.c, ...) describes its programs (kcs_opencl_program: the
+ * embedded .cl source and its build options), launches their kernels with
+ * the helpers below and exports its rows of the kernel table as
+ * kcs_opencl_<op>_kernels, which configure.py finds and lists (so adding an
+ * op or a dtype is an edit of that op's files only). Programs are built once
+ * per device, on first use, and the outcome (including a failed build and
+ * its log) is kept for the device's lifetime, so a broken kernel file costs
+ * one build and every case that needs it reports the same log.
  */
 #ifndef KCS_OPENCL_H
 #define KCS_OPENCL_H
@@ -17,18 +19,34 @@
 
 #include "backend.h"
 
-/* The kernel sources embedded by the build (tools/embed.py), one per op. */
-typedef enum {
-    KCS_OPENCL_PROGRAM_SUMSQ, /* opencl/sumsq.cl */
-    KCS_OPENCL_PROGRAM_GEMM_F32,        /* opencl/gemm.cl, built for float */
-    KCS_OPENCL_PROGRAM_GEMM_F64,        /* opencl/gemm.cl, built for double */
-    KCS_OPENCL_PROGRAM_ELEMENTWISE_F32, /* opencl/elementwise.cl, built for float */
-    KCS_OPENCL_PROGRAM_ELEMENTWISE_F64, /* opencl/elementwise.cl, built for double */
-    KCS_OPENCL_PROGRAM_CEILINGS,        /* opencl/ceilings.cl */
-    KCS_OPENCL_PROGRAM_SOFTMAX,         /* opencl/softmax.cl */
-    KCS_OPENCL_PROGRAM_ANNEAL,          /* opencl/anneal.cl */
-    KCS_OPENCL_PROGRAM_COUNT  /* how many there are */
-} kcs_opencl_program_id;
+/* One program: a kernel source the build embeds from opencl/<stem>.cl
+ * (tools/embed.py) and the options it is built with. Each op file defines its
+ * own, static (one per precision where one source is built for several), and
+ * passes it by pointer to kcs_opencl_kernel; the device keeps one build per
+ * descriptor. Initialize one with KCS_OPENCL_PROGRAM. */
+typedef struct {
+    const char *file;     /* "opencl/<stem>.cl", for messages */
+    const char *source;   /* the embedded text, kcs_opencl_<stem>_source */
+    const size_t *length; /* its length, &kcs_opencl_<stem>_source_length */
+    const char *options;  /* -D options giving the source's tunables the host's values */
+} kcs_opencl_program;
+
+/* Declares the text the build embeds from opencl/<stem>.cl, for KCS_OPENCL_PROGRAM. */
+#define KCS_OPENCL_EMBEDDED_SOURCE(stem)                                                         \
+    extern const char kcs_opencl_##stem##_source[];                                              \
+    extern const size_t kcs_opencl_##stem##_source_length
+
+/* A kcs_opencl_program's initializer: opencl/<stem>.cl built with options (a string literal). */
+#define KCS_OPENCL_PROGRAM(stem, build_options)                                                   \
+    {"opencl/" #stem ".cl", kcs_opencl_##stem##_source, &kcs_opencl_##stem##_source_length,       \
+     build_options}
+
+/* A macro's value as a string literal, for build options ("-DX=" KCS_OPENCL_STRINGIFY(X)). */
+#define KCS_OPENCL_STRINGIFY_(x) #x
+#define KCS_OPENCL_STRINGIFY(x) KCS_OPENCL_STRINGIFY_(x)
+
+/* The most programs one device builds (descriptors, across all op files). */
+#define KCS_OPENCL_MAX_PROGRAMS 16
 
 /* The most kernel objects one device keeps (across all programs). */
 #define KCS_OPENCL_MAX_KERNELS 64
@@ -36,55 +54,18 @@ typedef enum {
 /* The most scratch buffers one launcher may hold at once. */
 #define KCS_OPENCL_SCRATCH_SLOTS 2
 
-/* Largest work-group of the tree kernels in opencl/sumsq.cl, passed to its build. */
-#define KCS_OPENCL_SUMSQ_GROUP_SIZE 256
-
-/* Elements a chunk work-item of opencl/sumsq.cl sums before its ladder, passed to its build. */
-#define KCS_OPENCL_SUMSQ_BLOCK_LENGTH 4096
-
-/* Work-items along the rows and the columns of a tile of opencl/gemm.cl's tiled
- * kernel (8 x 8 outputs each: 128 x 128 tiles), passed to its build. */
-#define KCS_OPENCL_GEMM_ITEMS_M 16
-#define KCS_OPENCL_GEMM_ITEMS_N 16
-
-/* Depth along k of a slice of opencl/gemm.cl in local memory, per type, passed to its build. */
-#define KCS_OPENCL_GEMM_F32_TILE_K 16
-#define KCS_OPENCL_GEMM_F64_TILE_K 8
-
-/* Tile rows per band of opencl/gemm.cl's walk over the tiles of C, passed to its build. */
-#define KCS_OPENCL_GEMM_GROUP_ROWS 8
-
-/* Work-group size of opencl/elementwise.cl, passed to its build. */
-#define KCS_OPENCL_ELEMENTWISE_GROUP_SIZE 256
-
-/* Vectors (float4, double2) each work-item of opencl/elementwise.cl takes, passed to its build. */
-#define KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM 4
-
-/* Work-items along each side of an assign work-group of opencl/anneal.cl, and the
- * points and anchors each takes (16 x 16 items, 8 x 8 each: 128-point tiles), passed to its build. */
-#define KCS_OPENCL_ASSIGN_SIDE 16
-#define KCS_OPENCL_ASSIGN_MICRO 8
-
-/* Vectors of four f32 elements that a work-item of opencl/softmax.cl's
- * group-registers kernel with local memory keeps in registers (f64: half as
- * many, the same bytes), passed to its build. */
-#define KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS 24
-
-/* Work-items of a row (and of a work-group) of that kernel, passed to its build. */
-#define KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS 256
-
-/* One program's build on one device: not tried yet, built, or failed with a message. */
+/* One program's build on one device: built, or failed with a message. */
 typedef struct {
-    int tried;          /* whether a build was attempted */
-    cl_program program; /* the built program, or NULL */
-    char *failure;      /* why the build failed (with its log), or NULL */
-} kcs_opencl_program;
+    const kcs_opencl_program *program; /* the descriptor it was built from */
+    cl_program built;                  /* the built program, or NULL */
+    char *failure;                     /* why the build failed (with its log), or NULL */
+} kcs_opencl_build;
 
 /* A kernel object created from a built program, found again by name. */
 typedef struct {
-    kcs_opencl_program_id program; /* the program it came from */
-    const char *name;              /* its kernel function's name (a string literal) */
-    cl_kernel kernel;              /* the kernel object */
+    const kcs_opencl_program *program; /* the program it came from */
+    const char *name;                  /* its kernel function's name (a string literal) */
+    cl_kernel kernel;                  /* the kernel object */
 } kcs_opencl_kernel_entry;
 
 /* Host memory handed out by host_allocate, kept in a list to be found again. */
@@ -108,7 +89,8 @@ struct kcs_device {
     int has_fp64;                   /* whether cl_khr_fp64 is offered */
     int has_fp16;                   /* whether cl_khr_fp16 is offered */
     char name[256];                 /* CL_DEVICE_NAME, for messages */
-    kcs_opencl_program programs[KCS_OPENCL_PROGRAM_COUNT]; /* builds, by program */
+    kcs_opencl_build builds[KCS_OPENCL_MAX_PROGRAMS]; /* programs built (or tried) so far */
+    int build_count;                /* entries of builds in use */
     kcs_opencl_kernel_entry kernels[KCS_OPENCL_MAX_KERNELS]; /* kernel objects made so far */
     int kernel_count;               /* entries of kernels in use */
     cl_mem scratch[KCS_OPENCL_SCRATCH_SLOTS];        /* reusable scratch buffers, or NULL */
@@ -146,7 +128,7 @@ kcs_status kcs_opencl_fail(kcs_error *err, cl_int code, const char *expression, 
                            int line);
 
 /* The named kernel of a program, building the program on its first use on this device. */
-kcs_status kcs_opencl_kernel(kcs_device *device, kcs_opencl_program_id program, const char *name,
+kcs_status kcs_opencl_kernel(kcs_device *device, const kcs_opencl_program *program, const char *name,
                              cl_kernel *kernel, kcs_error *err);
 
 /* The largest power of two that is at most limit and at most what the device allows
@@ -170,94 +152,7 @@ kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_er
 /* Releases the events without waiting for them (on a failure path). */
 void kcs_opencl_events_release(kcs_opencl_events *events);
 
-/* sumsq (opencl/sumsq.c): KCS_UNSUPPORTED where the device has no fp64. */
-kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
-kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
-kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[],
-                                              double *kernel_seconds, kcs_error *err);
-
-/* gemm (opencl/gemm.c): KCS_UNSUPPORTED for mode=tf32, f64 without fp64, and on CPU
- * devices beyond 2^33 multiply-adds. */
-kcs_status kcs_opencl_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
-kcs_status kcs_opencl_gemm_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
-
-/* gemm, simple: one work-item per element of C, reading A and B as stored. */
-kcs_status kcs_opencl_gemm_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                  kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err);
-
-/* add, mul, relu, sigmoid (opencl/elementwise.c): KCS_UNSUPPORTED for f64 without fp64. */
-kcs_status kcs_opencl_elementwise_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
-kcs_status kcs_opencl_elementwise_vectorized(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                             double *kernel_seconds, kcs_error *err);
-
 /* The device's copy, upload and f32 FMA rates (opencl/ceilings.c); no GEMM ceiling. */
 kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
-
-/* softmax (opencl/softmax.c): KCS_UNSUPPORTED for f64 without fp64. */
-kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* softmax's group variants: as kcs_opencl_softmax_supports, and on CPU devices beyond 2^22 elements. */
-kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
-                                             kcs_error *err);
-
-/* softmax: rows split over work-items holding them in registers, read once (online beyond that). */
-kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[], double *kernel_seconds,
-                                              kcs_error *err);
-
-/* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
-kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
-                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                           double *kernel_seconds, kcs_error *err);
-
-/* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
-kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
-                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                       double *kernel_seconds, kcs_error *err);
-
-/* assign (opencl/anneal.c): KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
-kcs_status kcs_opencl_assign_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
-kcs_status kcs_opencl_assign_tiled_local(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* reduce (opencl/anneal.c): KCS_UNSUPPORTED for n + m >= 2^31. */
-kcs_status kcs_opencl_reduce_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* reduce: points counting-sorted by anchor, then per anchor a mean pass and a deviation pass. */
-kcs_status kcs_opencl_reduce_sorted_two_pass(kcs_device *device, const kcs_op_args *args,
-                                             kcs_buffer *const inputs[],
-                                             kcs_buffer *const outputs[], double *kernel_seconds,
-                                             kcs_error *err);
-
-/* update: one work-item per element of the anchors. */
-kcs_status kcs_opencl_update_elementwise(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-
-/* energy (opencl/anneal.c): KCS_UNSUPPORTED without fp64. */
-kcs_status kcs_opencl_energy_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
-kcs_status kcs_opencl_energy_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                          kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                          double *kernel_seconds, kcs_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* softmax.c: launches the OpenCL softmax of opencl/softmax.cl (docs/softmax.md).
  *
- * Three variants, rows of the kernel table in opencl/backend.c; the kernels
+ * Three variants, the rows at the end of this file; the kernels
  * and their numerics are described in opencl/softmax.cl.
  *
  *   group-registers: a row is split over row_items work-items, each holding
@@ -49,6 +49,23 @@
  */
 #include "kcs_opencl.h"
 
+/* Vectors of four f32 elements that a work-item of opencl/softmax.cl's
+ * group-registers kernel with local memory keeps in registers (f64: half as
+ * many, the same bytes), passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS 24
+
+/* Work-items of a row (and of a work-group) of that kernel, passed to its build. */
+#define KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS 256
+
+KCS_OPENCL_EMBEDDED_SOURCE(softmax);
+
+/* opencl/softmax.cl: one program holds the kernels of both types. */
+static const kcs_opencl_program softmax_program = KCS_OPENCL_PROGRAM(
+    softmax, "-cl-fp32-correctly-rounded-divide-sqrt"
+             " -DKCS_SOFTMAX_LOCAL_REGISTER_VECTORS="
+             KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS)
+             " -DKCS_SOFTMAX_LOCAL_ROW_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SOFTMAX_LOCAL_ROW_ITEMS));
+
 enum {
     /* Work-items per row that group-registers prefers not to exceed. */
     preferred_row_items = 128,
@@ -82,16 +99,33 @@ enum {
  * on a two-core machine. Every case below it runs all three variants. */
 static const double cpu_most_group_elements = 0x1.0p22;
 
-/* The group-registers kernels, by vectors per work-item. */
-static const struct {
-    int vectors;
-    const char *f32, *f64;
-} register_kernels[] = {
-    {4, "kcs_softmax_registers_f32_v4", "kcs_softmax_registers_f64_v4"},
-    {8, "kcs_softmax_registers_f32_v8", "kcs_softmax_registers_f64_v8"},
-    {16, "kcs_softmax_registers_f32_v16", "kcs_softmax_registers_f64_v16"},
+/* The vectors of four a work-item of each group-registers kernel holds, smallest first. */
+static const size_t register_kernel_vectors[] = {4, 8, 16};
+enum { register_kernel_count = sizeof register_kernel_vectors / sizeof register_kernel_vectors[0] };
+
+/* opencl/softmax.cl's kernels for one case type (its one program holds both
+ * types), and the sizes their launches depend on. */
+typedef struct {
+    size_t element;                               /* bytes per element */
+    size_t local_register_vectors;                /* vectors in registers of the kernel with local memory */
+    const char *registers[register_kernel_count]; /* group-registers, by register_kernel_vectors */
+    const char *registers_local;                  /* group-registers with local memory */
+    const char *online;                           /* group-online */
+    const char *cpu_rows;                         /* cpu-rows */
+} softmax_type;
+
+/* The types, indexed by case dtype (the kernel rows name no other); f64
+ * keeps half as many vectors in registers, the same bytes. */
+static const softmax_type types[] = {
+    [KCS_F32] = {sizeof(cl_float), KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS,
+                 {"kcs_softmax_registers_f32_v4", "kcs_softmax_registers_f32_v8",
+                  "kcs_softmax_registers_f32_v16"},
+                 "kcs_softmax_registers_local_f32", "kcs_softmax_online_f32", "kcs_softmax_cpu_rows_f32"},
+    [KCS_F64] = {sizeof(cl_double), KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS / 2,
+                 {"kcs_softmax_registers_f64_v4", "kcs_softmax_registers_f64_v8",
+                  "kcs_softmax_registers_f64_v16"},
+                 "kcs_softmax_registers_local_f64", "kcs_softmax_online_f64", "kcs_softmax_cpu_rows_f64"},
 };
-enum { register_kernel_count = sizeof register_kernels / sizeof register_kernels[0] };
 
 static size_t ceil_div(size_t a, size_t b)
 {
@@ -107,15 +141,16 @@ static size_t power_of_two_at_least(size_t value)
     return power;
 }
 
-kcs_status kcs_opencl_softmax_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED for f64 without fp64. */
+static KCS_KERNEL_SUPPORTS(softmax_supports)
 {
     if (args->dtype == KCS_F64 && !device->has_fp64)
         return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (f64 softmax)");
     return KCS_OK;
 }
 
-kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_args *args,
-                                             kcs_error *err)
+/* The group variants': as softmax_supports, and on CPU devices beyond 2^22 elements. */
+static KCS_KERNEL_SUPPORTS(softmax_group_supports)
 {
     double elements = (double)args->softmax.rows * (double)args->softmax.cols;
     if ((device->type & CL_DEVICE_TYPE_CPU) && elements > cpu_most_group_elements)
@@ -123,7 +158,7 @@ kcs_status kcs_opencl_softmax_group_supports(kcs_device *device, const kcs_op_ar
                         "a GPU-shaped kernel, left out on CPU devices beyond %.3g elements "
                         "(seconds under POCL; cpu-rows runs this case there)",
                         cpu_most_group_elements);
-    return kcs_opencl_softmax_supports(device, args, err);
+    return softmax_supports(device, args, err);
 }
 
 /* Sets x, y, rows, cols and (for the group kernels) row_items. */
@@ -158,14 +193,12 @@ static size_t group_for(size_t row_items, size_t allowed)
     return row_items > group ? row_items : group;
 }
 
-static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
+static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, const softmax_type *type,
                                  cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
 {
     cl_kernel kernel;
     size_t allowed;
-    kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
-        dtype == KCS_F64 ? "kcs_softmax_online_f64" : "kcs_softmax_online_f32", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &softmax_program, type->online, &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, kernel, largest_group, &allowed, err);
     if (status != KCS_OK)
@@ -179,7 +212,7 @@ static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, 
     if (row_items > allowed)
         row_items = allowed;
     size_t group = group_for(row_items, allowed);
-    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    size_t element = type->element;
     status = set_common_args(kernel, x, y, s, err);
     if (status != KCS_OK)
         return status;
@@ -204,12 +237,12 @@ static kcs_status set_held_args(cl_kernel kernel, size_t group, size_t held, siz
 /* Launches a group-registers kernel: row_items work-items a row, each with held
  * vectors of four in local memory beside those in its registers. */
 static kcs_status launch_registers(kcs_device *device, cl_kernel kernel, const kcs_softmax_args *s,
-                                   kcs_dtype dtype, cl_mem x, cl_mem y, size_t row_items,
+                                   const softmax_type *type, cl_mem x, cl_mem y, size_t row_items,
                                    size_t allowed, size_t held, kcs_opencl_events *events,
                                    kcs_error *err)
 {
     size_t group = group_for(row_items, allowed);
-    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    size_t element = type->element;
     kcs_status status = set_common_args(kernel, x, y, s, err);
     if (status == KCS_OK)
         status = set_held_args(kernel, group, held, element, err);
@@ -219,26 +252,23 @@ static kcs_status launch_registers(kcs_device *device, cl_kernel kernel, const k
     return launch_rows(device, kernel, s, row_items, group, events, err);
 }
 
-static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
-                                    cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *s,
+                                    const softmax_type *type, cl_mem x, cl_mem y,
+                                    kcs_opencl_events *events, kcs_error *err)
 {
     size_t pieces = ceil_div(s->cols, 4);
-    size_t element = dtype == KCS_F64 ? sizeof(cl_double) : sizeof(cl_float);
+    size_t element = type->element;
     cl_kernel kernels[register_kernel_count], local_kernel;
     size_t allowed[register_kernel_count], local_allowed;
     for (int v = 0; v < register_kernel_count; v++) {
-        kcs_status status = kcs_opencl_kernel(
-            device, KCS_OPENCL_PROGRAM_SOFTMAX,
-            dtype == KCS_F64 ? register_kernels[v].f64 : register_kernels[v].f32, &kernels[v], err);
+        kcs_status status = kcs_opencl_kernel(device, &softmax_program, type->registers[v], &kernels[v], err);
         if (status == KCS_OK)
             status = kcs_opencl_group_size(device, kernels[v], largest_group, &allowed[v], err);
         if (status != KCS_OK)
             return status;
     }
-    kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
-        dtype == KCS_F64 ? "kcs_softmax_registers_local_f64" : "kcs_softmax_registers_local_f32",
-        &local_kernel, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &softmax_program, type->registers_local, &local_kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, local_kernel, largest_group, &local_allowed, err);
     if (status != KCS_OK)
@@ -248,43 +278,39 @@ static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *
      * most local_row_items work-items: the smallest V that does. */
     for (int pass = 0; pass < 2; pass++)
         for (int v = 0; v < register_kernel_count; v++) {
-            size_t items =
-                power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
+            size_t items = power_of_two_at_least(ceil_div(pieces, register_kernel_vectors[v]));
             size_t limit = pass == 0 ? preferred_row_items : local_row_items;
             if (items <= limit && items <= allowed[v])
-                return launch_registers(device, kernels[v], s, dtype, x, y, items, allowed[v], 0,
+                return launch_registers(device, kernels[v], s, type, x, y, items, allowed[v], 0,
                                         events, err);
         }
     /* Registers and local memory, local_row_items work-items a row. */
-    size_t register_vectors = dtype == KCS_F64 ? KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS / 2
-                                               : KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS;
+    size_t register_vectors = type->local_register_vectors;
     size_t slots = ceil_div(pieces, local_row_items);
     if (local_allowed >= local_row_items && slots <= most_local_slots) {
         size_t held = slots > register_vectors ? slots - register_vectors : 0;
         size_t group = group_for(local_row_items, local_allowed);
         size_t local_bytes = held * group * 4 * element + group * element;
         if (local_bytes <= device->local_memory)
-            return launch_registers(device, local_kernel, s, dtype, x, y, local_row_items,
+            return launch_registers(device, local_kernel, s, type, x, y, local_row_items,
                                     local_allowed, held, events, err);
     }
     /* Registers only, as many work-items as the kernel can launch. */
     for (int v = 0; v < register_kernel_count; v++) {
-        size_t items =
-            power_of_two_at_least(ceil_div(pieces, (size_t)register_kernels[v].vectors));
+        size_t items = power_of_two_at_least(ceil_div(pieces, register_kernel_vectors[v]));
         if (items <= allowed[v])
-            return launch_registers(device, kernels[v], s, dtype, x, y, items, allowed[v], 0,
+            return launch_registers(device, kernels[v], s, type, x, y, items, allowed[v], 0,
                                     events, err);
     }
-    return enqueue_online(device, s, dtype, x, y, events, err);
+    return enqueue_online(device, s, type, x, y, events, err);
 }
 
-static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s, kcs_dtype dtype,
-                                   cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s,
+                                   const softmax_type *type, cl_mem x, cl_mem y,
+                                   kcs_opencl_events *events, kcs_error *err)
 {
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(
-        device, KCS_OPENCL_PROGRAM_SOFTMAX,
-        dtype == KCS_F64 ? "kcs_softmax_cpu_rows_f64" : "kcs_softmax_cpu_rows_f32", &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &softmax_program, type->cpu_rows, &kernel, err);
     if (status == KCS_OK)
         status = set_common_args(kernel, x, y, s, err);
     if (status != KCS_OK)
@@ -302,7 +328,7 @@ static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s
 }
 
 /* Runs one enqueue function and times it by its events, releasing them on every path. */
-static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_args *, kcs_dtype,
+static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_args *, const softmax_type *,
                                               cl_mem, cl_mem, kcs_opencl_events *, kcs_error *),
                         kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
                         kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
@@ -311,7 +337,7 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_ar
     if (args->softmax.rows == 0 || args->softmax.cols == 0)
         return KCS_OK; /* an empty matrix: nothing to compute, nothing to launch */
     kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, &args->softmax, args->dtype, inputs[0]->memory,
+    kcs_status status = enqueue(device, &args->softmax, &types[args->dtype], inputs[0]->memory,
                                 outputs[0]->memory, &events, err);
     if (status != KCS_OK) {
         clFinish(device->queue);
@@ -321,24 +347,39 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_ar
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_group_registers(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[], double *kernel_seconds,
-                                              kcs_error *err)
+/* softmax: rows split over work-items that hold them in registers, read once
+ * (online beyond that). */
+static KCS_KERNEL_RUN(softmax_group_registers)
 {
     return timed(enqueue_registers, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_group_online(kcs_device *device, const kcs_op_args *args,
-                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                           double *kernel_seconds, kcs_error *err)
+/* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
+static KCS_KERNEL_RUN(softmax_group_online)
 {
     return timed(enqueue_online, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_softmax_cpu_rows(kcs_device *device, const kcs_op_args *args,
-                                       kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                       double *kernel_seconds, kcs_error *err)
+/* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
+static KCS_KERNEL_RUN(softmax_cpu_rows)
 {
     return timed(enqueue_cpu_rows, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"softmax", KCS_F32, "group-registers",
+     "a row over 1 to 1024 work-items, 16 to 64 elements each in registers (long rows: 256 items, 96 "
+     "elements in registers and the rest in local memory), read once; local-memory trees",
+     softmax_group_registers, softmax_group_supports},
+    {"softmax", KCS_F64, "group-registers", "as f32, in double", softmax_group_registers,
+     softmax_group_supports},
+    {"softmax", KCS_F32, "group-online",
+     "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
+     softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_F64, "group-online", "as f32, in double", softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
+     softmax_cpu_rows, softmax_supports},
+    {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", softmax_cpu_rows, softmax_supports},
+};
+
+const kcs_kernel_table kcs_opencl_softmax_kernels = KCS_KERNEL_TABLE(rows);

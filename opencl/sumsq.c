@@ -1,6 +1,6 @@
 /* sumsq.c: launches the OpenCL sum of squares of opencl/sumsq.cl (docs/sumsq.md).
  *
- * Two variants, rows of the kernel table in opencl/backend.c; both run on any
+ * Two variants, the rows at the end of this file; both run on any
  * device with fp64 and both write s even for n = 0 (their first pass then
  * yields one zero partial, which the last pass writes).
  *
@@ -32,6 +32,19 @@
  */
 #include "kcs_opencl.h"
 
+/* Largest work-group of the tree kernels in opencl/sumsq.cl, passed to its build. */
+#define KCS_OPENCL_SUMSQ_GROUP_SIZE 256
+
+/* Elements a chunk work-item of opencl/sumsq.cl sums before its ladder, passed to its build. */
+#define KCS_OPENCL_SUMSQ_BLOCK_LENGTH 4096
+
+KCS_OPENCL_EMBEDDED_SOURCE(sumsq);
+
+/* opencl/sumsq.cl: one program holds the kernels of both input types. */
+static const kcs_opencl_program sumsq_program = KCS_OPENCL_PROGRAM(
+    sumsq, "-DKCS_SUMSQ_GROUP_SIZE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_GROUP_SIZE)
+           " -DKCS_SUMSQ_BLOCK_LENGTH=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_SUMSQ_BLOCK_LENGTH));
+
 enum {
     /* Work-groups per compute unit for a full device: 8 groups of 256 are 2048
      * work-items, what an NVIDIA SM holds at once. */
@@ -50,12 +63,27 @@ enum {
     work_items_per_compute_unit = 2,
 };
 
+/* opencl/sumsq.cl's kernels for one input type (its one program holds both types). */
+typedef struct {
+    const char *groups; /* gpu-strided-tree's first pass: work-group partials of the squares */
+    const char *chunks; /* cpu-contiguous-chunks' first pass: one partial per chunk */
+    const char *finish; /* both variants' last pass: adds the partials and writes s */
+} sumsq_kernels;
+
+/* The kernels, indexed by input dtype (the kernel rows name no other); an f64
+ * sum is written as it is, an f32 one rounded once. */
+static const sumsq_kernels kernels_of[] = {
+    [KCS_F64] = {"kcs_sumsq_groups_f64", "kcs_sumsq_chunks_f64", "kcs_sumsq_add_partials"},
+    [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_finish_f32"},
+};
+
 static size_t ceil_div(size_t a, size_t b)
 {
     return a / b + (a % b != 0);
 }
 
-kcs_status kcs_opencl_sumsq_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* KCS_UNSUPPORTED where the device has no fp64. */
+static KCS_KERNEL_SUPPORTS(sumsq_supports)
 {
     (void)args;
     if (!device->has_fp64)
@@ -93,8 +121,7 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
                                  kcs_error *err)
 {
     cl_kernel kernel;
-    const char *name = dtype == KCS_F64 ? "kcs_sumsq_add_partials" : "kcs_sumsq_finish_f32";
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, name, &kernel, err);
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program, kernels_of[dtype].finish, &kernel, err);
     if (status == KCS_OK)
         status = set_pass_args(kernel, partials, count, output, err);
     if (status == KCS_OK)
@@ -108,12 +135,10 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     size_t n = args->sumsq.n;
     cl_kernel first, add;
     size_t first_local, add_local;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
-                                          args->dtype == KCS_F64 ? "kcs_sumsq_groups_f64"
-                                                                 : "kcs_sumsq_groups_f32",
-                                          &first, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].groups, &first, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ, "kcs_sumsq_add_partials", &add, err);
+        status = kcs_opencl_kernel(device, &sumsq_program, "kcs_sumsq_add_partials", &add, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, first, KCS_OPENCL_SUMSQ_GROUP_SIZE, &first_local, err);
     if (status == KCS_OK)
@@ -167,10 +192,8 @@ static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_arg
     cl_kernel kernel;
     cl_mem partials;
     cl_ulong n_argument = n, chunk_argument = chunk_length;
-    kcs_status status = kcs_opencl_kernel(device, KCS_OPENCL_PROGRAM_SUMSQ,
-                                          args->dtype == KCS_F64 ? "kcs_sumsq_chunks_f64"
-                                                                 : "kcs_sumsq_chunks_f32",
-                                          &kernel, err);
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].chunks, &kernel, err);
     if (status == KCS_OK)
         status = kcs_opencl_scratch(device, 0, items * sizeof(cl_double), &partials, err);
     if (status != KCS_OK)
@@ -202,17 +225,29 @@ static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_sumsq_strided_tree(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
+/* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
+static KCS_KERNEL_RUN(sumsq_strided_tree)
 {
     return timed(enqueue_strided_tree, device, args, inputs, outputs, kernel_seconds, err);
 }
 
-kcs_status kcs_opencl_sumsq_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
-                                              kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[],
-                                              double *kernel_seconds, kcs_error *err)
+/* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
+static KCS_KERNEL_RUN(sumsq_contiguous_chunks)
 {
     return timed(enqueue_contiguous_chunks, device, args, inputs, outputs, kernel_seconds, err);
 }
+
+static const kcs_kernel rows[] = {
+    {"sumsq", KCS_F64, "gpu-strided-tree",
+     "strided work-items, four f64 sums each, local-memory tree, partials added in a second pass",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_F32, "gpu-strided-tree", "as f64, squares and sums in f64, rounded once to f32",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_F64, "cpu-contiguous-chunks",
+     "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
+     sumsq_contiguous_chunks, sumsq_supports},
+    {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
+     sumsq_contiguous_chunks, sumsq_supports},
+};
+
+const kcs_kernel_table kcs_opencl_sumsq_kernels = KCS_KERNEL_TABLE(rows);
