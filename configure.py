@@ -513,6 +513,15 @@ def main():
                 variables={"runner": runner})
         test_stamps.append(stamp)
 
+    # The test-only ops (tests/cases/*.md, e.g. scale: the proof that a new op
+    # takes new files only) on every backend built, through the normal runner.
+    n.rule("test_ops_run", "$in run --cases tests/cases --no-save --results $results > $out.log 2>&1 "
+                           "&& touch $out || (cat $out.log; exit 1)", "TEST the test-only ops on every backend")
+    stamp = built("tests/test_ops_run.passed")
+    n.build(stamp, "test_ops_run", runner, implicit=sorted(glob.glob("tests/cases/*.md")),
+            variables={"results": built("test-ops-results.json")})
+    test_stamps.append(stamp)
+
     # The report's own tests (Python unittest), where Python has matplotlib.
     if python:
         n.rule("python_test", f"{python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
