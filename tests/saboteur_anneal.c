@@ -203,6 +203,9 @@ static kcs_status energy_divides_by_n_minus_1(kcs_device *device, const kcs_op_a
     return status;
 }
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/anneal.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: anneal/assign-f32-ties-integers anneal/assign-f16-ties-integers anneal/reduce-f32-large-mean anneal/update-f32-t0 anneal/energy-f32-n1000 */
 static const kcs_kernel rows[] = {
     {"assign", KCS_F32, "ties-to-largest", "keeps the last of tied anchors (<= for <)",
      assign_ties_to_largest, NULL},

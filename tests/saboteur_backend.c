@@ -1,7 +1,7 @@
 /* saboteur_backend.c: a backend of deliberately broken kernels, built for
  * the tests only. Each saboteur makes one mistake that real kernels make;
  * the harness must catch every one with the right diagnosis, so a checker
- * that has grown too lenient fails the tests (tests/saboteur_test.c).
+ * that has grown too lenient fails the tests (tests/saboteur_<op>_test.c and the saboteur run of ninja check).
  *
  * It borrows the reference backend's device and buffers (host memory) and
  * reaches the data only through upload and download, like any harness code.

@@ -114,6 +114,9 @@ MAP_SABOTEUR(writes_half, correct, 1)
 #define BOTH_TYPES(op, name, description, function)                                                \
     {op, KCS_F64, name, description, function, NULL}, {op, KCS_F32, name, description, function, NULL}
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/elementwise.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: elementwise/add-f64-n93 elementwise/relu-f32-special elementwise/sigmoid-f64-n93 elementwise/mul-f32-subnormal-results */
 static const kcs_kernel rows[] = {
     BOTH_TYPES("add", "adds-x-to-itself", "x + x: the wrong operand", add_twice_x),
     {"mul", KCS_F32, "flushes-subnormals", "subnormal products flushed to zero", mul_flushes_subnormals,

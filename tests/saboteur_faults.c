@@ -96,6 +96,9 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/faults.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: sumsq/f64-n93 */
 static const kcs_kernel rows[] = {
     {"sumsq", KCS_F64, "reads-past-the-end", "sums x[0..n], one element too many", reads_past_the_end, NULL},
     {"sumsq", KCS_F64, "writes-past-the-end", "stores s twice, the second past the end", writes_past_the_end,

@@ -89,6 +89,9 @@ GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
     {"gemm", KCS_F32, name, description, function, NULL}
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),

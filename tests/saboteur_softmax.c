@@ -65,6 +65,9 @@ SABOTEUR_FUNCTION(softmax_sum_drops_last, .sum_drops_last = 1)
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
     {"softmax", KCS_F32, name, description, function, NULL}
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/softmax.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: softmax/f32-near-1e4 softmax/f64-near-1e4 */
 static const kcs_kernel rows[] = {
     SABOTEUR("no-max-subtraction", "exp(x) / sum exp(x): overflows for x near 1e4", softmax_no_max),
     SABOTEUR("last-row-off-by-one", "the last row is computed from the row before it",

@@ -94,6 +94,9 @@ static kcs_status sumsq_overwrites_input(kcs_device *device, const kcs_op_args *
     {"sumsq", KCS_F64, name, description, function, NULL},                                         \
     {"sumsq", KCS_F32, name, description, function, NULL}
 
+/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
+ * tests/saboteur-expectations/sumsq.txt says which saboteur must fail where):
+ * kcs-saboteur-cases: sumsq/f64-n93 sumsq/f64-n1000003 sumsq/f32-n1000003 */
 static const kcs_kernel rows[] = {
     SABOTEUR("drops-last-element", "sums x[0..n-2]", sumsq_drops_last_element),
     SABOTEUR("accumulates-in-float", "squares and sums in f32", sumsq_accumulates_in_float),
