@@ -14,6 +14,9 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,10 +413,12 @@ static int checked_size(int ndim, const size_t *shape, size_t element_size, size
     return 1;
 }
 
-kcs_status kcs_npy_parse(const unsigned char *bytes, size_t length, const char *name, kcs_npy_array *array,
-                         kcs_error *err)
+/* Parses the preamble and header of a .npy file whose first length bytes
+ * are bytes: fills parsed (no data yet), where its data starts, and how many
+ * bytes of data its shape needs. */
+static kcs_status parse_preamble(const unsigned char *bytes, size_t length, const char *name, kcs_npy_array *parsed_out,
+                                 size_t *data_offset, size_t *needed_out, size_t *count_out, kcs_error *err)
 {
-    memset(array, 0, sizeof *array);
     if (bytes == NULL && length > 0)
         return kcs_fail(err, KCS_ERROR, "%s: no bytes given", name);
     if (length < sizeof npy_magic || memcmp(bytes, npy_magic, sizeof npy_magic) != 0)
@@ -447,11 +452,24 @@ kcs_status kcs_npy_parse(const unsigned char *bytes, size_t length, const char *
         return status;
 
     size_t element_size = kcs_dtype_size(parsed.dtype);
-    size_t count, needed;
-    if (!checked_size(parsed.ndim, parsed.shape, element_size, &count, &needed))
+    if (!checked_size(parsed.ndim, parsed.shape, element_size, count_out, needed_out))
         return kcs_fail(err, KCS_ERROR, "%s: shape is too large: its element count or byte size overflows size_t",
                         name);
-    size_t data_offset = preamble + header_length;
+    *data_offset = preamble + header_length;
+    *parsed_out = parsed;
+    return KCS_OK;
+}
+
+kcs_status kcs_npy_parse(const unsigned char *bytes, size_t length, const char *name, kcs_npy_array *array,
+                         kcs_error *err)
+{
+    memset(array, 0, sizeof *array);
+    kcs_npy_array parsed;
+    size_t data_offset, needed, count;
+    kcs_status status = parse_preamble(bytes, length, name, &parsed, &data_offset, &needed, &count, err);
+    if (status != KCS_OK)
+        return status;
+    size_t element_size = kcs_dtype_size(parsed.dtype);
     size_t available = length - data_offset;
     if (available < needed)
         return kcs_fail(err, KCS_ERROR, "%s: truncated: expected %zu bytes of data, found %zu", name, needed,
@@ -472,59 +490,74 @@ kcs_status kcs_npy_parse(const unsigned char *bytes, size_t length, const char *
     return KCS_OK;
 }
 
-/* Reads all of a file; a loop instead of the file size so pipes work too. */
-static kcs_status read_whole_file(const char *path, unsigned char **contents, size_t *length, kcs_error *err)
+/* Reads bytes [0, count) of an open file into buffer. */
+static kcs_status read_exactly(int fd, const char *path, unsigned char *buffer, size_t count, kcs_error *err)
 {
-    *contents = NULL;
-    *length = 0;
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return kcs_fail(err, KCS_ERROR, "%s: cannot open: %s", path, strerror(errno));
-    size_t capacity = 0, used = 0;
-    unsigned char *buffer = NULL;
-    for (;;) {
-        if (used == capacity) {
-            size_t grown = capacity ? capacity * 2 : 65536;
-            if (grown < capacity) {
-                free(buffer);
-                fclose(file);
-                return kcs_fail(err, KCS_ERROR, "%s: file is too large to read", path);
-            }
-            unsigned char *larger = realloc(buffer, grown);
-            if (larger == NULL) {
-                free(buffer);
-                fclose(file);
-                return kcs_fail(err, KCS_ERROR, "%s: out of memory reading the file", path);
-            }
-            buffer = larger;
-            capacity = grown;
-        }
-        size_t got = fread(buffer + used, 1, capacity - used, file);
-        used += got;
+    size_t used = 0;
+    while (used < count) {
+        ssize_t got = read(fd, buffer + used, count - used);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return kcs_fail(err, KCS_ERROR, "%s: read error: %s", path, strerror(errno));
         if (got == 0)
-            break;
+            return kcs_fail(err, KCS_ERROR, "%s: the file shrank while it was read", path);
+        used += (size_t)got;
     }
-    int failed = ferror(file);
-    int saved_errno = errno;
-    fclose(file);
-    if (failed) {
-        free(buffer);
-        return kcs_fail(err, KCS_ERROR, "%s: read error: %s", path, strerror(saved_errno));
-    }
-    *contents = buffer;
-    *length = used;
     return KCS_OK;
 }
 
+/* The most header bytes read before the header is parsed: numpy's headers
+ * are a few hundred bytes; version 2.0 allows up to 4 GiB, which no array
+ * kcs reads needs. */
+enum { npy_header_limit = 1 << 20 };
+
+/* Reads a regular file whose size matches what its header promises: the
+ * header first, then, only if the file is exactly as long as the shape
+ * says, the rest. FIFOs, devices (/dev/zero) and directories are refused
+ * before anything is read, so nothing can hang or grow without bound. */
 kcs_status kcs_npy_read(const char *path, kcs_npy_array *array, kcs_error *err)
 {
     memset(array, 0, sizeof *array);
-    unsigned char *contents;
-    size_t length;
-    kcs_status status = read_whole_file(path, &contents, &length, err);
-    if (status != KCS_OK)
-        return status;
-    status = kcs_npy_parse(contents, length, path, array, err);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return kcs_fail(err, KCS_ERROR, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    kcs_status status = KCS_OK;
+    unsigned char *contents = NULL;
+    if (fstat(fd, &info) != 0)
+        status = kcs_fail(err, KCS_ERROR, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(info.st_mode))
+        status = kcs_fail(err, KCS_ERROR, "%s: not a regular file (a .npy input must be one)", path);
+    size_t size = status == KCS_OK ? (size_t)info.st_size : 0;
+    size_t prefix = size < npy_header_limit ? size : npy_header_limit;
+    if (status == KCS_OK && !(contents = malloc(prefix ? prefix : 1)))
+        status = kcs_fail(err, KCS_ERROR, "%s: out of memory reading the header", path);
+    if (status == KCS_OK)
+        status = read_exactly(fd, path, contents, prefix, err);
+    kcs_npy_array header;
+    size_t data_offset = 0, needed = 0, count = 0;
+    if (status == KCS_OK)
+        status = parse_preamble(contents, prefix, path, &header, &data_offset, &needed, &count, err);
+    size_t available = status == KCS_OK && data_offset <= size ? size - data_offset : 0;
+    if (status == KCS_OK && available < needed)
+        status = kcs_fail(err, KCS_ERROR, "%s: truncated: expected %zu bytes of data, found %zu", path, needed,
+                          available);
+    else if (status == KCS_OK && available > needed)
+        status = kcs_fail(err, KCS_ERROR, "%s: %zu trailing bytes after the %zu bytes of data the shape needs", path,
+                          available - needed, needed);
+    if (status == KCS_OK && size > prefix) {
+        unsigned char *whole = realloc(contents, size);
+        if (!whole)
+            status = kcs_fail(err, KCS_ERROR, "%s: out of memory allocating %zu bytes", path, size);
+        else
+            contents = whole;
+        if (status == KCS_OK)
+            status = read_exactly(fd, path, contents + prefix, size - prefix, err);
+    }
+    close(fd);
+    if (status == KCS_OK)
+        status = kcs_npy_parse(contents, size, path, array, err);
     free(contents);
     return status;
 }

@@ -19,6 +19,8 @@
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -648,6 +650,24 @@ static void test_error_missing_file(void **state)
     assert_zeroed(&array);
 }
 
+/* A FIFO, a device and a directory are refused before anything is read:
+ * /dev/zero would otherwise grow without bound, and a FIFO hang. */
+static void test_error_not_a_regular_file(void **state)
+{
+    (void)state;
+    const char *fifo = temp_path("fifo.npy");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *paths[] = {fifo, "/dev/zero", "/tmp"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        kcs_npy_array array;
+        kcs_error err = {{0}};
+        assert_int_equal(kcs_npy_read(paths[i], &array, &err), KCS_ERROR);
+        assert_message(&err, paths[i], (const char *const[]){"not a regular file", NULL});
+        assert_zeroed(&array);
+    }
+    unlink(fifo);
+}
+
 /* Every prefix and many one-byte changes of a real file either parse or fail
  * with a message naming the input; under AddressSanitizer this also shows
  * that no input makes the parser read past its end. */
@@ -755,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_error_truncated_data),
         cmocka_unit_test(test_error_trailing_data),
         cmocka_unit_test(test_error_missing_file),
+        cmocka_unit_test(test_error_not_a_regular_file),
         cmocka_unit_test(test_damaged_files_never_crash),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_element_count_and_free),
