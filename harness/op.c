@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,25 @@ static kcs_status check_dtype(const kcs_op *op, const kcs_case *c, kcs_error *er
     return kcs_fail(err, KCS_ERROR, "%s has %s variants, not %s", op->name, names, kcs_dtype_name(c->dtype));
 }
 
+/* Fails when an array's element count or byte size does not fit in size_t
+ * (gemm with m = n = k = 2^32 wrapped to a small product and crashed). */
+static kcs_status check_array_sizes(const kcs_op *op, const kcs_array_spec *specs, int count, kcs_error *err)
+{
+    for (int a = 0; a < count; a++) {
+        size_t elements = 1;
+        for (int d = 0; d < specs[a].ndim; d++) {
+            if (specs[a].shape[d] != 0 && elements > SIZE_MAX / specs[a].shape[d])
+                return kcs_fail(err, KCS_ERROR, "op %s: array %s has more elements than size_t can count",
+                                op->name, specs[a].name);
+            elements *= specs[a].shape[d];
+        }
+        if (elements > SIZE_MAX / 16)
+            return kcs_fail(err, KCS_ERROR, "op %s: array %s of %zu elements is too large to hold in memory",
+                            op->name, specs[a].name, elements);
+    }
+    return KCS_OK;
+}
+
 kcs_status kcs_op_prepare(const kcs_case *c, const kcs_op **op_out, kcs_op_args *args,
                           kcs_layout *layout, kcs_error *err)
 {
@@ -152,7 +172,9 @@ kcs_status kcs_op_prepare(const kcs_case *c, const kcs_op **op_out, kcs_op_args 
     memset(args, 0, sizeof *args);
     args->op = op->name;
     args->dtype = c->dtype;
-    if (op->parse_args(c, args, err) != KCS_OK || op->layout(args, layout, err) != KCS_OK)
+    if (op->parse_args(c, args, err) != KCS_OK || op->layout(args, layout, err) != KCS_OK ||
+        check_array_sizes(op, layout->inputs, layout->input_count, err) != KCS_OK ||
+        check_array_sizes(op, layout->outputs, layout->output_count, err) != KCS_OK)
         return KCS_ERROR;
     *op_out = op;
     return KCS_OK;

@@ -26,6 +26,19 @@ input x: normal
 expect: golden
 ```
 
+A GEMM whose arrays have more elements than size_t counts (m = n = k = 2^32):
+
+```kcs-case
+case: size-overflow
+op: gemm
+dtype: f32
+sizes: m=4294967296 n=4294967296 k=4294967296
+input a: normal
+input b: normal
+input c: normal
+expect: oracle
+```
+
 ```kcs-case
 case: golden-missing
 op: sumsq
@@ -119,7 +132,8 @@ expect_in "unknown op 'frobnicate'"
 expect_in "unknown dtype 'f128'"
 expect_in "sumsq has f32 and f64 variants, not i32"
 expect_in "never closed"
-expect_in "1 passed, 9 failed, 0 skipped"
+expect_in "case bad/size-overflow: op gemm: array a has more elements than size_t can count"
+expect_in "1 passed, 10 failed, 0 skipped"
 grep -q '"schema": "kcs-results"' results.json || fail "no results file after the errors"
 [ $failures -eq 0 ] && echo "ok: every malformed case and golden file named, the good case passed, exit 1"
 
