@@ -1,7 +1,8 @@
 /* saboteur_faults.c: kernels that fail the way drivers do, not the way
  * arithmetic does: one never returns, one kills its process, one reports a
  * device error; and one whose result changes between runs, which only
- * --determinism catches. The runner must record each as an error (or
+ * --determinism catches; and one that is right but can be made slower on
+ * demand, for the comparison's tests. The runner must record each as an error (or
  * failure) of that case and go on with the rest (docs/runner.md,
  * "Isolation"). They are sumsq f64
  * rows only because a kernel must belong to some op; run them with
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "kcs_ref.h"
 #include "saboteur_backend.h"
 
 static kcs_status hangs(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
@@ -96,6 +98,33 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
+/* The right sum of squares, timed on the host's clock, with (factor - 1) x n
+ * more elements' work added when KCS_SABOTEUR_SLOWDOWN=factor is set: the
+ * planted slowdown that a comparison of two runs must report (and, unset,
+ * the same kernel that two runs must not call changed). */
+static kcs_status slows_down(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                             kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    size_t n = args->sumsq.n;
+    void *x;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], n * sizeof(double), &x, err);
+    if (status != KCS_OK)
+        return status;
+    const char *factor_text = getenv("KCS_SABOTEUR_SLOWDOWN");
+    double factor = factor_text ? atof(factor_text) : 1.0;
+    size_t extra = factor > 1.0 ? (size_t)((factor - 1.0) * (double)n) : 0;
+    struct timespec start, stop;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    double sum = kcs_ref_sumsq_f64(x, n);
+    volatile double wasted = extra ? kcs_ref_sumsq_f64(x, extra < n ? extra : n) : 0.0;
+    (void)wasted;
+    clock_gettime(CLOCK_MONOTONIC, &stop);
+    *seconds = (double)(stop.tv_sec - start.tv_sec) + 1e-9 * (double)(stop.tv_nsec - start.tv_nsec);
+    status = kcs_saboteur_store(device, out[0], &sum, sizeof sum, err);
+    free(x);
+    return status;
+}
+
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/faults.txt says which saboteur must fail where):
  * kcs-saboteur-cases: sumsq/f64-n93 */
@@ -107,5 +136,7 @@ static const kcs_kernel rows[] = {
     {"sumsq", KCS_F64, "hangs", "never returns", hangs, NULL},
     {"sumsq", KCS_F64, "crashes", "raises SIGSEGV", crashes, NULL},
     {"sumsq", KCS_F64, "device-error", "fails as a device out of resources", reports_device_error, NULL},
+    {"sumsq", KCS_F64, "slows-down", "right, and slower by KCS_SABOTEUR_SLOWDOWN (a factor) when set", slows_down,
+     NULL},
 };
 const kcs_kernel_table kcs_fault_sumsq_kernels = KCS_KERNEL_TABLE(rows);
