@@ -79,26 +79,6 @@ static size_t ceil_div(size_t a, size_t b)
     return a / b + (a % b != 0);
 }
 
-/* Runs an enqueue function and times it by its events, releasing them on every path. */
-static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *,
-                                              kcs_buffer *const[], kcs_buffer *const[],
-                                              kcs_opencl_events *, kcs_error *),
-                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    kcs_opencl_events events = {NULL, NULL};
-    *kernel_seconds = 0.0;
-    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    if (!events.first)
-        return KCS_OK; /* nothing to compute (an empty input), so nothing launched */
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
-}
-
 /* ---- assign ------------------------------------------------------------------- */
 
 /* KCS_UNSUPPORTED for n >= 2^31, and on CPU devices beyond 2^31 n m d. */
@@ -153,7 +133,7 @@ static kcs_status enqueue_assign(kcs_device *device, const kcs_op_args *args,
 /* assign: 128 points x 128 anchors per tile through local memory, fused distance and argmin. */
 static KCS_KERNEL_RUN(assign_tiled_local)
 {
-    return timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- reduce ------------------------------------------------------------------- */
@@ -289,7 +269,7 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
  * deviation pass. */
 static KCS_KERNEL_RUN(reduce_sorted_two_pass)
 {
-    return timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- update ------------------------------------------------------------------- */
@@ -331,7 +311,7 @@ static kcs_status enqueue_update(kcs_device *device, const kcs_op_args *args,
 /* update: one work-item per element of the anchors. */
 static KCS_KERNEL_RUN(update_elementwise)
 {
-    return timed(enqueue_update, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_update, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* ---- energy ------------------------------------------------------------------- */
@@ -398,7 +378,7 @@ static kcs_status enqueue_energy(kcs_device *device, const kcs_op_args *args,
 /* energy: strided f64 sums, a local tree per work-group, partials added by one work-group. */
 static KCS_KERNEL_RUN(energy_strided_tree)
 {
-    return timed(enqueue_energy, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_energy, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {

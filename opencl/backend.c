@@ -631,6 +631,23 @@ void kcs_opencl_events_release(kcs_opencl_events *events)
     events->first = events->last = NULL;
 }
 
+kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
+                            kcs_error *err)
+{
+    kcs_opencl_events events = {NULL, NULL};
+    *kernel_seconds = 0.0;
+    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        kcs_opencl_events_release(&events);
+        return status;
+    }
+    if (!events.first)
+        return KCS_OK; /* nothing to compute (an empty input), so nothing launched */
+    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+}
+
 /* The device time between the two events; a helper so that the events are
  * released on every path by the caller. */
 static kcs_status event_span(const kcs_opencl_events *events, double *seconds, kcs_error *err)

@@ -120,14 +120,7 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
 /* add, mul, relu, sigmoid: vector loads, several per work-item, a scalar tail. */
 static KCS_KERNEL_RUN(elementwise_vectorized)
 {
-    kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {

@@ -191,9 +191,10 @@ static kcs_status packed_buffer(kcs_device *device, int slot, size_t bytes, cl_m
     return kcs_opencl_scratch(device, slot, bytes, memory, err);
 }
 
-static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl_mem a, cl_mem b, cl_mem c,
-                                 cl_mem out, kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                 kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    cl_mem a = inputs[0]->memory, b = inputs[1]->memory, c = inputs[2]->memory, out = outputs[0]->memory;
     const kcs_gemm_args *g = &args->gemm;
     if (g->m == 0 || g->n == 0 || g->k == 0 || g->alpha == 0.0)
         return enqueue_scale(device, args, c, out, g->m * g->n, events, err);
@@ -248,9 +249,10 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, cl
     return kcs_opencl_launch(device, kernel, groups * tiled_group_size, tiled_group_size, events, err);
 }
 
-static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, cl_mem a, cl_mem b, cl_mem c,
-                                 cl_mem out, kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                 kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    cl_mem a = inputs[0]->memory, b = inputs[1]->memory, c = inputs[2]->memory, out = outputs[0]->memory;
     const kcs_gemm_args *g = &args->gemm;
     const gemm_precision *precision = &precisions[args->dtype];
     cl_kernel kernel;
@@ -280,33 +282,16 @@ static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, cl
     return kcs_opencl_launch(device, kernel, round_up(count ? count : 1, local), local, events, err);
 }
 
-/* Runs one enqueue function and times it by its events, releasing them on every path. */
-static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *, cl_mem, cl_mem, cl_mem, cl_mem,
-                                              kcs_opencl_events *, kcs_error *),
-                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, args, inputs[0]->memory, inputs[1]->memory, inputs[2]->memory,
-                                outputs[0]->memory, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
-}
-
 /* gemm, fast: operands packed k-major and padded, then 128 x 128 tiles, 8 x 8 per work-item. */
 static KCS_KERNEL_RUN(gemm_packed)
 {
-    return timed(enqueue_packed, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_packed, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* gemm, simple: one work-item per element of C, reading A and B as stored. */
 static KCS_KERNEL_RUN(gemm_direct)
 {
-    return timed(enqueue_direct, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_direct, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {

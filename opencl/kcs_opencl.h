@@ -149,6 +149,19 @@ kcs_status kcs_opencl_launch(kcs_device *device, cl_kernel kernel, size_t global
  * the last (profiling times), and releases the events. */
 kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_error *err);
 
+/* The launches of one kernel run, added to events (the signature of every
+ * op file's enqueue functions, in the op's order of inputs and outputs). */
+typedef kcs_status kcs_opencl_enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                      kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err);
+
+/* Runs enqueue and sets *kernel_seconds from its events (0 when it launched
+ * nothing, for an empty input); on a failure the queue is drained and the
+ * events released before the error is returned. Every kernel row's run is
+ * this around its enqueue function. */
+kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
+                            kcs_error *err);
+
 /* Releases the events without waiting for them (on a failure path). */
 void kcs_opencl_events_release(kcs_opencl_events *events);
 

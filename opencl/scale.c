@@ -48,14 +48,7 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
 
 static KCS_KERNEL_RUN(scale_direct)
 {
-    kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 #define ROW(suffix, T, dtype) {"scale", dtype, "direct", "one work-item per element", scale_direct, scale_supports},

@@ -193,9 +193,19 @@ static size_t group_for(size_t row_items, size_t allowed)
     return row_items > group ? row_items : group;
 }
 
-static kcs_status enqueue_online(kcs_device *device, const kcs_softmax_args *s, const softmax_type *type,
-                                 cl_mem x, cl_mem y, kcs_opencl_events *events, kcs_error *err)
+/* What every enqueue function below reads: the sizes, the dtype's kernels and
+ * the buffers; an empty matrix launches nothing (kcs_opencl_timed then gives 0 s). */
+#define SOFTMAX_OPERANDS                                                                           \
+    const kcs_softmax_args *s = &args->softmax;                                                    \
+    const softmax_type *type = &types[args->dtype];                                                \
+    cl_mem x = inputs[0]->memory, y = outputs[0]->memory;                                          \
+    if (s->rows == 0 || s->cols == 0)                                                              \
+        return KCS_OK
+
+static kcs_status enqueue_online(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                 kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    SOFTMAX_OPERANDS;
     cl_kernel kernel;
     size_t allowed;
     kcs_status status = kcs_opencl_kernel(device, &softmax_program, type->online, &kernel, err);
@@ -252,10 +262,10 @@ static kcs_status launch_registers(kcs_device *device, cl_kernel kernel, const k
     return launch_rows(device, kernel, s, row_items, group, events, err);
 }
 
-static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *s,
-                                    const softmax_type *type, cl_mem x, cl_mem y,
-                                    kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_registers(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                    kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    SOFTMAX_OPERANDS;
     size_t pieces = ceil_div(s->cols, 4);
     size_t element = type->element;
     cl_kernel kernels[register_kernel_count], local_kernel;
@@ -302,13 +312,13 @@ static kcs_status enqueue_registers(kcs_device *device, const kcs_softmax_args *
             return launch_registers(device, kernels[v], s, type, x, y, items, allowed[v], 0,
                                     events, err);
     }
-    return enqueue_online(device, s, type, x, y, events, err);
+    return enqueue_online(device, args, inputs, outputs, events, err);
 }
 
-static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s,
-                                   const softmax_type *type, cl_mem x, cl_mem y,
-                                   kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                   kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    SOFTMAX_OPERANDS;
     cl_kernel kernel;
     kcs_status status = kcs_opencl_kernel(device, &softmax_program, type->cpu_rows, &kernel, err);
     if (status == KCS_OK)
@@ -327,43 +337,23 @@ static kcs_status enqueue_cpu_rows(kcs_device *device, const kcs_softmax_args *s
     return kcs_opencl_launch(device, kernel, items, 1, events, err);
 }
 
-/* Runs one enqueue function and times it by its events, releasing them on every path. */
-static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_softmax_args *, const softmax_type *,
-                                              cl_mem, cl_mem, kcs_opencl_events *, kcs_error *),
-                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    *kernel_seconds = 0.0;
-    if (args->softmax.rows == 0 || args->softmax.cols == 0)
-        return KCS_OK; /* an empty matrix: nothing to compute, nothing to launch */
-    kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, &args->softmax, &types[args->dtype], inputs[0]->memory,
-                                outputs[0]->memory, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
-}
-
 /* softmax: rows split over work-items that hold them in registers, read once
  * (online beyond that). */
 static KCS_KERNEL_RUN(softmax_group_registers)
 {
-    return timed(enqueue_registers, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_registers, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* softmax: running max and rescaled sum per work-item, merged per row; reads a row twice. */
 static KCS_KERNEL_RUN(softmax_group_online)
 {
-    return timed(enqueue_online, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_online, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* softmax, shaped for CPU devices: a few work-items, each a block of rows in 8-wide vectors. */
 static KCS_KERNEL_RUN(softmax_cpu_rows)
 {
-    return timed(enqueue_cpu_rows, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_cpu_rows, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {

@@ -129,9 +129,10 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
     return status;
 }
 
-static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *args, cl_mem input,
-                                       cl_mem output, kcs_opencl_events *events, kcs_error *err)
+static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                       kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
+    cl_mem input = inputs[0]->memory, output = outputs[0]->memory;
     size_t n = args->sumsq.n;
     cl_kernel first, add;
     size_t first_local, add_local;
@@ -176,9 +177,10 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
 }
 
 static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_args *args,
-                                            cl_mem input, cl_mem output,
+                                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
                                             kcs_opencl_events *events, kcs_error *err)
 {
+    cl_mem input = inputs[0]->memory, output = outputs[0]->memory;
     size_t n = args->sumsq.n;
     size_t wanted = (size_t)device->compute_units * work_items_per_compute_unit;
     size_t chunk_length = ceil_div(ceil_div(n, wanted ? wanted : 1), KCS_OPENCL_SUMSQ_BLOCK_LENGTH) *
@@ -209,32 +211,16 @@ static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_arg
     return status;
 }
 
-/* Runs one enqueue function and times it by its events, releasing them on every path. */
-static kcs_status timed(kcs_status (*enqueue)(kcs_device *, const kcs_op_args *, cl_mem, cl_mem,
-                                              kcs_opencl_events *, kcs_error *),
-                        kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                        kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    kcs_opencl_events events = {NULL, NULL};
-    kcs_status status = enqueue(device, args, inputs[0]->memory, outputs[0]->memory, &events, err);
-    if (status != KCS_OK) {
-        clFinish(device->queue);
-        kcs_opencl_events_release(&events);
-        return status;
-    }
-    return kcs_opencl_elapsed(&events, kernel_seconds, err);
-}
-
 /* sumsq, shaped for GPUs: strided work-items, a local-memory tree, partials in passes. */
 static KCS_KERNEL_RUN(sumsq_strided_tree)
 {
-    return timed(enqueue_strided_tree, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_strided_tree, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* sumsq, shaped for CPU devices: a few work-items, each a contiguous chunk in vectors. */
 static KCS_KERNEL_RUN(sumsq_contiguous_chunks)
 {
-    return timed(enqueue_contiguous_chunks, device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_opencl_timed(enqueue_contiguous_chunks, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {
