@@ -190,62 +190,35 @@ static double flops(const kcs_op_args *args)
     return per_element * (double)args->elementwise.n;
 }
 
+/* What the four descriptors share: all but the name, summary and inputs. */
+#define ELEMENTWISE_COMMON                                                                         \
+    .sizes = sizes, .params = params, .dtypes = dtypes, .parse_args = parse_args, .layout = layout, \
+    .oracle = oracle, .bounds = bounds, .bytes = bytes, .flops = flops
+
 const kcs_op kcs_op_add = {
     .name = "add",
     .summary = "out[i] = x[i] + y[i], correctly rounded",
-    .sizes = sizes,
-    .params = params,
     .inputs = binary_inputs,
-    .dtypes = dtypes,
-    .parse_args = parse_args,
-    .layout = layout,
-    .oracle = oracle,
-    .bounds = bounds,
-    .bytes = bytes,
-    .flops = flops,
+    ELEMENTWISE_COMMON,
 };
 
 const kcs_op kcs_op_mul = {
     .name = "mul",
     .summary = "out[i] = x[i] * y[i], correctly rounded",
-    .sizes = sizes,
-    .params = params,
     .inputs = binary_inputs,
-    .dtypes = dtypes,
-    .parse_args = parse_args,
-    .layout = layout,
-    .oracle = oracle,
-    .bounds = bounds,
-    .bytes = bytes,
-    .flops = flops,
+    ELEMENTWISE_COMMON,
 };
 
 const kcs_op kcs_op_relu = {
     .name = "relu",
     .summary = "out[i] = x[i] < 0 ? 0 : x[i], exact (NaN stays NaN)",
-    .sizes = sizes,
-    .params = params,
     .inputs = unary_inputs,
-    .dtypes = dtypes,
-    .parse_args = parse_args,
-    .layout = layout,
-    .oracle = oracle,
-    .bounds = bounds,
-    .bytes = bytes,
-    .flops = flops,
+    ELEMENTWISE_COMMON,
 };
 
 const kcs_op kcs_op_sigmoid = {
     .name = "sigmoid",
     .summary = "out[i] = 1 / (1 + exp(-x[i])), within about 12 ulp (f32), 8 (f64)",
-    .sizes = sizes,
-    .params = params,
     .inputs = unary_inputs,
-    .dtypes = dtypes,
-    .parse_args = parse_args,
-    .layout = layout,
-    .oracle = oracle,
-    .bounds = bounds,
-    .bytes = bytes,
-    .flops = flops,
+    ELEMENTWISE_COMMON,
 };

@@ -195,37 +195,24 @@ static kcs_status check_indices(const kcs_anneal_args *s, const int32_t *idx, kc
     return KCS_OK;
 }
 
-static KCS_KERNEL_RUN(kcs_reference_reduce_f32)
-{
-    (void)device;
-    const kcs_anneal_args *s = &args->reduce;
-    const int32_t *idx = kcs_reference_buffer_data(inputs[1]);
-    if (check_indices(s, idx, err) != KCS_OK)
-        return KCS_ERROR;
-    double start = kcs_reference_now();
-    int status = kcs_ref_reduce_f32(kcs_reference_buffer_data(inputs[0]), idx, s->n, s->d, s->m,
-                                    kcs_reference_buffer_data(outputs[0]),
-                                    kcs_reference_buffer_data(outputs[1]),
-                                    kcs_reference_buffer_data(outputs[2]));
-    *kernel_seconds = kcs_reference_now() - start;
-    return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
-}
-
-static KCS_KERNEL_RUN(kcs_reference_reduce_f16)
-{
-    (void)device;
-    const kcs_anneal_args *s = &args->reduce;
-    const int32_t *idx = kcs_reference_buffer_data(inputs[1]);
-    if (check_indices(s, idx, err) != KCS_OK)
-        return KCS_ERROR;
-    double start = kcs_reference_now();
-    int status = kcs_ref_reduce_f16(kcs_reference_buffer_data(inputs[0]), idx, s->n, s->d, s->m,
-                                    kcs_reference_buffer_data(outputs[0]),
-                                    kcs_reference_buffer_data(outputs[1]),
-                                    kcs_reference_buffer_data(outputs[2]));
-    *kernel_seconds = kcs_reference_now() - start;
-    return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
-}
+/* The reduce adapter of one storage type of the points (KCS_ANNEAL_POINT_TYPES). */
+#define DEFINE_REDUCE_ADAPTER(suffix, T, dtype)                                                    \
+    static KCS_KERNEL_RUN(kcs_reference_reduce_##suffix)                                           \
+    {                                                                                              \
+        (void)device;                                                                              \
+        const kcs_anneal_args *s = &args->reduce;                                                  \
+        const int32_t *idx = kcs_reference_buffer_data(inputs[1]);                                 \
+        if (check_indices(s, idx, err) != KCS_OK)                                                  \
+            return KCS_ERROR;                                                                      \
+        double start = kcs_reference_now();                                                        \
+        int status = kcs_ref_reduce_##suffix(kcs_reference_buffer_data(inputs[0]), idx, s->n, s->d, s->m, \
+                                             kcs_reference_buffer_data(outputs[0]),                \
+                                             kcs_reference_buffer_data(outputs[1]),                \
+                                             kcs_reference_buffer_data(outputs[2]));               \
+        *kernel_seconds = kcs_reference_now() - start;                                             \
+        return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");                   \
+    }
+KCS_ANNEAL_POINT_TYPES(DEFINE_REDUCE_ADAPTER)
 
 static KCS_KERNEL_RUN(kcs_reference_update_f32)
 {
