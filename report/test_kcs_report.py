@@ -28,6 +28,7 @@ import kcs_fixtures as fx  # noqa: E402
 import kcs_report  # noqa: E402
 from kcs_compare import Thresholds, classify_correctness, classify_speed  # noqa: E402
 from kcs_results import ResultsError, results_from_data  # noqa: E402
+from kcs_stats import quantile, rank_sum_test  # noqa: E402
 
 SCRIPT = os.path.join(HERE, "kcs_report.py")
 
@@ -156,6 +157,31 @@ class ResultsTests(unittest.TestCase):
         for version in (1, 2):
             self.assertEqual(results_from_data({"schema": "kcs-results", "version": version, "results": []}).version,
                              version)
+
+
+class StatsTests(unittest.TestCase):
+    def test_rank_test_matches_published_values(self):
+        # scipy.stats.mannwhitneyu 1.10 (method="exact" and "asymptotic" with continuity correction).
+        self.assertAlmostEqual(rank_sum_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])[1], 2 / 252)
+        self.assertEqual(rank_sum_test([1, 2, 3], [4, 5, 6]), (0.0, 0.1))
+        first = [0.13, -0.21, 1.02, 0.47, -0.75, 0.31, 0.05, -1.3, 0.66, 0.2, -0.4, 0.9]
+        second = [1.61, 0.62, 0.93, 1.8, 0.41, 1.12, 2.0, 0.77, 1.36, -0.1, 1.5, 0.85, 1.05, 0.3, 1.9]
+        u, p = rank_sum_test(first, second)
+        self.assertEqual(u, 25.0)
+        self.assertAlmostEqual(p, 0.000934429982754118, places=15)
+        ties_first = [1, 1, 2, 2, 2, 3, 3, 4, 5, 5] * 10
+        ties_second = [2, 3, 3, 3, 4, 4, 5, 5, 6, 6] * 10
+        u, p = rank_sum_test(ties_first, ties_second)
+        self.assertEqual(u, 2550.0)
+        self.assertAlmostEqual(p, 1.068012926996648e-09, delta=1e-20)
+        self.assertEqual(rank_sum_test([1, 1, 1], [1, 1])[1], 1.0)
+
+    def test_quantiles_as_the_runner_computes_them(self):
+        self.assertEqual(quantile([1.0, 2.0, 3.0, 4.0], 0.25), 1.75)
+        self.assertEqual(quantile([1.0, 2.0, 3.0, 4.0], 0.5), 2.5)
+        self.assertEqual(quantile([5.0], 0.75), 5.0)
+
+
 
 
 class ClassificationTests(unittest.TestCase):
