@@ -27,7 +27,7 @@ import browser_check  # noqa: E402
 import kcs_fixtures as fx  # noqa: E402
 import kcs_report  # noqa: E402
 from kcs_compare import Thresholds, classify_correctness, classify_speed  # noqa: E402
-from kcs_results import ResultsError, results_from_data  # noqa: E402
+from kcs_results import ResultsError, device_uuid, results_from_data  # noqa: E402
 from kcs_stats import quantile, rank_sum_test  # noqa: E402
 
 SCRIPT = os.path.join(HERE, "kcs_report.py")
@@ -139,6 +139,63 @@ class CaseFileTests(unittest.TestCase):
         self.assertNotIn('href="javascript', out)
 
 
+class Scratch(unittest.TestCase):
+    """A scratch directory with a case file, and the command run in-process."""
+
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory(prefix="kcs-report-test-")
+        self.dir = self.scratch.name
+        self.cases = os.path.join(self.dir, "cases")
+        os.makedirs(self.cases)
+        with open(os.path.join(self.cases, "sumsq.md"), "w", encoding="utf-8") as handle:
+            handle.write(CASE_FILE)
+        self.new = fx.demo_new()
+
+    def tearDown(self):
+        self.scratch.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, allow_nan=False, default=str)
+        return path
+
+    def write_text(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+
+    def report(self, *paths, baseline=None, output="out", extra=()):
+        """Runs the command in-process: (exit status, stdout and stderr, output directory)."""
+        out_dir = os.path.join(self.dir, output)
+        argv = [*paths, "--cases", self.cases, "--output", out_dir, *extra]
+        if baseline:
+            argv += ["--baseline", baseline]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = kcs_report.main(argv)
+        return status, stdout.getvalue() + stderr.getvalue(), out_dir
+
+    def compare(self, old, new, extra=()):
+        """(exit status, output, index.html) of new compared with the baseline old (documents)."""
+        status, out, out_dir = self.report(self.write("new.json", new), baseline=self.write("base.json", old),
+                                           extra=extra)
+        index = os.path.join(out_dir, "index.html")
+        return status, out, self.read(index) if os.path.isfile(index) else ""
+
+    def read(self, path):
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    def section(self, index, ident, end="</table>"):
+        """The part of index.html from the element with this id to the first end after it."""
+        part = index[index.index(f'id="{ident}"'):]
+        return part[:part.index(end)]
+
+
+
+
 class ResultsTests(unittest.TestCase):
     def test_nonfinite_strings_become_floats(self):
         doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-nan", fx.CUDA, "k", fraction="nan",
@@ -157,6 +214,108 @@ class ResultsTests(unittest.TestCase):
         for version in (1, 2):
             self.assertEqual(results_from_data({"schema": "kcs-results", "version": version, "results": []}).version,
                              version)
+
+    def test_uuid_is_read_from_details(self):
+        self.assertEqual(device_uuid(fx.CUDA), "GPU-5ad8e6b4-0c1f-4b7e-9a52-3f0e1d2c4b6a")
+        self.assertEqual(device_uuid({"details": "uuid=abc"}), "abc")
+        self.assertIsNone(device_uuid({"details": "sm_90; myuuid=x"}))
+        self.assertIsNone(device_uuid(fx.POCL))
+
+
+class MalformedInputTests(Scratch):
+    """Bad results files: exit 2 and a message naming the file, where and what; never a traceback."""
+
+    def refused(self, text_or_doc, *expected):
+        path = (self.write_text("bad.json", text_or_doc) if isinstance(text_or_doc, str)
+                else self.write("bad.json", text_or_doc))
+        status, out, out_dir = self.report(path)
+        self.assertEqual(status, 2, out)
+        self.assertIn(f"kcs_report: {path}", out)
+        for text in expected:
+            self.assertIn(text, out)
+        self.assertNotIn("Traceback", out)
+        self.assertFalse(os.path.exists(os.path.join(out_dir, "index.html")), "a page from a malformed file")
+        return out
+
+    def test_deep_nesting_is_refused_before_parsing(self):
+        depth = 200000  # far beyond Python's recursion limit: json.loads itself would raise RecursionError
+        out = self.refused("[" * depth + "]" * depth, "bad.json:1:65: JSON nested deeper than 64 levels")
+        self.assertNotIn("RecursionError", out)
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k")])
+        text = json.dumps(doc, indent=1).replace('"params": {}', '"params": ' + "[" * 70 + "]" * 70)
+        self.refused(text, "JSON nested deeper than 64 levels")
+
+    def test_brackets_in_strings_do_not_count_as_nesting(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", message="[" * 500 + '\\"{' * 100)])
+        status, out, _ = self.report(self.write("ok.json", doc))
+        self.assertEqual(status, 0, out)
+
+    def test_unknown_status_is_refused_not_dropped(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k")])
+        doc["results"][1]["status"] = "passed"
+        self.refused(doc, "results[1] (case 'sumsq/f64-n93' on cuda:0): status: 'passed' is not one of pass, fail, "
+                          "error, skip")
+
+    def test_non_numeric_timings_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", median=1e-3),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k", median=1e-3,
+                                                samples=fx.noisy_samples(1e-3, 1, count=20))])
+        doc["results"][0]["timing"]["kernel"]["median_s"] = "fast"
+        doc["results"][1]["timing"]["kernel"]["samples_s"][3] = "1 ms"
+        doc["results"][1]["timing"]["end_to_end"]["lower_quartile_s"] = -1.0
+        self.refused(doc, "results[0] (case 'sumsq/f64-n7' on cuda:0): timing.kernel: median_s: not a number: 'fast'",
+                     "results[1] (case 'sumsq/f64-n93' on cuda:0): timing.kernel.samples_s[3]: not a number: '1 ms'",
+                     "timing.end_to_end: lower_quartile_s: a time cannot be negative",
+                     "malformed results file (3 problems)")
+
+    def test_missing_required_fields_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", median=1e-3),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n4096", fx.CUDA, "k")])
+        del doc["results"][0]["timing"]["kernel"]
+        del doc["results"][1]["status"]
+        del doc["results"][2]["case"]
+        del doc["devices"][0]["id"]
+        self.refused(doc, "results[0] (case 'sumsq/f64-n7' on cuda:0): timing.kernel: missing",
+                     "results[1] (case 'sumsq/f64-n93' on cuda:0): status: missing",
+                     "results[2]: case: missing", "devices[0]: id: missing")
+
+    def test_results_that_are_not_objects_and_duplicates_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n7", fx.CUDA, "k")])
+        doc["results"].append(42)
+        self.refused(doc, "results[2]: not an object: 42",
+                     "results[1] (case 'sumsq/f64-n7' on cuda:0): the same case, backend, kernel and device as "
+                     "results[0]")
+
+    def test_an_expectation_without_a_reason_is_refused(self):
+        entry = fx.expect(fx.result("sumsq/f64-n7", fx.CUDA, "k", "fail"), "fail", "driver bug")
+        entry["expected"]["reason"] = " "
+        self.refused(fx.document([fx.CUDA], [entry]), "expected.reason: missing or empty")
+        entry["expected"].update(reason="driver bug", met=True, outcome="skip")
+        self.refused(fx.document([fx.CUDA], [entry]), "expected.met is true, but the status 'fail' does not meet "
+                                                      "the expected 'skip'")
+
+    def test_not_json_and_missing_files(self):
+        status, out, _ = self.report(os.path.join(self.dir, "missing.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("missing.json: cannot read", out)
+        self.refused({"schema": "x"}, "not a kcs results file")
+        self.refused("{not json", "not valid JSON")
+        path = os.path.join(self.dir, "latin1.json")
+        with open(path, "wb") as handle:
+            handle.write(b'{"schema": "kcs-results", "x": "\xe9"}')
+        status, out, _ = self.report(path)
+        self.assertEqual(status, 2, out)
+        self.assertIn("not UTF-8", out)
+
+    def test_a_malformed_baseline_is_refused_too(self):
+        doc = copy.deepcopy(self.new)
+        doc["results"][0]["status"] = "PASS"
+        status, out, _ = self.report(self.write("new.json", self.new), baseline=self.write("base.json", doc))
+        self.assertEqual(status, 2, out)
+        self.assertIn("base.json: malformed results file", out)
 
 
 class StatsTests(unittest.TestCase):
