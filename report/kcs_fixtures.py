@@ -8,9 +8,14 @@ object, and expectations met and unmet with the summary counted as the runner co
     /usr/bin/python3 report/kcs_fixtures.py OUTDIR
 
 writes OUTDIR/demo-baseline.json (an "old driver") and OUTDIR/demo-new.json (a "new driver" on
-which one case fails and one is three times slower), to try the report without a GPU:
+which one case fails, one is three times slower, one fails as an expectation says it will, one
+large case is skipped and one case is new), to try the report without a GPU:
 
     /usr/bin/python3 report/kcs_report.py OUTDIR/demo-new.json --baseline OUTDIR/demo-baseline.json
+
+and, against the same baseline, OUTDIR/demo-rerun.json (the baseline's build rerun on another
+machine of the same model: no regression, exit 0) and OUTDIR/demo-slower.json (that rerun with
+one 20 ms kernel 10% slower: exit 4).
 """
 
 import copy
@@ -288,24 +293,28 @@ def strip_samples(doc):
 
 
 def demo_new():
-    """A four-device run (reference, POCL, NVIDIA OpenCL, CUDA) with one failure and one error."""
+    """A four-device run (reference, POCL, NVIDIA OpenCL, CUDA) with one failure, one error, one
+    failure that an expectation lists, a large case skipped and a case the baseline lacks. Every
+    timed result keeps its repeats (noisy_samples, seeded by its position)."""
     devices = [REFERENCE, POCL, NVIDIA_OPENCL, CUDA]
     results = []
-    for line, (case, n, timed) in enumerate(SUMSQ_CASES):
+    for line, (case, n, timed) in enumerate(SUMSQ_CASES + [("sumsq/f64-n4097", 4097, True)]):
         for dev in devices:
             size = 4 if "f32" in case else 8
             median = max(2e-6, (n * size) / BANDWIDTH[dev["id"]]) if timed else None
+            samples = noisy_samples(median, seed=len(results)) if timed else None
             fraction = [0.0, 0.12, 0.43, 0.02, 0.0061][(line + len(dev["id"])) % 5]
             if case.endswith("nan"):
                 results.append(result(case, dev, KERNELS[dev["backend"]], fraction=0.0, expected="nan",
                                       actual="nan", line=20 + 9 * line, n=n))
-            elif dev["id"] == "reference:0" and n >= 10 ** 8 and "f32" in case:
+            elif dev["id"] == "reference:0" and n >= 10 ** 8:
                 results.append(result(case, dev, KERNELS["reference"], "skip", n=n, line=20 + 9 * line,
                                       message="tagged large, and --skip-large was given"))
             else:
                 results.append(result(case, dev, KERNELS[dev["backend"]], fraction=fraction, median=median,
-                                      spread=0.015, line=20 + 9 * line, n=n))
-    # Planted failures: a dropped tail on the NVIDIA OpenCL device, a build failure on POCL.
+                                      line=20 + 9 * line, n=n, samples=samples))
+    # Planted failures: a dropped tail on the NVIDIA OpenCL device, a build failure on POCL, and a
+    # wrong f32 sum on POCL that an expectations file lists.
     for entry in results:
         if entry["case"] == "sumsq/f64-n93" and entry["device"] == "opencl:1":
             entry.update(result("sumsq/f64-n93", NVIDIA_OPENCL, "workgroup-tree", "fail", n=93, fraction=3.1e9,
@@ -316,6 +325,13 @@ def demo_new():
             entry.update(result("sumsq/f64-n7", POCL, "workgroup-tree", "error", n=7, line=entry["line"],
                                 message="opencl/sumsq.cl:41: clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE\n"
                                         "<kernel>:41:5: error: use of undeclared identifier 'tail'"))
+        if entry["case"] == "sumsq/f32-n4096" and entry["device"] == "opencl:0":
+            entry.update(result("sumsq/f32-n4096", POCL, "workgroup-tree", "fail", n=4096, fraction=1.7,
+                                expected=1365.3334, actual=1365.3372, line=entry["line"],
+                                message="sum differs from golden by 0.0038 (1.7 x the bound)"))
+            entry.pop("timing", None)
+            expect(entry, "fail", "PoCL 5.0 contracts the f32 square and add into an FMA (pocl#1234)",
+                   "tests/pocl-expectations.txt:4")
     # A problem found before any device ran: a malformed block (backend and device null).
     results.append({"case": "sumsq/f64-typo", "file": "cases/sumsq.md", "line": 300, "status": "error",
                     "message": "cases/sumsq.md:302: unknown key 'dtpye' (did you mean 'dtype'?)",
@@ -325,21 +341,36 @@ def demo_new():
 
 
 def demo_baseline(new):
-    """The same run on the old driver, before the planted failure and slowdown."""
-    old = copy.deepcopy(new)
-    old["created"] = "2026-11-20T10:00:00Z"
+    """The same suite run a week earlier on the old driver (its own repeats: rerun()), before the
+    planted failures, with the reference's large case run and without the new case; slows the
+    CUDA kernel of sumsq/f64-n1000003 in new three times."""
+    old = rerun(new, seed=7, created="2026-11-20T10:00:00Z")
     old["kcs"]["revision"] = "4d2e0aa91c33"
     for dev in old["devices"]:
         if dev["backend"] in ("opencl", "cuda") and dev["id"] != "opencl:0":
             dev["driver_version"] = "535.161.08"
+    devices = {d["id"]: d for d in old["devices"]}
     for entry in old["results"]:
         if entry["case"] == "sumsq/f64-n93" and entry["device"] == "opencl:1":
             entry.update(result("sumsq/f64-n93", NVIDIA_OPENCL, "workgroup-tree", n=93, fraction=0.31,
                                 line=entry["line"]))
+        if entry["case"] == "sumsq/f32-n4096" and entry["device"] == "opencl:0":
+            entry.pop("expected")
+            entry.update(result("sumsq/f32-n4096", POCL, "workgroup-tree", n=4096, fraction=0.4, line=entry["line"],
+                                median=2e-6, samples=noisy_samples(2e-6, seed=99)))
+        if entry["case"] == "sumsq/f64-n100000000" and entry["device"] == "reference:0":
+            entry.update(result(entry["case"], REFERENCE, "blocked-pairwise", n=10 ** 8, line=entry["line"],
+                                median=8e8 / 13e9, samples=noisy_samples(8e8 / 13e9, seed=98),
+                                fraction=0.02))
+    old["results"] = [e for e in old["results"] if e["case"] != "sumsq/f64-n4097"]
+    for entry in old["results"]:
+        if entry.get("timing"):
+            entry["timing"]["ceiling"] = ceiling(entry, devices.get(entry["device"]),
+                                                 entry["timing"]["kernel"]["median_s"])
+    old["summary"] = runner_summary(old["results"])
     for entry in new["results"]:
         if entry["case"] == "sumsq/f64-n1000003" and entry["device"] == "cuda:0":
             slow_down(entry, 3.0)
-    old["summary"] = document(old["devices"], old["results"])["summary"]
     return old
 
 
@@ -350,11 +381,17 @@ def main(argv):
     os.makedirs(argv[1], exist_ok=True)
     new = demo_new()
     old = demo_baseline(new)
-    for name, data in (("demo-new.json", new), ("demo-baseline.json", old)):
+    again = rerun(old, seed=11, offset=between_machines, hostname="ci-gpu-2")
+    slower = copy.deepcopy(again)
+    for entry in slower["results"]:
+        if entry["case"] == "sumsq/f64-n100000000" and entry["device"] == "opencl:0":
+            slow_down(entry, 1.10)
+    for name, data in (("demo-new.json", new), ("demo-baseline.json", old), ("demo-rerun.json", again),
+                       ("demo-slower.json", slower)):
         with open(os.path.join(argv[1], name), "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1, allow_nan=False, default=str)
-    print(os.path.join(argv[1], "demo-new.json"))
-    print(os.path.join(argv[1], "demo-baseline.json"))
+    for name in ("demo-new.json", "demo-baseline.json", "demo-rerun.json", "demo-slower.json"):
+        print(os.path.join(argv[1], name))
     return 0
 
 
