@@ -1,145 +1,559 @@
-"""Comparing results against a baseline: what broke, what got fixed, what got slower or faster.
+"""Comparing results against a baseline: what broke, what got fixed, what got slower or faster,
+and what could not be compared. docs/comparing.md is the user's account of the same rules.
 
-Each (case, backend, kernel, device name) present in both the baseline and the new results is
-classified twice:
+Devices are matched first (match_devices), by a stable identity rather than the display name:
+an explicit --map OLD=NEW; else the same uuid (a "uuid=..." in the device's "details"); else
+the same backend, device index and name. A name is never cleaned up ("NVIDIA H100 (rev 2)" is
+not "NVIDIA H100"): a device that nothing matched is named, with a hint for --map, and so is
+every case, kernel or result present on one side only.
 
-- correctness: "regressed" (pass -> fail or error), "fixed" (fail or error -> pass), else
-  "unchanged" (the status transition is shown, so pass -> skip is visible without gating);
-- speed, from the kernel timings' medians and quartiles, never a fixed percentage alone:
-  "slower" when the new lower quartile lies above the old upper quartile *and* the medians
-  differ by more than a noise floor (the interquartile ranges are apart, and not by a hair);
-  "faster" symmetrically; "same" when the medians are within the noise floor, or the ranges
-  overlap and the medians differ by no more than `unclear_above`; "unclear" when the ranges
-  overlap but the medians differ more than that (the runs are too noisy to tell), or when a
-  side has fewer than `min_repeats` timed repeats. Untimed pairs are "untimed".
+Each (case, backend, kernel, device) present on both sides is then classified twice:
 
-A comparison regresses (the command exits 3) when anything is "regressed" or "slower".
+- correctness, on outcomes read with expectations (kcs_results.outcome): "regressed" when a
+  result that passed fails or errors; "expected" when it fails as an expectations file says it
+  will (with the reason: not a regression); "fixed" when a failure passes; else "unchanged";
+- speed (classify_speed), against the noise both runs measured and a minimum effect:
+  "same" when the medians differ by no more than the minimum effect; "unclear" when they differ
+  by more but by no more than the noise (the wider of the two runs' interquartile ranges, as a
+  fraction of the median), or when the difference is not significant (a two-sided Mann-Whitney
+  rank test of the repeats at the given level when both files keep them, "samples_s"; else the
+  two interquartile ranges must not overlap), or when a side has too few repeats; "slower" or
+  "faster" only beyond both and significant. Where a device's measured ceilings (copy, FMA,
+  GEMM rate) differ by more than the minimum effect between the runs, the machine did not
+  measure the same (a loaded host, other clocks): its slower and faster verdicts become
+  "unclear", and a warning says why.
+
+What made the runs (the "comparability" object: compiler, flags, build options, CUDA
+architecture; each device's driver and runtime) is compared, and each difference is a warning.
+
+Exit codes (Comparison.verdict): 0 no regression; 3 a correctness regression, whatever the
+speed; 4 something slower and nothing regressed; 2 nothing could be compared (no pair matched).
 """
 
 import math
 
-from kcs_results import kernel_timing, latest_by_key
+from kcs_results import CEILING_KEYS, device_uuid, kernel_timing, latest_by_key, number, outcome
+from kcs_stats import quantile, rank_sum_test
 
-ORDER_CORRECTNESS = ("regressed", "fixed", "unchanged")
+ORDER_CORRECTNESS = ("regressed", "expected", "fixed", "unchanged")
 ORDER_SPEED = ("slower", "faster", "same", "unclear", "untimed")
+EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
+
+# The ceilings that bound kernel times; when one of them moved, the kernel times are not judged.
+# (The host-to-device bandwidth bounds end-to-end times only, which are not judged: a warning.)
+KERNEL_CEILINGS = ("copy_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s")
+CEILING_LABELS = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
+                  "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"),
+                  "fma_flops_per_s": ("FMA rate", "flop/s"), "gemm_flops_per_s": ("GEMM rate", "flop/s")}
+
+WORKED = ("pass", "xpass")      # the kernel gave right answers (an unexpected pass is a pass)
+BROKEN = ("fail", "error")      # a failure that no expectation lists
+KNOWN = ("xfail", "xerror")     # a failure that an expectation lists, with its reason
+SKIPPED = ("skip", "xskip")
 
 
-class Thresholds:
-    """The knobs of the speed classification (relative to the baseline median)."""
-
-    def __init__(self, noise_floor=0.02, unclear_above=0.05, min_repeats=3):
-        self.noise_floor = noise_floor      # medians within this are "same" whatever the spread
-        self.unclear_above = unclear_above  # overlapping ranges with medians further apart: "unclear"
-        self.min_repeats = min_repeats      # fewer timed repeats on a side: "unclear"
+class CompareError(Exception):
+    """Options that do not make sense for these files (a --map naming no device)."""
 
 
-def classify_correctness(old_status, new_status):
-    """'regressed', 'fixed' or 'unchanged' for a pair of statuses."""
-    bad = ("fail", "error")
-    if old_status == "pass" and new_status in bad:
+class Options:
+    """The knobs of the comparison."""
+
+    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=()):
+        self.min_effect = min_effect      # a change must exceed this fraction to count at all
+        self.significance = significance  # the rank test's level (two-sided)
+        self.min_repeats = min_repeats    # fewer timed repeats on a side: "unclear"
+        self.maps = list(maps)            # (OLD, NEW) device ids or names from --map
+
+    def check(self):
+        """Raises CompareError for values that cannot be meant."""
+        if not (math.isfinite(self.min_effect) and 0 <= self.min_effect < 1):
+            raise CompareError(f"--min-effect {self.min_effect}: give a fraction in [0, 1), e.g. 0.05 for 5%")
+        if not (0 < self.significance < 1):
+            raise CompareError(f"--significance {self.significance}: give a level in (0, 1), e.g. 0.01")
+        if self.min_repeats < 1:
+            raise CompareError(f"--min-repeats {self.min_repeats}: give at least 1")
+
+
+def parse_map(text):
+    """'cuda:0=cuda:1' or 'NVIDIA H100=NVIDIA H100 (rev 2)' -> (old, new), split at the first '='."""
+    old, sep, new = text.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise CompareError(f"--map {text!r}: give OLD=NEW, each a device id (cuda:0) or a device name")
+    return old.strip(), new.strip()
+
+
+# ---- devices ----------------------------------------------------------------------------------
+
+def device_label(device):
+    """'cuda:0 NVIDIA H100 80GB HBM3': how a device is named in messages."""
+    return f"{device.get('id')} {device.get('name') or ''}".strip()
+
+
+class DevicePair:
+    """A baseline device and the device of one new run that it is compared with."""
+
+    def __init__(self, old, new, run, how):
+        self.old, self.new, self.run, self.how = old, new, run, how
+        self.notes = []
+
+
+def _select(devices, selector):
+    """The devices whose id or name is selector, in (backend, index) order."""
+    chosen = [d for d in devices if str(d.get("id")) == selector or str(d.get("name")) == selector]
+    return sorted(chosen, key=lambda d: (str(d.get("backend")), number(d.get("index")) or 0, str(d.get("id"))))
+
+
+def match_devices(baseline, runs, maps=()):
+    """(pairs, unmatched baseline devices, unmatched (run, device)s): each new run's devices
+    paired with the baseline's by --map, then uuid, then backend + index + name. Raises
+    CompareError for a --map that selects no device, or devices of different backends or counts."""
+    old_devices = list(baseline.devices.values())
+    pairs, unmatched_new, used_old = [], [], set()
+    map_hits = {m: 0 for m in maps}
+    for old_sel, new_sel in maps:
+        if not _select(old_devices, old_sel):
+            known = ", ".join(device_label(d) for d in old_devices) or "none"
+            raise CompareError(f"--map {old_sel}={new_sel}: no device of the baseline {baseline.label} has the id or "
+                               f"name {old_sel!r} (it has: {known})")
+    for run in runs:
+        free_old = list(old_devices)
+        free_new = list(run.devices.values())
+
+        def pair(old, new, how):
+            pairs.append(DevicePair(old, new, run, how))
+            free_old.remove(old)
+            free_new.remove(new)
+            used_old.add(id(old))
+            return pairs[-1]
+
+        for old_sel, new_sel in maps:
+            olds, news = _select(free_old, old_sel), _select(free_new, new_sel)
+            if len(olds) == 1 and len(news) == 1 and olds[0].get("backend") != news[0].get("backend"):
+                old, new = olds[0], news[0]
+                raise CompareError(f"--map {old_sel}={new_sel}: {device_label(old)} is a {old.get('backend')} device "
+                                   f"and {device_label(new)} a {new.get('backend')} one; their kernels differ")
+            # A name may select a card under each backend (its OpenCL and its CUDA device): pair per backend.
+            for backend in sorted({str(d.get("backend")) for d in olds} & {str(d.get("backend")) for d in news}):
+                same_olds = [d for d in olds if str(d.get("backend")) == backend]
+                same_news = [d for d in news if str(d.get("backend")) == backend]
+                if len(same_olds) != len(same_news):
+                    raise CompareError(f"--map {old_sel}={new_sel}: {len(same_olds)} {backend} device(s) of the "
+                                       f"baseline but {len(same_news)} of {run.label} (still unmatched) answer "
+                                       f"to it: map them one by one by id")
+                map_hits[(old_sel, new_sel)] += 1
+                for old, new in zip(same_olds, same_news):
+                    pair(old, new, "--map")
+        for new in list(free_new):
+            uuid = device_uuid(new)
+            same = [old for old in free_old if uuid and device_uuid(old) == uuid]
+            if same and same[0].get("backend") == new.get("backend"):
+                found = pair(same[0], new, "uuid")
+                if same[0].get("id") != new.get("id"):
+                    found.notes.append(f"{same[0].get('id')} in the baseline is {new.get('id')} in {run.label} "
+                                       f"(the same uuid {uuid})")
+        for new in list(free_new):
+            identity = (new.get("backend"), number(new.get("index")), new.get("name"))
+            same = [old for old in free_old
+                    if (old.get("backend"), number(old.get("index")), old.get("name")) == identity]
+            if same:
+                found = pair(same[0], new, "backend, index and name")
+                old_uuid, new_uuid = device_uuid(same[0]), device_uuid(new)
+                if old_uuid and new_uuid and old_uuid != new_uuid:
+                    found.notes.append(f"another card of the same model: uuid {old_uuid} in the baseline, "
+                                       f"{new_uuid} in {run.label}")
+        unmatched_new += [(run, new) for new in free_new]
+    for (old_sel, new_sel), hits in map_hits.items():
+        if not hits:
+            raise CompareError(f"--map {old_sel}={new_sel}: no device of "
+                               f"{', '.join(run.label for run in runs)} has the id or name {new_sel!r} "
+                               f"(or it was matched already)")
+    unmatched_old = [d for d in old_devices if id(d) not in used_old]
+    return pairs, unmatched_old, unmatched_new
+
+
+def ceiling_changes(old_device, new_device, min_effect):
+    """(key, old, new) for each ceiling both devices measured that differs by more than
+    min_effect (either way) between them."""
+    changes = []
+    old_ceilings, new_ceilings = old_device.get("ceilings") or {}, new_device.get("ceilings") or {}
+    for key in CEILING_KEYS:
+        old, new = old_ceilings.get(key), new_ceilings.get(key)
+        if isinstance(old, float) and isinstance(new, float) and old > 0 and new > 0 \
+                and math.isfinite(old) and math.isfinite(new) and _change(new / old) > min_effect:
+            changes.append((key, old, new))
+    return changes
+
+
+def _change(ratio):
+    """How far a ratio is from 1, symmetric for slower and faster: x1.25 and x0.8 are both 0.25."""
+    return ratio - 1.0 if ratio >= 1.0 else 1.0 / ratio - 1.0
+
+
+def fmt_rate(value, unit):
+    """2.95e12, 'B/s' -> '2.95 TB/s'."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+# ---- classification ---------------------------------------------------------------------------
+
+def classify_correctness(old_outcome, new_outcome):
+    """'regressed', 'expected', 'fixed' or 'unchanged' for a pair of outcomes (kcs_results.outcome;
+    a plain status is an outcome)."""
+    if old_outcome in WORKED and new_outcome in BROKEN:
         return "regressed"
-    if old_status in bad and new_status == "pass":
+    if old_outcome in WORKED and new_outcome in KNOWN:
+        return "expected"
+    if old_outcome in BROKEN + KNOWN and new_outcome in WORKED:
         return "fixed"
     return "unchanged"
 
 
-def classify_speed(old_kernel, new_kernel, thresholds=None):
-    """(class, ratio of medians new/old or None, reason) for two kernel timing dicts."""
-    t = thresholds or Thresholds()
+class Spread:
+    """One side's kernel timing as the speed rule sees it: median, quartiles and the repeats
+    themselves when the file keeps them ("samples_s"), else the file's figures."""
+
+    def __init__(self, kernel):
+        samples = kernel.get("samples_s")
+        if samples:
+            self.samples = sorted(samples)
+            self.median = quantile(self.samples, 0.5)
+            self.lower, self.upper = quantile(self.samples, 0.25), quantile(self.samples, 0.75)
+            self.repeats = len(self.samples)
+        else:
+            self.samples = None
+            self.median = kernel["median_s"]
+            self.lower = _finite_or_none(kernel.get("lower_quartile_s"))
+            self.upper = _finite_or_none(kernel.get("upper_quartile_s"))
+            repeats = kernel.get("repeats")
+            self.repeats = int(repeats) if _finite_or_none(repeats) is not None else 0
+
+    def relative_spread(self):
+        """The interquartile range as a fraction of the median; None when no quartiles are known."""
+        if self.lower is None or self.upper is None or self.median <= 0:
+            return None
+        return max(0.0, self.upper - self.lower) / self.median
+
+
+def _finite_or_none(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) else None
+
+
+class Speed(tuple):
+    """(verdict, ratio, reason) with the figures behind it as attributes: noise, threshold
+    (the larger of the minimum effect and the noise), p (the rank test's, or None)."""
+
+    def __new__(cls, verdict, ratio, reason, noise=None, threshold=None, p=None):
+        speed = super().__new__(cls, (verdict, ratio, reason))
+        speed.verdict, speed.ratio, speed.reason = verdict, ratio, reason
+        speed.noise, speed.threshold, speed.p = noise, threshold, p
+        return speed
+
+
+def classify_speed(old_kernel, new_kernel, options=None):
+    """The speed verdict of two kernel timing dicts (kcs_results.kernel_timing): a Speed whose
+    ratio is new median / baseline median. The rule is in this module's docstring."""
+    o = options or Options()
     if old_kernel is None or new_kernel is None:
-        return "untimed", None, "not timed in " + ("either run" if old_kernel is None and new_kernel is None
-                                                   else "the baseline" if old_kernel is None else "the new run")
-    old_median, new_median = old_kernel["median_s"], new_kernel["median_s"]
-    ratio = new_median / old_median
-    old_lower = _quartile(old_kernel, "lower_quartile_s", old_median)
-    old_upper = _quartile(old_kernel, "upper_quartile_s", old_median)
-    new_lower = _quartile(new_kernel, "lower_quartile_s", new_median)
-    new_upper = _quartile(new_kernel, "upper_quartile_s", new_median)
-    repeats = min(old_kernel.get("repeats") or 0, new_kernel.get("repeats") or 0)
-    if not math.isfinite(repeats) or repeats < t.min_repeats:
-        return "unclear", ratio, f"too few repeats ({int(repeats) if math.isfinite(repeats) else repeats}" \
-                                 f" < {t.min_repeats})"
-    change = abs(ratio - 1.0)
-    if change <= t.noise_floor:
-        return "same", ratio, f"medians within the noise floor ({t.noise_floor:.0%})"
-    if new_lower > old_upper:
-        return "slower", ratio, "new lower quartile above old upper quartile"
-    if new_upper < old_lower:
-        return "faster", ratio, "new upper quartile below old lower quartile"
-    if change > t.unclear_above:
-        return "unclear", ratio, f"quartile ranges overlap, medians differ by {change:.0%}"
-    return "same", ratio, "quartile ranges overlap"
+        where = ("either run" if old_kernel is None and new_kernel is None
+                 else "the baseline" if old_kernel is None else "the new run")
+        return Speed("untimed", None, "not timed in " + where)
+    old, new = Spread(old_kernel), Spread(new_kernel)
+    ratio = new.median / old.median
+    change = _change(ratio)
+    way = "slower" if ratio > 1 else "faster"
+    repeats = min(old.repeats, new.repeats)
+    if repeats < o.min_repeats:
+        return Speed("unclear", ratio, f"too few repeats to tell ({repeats} < {o.min_repeats})")
+    if change <= o.min_effect:
+        return Speed("same", ratio, f"{change:.1%} {way}: within the minimum effect ({o.min_effect:.0%})")
+    spreads = [s for s in (old.relative_spread(), new.relative_spread()) if s is not None]
+    if len(spreads) < 2:
+        return Speed("unclear", ratio, f"{change:.0%} {way}, but a side recorded no quartiles or repeats: "
+                                       f"its noise is unknown")
+    noise = max(spreads)
+    threshold = max(o.min_effect, noise)
+    if change <= noise:
+        return Speed("unclear", ratio, f"{change:.0%} {way}, within the noise the runs measured (interquartile "
+                                       f"range {noise:.0%} of the median)", noise, threshold)
+    if old.samples and new.samples:
+        _, p = rank_sum_test(new.samples, old.samples)
+        if p >= o.significance:
+            return Speed("unclear", ratio, f"{change:.0%} {way}, beyond the noise ({noise:.1%}), but the rank "
+                                           f"test does not show it (p = {p:.2g} ≥ {o.significance:g})",
+                         noise, threshold, p)
+        evidence = f"rank test p = {p:.2g}" if p >= 1e-15 else "rank test p < 1e-15"
+    else:
+        p = None
+        apart = new.lower > old.upper if ratio > 1 else new.upper < old.lower
+        if not apart:
+            return Speed("unclear", ratio, f"{change:.0%} {way}, beyond the noise ({noise:.1%}), but the "
+                                           f"interquartile ranges overlap", noise, threshold)
+        evidence = "interquartile ranges apart"
+    return Speed(way, ratio, f"{change:.0%} {way}, beyond the minimum effect ({o.min_effect:.0%}) and the noise "
+                             f"({noise:.1%}); {evidence}", noise, threshold, p)
 
 
-def _quartile(kernel, key, median):
-    value = kernel.get(key)
-    return value if value is not None and math.isfinite(value) else median
-
+# ---- the comparison ---------------------------------------------------------------------------
 
 class Comparison:
-    """The pairs matched between a baseline and the new runs, classified, plus the unmatched."""
+    """The devices and results matched between a baseline and the new runs, classified; what is on
+    one side only; and the warnings about what makes the runs comparable."""
 
-    def __init__(self, baseline_run, runs, thresholds=None):
-        self.thresholds = thresholds or Thresholds()
-        self.baseline = baseline_run
-        old = latest_by_key([baseline_run])
-        new = latest_by_key(runs)
+    def __init__(self, baseline_run, runs, options=None):
+        self.options = options or Options()
+        self.options.check()
+        self.baseline, self.runs = baseline_run, runs
+        self.pairs, self.unmatched_old, self.unmatched_new = match_devices(baseline_run, runs, self.options.maps)
+        self._partner = {(id(p.run), str(p.new.get("id"))): str(p.old.get("id")) for p in self.pairs}
+        self.warnings = []   # (topic, text): what a reader must know before trusting the verdicts
+        self._check_builds()
+        self._check_devices()
+        old = latest_by_key([baseline_run], self._old_key)
+        new = latest_by_key(runs, self._new_key)
         self.rows = []
-        for key in sorted(set(old) & set(new)):
-            before, after = old[key], new[key]
-            speed, ratio, reason = classify_speed(kernel_timing(before), kernel_timing(after),
-                                                  self.thresholds)
-            self.rows.append({
-                "key": key, "old": before, "new": after,
-                "correctness": classify_correctness(before["status"], after["status"]),
-                "speed": speed, "ratio": ratio, "reason": reason,
-            })
-        self.only_baseline = sorted(set(old) - set(new))
-        self.only_new = sorted(set(new) - set(old))
+        for key in sorted(set(old) & set(new), key=_sortable):
+            self.rows.append(self._row(key, old[key], new[key]))
+        self.one_side = self._one_side(old, new)
+
+    # keys: (case, backend, kernel, slot): slot is the baseline device id of a matched device
+    def _old_key(self, result):
+        device = result.get("device_record")
+        return self._key(result, str(device.get("id")) if device else None)
+
+    def _new_key(self, result):
+        device = result.get("device_record")
+        if device is None:
+            return self._key(result, None)
+        slot = self._partner.get((id(result["run"]), str(device.get("id"))))
+        return self._key(result, slot if slot is not None else f"{result['run'].label} {device.get('id')}")
+
+    @staticmethod
+    def _key(result, slot):
+        case = result["case"] or f"{result.get('file') or '?'}:{int(result['line']) if result.get('line') else '?'}"
+        return (case, result.get("backend") or "", result.get("kernel") or "", slot or "")
+
+    def _row(self, key, before, after):
+        old_outcome, new_outcome = outcome(before), outcome(after)
+        speed = classify_speed(kernel_timing(before), kernel_timing(after), self.options)
+        device = after.get("device_record")
+        moved = self._moved_ceilings.get((id(after["run"]), str(device.get("id")))) if device else None
+        if moved and speed.verdict in ("slower", "faster"):
+            speed = Speed("unclear", speed.ratio, f"{speed.reason}; not judged: the device's ceilings differ "
+                                                  f"between the runs ({moved})",
+                          speed.noise, speed.threshold, speed.p)
+        return {"key": key, "old": before, "new": after, "old_outcome": old_outcome, "new_outcome": new_outcome,
+                "correctness": classify_correctness(old_outcome, new_outcome),
+                "speed": speed.verdict, "ratio": speed.ratio, "reason": speed.reason, "p": speed.p,
+                "noise": speed.noise}
+
+    def _check_builds(self):
+        """Warnings for each difference in how the runs were built ("comparability"); a note
+        where a file does not say."""
+        self.build_table = []  # (key, baseline value, [value per run]) for the page
+        old = _build_facts(self.baseline)
+        news = [_build_facts(run) for run in self.runs]
+        keys = sorted(set(old) | {k for facts in news for k in facts})
+        for key in keys:
+            self.build_table.append((key, old.get(key), [facts.get(key) for facts in news]))
+            for run, facts in zip(self.runs, news):
+                if key in old and key in facts and old[key] != facts[key]:
+                    self.warnings.append(("build", f"{key} differs: {old[key]!r} in the baseline, {facts[key]!r} "
+                                                   f"in {run.label}"))
+        if not self.baseline.comparability or not all(run.comparability for run in self.runs):
+            missing = [r.label for r in [self.baseline] + self.runs if not r.comparability]
+            self.warnings.append(("build", f"{', '.join(missing)} record(s) no \"comparability\" (compiler, flags, "
+                                           f"build options): whether the builds match is unknown"))
+
+    def _check_devices(self):
+        self._moved_ceilings = {}
+        for pair in self.pairs:
+            where = f"{device_label(pair.old)} (baseline) and {pair.new.get('id')} ({pair.run.label})"
+            for key, name in (("driver_version", "driver"), ("runtime_version", "runtime")):
+                if (pair.old.get(key) or "") != (pair.new.get(key) or ""):
+                    self.warnings.append(("driver", f"{where}: {name} {pair.old.get(key) or 'unknown'} → "
+                                                    f"{pair.new.get(key) or 'unknown'}"))
+            changes = ceiling_changes(pair.old, pair.new, self.options.min_effect)
+            texts = []
+            for key, before, after in changes:
+                name, unit = CEILING_LABELS[key]
+                texts.append(f"{name} {fmt_rate(before, unit)} → {fmt_rate(after, unit)} (×{after / before:.3g})")
+            if changes:
+                self.warnings.append(("ceilings", f"{where}: the measured ceilings differ by more than the minimum "
+                                                  f"effect ({self.options.min_effect:.0%}): {'; '.join(texts)}. A "
+                                                  f"loaded machine or other clocks: "
+                                                  + ("its kernels' slower and faster verdicts are unclear"
+                                                     if any(k in KERNEL_CEILINGS for k, _, _ in changes)
+                                                     else "end-to-end times are not comparable")))
+            kernel_moves = [t for (k, _, _), t in zip(changes, texts) if k in KERNEL_CEILINGS]
+            if kernel_moves:
+                self._moved_ceilings[(id(pair.run), str(pair.new.get("id")))] = "; ".join(kernel_moves)
+            if bool(pair.old.get("ceilings")) != bool(pair.new.get("ceilings")):
+                self.warnings.append(("ceilings", f"{where}: ceilings measured in "
+                                                  f"{'the baseline' if pair.old.get('ceilings') else pair.run.label} "
+                                                  f"only: whether the machine measured the same is unknown"))
+            for note in pair.notes:
+                self.warnings.append(("device", f"{where}: {note}"))
+        for device in self.unmatched_old:
+            count = sum(1 for r in self.baseline.results if r.get("device_record") is device)
+            self.warnings.append(("device", f"nothing in {', '.join(r.label for r in self.runs)} matched baseline "
+                                            f"device {device_label(device)} ({device.get('backend')}, driver "
+                                            f"{device.get('driver_version') or 'unknown'}): its "
+                                            f"{count} result(s) were compared with nothing{self._hint(device)}"))
+        for run, device in self.unmatched_new:
+            count = sum(1 for r in run.results if r.get("device_record") is device)
+            self.warnings.append(("device", f"nothing in the baseline matched device {device_label(device)} of "
+                                            f"{run.label} ({device.get('backend')}): its {count} result(s) were "
+                                            f"compared with nothing"))
+        for run in [self.baseline] + self.runs:
+            for text in run.summary_mismatches():
+                self.warnings.append(("summary", f"{run.label}: {text}"))
+
+    def _hint(self, old):
+        """'; if device X of new.json is that card: --map 'A=B'' for an unmatched baseline device
+        with an unmatched new device of the same backend and index."""
+        for run, new in self.unmatched_new:
+            if new.get("backend") == old.get("backend") and number(new.get("index")) == number(old.get("index")):
+                return (f"; if {device_label(new)} of {run.label} is that card: --map "
+                        f"'{old.get('id')}={new.get('id')}'")
+        return ""
+
+    def _one_side(self, old, new):
+        """Everything on one side only, named: devices nothing matched, cases and kernels the other
+        side does not have at all, then single results. Each {side, kind, what, results}."""
+        entries = []
+        unmatched = {"baseline": {id(d) for d in self.unmatched_old},
+                     "new": {id(d) for _, d in self.unmatched_new}}
+        for side, mine, other in (("baseline", old, new), ("new", new, old)):
+            alone = sorted(set(mine) - set(other), key=_sortable)
+            by_device = {}
+            for key in list(alone):
+                device = mine[key].get("device_record")
+                if device is not None and id(device) in unmatched[side]:
+                    by_device.setdefault(id(device), []).append(mine[key])
+                    alone.remove(key)
+            devices = self.unmatched_old if side == "baseline" else [d for _, d in self.unmatched_new]
+            for device in devices:
+                if id(device) in by_device:
+                    results = by_device[id(device)]
+                    entries.append({"side": side, "kind": "device", "results": results,
+                                    "what": f"device {device_label(device)} ({device.get('backend')}"
+                                            f"{', ' + results[0]['run'].label if side == 'new' else ''}): "
+                                            f"nothing matched it"})
+            other_cases = {k[0] for k in other}
+            other_kernels = {k[1:] for k in other}
+            for case in sorted({k[0] for k in alone if k[0] not in other_cases}):
+                results = [mine[k] for k in alone if k[0] == case]
+                entries.append({"side": side, "kind": "case", "results": results, "what": f"case {case}"})
+            alone = [k for k in alone if k[0] in other_cases]
+            for kernel in sorted({k[1:] for k in alone if k[1:] not in other_kernels}, key=_sortable):
+                results = [mine[k] for k in alone if k[1:] == kernel]
+                entries.append({"side": side, "kind": "kernel", "results": results,
+                                "what": f"kernel {kernel[1] or '(none)'} ({kernel[0]} on "
+                                        f"{_where(results[0])})"})
+            for key in (k for k in alone if k[1:] in other_kernels):
+                entries.append({"side": side, "kind": "result", "results": [mine[key]], "what": describe(mine[key])})
+        return entries
+
+    # ---- what the command and the page say ----
 
     def count(self, field, value):
         """How many matched pairs have this correctness or speed class."""
         return sum(1 for row in self.rows if row[field] == value)
 
-    def regressed(self):
-        """True when anything is correctness-regressed or slower: the CI gate."""
-        return any(row["correctness"] == "regressed" or row["speed"] == "slower" for row in self.rows)
-
     def newly_skipped(self):
         """Pairs that ran in the baseline and are skipped now (a lost device, a lost backend)."""
-        return [row for row in self.rows
-                if row["old"]["status"] != "skip" and row["new"]["status"] == "skip"]
+        return [row for row in self.rows if row["old_outcome"] not in SKIPPED and row["new_outcome"] in SKIPPED]
+
+    def verdict(self):
+        """(exit status, one line): 3 a correctness regression; 4 slower only; 2 nothing compared;
+        0 no regression."""
+        regressed, slower = self.count("correctness", "regressed"), self.count("speed", "slower")
+        unmatched = len(self.unmatched_old) + len(self.unmatched_new)
+        caveats = []
+        if unmatched:
+            caveats.append(f"{unmatched} device(s) matched nothing")
+        if self.one_side:
+            caveats.append(f"{sum(len(e['results']) for e in self.one_side)} result(s) on one side only")
+        if self.warnings:
+            caveats.append(f"{len(self.warnings)} warning(s)")
+        tail = f" [{'; '.join(caveats)}]" if caveats else ""
+        if not self.rows:
+            return EXIT_BAD_INPUT, (f"verdict: NOTHING COMPARED: no result matched between the baseline and the "
+                                    f"new results (see the devices named above; --map OLD=NEW pairs them){tail}; "
+                                    f"exit {EXIT_BAD_INPUT}")
+        if regressed:
+            more = f", and {slower} slower" if slower else ""
+            return EXIT_CORRECTNESS, (f"verdict: REGRESSED: {regressed} pass(es) now fail or error{more}, of "
+                                      f"{len(self.rows)} compared{tail}; exit {EXIT_CORRECTNESS}")
+        if slower:
+            return EXIT_SPEED, (f"verdict: SLOWER: {slower} of {len(self.rows)} compared got slower, nothing broke"
+                                f"{tail}; exit {EXIT_SPEED}")
+        return EXIT_OK, (f"verdict: no regression in {len(self.rows)} compared ({self.count('speed', 'unclear')} "
+                         f"unclear, {self.count('correctness', 'expected')} expected failures){tail}; exit {EXIT_OK}")
 
     def summary_lines(self):
-        """The text the command prints: counts, then every regression and slowdown by name."""
-        lines = [f"comparison with baseline {self.baseline.path}: {len(self.rows)} matched "
-                 f"(case, backend, kernel, device); {len(self.only_baseline)} only in the baseline, "
-                 f"{len(self.only_new)} only in the new results",
-                 "  correctness: " + ", ".join(f"{self.count('correctness', c)} {c}"
-                                                for c in ORDER_CORRECTNESS),
-                 "  speed:       " + ", ".join(f"{self.count('speed', s)} {s}" for s in ORDER_SPEED)]
-        skipped = self.newly_skipped()
-        if skipped:
-            lines.append(f"  note: {len(skipped)} ran in the baseline and are skipped now")
-        for row in self.rows:
-            if row["correctness"] in ("regressed", "fixed"):
-                lines.append(f"  {row['correctness'].upper()}: {describe_key(row['key'])}: "
-                             f"{row['old']['status']} -> {row['new']['status']}"
-                             + (f" ({first_line(row['new']['message'])})"
-                                if row["correctness"] == "regressed" and row["new"]["message"] else ""))
+        """The text the command prints: counts, warnings, then every change, every one-side item and
+        every newly skipped result by name, then the one-line verdict."""
+        lines = [f"comparison with baseline {self.baseline.path}: {len(self.rows)} matched (case, backend, kernel, "
+                 f"device); devices matched: "
+                 + (", ".join(f"{p.old.get('id')}→{p.new.get('id')} by {p.how}" for p in self.pairs) or "none"),
+                 "  correctness: " + ", ".join(f"{self.count('correctness', c)} {c}" for c in ORDER_CORRECTNESS),
+                 "  speed:       " + ", ".join(f"{self.count('speed', s)} {s}" for s in ORDER_SPEED)
+                 + f" (minimum effect {self.options.min_effect:.0%}, rank test at {self.options.significance:g})"]
+        lines += [f"  WARNING ({topic}): {text}" for topic, text in self.warnings]
+        for row in sorted(self.rows, key=lambda r: ORDER_CORRECTNESS.index(r["correctness"])):
+            if row["correctness"] in ("regressed", "fixed", "expected"):
+                new = row["new"]
+                why = (f" ({first_line(new['message'])})" if row["correctness"] == "regressed" and new["message"]
+                       else f" (expected: {new['expected']['reason']}, {new['expected'].get('where', '')})"
+                       if row["correctness"] == "expected" else "")
+                lines.append(f"  {row['correctness'].upper()}: {describe(new)}: {row['old_outcome']} -> "
+                             f"{row['new_outcome']}{why}")
         for row in self.rows:
             if row["speed"] in ("slower", "faster"):
-                lines.append(f"  {row['speed'].upper()}: {describe_key(row['key'])}: kernel median "
-                             f"x{row['ratio']:.3g} ({row['reason']})")
-        lines.append("  verdict: " + ("REGRESSED" if self.regressed() else "no regression"))
+                lines.append(f"  {row['speed'].upper()}: {describe(row['new'])}: kernel median ×{row['ratio']:.3g} "
+                             f"({row['reason']})")
+        for entry in self.one_side:
+            side = "ONLY IN THE BASELINE" if entry["side"] == "baseline" else "ONLY IN THE NEW RESULTS"
+            count = len(entry["results"])
+            lines.append(f"  {side}: {entry['what']}"
+                         + (f" ({count} result{'' if count == 1 else 's'})" if entry["kind"] != "result" else ""))
+        for row in self.newly_skipped():
+            lines.append(f"  NOW SKIPPED: {describe(row['new'])}: {row['old_outcome']} -> {row['new_outcome']}"
+                         + (f" ({first_line(row['new']['message'])})" if row["new"]["message"] else ""))
+        lines.append(self.verdict()[1])
         return lines
 
 
-def describe_key(key):
+def _build_facts(run):
+    """What a run says about how it was built: its "comparability" object; the compiler from
+    "kcs" where that object does not give one."""
+    facts = dict(run.comparability)
+    if "compiler" not in facts and run.kcs.get("compiler"):
+        facts["compiler"] = str(run.kcs["compiler"])
+    return facts
+
+
+def _sortable(key):
+    return tuple("" if part is None else str(part) for part in key)
+
+
+def _where(result):
+    device = result.get("device_record")
+    return device_label(device) if device else "no device"
+
+
+def describe(result):
     """case [backend kernel on device] as one readable string."""
-    case, backend, kernel, device = key
-    where = " ".join(part for part in (backend, kernel) if part)
-    return f"{case} [{where}{' on ' + device if device else ''}]"
+    where = " ".join(str(part) for part in (result.get("backend"), result.get("kernel")) if part)
+    device = result.get("device_record")
+    case = result["case"] or f"{result.get('file')}:{int(result['line']) if result.get('line') else '?'}"
+    return f"{case} [{where}{' on ' + device_label(device) if device else ''}]"
 
 
 def first_line(text):

@@ -2,7 +2,8 @@
 """kcs_report: turn kcs results files into a self-contained HTML report, and compare with a baseline.
 
     /usr/bin/python3 report/kcs_report.py RESULTS.json [RESULTS.json ...]
-        [--baseline BASE.json] [--cases DIR] [--output DIR]
+        [--baseline BASE.json [--min-effect 0.05] [--significance 0.01] [--map OLD=NEW ...]]
+        [--cases DIR] [--output DIR]
 
 writes DIR/index.html (devices and drivers, a summary, the comparison with the baseline, a matrix
 of cases by device, the failures with their worst elements, throughput, fraction of the device
@@ -14,8 +15,16 @@ This file gathers what the pages show; the markup is in report/templates/ (jinja
 a value reaches the page escaped unless it is Markup), and the case files' Markdown is rendered
 by markdown-it-py.
 
-Exit status: 0 done; 2 bad arguments or an unreadable results file; 3 the comparison with
---baseline found a correctness regression (pass -> fail/error) or a case that got slower.
+With --baseline it compares (kcs_compare.py, docs/comparing.md): devices matched by uuid, else
+backend + index + name, or --map; correctness with expectations honoured; speed against the
+noise both runs measured and a minimum effect; warnings where ceilings, builds or drivers differ;
+and it prints every change and everything on one side only by name, then a one-line verdict.
+
+Exit status (docs/comparing.md): 0 report written, and no regression against the baseline;
+2 bad input: a bad option, a results file that cannot be read or is malformed (each problem
+named: file, where, what), or a baseline of which nothing matched; 3 a correctness regression
+(a pass now fails or errors, not as an expectation says), whatever the speed; 4 speed only:
+something slower, nothing regressed.
 Reads results schema versions 1 and 2 (docs/results.md). The fraction of a device ceiling that a
 timed result reached is the one the runner wrote in it (version 2); a version-1 result shows none.
 """
@@ -34,13 +43,18 @@ from markupsafe import Markup, escape
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kcs_plots  # noqa: E402
-from kcs_compare import ORDER_CORRECTNESS, ORDER_SPEED, Comparison, Thresholds  # noqa: E402
-from kcs_results import (ResultsError, STATUSES, finite, kernel_timing, label_runs,  # noqa: E402
-                         latest_by_key, load_results, number)
+from kcs_compare import (EXIT_BAD_INPUT, EXIT_OK, ORDER_CORRECTNESS, ORDER_SPEED, CompareError,  # noqa: E402
+                         Comparison, Options, parse_map)
+from kcs_results import (OUTCOMES, ResultsError, finite, kernel_timing, label_runs,  # noqa: E402
+                         latest_by_key, load_results, number, outcome, summary_counts)
 
-EXIT_OK, EXIT_USAGE, EXIT_REGRESSED = 0, 2, 3
+EXIT_USAGE = EXIT_BAD_INPUT
 DTYPE_ORDER = ["f32", "f64", "f16", "i32", "i64"]
-STATUS_NAMES = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errors"}
+# The runner's summary counts (kcs_results.summary_counts), with the status whose colour each takes.
+COUNTS = (("passed", "pass"), ("failed", "fail"), ("skipped", "skip"), ("errors", "error"))
+# What an outcome badge says and, for expectations, what it means.
+OUTCOME_TEXT = {"xfail": "expected fail", "xerror": "expected error", "xskip": "expected skip",
+                "xpass": "unexpected pass"}
 # What the device ceilings are called, by their key in a device's "ceilings" and in a timing's
 # "ceiling" (where the runner names the one that bounds the op).
 CEILING_NAMES = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
@@ -279,18 +293,41 @@ def column_sort_key(result):
 # ---- what index.html shows --------------------------------------------------------------------
 
 def status_counts(results):
-    """How many of the results have each status."""
-    return {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
+    """The runner's summary counts of results: passed (with expected failures), failed (with
+    unexpected passes), skipped, errors, expected, unexpected_passes."""
+    return summary_counts(results)
 
 
 def device_ceilings(device):
     """The ceilings measured on a device, one 'copy bandwidth 2.9 TB/s' line each."""
     lines = []
     for key, value in (device.get("ceilings") or {}).items():
-        if key != "method" and not isinstance(value, (dict, list)):  # method is prose
+        if key != "method" and isinstance(value, float):  # method is prose
             name, unit = CEILING_NAMES.get(key, (key, "/s"))
             lines.append(f"{name} {fmt_si(value, unit)}")
     return lines
+
+
+def comparison_devices(comparison):
+    """The comparison's device table: each matched pair with how it was matched, its driver and
+    runtime on both sides and its ceilings on both sides; then each device that nothing matched."""
+    rows = []
+    for pair in comparison.pairs:
+        ceilings = []
+        for key, (name, unit) in CEILING_NAMES.items():
+            old, new = (pair.old.get("ceilings") or {}).get(key), (pair.new.get("ceilings") or {}).get(key)
+            if isinstance(old, float) or isinstance(new, float):
+                ratio = new / old if finite(old) and finite(new) and old > 0 else None
+                moved = ratio is not None and max(ratio, 1 / ratio) - 1 > comparison.options.min_effect
+                ceilings.append({"name": name, "old": fmt_si(old, unit), "new": fmt_si(new, unit), "ratio": ratio,
+                                 "moved": moved})
+        rows.append({"old": pair.old, "new": pair.new, "run": pair.run.label, "how": pair.how, "notes": pair.notes,
+                     "ceilings": ceilings})
+    rows += [{"old": device, "new": None, "run": "", "how": None, "notes": [], "ceilings": []}
+             for device in comparison.unmatched_old]
+    rows += [{"old": None, "new": device, "run": run.label, "how": None, "notes": [], "ceilings": []}
+             for run, device in comparison.unmatched_new]
+    return rows
 
 
 def index_page(model):
@@ -318,20 +355,21 @@ def index_page(model):
         matrix_rows.append((next(r for r in everything if r["case"] == case), cells))
 
     # The comparison lists what changed first, then folds away the unchanged pairs.
-    rank = {"regressed": 0, "slower": 1, "fixed": 2, "faster": 3, "unclear": 4}
+    rank = {"regressed": 0, "slower": 1, "expected": 2, "fixed": 3, "faster": 4, "unclear": 5}
 
     def row_rank(row):
         return min(rank.get(row["correctness"], 9), rank.get(row["speed"], 9))
 
     pairs = sorted(model.comparison.rows, key=lambda r: (row_rank(r), r["key"])) if model.comparison else []
-    toc = [("runs-section", "Results files"), ("devices-section", "Devices and drivers"),
-           ("summary-section", "Summary")]
-    toc += [("comparison-section", "Comparison with the baseline")] if model.comparison else []
+    toc = [("comparison-section", "Comparison with the baseline")] if model.comparison else []
+    toc += [("runs-section", "Results files"), ("devices-section", "Devices and drivers"),
+            ("summary-section", "Summary")]
     toc += [("matrix-section", "Cases by device and driver")] if matrix_columns else []
     toc += [("failures-section", "Failures and errors"), ("performance-section", "Performance"),
             ("accuracy-section", "Accuracy")]
-    failures = sorted((r for r in everything if r["status"] in ("fail", "error")),
-                      key=lambda r: (model.case_position(r), column_sort_key(r)))
+    in_order = sorted(everything, key=lambda r: (model.case_position(r), column_sort_key(r)))
+    failures = [r for r in in_order if outcome(r) in ("fail", "error", "xpass")]
+    expected = [r for r in in_order if outcome(r) in ("xfail", "xerror", "xskip")]
     ops = [(stem, op, results) for stem in model.stems
            for op, results in ops_in([r for r in latest if r["stem"] == stem])]
     # Performance before accuracy: the order in which devices get their colours in the plots.
@@ -343,8 +381,11 @@ def index_page(model):
             "several_files": len(model.runs) > 1 or model.baseline is not None, "several_runs": len(model.runs) > 1,
             "summary": summary, "case_files": case_files, "matrix_columns": matrix_columns,
             "matrix_rows": matrix_rows, "notable": [r for r in pairs if row_rank(r) < 9],
-            "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures,
-            "performance_blocks": performance_blocks, "accuracy_plots": accuracy_plots}
+            "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures, "expected": expected,
+            "performance_blocks": performance_blocks, "accuracy_plots": accuracy_plots,
+            "verdict": model.comparison.verdict() if model.comparison else None,
+            "comparison_devices": comparison_devices(model.comparison) if model.comparison else [],
+            "newly_skipped": model.comparison.newly_skipped() if model.comparison else []}
 
 
 # ---- performance and accuracy per op ----------------------------------------------------------
@@ -486,9 +527,10 @@ def render_case(name, fields, lines, results):
     facts = [fields.get("dtype", ""), fields.get("sizes", ""),
              *(f"{k[6:]}: {v}" for k, v in fields.items() if k.startswith("input ")),
              fields.get("params", ""), "expect " + fields.get("expect", "?")]
-    statuses = sorted({r["status"] for r in results}, key=lambda s: STATUSES.index(s) if s in STATUSES else 9)
+    statuses = sorted({outcome(r) for r in results}, key=OUTCOMES.index)
     return Markup(PAGES.get_template("case.html").render(
         ident=case_anchor(name or "unnamed"), name=name, facts=[f for f in facts if f],
+        has_message=any(r["message"] or r.get("expected") for r in results),
         tags=fields.get("tags", "").split(), statuses=statuses, results=sorted(results, key=column_sort_key),
         lines=lines))
 
@@ -598,13 +640,14 @@ PAGES.filters.update(time=fmt_time, si=fmt_si, fraction=fmt_fraction, number=fmt
                      machine=fmt_machine, command=fmt_command, options=fmt_options, source_line=fmt_source_line,
                      status_class=status_class, page_name=page_name, case_anchor=case_anchor)
 PAGES.tests.update(finite=finite, over_bound=lambda f: f is not None and (not math.isfinite(f) or f > 1))
-PAGES.globals.update(kernel_timing=kernel_timing, device_ceilings=device_ceilings, STATUS_NAMES=STATUS_NAMES,
-                     ORDER_CORRECTNESS=ORDER_CORRECTNESS, ORDER_SPEED=ORDER_SPEED)
+PAGES.globals.update(kernel_timing=kernel_timing, device_ceilings=device_ceilings, COUNTS=COUNTS, outcome=outcome,
+                     OUTCOME_TEXT=OUTCOME_TEXT, ORDER_CORRECTNESS=ORDER_CORRECTNESS, ORDER_SPEED=ORDER_SPEED)
 
 
-def build_report(runs, output_dir, cases_dir=None, baseline=None, thresholds=None):
-    """Writes index.html and the op pages; returns (path of index.html, Comparison or None)."""
-    comparison = Comparison(baseline, runs, thresholds) if baseline else None
+def build_report(runs, output_dir, cases_dir=None, baseline=None, options=None):
+    """Writes index.html and the op pages; returns (path of index.html, Comparison or None).
+    Raises CompareError for comparison options that do not fit the files."""
+    comparison = Comparison(baseline, runs, options) if baseline else None
     model = Model(runs, baseline, comparison, cases_dir)
     os.makedirs(output_dir, exist_ok=True)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -623,34 +666,66 @@ def default_cases_dir():
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
-        prog="kcs_report.py",
+        prog="kcs_report.py", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Turn kcs results files (docs/results.md, schema versions 1 and 2) into a self-contained HTML "
-                    "report, and compare them with a baseline results file.",
-        epilog="Writes OUTPUT/index.html and OUTPUT/<op>.html (one per case file) and prints the path of "
-               "index.html as the last line. Exit status: 0 done; 2 bad arguments or unreadable results; "
-               "3 with --baseline, a case regressed (pass -> fail/error) or got slower. Speed: slower when "
-               "the new lower quartile is above the baseline's upper quartile and the medians differ by more "
-               "than the noise floor; unclear when the quartile ranges overlap but the medians differ by more "
-               "than --unclear-above, or a side has fewer than --min-repeats repeats.")
+                    "report, and compare them with a baseline results file (docs/comparing.md).",
+        epilog="""\
+Writes OUTPUT/index.html and OUTPUT/<op>.html (one per case file) and prints the
+path of index.html as the last line; with --baseline, the comparison and a
+one-line verdict before it.
+
+Comparison: devices are matched by --map, else uuid (details "uuid=..."), else
+backend + index + name; every device, case, kernel or result on one side only
+is named, and so is every pass that became a skip. Correctness: regressed
+(pass -> fail/error), expected (a failure an expectation lists, with its reason:
+not a regression), fixed, unchanged. Speed: same within the minimum effect;
+slower or faster only when the medians differ by more than both the minimum
+effect and the noise (the wider of the two runs' interquartile ranges, relative
+to the median) and the difference is significant (a Mann-Whitney rank test of
+the repeats, timing.kernel.samples_s, at --significance; without repeats, the
+interquartile ranges must not overlap); else unclear. A device whose measured
+copy, FMA or GEMM ceiling moved by more than the minimum effect between the
+runs has its slower/faster verdicts made unclear, with a warning; so do
+differences in build ("comparability"), drivers and runtimes (warnings only).
+
+Exit status:
+  0  report written; no regression against the baseline
+  2  bad input: a bad option, an unreadable or malformed results file (each
+     problem named: file, where, what), or nothing matched the baseline
+  3  a correctness regression (pass -> fail/error), whatever the speed
+  4  speed only: something slower, nothing regressed""")
     parser.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files written by kcs run")
     parser.add_argument("--baseline", metavar="BASE.json",
-                        help="compare against this results file (e.g. the old driver's); exit 3 on a regression")
+                        help="compare against this results file (e.g. the old driver's); exit 3 or 4 on a regression")
     parser.add_argument("--cases", metavar="DIR", default=None,
                         help=f"directory of case files to weave into op pages (default: {default_cases_dir()})")
     parser.add_argument("--output", metavar="DIR", default=os.path.join("build", "report"),
                         help="directory to write the pages into (default: build/report)")
-    parser.add_argument("--noise-floor", type=float, default=0.02, metavar="FRACTION",
-                        help="medians closer than this (relative) are 'same' (default: 0.02)")
-    parser.add_argument("--unclear-above", type=float, default=0.05, metavar="FRACTION",
-                        help="overlapping quartile ranges with medians further apart than this are 'unclear' "
-                             "(default: 0.05)")
-    parser.add_argument("--min-repeats", type=int, default=3, metavar="N",
-                        help="fewer timed repeats on either side makes the speed 'unclear' (default: 3)")
+    parser.add_argument("--min-effect", type=float, default=0.05, metavar="FRACTION",
+                        help="a speed change smaller than this fraction is 'same' (default: 0.05, i.e. 5%%)")
+    parser.add_argument("--significance", type=float, default=0.01, metavar="LEVEL",
+                        help="level of the two-sided rank test of the repeats (default: 0.01)")
+    parser.add_argument("--min-repeats", type=int, default=5, metavar="N",
+                        help="fewer timed repeats on either side makes the speed 'unclear' (default: 5)")
+    parser.add_argument("--map", action="append", default=[], metavar="OLD=NEW",
+                        help="compare baseline device OLD with new device NEW (each a device id such as cuda:0, or "
+                             "a device name); repeatable")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
-    args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    except SystemExit as done:  # argparse: --help (0) or a bad option (2), already printed
+        return done.code if isinstance(done.code, int) else EXIT_USAGE
+    try:
+        options = Options(args.min_effect, args.significance, args.min_repeats, [parse_map(m) for m in args.map])
+        options.check()
+        if args.map and not args.baseline:
+            raise CompareError("--map needs --baseline")
+    except CompareError as error:
+        print(f"kcs_report: {error}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         labels = label_runs(args.results)
         runs = [load_results(path, label) for path, label in zip(args.results, labels)]
@@ -662,22 +737,27 @@ def main(argv=None):
     if args.cases is not None and not os.path.isdir(args.cases):
         print(f"kcs_report: --cases {args.cases}: not a directory", file=sys.stderr)
         return EXIT_USAGE
-    thresholds = Thresholds(args.noise_floor, args.unclear_above, args.min_repeats)
     try:
-        index_path, comparison = build_report(runs, args.output, cases_dir, baseline, thresholds)
+        index_path, comparison = build_report(runs, args.output, cases_dir, baseline, options)
+    except CompareError as error:
+        print(f"kcs_report: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as error:
         print(f"kcs_report: cannot write the report in {args.output}: {error}", file=sys.stderr)
         return EXIT_USAGE
     for run in runs:
-        counts = {s: sum(1 for r in run.results if r["status"] == s) for s in STATUSES}
-        print(f"{run.label}: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, "
-              f"{counts['error']} errors")
+        counts = run.counts()
+        print(f"{run.label}: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped, "
+              f"{counts['errors']} errors; {counts['expected']} expected failures or skips (counted as passed or "
+              f"skipped), {counts['unexpected_passes']} unexpected passes (counted as failed)")
+        if not comparison:  # a comparison lists these among its warnings
+            for text in run.summary_mismatches():
+                print(f"  WARNING: {run.label}: {text}")
     status = EXIT_OK
     if comparison:
         for line in comparison.summary_lines():
             print(line)
-        if comparison.regressed():
-            status = EXIT_REGRESSED
+        status = comparison.verdict()[0]
     print(index_path)
     return status
 

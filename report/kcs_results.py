@@ -1,59 +1,118 @@
 """Reading kcs results files (docs/results.md, schema versions 1 and 2) for the report.
 
-load_results() checks the schema, turns the "nan"/"inf"/"-inf" strings that JSON forces on the
-runner back into floats, and attaches to each result its device record, so that the rest of the
-report never looks a device up by id again. Device ids ("opencl:1") are only unique within one
-file; across files a device is known by its backend and name, which is what the baseline
-comparison keys on. Version 2 adds to each timing the runner's "ceiling": which ceiling of the
-device bounds the op and the fraction of it reached; a version-1 result has none.
+load_results() checks a file before anything reads it and refuses a malformed one with every
+problem named (the file, where in it, what is wrong): JSON nested deeper than MAX_DEPTH (checked
+on the raw text, so that no parser recurses into it), a missing required field, a status that is
+not one of STATUSES, a timing or accuracy figure that is not a number, an expectation without
+its reason, a result that is not an object, the same result twice. Nothing is dropped quietly:
+what the report cannot read it does not half-show.
+
+It then turns the "nan"/"inf"/"-inf" strings that JSON forces on the runner back into floats,
+and attaches to each result its device record, so that the rest of the report never looks a
+device up by id again. Version 2 adds to each timing the runner's "ceiling" (which ceiling of the
+device bounds the op, and the fraction of it reached), may add "samples_s" (every timed repeat)
+to a timing, a top-level "comparability" object (how the run was built) and, to a result that an
+expectations file listed, "expected" (docs/expectations.md).
+
+A result's outcome (outcome()) is its status read with its expectation, and the counts
+(summary_counts()) are the runner's: a met expectation of a failure or error counts as passed,
+an unexpected pass as failed.
 """
 
 import json
 import math
 import os
+import re
 
 SCHEMA = "kcs-results"
 VERSIONS = (1, 2)
+MAX_DEPTH = 64  # a results file nests about six deep; anything near this is not one
 
 STATUSES = ("pass", "fail", "error", "skip")
+EXPECTED_OUTCOMES = ("fail", "error", "skip")
+
+# A result's status read with its expectation, and what the runner's summary counts it as.
+OUTCOMES = ("pass", "fail", "error", "skip", "xfail", "xerror", "xskip", "xpass")
+COUNTED_AS = {"pass": "passed", "xfail": "passed", "xerror": "passed", "fail": "failed", "xpass": "failed",
+              "skip": "skipped", "xskip": "skipped", "error": "errors"}
+SUMMARY_KEYS = ("passed", "failed", "skipped", "errors", "expected", "unexpected_passes")
 
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf,
               "+inf": math.inf, "infinity": math.inf, "-infinity": -math.inf}
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
 
 
 class ResultsError(Exception):
-    """A results file that cannot be read or is not a kcs results file of a known version."""
+    """A results file that cannot be read, is not a kcs results file of a known version, or is
+    malformed; the message names the file and, for each problem, where it is and what it is."""
 
 
 def number(value):
     """A JSON number, or one of the strings the runner writes for NaN and infinities, as a float.
-    None (absent) stays None; anything else that is not a number becomes NaN."""
+    None (absent) stays None; anything else that is not a number becomes NaN. (For fields the
+    checks below have already accepted; use strict_number() on untrusted values.)"""
     if value is None:
         return None
+    try:
+        return strict_number(value)
+    except ValueError:
+        return math.nan
+
+
+def strict_number(value):
+    """A JSON number or "nan"/"inf"/"-inf" as a float; raises ValueError for anything else
+    (a boolean, another string, an object)."""
     if isinstance(value, bool):
-        return float(value)
+        raise ValueError(f"not a number: {value!r}")
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _NONFINITE:
-            return _NONFINITE[text]
-        try:
-            return float(text)
-        except ValueError:
-            return math.nan
-    return math.nan
+    if isinstance(value, str) and value.strip().lower() in _NONFINITE:
+        return _NONFINITE[value.strip().lower()]
+    raise ValueError(f"not a number: {_short(value)}")
 
 
-def _numbers(mapping, keys):
-    if isinstance(mapping, dict):
-        for key in keys:
-            if key in mapping:
-                mapping[key] = number(mapping[key])
+def _short(value):
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TIMING_KEYS = ("repeats", "median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s")
-_WORST_KEYS = ("output", "index", "expected", "actual", "error", "bound")
+def check_depth(text, path, limit=MAX_DEPTH):
+    """Raises ResultsError when the JSON text nests arrays and objects deeper than limit, naming
+    the line and column where it does; brackets inside strings do not count."""
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                line = text.count("\n", 0, match.start()) + 1
+                column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+                raise ResultsError(f"{path}:{line}:{column}: JSON nested deeper than {limit} levels "
+                                   f"(a kcs results file nests about six): not a results file")
+        elif token in "]}":
+            depth -= 1
+
+
+class _Problems:
+    """The problems found in one file, each as 'where: what'."""
+
+    SHOWN = 20
+
+    def __init__(self, path):
+        self.path, self.items = path, []
+
+    def add(self, where, what):
+        self.items.append(f"{where}: {what}" if where else what)
+
+    def raise_if_any(self):
+        if not self.items:
+            return
+        lines = [f"{self.path}: malformed results file ({len(self.items)} problem"
+                 f"{'' if len(self.items) == 1 else 's'}):"]
+        lines += [f"  {self.path}: {item}" for item in self.items[:self.SHOWN]]
+        if len(self.items) > self.SHOWN:
+            lines.append(f"  ... and {len(self.items) - self.SHOWN} more")
+        raise ResultsError("\n".join(lines))
 
 
 class Run:
@@ -70,29 +129,233 @@ class Run:
         self.command = data.get("command") or []
         self.options = data.get("options") or {}
         self.summary = data.get("summary") or {}
+        comparability = data.get("comparability") or {}
+        self.comparability = {str(k): ("" if v is None else str(v)) for k, v in comparability.items()}
         self.devices = {}
         for device in data.get("devices") or []:
-            if isinstance(device, dict) and device.get("id") is not None:
-                self.devices[str(device["id"])] = device
-        self.results = [r for r in data.get("results") or [] if isinstance(r, dict)]
+            self.devices[str(device["id"])] = device
+        self.results = list(data["results"])
+
+    def counts(self):
+        """The runner's summary counts, recounted from the results (summary_counts)."""
+        return summary_counts(self.results)
+
+    def summary_mismatches(self):
+        """'passed: the file's summary says 2, its results count 1' for each count that the
+        file's "summary" gives and the results do not add up to."""
+        counts = self.counts()
+        return [f"{key}: the file's summary says {int(self.summary[key])}, its results count {counts[key]}"
+                for key in SUMMARY_KEYS if key in self.summary and int(self.summary[key]) != counts[key]]
 
 
-def _normalise_device(device):
-    device["memory_bytes"] = number(device.get("memory_bytes"))
+def _check_numbers(problems, where, mapping, keys, times=False):
+    """Each of keys present in mapping must be a number (or a non-finite string), not negative
+    when it is a time; converts them in place."""
+    for key in keys:
+        if key in mapping and mapping[key] is not None:
+            try:
+                mapping[key] = strict_number(mapping[key])
+            except ValueError as error:
+                problems.add(where, f"{key}: {error}")
+                continue
+            if times and mapping[key] < 0:
+                problems.add(where, f"{key}: a time cannot be negative ({mapping[key]!r})")
+
+
+_TIMING_KEYS = ("repeats", "rotated_copies", "median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s")
+_WORST_KEYS = ("output", "index", "expected", "actual", "error", "bound")
+CEILING_KEYS = ("copy_bytes_per_s", "host_to_device_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s")
+
+
+def _check_timing(problems, where, timing):
+    if not isinstance(timing, dict):
+        problems.add(where, f"timing: not an object: {_short(timing)}")
+        return
+    for part in ("kernel", "end_to_end"):
+        figures = timing.get(part)
+        if figures is None and part == "end_to_end":
+            continue
+        if not isinstance(figures, dict):
+            problems.add(where, f"timing.{part}: " + ("missing" if figures is None else
+                                                      f"not an object: {_short(figures)}"))
+            continue
+        if "median_s" not in figures:
+            problems.add(where, f"timing.{part}.median_s: missing")
+        _check_numbers(problems, f"{where}: timing.{part}", figures, _TIMING_KEYS, times=True)
+        samples = figures.get("samples_s")
+        if samples is None:
+            continue
+        if not isinstance(samples, list):
+            problems.add(where, f"timing.{part}.samples_s: not a list: {_short(samples)}")
+            continue
+        for index, sample in enumerate(samples):
+            try:
+                value = strict_number(sample)
+            except ValueError as error:
+                problems.add(where, f"timing.{part}.samples_s[{index}]: {error}")
+                break
+            if not math.isfinite(value) or value < 0:
+                problems.add(where, f"timing.{part}.samples_s[{index}]: not a time: {sample!r}")
+                break
+            samples[index] = value
+    _check_numbers(problems, f"{where}: timing", timing,
+                   ("kernel_bytes_per_s", "kernel_flops_per_s", "end_to_end_bytes_per_s",
+                    "end_to_end_fraction_of_host_to_device"))
+    ceiling = timing.get("ceiling")
+    if ceiling is not None:
+        if isinstance(ceiling, dict):
+            _check_numbers(problems, f"{where}: timing.ceiling", ceiling,
+                           ("achieved_per_s", "ceiling_per_s", "fraction"))
+        else:
+            problems.add(where, f"timing.ceiling: not an object: {_short(ceiling)}")
+
+
+def _check_expected(problems, where, result):
+    expected = result.get("expected")
+    if expected is None:
+        return
+    if not isinstance(expected, dict):
+        problems.add(where, f"expected: not an object: {_short(expected)}")
+        return
+    if expected.get("outcome") not in EXPECTED_OUTCOMES:
+        problems.add(where, f"expected.outcome: {_short(expected.get('outcome'))}, not one of "
+                            f"{', '.join(EXPECTED_OUTCOMES)}")
+    if not isinstance(expected.get("reason"), str) or not expected["reason"].strip():
+        problems.add(where, "expected.reason: missing or empty (an expectation nobody can explain is a "
+                            "failure hidden)")
+    if not isinstance(expected.get("met"), bool):
+        problems.add(where, f"expected.met: {_short(expected.get('met'))}, not true or false")
+    elif expected["met"] and result.get("status") in STATUSES and expected.get("outcome") in EXPECTED_OUTCOMES:
+        status, wanted = result["status"], expected["outcome"]
+        if not (status == wanted or (wanted == "fail" and status == "error")):
+            problems.add(where, f"expected.met is true, but the status {status!r} does not meet the expected "
+                                f"{wanted!r}")
+    for key in ("where",):
+        if key in expected and not isinstance(expected[key], str):
+            problems.add(where, f"expected.{key}: not a string: {_short(expected[key])}")
+    if "unexpected_pass" in expected and not isinstance(expected["unexpected_pass"], bool):
+        problems.add(where, f"expected.unexpected_pass: {_short(expected['unexpected_pass'])}, not true or false")
+
+
+def _describe(index, result):
+    """'results[12] (case 'sumsq/f64-n7' on cuda:0)': where a result is in its file."""
+    if not isinstance(result, dict):
+        return f"results[{index}]"
+    case, device = result.get("case"), result.get("device")
+    text = f" (case {case!r}" if isinstance(case, str) and case else ""
+    if text and isinstance(device, str):
+        text += f" on {device}"
+    return f"results[{index}]" + (text + ")" if text else "")
+
+
+def _check_result(problems, index, result):
+    where = _describe(index, result)
+    if not isinstance(result, dict):
+        problems.add(where, f"not an object: {_short(result)}")
+        return
+    if not isinstance(result.get("case"), str):
+        problems.add(where, "case: " + ("missing" if "case" not in result
+                                        else f"not a string: {_short(result['case'])}"))
+    status = result.get("status")
+    if status not in STATUSES:
+        problems.add(where, "status: " + ("missing" if status is None else
+                                          f"{_short(status)} is not one of {', '.join(STATUSES)}"))
+    for key in ("message", "file", "backend", "device", "kernel", "op", "dtype"):
+        if result.get(key) is not None and not isinstance(result[key], str):
+            problems.add(where, f"{key}: not a string: {_short(result[key])}")
+    _check_numbers(problems, where, result, ("line", "bytes", "flops"))
+    accuracy = result.get("accuracy")
+    if accuracy is not None:
+        if not isinstance(accuracy, dict):
+            problems.add(where, f"accuracy: not an object: {_short(accuracy)}")
+        else:
+            _check_numbers(problems, f"{where}: accuracy", accuracy,
+                           ("checked", "failures", "unwritten", "fraction_of_bound"))
+            worst = accuracy.get("worst")
+            if worst is not None and not isinstance(worst, dict):
+                problems.add(where, f"accuracy.worst: not an object: {_short(worst)}")
+            elif worst:
+                _check_numbers(problems, f"{where}: accuracy.worst", worst, _WORST_KEYS)
+    if result.get("timing") is not None:
+        _check_timing(problems, where, result["timing"])
+    _check_expected(problems, where, result)
+
+
+def _check_device(problems, index, device):
+    where = f"devices[{index}]"
+    if not isinstance(device, dict):
+        problems.add(where, f"not an object: {_short(device)}")
+        return
+    for key in ("id", "backend"):
+        if not isinstance(device.get(key), str) or not device[key]:
+            problems.add(where, f"{key}: " + ("missing" if key not in device
+                                              else f"not a string: {_short(device[key])}"))
+    for key in ("name", "platform", "vendor", "driver_version", "runtime_version", "details"):
+        if device.get(key) is not None and not isinstance(device[key], str):
+            problems.add(where, f"{key}: not a string: {_short(device[key])}")
+    _check_numbers(problems, where, device, ("index", "memory_bytes"))
     ceilings = device.get("ceilings")
-    if isinstance(ceilings, dict):
-        for key in list(ceilings):
-            if key != "method" and not isinstance(ceilings[key], (dict, list)):  # method is prose
-                ceilings[key] = number(ceilings[key])
-    else:
+    if ceilings is None:
         device["ceilings"] = {}
+    elif not isinstance(ceilings, dict):
+        problems.add(where, f"ceilings: not an object: {_short(ceilings)}")
+    else:
+        _check_numbers(problems, f"{where}: ceilings", ceilings, CEILING_KEYS)
+
+
+def _check_document(problems, data):
+    """Checks the whole document, converting numbers in place; problems collects what is wrong."""
+    devices = data.get("devices", [])
+    if devices is None:
+        devices = data["devices"] = []
+    if not isinstance(devices, list):
+        problems.add("devices", f"not a list: {_short(devices)}")
+        data["devices"] = []
+    else:
+        seen = {}
+        for index, device in enumerate(devices):
+            _check_device(problems, index, device)
+            if isinstance(device, dict) and isinstance(device.get("id"), str):
+                if device["id"] in seen:
+                    problems.add(f"devices[{index}]",
+                                 f"id {device['id']!r} already used by devices[{seen[device['id']]}]")
+                seen.setdefault(device["id"], index)
+    seen = {}
+    for index, result in enumerate(data["results"]):
+        _check_result(problems, index, result)
+        if isinstance(result, dict):
+            key = tuple(result.get(k) for k in ("case", "backend", "kernel", "device"))
+            if not all(isinstance(k, (str, type(None))) for k in key) or not key[0]:
+                continue  # a problem found in a file before any case ran is told apart by its file and line
+            if key in seen:
+                problems.add(_describe(index, result), f"the same case, backend, kernel and device as "
+                                                       f"results[{seen[key]}]: which one counts?")
+            seen.setdefault(key, index)
+    summary = data.get("summary")
+    if summary is not None:
+        if not isinstance(summary, dict):
+            problems.add("summary", f"not an object: {_short(summary)}")
+        else:
+            for key in SUMMARY_KEYS:
+                value = summary.get(key)
+                if key in summary and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                    problems.add("summary", f"{key}: not a count: {_short(value)}")
+    comparability = data.get("comparability")
+    if comparability is not None:
+        if not isinstance(comparability, dict):
+            problems.add("comparability", f"not an object: {_short(comparability)}")
+        else:
+            for key, value in comparability.items():
+                if isinstance(value, (dict, list)):
+                    problems.add("comparability", f"{key}: not a string: {_short(value)}")
+    for key in ("machine", "kcs", "options"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            problems.add(key, f"not an object: {_short(data[key])}")
 
 
 def _normalise_result(result, run):
-    result["status"] = str(result.get("status") or "error")
-    result["message"] = str(result.get("message") or "")
-    name = str(result.get("case") or "")
-    result["case"] = name
+    result["message"] = result.get("message") or ""
+    name = result["case"]
     # The page a result belongs to is its case file's stem, which is the case name's prefix.
     if "/" in name:
         result["stem"] = name.split("/", 1)[0]
@@ -102,26 +365,14 @@ def _normalise_result(result, run):
         result["stem"] = name or "unknown"
     if not result.get("op"):
         result["op"] = result["stem"]
-    result["bytes"] = number(result.get("bytes"))
-    result["flops"] = number(result.get("flops"))
-    accuracy = result.get("accuracy")
-    if isinstance(accuracy, dict):
-        _numbers(accuracy, ("checked", "failures", "unwritten", "fraction_of_bound"))
-        _numbers(accuracy.get("worst"), _WORST_KEYS)
-    else:
+    if not isinstance(result.get("accuracy"), dict):
         result["accuracy"] = None
-    timing = result.get("timing")
-    if isinstance(timing, dict):
-        _numbers(timing.get("kernel"), _TIMING_KEYS)
-        _numbers(timing.get("end_to_end"), _TIMING_KEYS)
-        _numbers(timing, ("kernel_bytes_per_s", "kernel_flops_per_s"))
-        _numbers(timing.get("ceiling"), ("achieved_per_s", "ceiling_per_s", "fraction"))
-    else:
+    if not isinstance(result.get("timing"), dict):
         result["timing"] = None
     device_id = result.get("device")
     device = run.devices.get(str(device_id)) if device_id is not None else None
     if device is None and device_id is not None:
-        # A result naming a device the file does not list: keep it, described by its id.
+        # A result naming a device the file does not list: kept, described by its id.
         device = {"id": str(device_id), "backend": result.get("backend"), "name": str(device_id),
                   "ceilings": {}}
         run.devices[str(device_id)] = device
@@ -130,14 +381,22 @@ def _normalise_result(result, run):
 
 
 def load_results(path, label=None):
-    """Reads and checks one results file; raises ResultsError naming the file and the cause."""
+    """Reads and checks one results file; raises ResultsError naming the file and the causes."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            text = handle.read()
     except OSError as error:
         raise ResultsError(f"{path}: cannot read: {error.strerror or error}") from error
-    except (ValueError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{path}: not valid JSON: not UTF-8 text ({error.reason} at byte "
+                           f"{error.start})") from error
+    check_depth(text, path)
+    try:
+        data = json.loads(text)
+    except ValueError as error:
         raise ResultsError(f"{path}: not valid JSON: {error}") from error
+    except RecursionError:  # not reached after check_depth; kept so that no traceback can escape
+        raise ResultsError(f"{path}: JSON nested too deeply to read: not a results file") from None
     return results_from_data(data, path, label)
 
 
@@ -150,12 +409,50 @@ def results_from_data(data, path="<memory>", label=None):
                            f"this report reads versions {', '.join(map(str, VERSIONS))}")
     if not isinstance(data.get("results"), list):
         raise ResultsError(f"{path}: no \"results\" list")
+    problems = _Problems(path)
+    _check_document(problems, data)
+    problems.raise_if_any()
     run = Run(path, data, label or os.path.basename(path))
-    for device in run.devices.values():
-        _normalise_device(device)
     for result in run.results:
         _normalise_result(result, run)
     return run
+
+
+def outcome(result):
+    """A result's status read with its expectation: pass, fail, error, skip; xfail, xerror, xskip
+    (an expected failure, error or skip that happened); xpass (expected not to pass, but passed:
+    the runner writes it as a fail)."""
+    status = result["status"]
+    expected = result.get("expected")
+    if not expected:
+        return status
+    if expected.get("met"):
+        return {"fail": "xfail", "error": "xerror", "skip": "xskip"}.get(status, status)
+    if status == "fail" and (expected.get("unexpected_pass") is True or
+                             ("unexpected_pass" not in expected and result["message"].startswith("unexpected pass"))):
+        return "xpass"
+    return status
+
+
+def summary_counts(results):
+    """passed, failed, skipped, errors, expected, unexpected_passes as the runner counts them
+    (harness/results.c): an expected failure or error counts as passed and as expected, an
+    expected skip as skipped and expected, an unexpected pass as failed."""
+    counts = dict.fromkeys(SUMMARY_KEYS, 0)
+    for result in results:
+        kind = outcome(result)
+        counts[COUNTED_AS[kind]] += 1
+        if kind in ("xfail", "xerror", "xskip"):
+            counts["expected"] += 1
+        elif kind == "xpass":
+            counts["unexpected_passes"] += 1
+    return counts
+
+
+def device_uuid(device):
+    """The uuid that a device's "details" ("key=value; ...") gives, or None."""
+    match = re.search(r"(?:^|[;,\s])uuid=([^;,\s]+)", str((device or {}).get("details") or ""))
+    return match.group(1) if match else None
 
 
 def label_runs(paths):
@@ -169,8 +466,9 @@ def label_runs(paths):
 
 
 def device_name_key(result):
-    """How a device is known across files: its name, plus the index among same-named devices of
-    its backend in its own file when a machine has several identical cards."""
+    """How the pages know a device across files: its name, plus the index among same-named
+    devices of its backend in its own file when a machine has several identical cards. (The
+    baseline comparison matches devices more carefully: kcs_compare.match_devices.)"""
     device = result.get("device_record")
     if device is None:
         return ""
@@ -186,19 +484,19 @@ def device_name_key(result):
 
 
 def result_key(result):
-    """(case, backend, kernel, device name): what the baseline comparison matches on."""
+    """(case, backend, kernel, device name): how the pages find a case's latest result."""
     return (result["case"], result.get("backend") or "", result.get("kernel") or "",
             device_name_key(result))
 
 
-def latest_by_key(runs):
-    """One result per result_key over several runs, the newest run winning (by "created", then
-    by order on the command line)."""
+def latest_by_key(runs, key=result_key):
+    """One result per key over several runs, the newest run winning (by "created", then by order
+    on the command line)."""
     order = sorted(range(len(runs)), key=lambda i: (runs[i].created, i))
     latest = {}
     for index in order:
         for result in runs[index].results:
-            latest[result_key(result)] = result
+            latest[key(result)] = result
     return latest
 
 

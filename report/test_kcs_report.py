@@ -26,8 +26,9 @@ sys.path.insert(0, HERE)
 import browser_check  # noqa: E402
 import kcs_fixtures as fx  # noqa: E402
 import kcs_report  # noqa: E402
-from kcs_compare import Thresholds, classify_correctness, classify_speed  # noqa: E402
-from kcs_results import ResultsError, results_from_data  # noqa: E402
+from kcs_compare import CompareError, Comparison, Options, classify_correctness, classify_speed  # noqa: E402
+from kcs_results import ResultsError, device_uuid, results_from_data  # noqa: E402
+from kcs_stats import quantile, rank_sum_test  # noqa: E402
 
 SCRIPT = os.path.join(HERE, "kcs_report.py")
 
@@ -138,6 +139,61 @@ class CaseFileTests(unittest.TestCase):
         self.assertNotIn('href="javascript', out)
 
 
+class Scratch(unittest.TestCase):
+    """A scratch directory with a case file, and the command run in-process."""
+
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory(prefix="kcs-report-test-")
+        self.dir = self.scratch.name
+        self.cases = os.path.join(self.dir, "cases")
+        os.makedirs(self.cases)
+        with open(os.path.join(self.cases, "sumsq.md"), "w", encoding="utf-8") as handle:
+            handle.write(CASE_FILE)
+        self.new = fx.demo_new()
+
+    def tearDown(self):
+        self.scratch.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, allow_nan=False, default=str)
+        return path
+
+    def write_text(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+
+    def report(self, *paths, baseline=None, output="out", extra=()):
+        """Runs the command in-process: (exit status, stdout and stderr, output directory)."""
+        out_dir = os.path.join(self.dir, output)
+        argv = [*paths, "--cases", self.cases, "--output", out_dir, *extra]
+        if baseline:
+            argv += ["--baseline", baseline]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = kcs_report.main(argv)
+        return status, stdout.getvalue() + stderr.getvalue(), out_dir
+
+    def compare(self, old, new, extra=()):
+        """(exit status, output, index.html) of new compared with the baseline old (documents)."""
+        status, out, out_dir = self.report(self.write("new.json", new), baseline=self.write("base.json", old),
+                                           extra=extra)
+        index = os.path.join(out_dir, "index.html")
+        return status, out, self.read(index) if os.path.isfile(index) else ""
+
+    def read(self, path):
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    def section(self, index, ident, end="</table>"):
+        """The part of index.html from the element with this id to the first end after it."""
+        part = index[index.index(f'id="{ident}"'):]
+        return part[:part.index(end)]
+
+
 class ResultsTests(unittest.TestCase):
     def test_nonfinite_strings_become_floats(self):
         doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-nan", fx.CUDA, "k", fraction="nan",
@@ -157,71 +213,520 @@ class ResultsTests(unittest.TestCase):
             self.assertEqual(results_from_data({"schema": "kcs-results", "version": version, "results": []}).version,
                              version)
 
+    def test_uuid_is_read_from_details(self):
+        self.assertEqual(device_uuid(fx.CUDA), "GPU-5ad8e6b4-0c1f-4b7e-9a52-3f0e1d2c4b6a")
+        self.assertEqual(device_uuid({"details": "uuid=abc"}), "abc")
+        self.assertIsNone(device_uuid({"details": "sm_90; myuuid=x"}))
+        self.assertIsNone(device_uuid(fx.POCL))
+
+
+class MalformedInputTests(Scratch):
+    """Bad results files: exit 2 and a message naming the file, where and what; never a traceback."""
+
+    def refused(self, text_or_doc, *expected):
+        path = (self.write_text("bad.json", text_or_doc) if isinstance(text_or_doc, str)
+                else self.write("bad.json", text_or_doc))
+        status, out, out_dir = self.report(path)
+        self.assertEqual(status, 2, out)
+        self.assertIn(f"kcs_report: {path}", out)
+        for text in expected:
+            self.assertIn(text, out)
+        self.assertNotIn("Traceback", out)
+        self.assertFalse(os.path.exists(os.path.join(out_dir, "index.html")), "a page from a malformed file")
+        return out
+
+    def test_deep_nesting_is_refused_before_parsing(self):
+        depth = 200000  # far beyond Python's recursion limit: json.loads itself would raise RecursionError
+        out = self.refused("[" * depth + "]" * depth, "bad.json:1:65: JSON nested deeper than 64 levels")
+        self.assertNotIn("RecursionError", out)
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k")])
+        text = json.dumps(doc, indent=1).replace('"params": {}', '"params": ' + "[" * 70 + "]" * 70)
+        self.refused(text, "JSON nested deeper than 64 levels")
+
+    def test_brackets_in_strings_do_not_count_as_nesting(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", message="[" * 500 + '\\"{' * 100)])
+        status, out, _ = self.report(self.write("ok.json", doc))
+        self.assertEqual(status, 0, out)
+
+    def test_unknown_status_is_refused_not_dropped(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k")])
+        doc["results"][1]["status"] = "passed"
+        self.refused(doc, "results[1] (case 'sumsq/f64-n93' on cuda:0): status: 'passed' is not one of pass, fail, "
+                          "error, skip")
+
+    def test_non_numeric_timings_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", median=1e-3),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k", median=1e-3,
+                                                samples=fx.noisy_samples(1e-3, 1, count=20))])
+        doc["results"][0]["timing"]["kernel"]["median_s"] = "fast"
+        doc["results"][1]["timing"]["kernel"]["samples_s"][3] = "1 ms"
+        doc["results"][1]["timing"]["end_to_end"]["lower_quartile_s"] = -1.0
+        self.refused(doc, "results[0] (case 'sumsq/f64-n7' on cuda:0): timing.kernel: median_s: not a number: 'fast'",
+                     "results[1] (case 'sumsq/f64-n93' on cuda:0): timing.kernel.samples_s[3]: not a number: '1 ms'",
+                     "timing.end_to_end: lower_quartile_s: a time cannot be negative",
+                     "malformed results file (3 problems)")
+
+    def test_missing_required_fields_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", median=1e-3),
+                                      fx.result("sumsq/f64-n93", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n4096", fx.CUDA, "k")])
+        del doc["results"][0]["timing"]["kernel"]
+        del doc["results"][1]["status"]
+        del doc["results"][2]["case"]
+        del doc["devices"][0]["id"]
+        self.refused(doc, "results[0] (case 'sumsq/f64-n7' on cuda:0): timing.kernel: missing",
+                     "results[1] (case 'sumsq/f64-n93' on cuda:0): status: missing",
+                     "results[2]: case: missing", "devices[0]: id: missing")
+
+    def test_results_that_are_not_objects_and_duplicates_are_refused(self):
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k"),
+                                      fx.result("sumsq/f64-n7", fx.CUDA, "k")])
+        doc["results"].append(42)
+        self.refused(doc, "results[2]: not an object: 42",
+                     "results[1] (case 'sumsq/f64-n7' on cuda:0): the same case, backend, kernel and device as "
+                     "results[0]")
+
+    def test_an_expectation_without_a_reason_is_refused(self):
+        entry = fx.expect(fx.result("sumsq/f64-n7", fx.CUDA, "k", "fail"), "fail", "driver bug")
+        entry["expected"]["reason"] = " "
+        self.refused(fx.document([fx.CUDA], [entry]), "expected.reason: missing or empty")
+        entry["expected"].update(reason="driver bug", met=True, outcome="skip")
+        self.refused(fx.document([fx.CUDA], [entry]), "expected.met is true, but the status 'fail' does not meet "
+                                                      "the expected 'skip'")
+
+    def test_not_json_and_missing_files(self):
+        status, out, _ = self.report(os.path.join(self.dir, "missing.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("missing.json: cannot read", out)
+        self.refused({"schema": "x"}, "not a kcs results file")
+        self.refused("{not json", "not valid JSON")
+        path = os.path.join(self.dir, "latin1.json")
+        with open(path, "wb") as handle:
+            handle.write(b'{"schema": "kcs-results", "x": "\xe9"}')
+        status, out, _ = self.report(path)
+        self.assertEqual(status, 2, out)
+        self.assertIn("not UTF-8", out)
+
+    def test_a_malformed_baseline_is_refused_too(self):
+        doc = copy.deepcopy(self.new)
+        doc["results"][0]["status"] = "PASS"
+        status, out, _ = self.report(self.write("new.json", self.new), baseline=self.write("base.json", doc))
+        self.assertEqual(status, 2, out)
+        self.assertIn("base.json: malformed results file", out)
+
+
+class StatsTests(unittest.TestCase):
+    def test_rank_test_matches_published_values(self):
+        # scipy.stats.mannwhitneyu 1.10 (method="exact" and "asymptotic" with continuity correction).
+        self.assertAlmostEqual(rank_sum_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])[1], 2 / 252)
+        self.assertEqual(rank_sum_test([1, 2, 3], [4, 5, 6]), (0.0, 0.1))
+        first = [0.13, -0.21, 1.02, 0.47, -0.75, 0.31, 0.05, -1.3, 0.66, 0.2, -0.4, 0.9]
+        second = [1.61, 0.62, 0.93, 1.8, 0.41, 1.12, 2.0, 0.77, 1.36, -0.1, 1.5, 0.85, 1.05, 0.3, 1.9]
+        u, p = rank_sum_test(first, second)
+        self.assertEqual(u, 25.0)
+        self.assertAlmostEqual(p, 0.000934429982754118, places=15)
+        ties_first = [1, 1, 2, 2, 2, 3, 3, 4, 5, 5] * 10
+        ties_second = [2, 3, 3, 3, 4, 4, 5, 5, 6, 6] * 10
+        u, p = rank_sum_test(ties_first, ties_second)
+        self.assertEqual(u, 2550.0)
+        self.assertAlmostEqual(p, 1.068012926996648e-09, delta=1e-20)
+        self.assertEqual(rank_sum_test([1, 1, 1], [1, 1])[1], 1.0)
+
+    def test_quantiles_as_the_runner_computes_them(self):
+        self.assertEqual(quantile([1.0, 2.0, 3.0, 4.0], 0.25), 1.75)
+        self.assertEqual(quantile([1.0, 2.0, 3.0, 4.0], 0.5), 2.5)
+        self.assertEqual(quantile([5.0], 0.75), 5.0)
+        timing = fx.figures([4.0, 1.0, 3.0, 2.0])
+        self.assertEqual((timing["lower_quartile_s"], timing["median_s"]), (1.75, 2.5))
+
 
 class ClassificationTests(unittest.TestCase):
     def kernel(self, median, spread, repeats=10):
         return {"repeats": repeats, "median_s": median, "lower_quartile_s": median * (1 - spread),
                 "upper_quartile_s": median * (1 + spread)}
 
-    def test_correctness(self):
+    def sampled(self, median, seed, count=200, jitter=0.015):
+        return fx.figures(fx.noisy_samples(median, seed, count=count, jitter=jitter, tail=0.05))
+
+    def test_correctness_reads_expectations(self):
         self.assertEqual(classify_correctness("pass", "fail"), "regressed")
         self.assertEqual(classify_correctness("pass", "error"), "regressed")
+        self.assertEqual(classify_correctness("pass", "xfail"), "expected")
+        self.assertEqual(classify_correctness("pass", "xerror"), "expected")
+        self.assertEqual(classify_correctness("xpass", "fail"), "regressed")
         self.assertEqual(classify_correctness("error", "pass"), "fixed")
+        self.assertEqual(classify_correctness("xfail", "xpass"), "fixed")
         self.assertEqual(classify_correctness("fail", "error"), "unchanged")
+        self.assertEqual(classify_correctness("fail", "xfail"), "unchanged")
         self.assertEqual(classify_correctness("pass", "skip"), "unchanged")
 
-    def test_speed(self):
+    def test_speed_from_quartiles(self):
         old = self.kernel(1.0, 0.01)
         self.assertEqual(classify_speed(old, self.kernel(3.0, 0.01))[0], "slower")
         self.assertEqual(classify_speed(old, self.kernel(0.5, 0.01))[0], "faster")
         self.assertEqual(classify_speed(old, self.kernel(1.0, 0.01))[0], "same")
-        # Apart but within the noise floor: same, not slower.
-        self.assertEqual(classify_speed(self.kernel(1.0, 0.001), self.kernel(1.01, 0.001))[0], "same")
-        # Wide, overlapping spreads with medians 30% apart: cannot tell.
-        self.assertEqual(classify_speed(self.kernel(1.0, 0.5), self.kernel(1.3, 0.5))[0], "unclear")
-        # Overlapping, medians 3% apart: same.
-        self.assertEqual(classify_speed(self.kernel(1.0, 0.1), self.kernel(1.03, 0.1))[0], "same")
-        # Too few repeats: unclear even for a 3x change.
+        self.assertEqual(classify_speed(old, self.kernel(1.04, 0.01))[0], "same")       # within the minimum effect
+        self.assertEqual(classify_speed(old, self.kernel(1.10, 0.01))[0], "slower")
+        # Beyond the minimum effect but within the noise the runs show: cannot tell.
+        speed = classify_speed(self.kernel(1.0, 0.15), self.kernel(1.2, 0.15))
+        self.assertEqual(speed[0], "unclear")
+        self.assertIn("within the noise", speed[2])
+        self.assertAlmostEqual(speed.noise, 0.3)
+        # Beyond both, but the interquartile ranges still overlap (a skewed spread): cannot tell.
+        skewed = {"repeats": 10, "median_s": 1.12, "lower_quartile_s": 1.005, "upper_quartile_s": 1.125}
+        speed = classify_speed(self.kernel(1.0, 0.01), skewed)
+        self.assertEqual(speed[0], "unclear")
+        self.assertIn("interquartile ranges overlap", speed[2])
         self.assertEqual(classify_speed(self.kernel(1.0, 0.01, 2), self.kernel(3.0, 0.01, 2))[0], "unclear")
+        self.assertIn("no quartiles", classify_speed({"repeats": 10, "median_s": 1.0},
+                                                     {"repeats": 10, "median_s": 2.0})[2])
         self.assertEqual(classify_speed(None, old)[0], "untimed")
-        custom = Thresholds(noise_floor=0.5)
-        self.assertEqual(classify_speed(old, self.kernel(1.4, 0.01), custom)[0], "same")
+        self.assertEqual(classify_speed(old, self.kernel(1.4, 0.01), Options(min_effect=0.5))[0], "same")
+
+    def test_speed_from_repeats_uses_the_rank_test(self):
+        old = self.sampled(1e-3, 1)
+        speed = classify_speed(old, self.sampled(1.1e-3, 2))
+        self.assertEqual(speed[0], "slower")
+        self.assertLess(speed.p, 1e-10)
+        self.assertIn("rank test p", speed[2])
+        self.assertEqual(classify_speed(old, self.sampled(1e-3, 3))[0], "same")
+        self.assertEqual(classify_speed(old, self.sampled(0.85e-3, 4))[0], "faster")
+        # Ten percent apart, six repeats a side of a noisy kernel: the test cannot show it.
+        few_old = fx.figures([1.00, 1.09, 0.97, 1.12, 0.95, 1.02])
+        few_new = fx.figures([1.10, 1.00, 1.21, 1.13, 1.07, 1.16])
+        speed = classify_speed(few_old, few_new)
+        self.assertEqual(speed[0], "unclear")
+        self.assertIn("does not show it", speed[2])
+        self.assertEqual(classify_speed(few_old, few_new, Options(significance=0.5))[0], "slower")
+
+    def test_options_are_checked(self):
+        for options in (Options(min_effect=-0.1), Options(min_effect=1.5), Options(significance=0),
+                        Options(min_repeats=0)):
+            with self.assertRaises(CompareError):
+                options.check()
 
 
-class ReportTests(unittest.TestCase):
-    def setUp(self):
-        self.scratch = tempfile.TemporaryDirectory(prefix="kcs-report-test-")
-        self.dir = self.scratch.name
-        self.cases = os.path.join(self.dir, "cases")
-        os.makedirs(self.cases)
-        with open(os.path.join(self.cases, "sumsq.md"), "w", encoding="utf-8") as handle:
-            handle.write(CASE_FILE)
-        self.new = fx.demo_new()
+def only(entries, side, kind):
+    """The 'what' of the one-side entries of a comparison of this side and kind."""
+    return [e["what"] for e in entries if e["side"] == side and e["kind"] == kind]
 
-    def tearDown(self):
-        self.scratch.cleanup()
 
-    def write(self, name, doc):
-        path = os.path.join(self.dir, name)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, allow_nan=False, default=str)
-        return path
+class ComparisonTests(Scratch):
+    """The verdicts a driver or GPU validation relies on."""
 
-    def report(self, *paths, baseline=None, output="out"):
-        """Runs the command in-process: (exit status, stdout, output directory)."""
-        out_dir = os.path.join(self.dir, output)
-        argv = [*paths, "--cases", self.cases, "--output", out_dir]
-        if baseline:
-            argv += ["--baseline", baseline]
-        stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            status = kcs_report.main(argv)
-        return status, stdout.getvalue() + stderr.getvalue(), out_dir
+    def comparison(self, old, new, **options):
+        return Comparison(results_from_data(json.loads(json.dumps(old)), "base.json", "base.json"),
+                          [results_from_data(json.loads(json.dumps(new)), "new.json", "new.json")],
+                          Options(**options))
 
-    def read(self, path):
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+    def test_identical_reruns_on_another_machine_are_not_slower(self):
+        base = fx.timed_suite(seed=0)
+        for seed in range(1, 6):
+            rerun = fx.rerun(base, seed, fx.between_machines, hostname="ci-gpu-2")
+            for keep_repeats in (True, False):
+                old, new = copy.deepcopy(base), copy.deepcopy(rerun)
+                if not keep_repeats:
+                    fx.strip_samples(old), fx.strip_samples(new)
+                comparison = self.comparison(old, new)
+                changed = [(row["key"], row["ratio"], row["reason"]) for row in comparison.rows
+                           if row["speed"] in ("slower", "faster")]
+                self.assertEqual(changed, [], f"seed {seed}, repeats kept: {keep_repeats}")
+                self.assertEqual(comparison.verdict()[0], 0)
+                self.assertEqual(comparison.count("speed", "same") + comparison.count("speed", "unclear"), 32)
+        status, out, _ = self.compare(base, fx.rerun(base, 1, fx.between_machines))
+        self.assertEqual(status, 0, out)
+        self.assertIn("verdict: no regression in 32 compared", out)
 
+    def test_planted_ten_percent_slowdown_of_a_millisecond_kernel_is_slower_exit_4(self):
+        base = fx.timed_suite(seed=0)
+        rerun = fx.rerun(base, 3, fx.between_machines)
+        planted = [e for e in rerun["results"]
+                   if e["device"] == "cuda:0" and e["timing"]["kernel"]["median_s"] >= 9e-4]
+        for entry in planted:
+            fx.slow_down(entry, 1.10)
+        for keep_repeats in (True, False):
+            old, new = copy.deepcopy(base), copy.deepcopy(rerun)
+            if not keep_repeats:
+                fx.strip_samples(old), fx.strip_samples(new)
+            comparison = self.comparison(old, new)
+            slower = sorted(row["key"][0] for row in comparison.rows if row["speed"] == "slower")
+            self.assertEqual(slower, sorted(e["case"] for e in planted), f"repeats kept: {keep_repeats}")
+            self.assertEqual(comparison.count("speed", "faster"), 0)
+        status, out, index = self.compare(base, rerun)
+        self.assertEqual(status, 4, out)
+        self.assertIn("SLOWER: sumsq/t4 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]: kernel median ×1.1", out)
+        self.assertIn("verdict: SLOWER: 4 of 32 compared got slower, nothing broke", out)
+        self.assertIn("; exit 4", out.splitlines()[-2])
+        self.assertIn('<span class="badge slower">slower</span>', self.section(index, "comparison"))
+
+    def test_injected_failure_exits_3_whatever_the_speed(self):
+        base = fx.timed_suite(seed=0)
+        new = fx.rerun(base, 1)
+        entry = timed_entry(new, "sumsq/t5", "opencl:1")
+        entry.update(fx.result("sumsq/t5", fx.NVIDIA_OPENCL, "workgroup-tree", "fail", n=1000, line=entry["line"],
+                               message="planted failure"))
+        fx.slow_down(timed_entry(new, "sumsq/t6", "cuda:0"), 1.5)
+        new["summary"] = fx.runner_summary(new["results"])
+        status, out, index = self.compare(base, new)
+        self.assertEqual(status, 3, out)
+        self.assertIn("REGRESSED: sumsq/t5 [opencl workgroup-tree on opencl:1 NVIDIA H100 80GB HBM3]: pass -> fail "
+                      "(planted failure)", out)
+        self.assertIn("verdict: REGRESSED: 1 pass(es) now fail or error, and 1 slower", out)
+        self.assertIn('<span class="badge regressed">regressed</span>', self.section(index, "comparison"))
+
+    def renamed(self):
+        """A baseline, and a rerun whose NVIDIA OpenCL device is now "... (rev 2)" and fails a case."""
+        base = fx.timed_suite(seed=0)
+        new = fx.rerun(base, 1)
+        for device in new["devices"]:
+            if device["id"] == "opencl:1":
+                device["name"] += " (rev 2)"
+        entry = timed_entry(new, "sumsq/t5", "opencl:1")
+        entry.update(fx.result("sumsq/t5", fx.NVIDIA_OPENCL, "workgroup-tree", "fail", n=1000, line=entry["line"],
+                               message="planted failure"))
+        new["summary"] = fx.runner_summary(new["results"])
+        return base, new
+
+    def test_renamed_device_without_map_is_named_with_a_warning(self):
+        base, new = self.renamed()
+        comparison = self.comparison(base, new)
+        self.assertEqual(only(comparison.one_side, "baseline", "device"),
+                         ["device opencl:1 NVIDIA H100 80GB HBM3 (opencl): nothing matched it"])
+        self.assertEqual(only(comparison.one_side, "new", "device"),
+                         ["device opencl:1 NVIDIA H100 80GB HBM3 (rev 2) (opencl, new.json): nothing matched it"])
+        status, out, index = self.compare(base, new)
+        self.assertEqual(status, 0, out)  # the failure is not compared; the warnings say so
+        self.assertIn("WARNING (device): nothing in new.json matched baseline device opencl:1 NVIDIA H100 80GB HBM3 "
+                      "(opencl, driver 550.54.15): its 8 result(s) were compared with nothing; if opencl:1 NVIDIA H100 "
+                      "80GB HBM3 (rev 2) of new.json is that card: --map 'opencl:1=opencl:1'", out)
+        self.assertIn("WARNING (device): nothing in the baseline matched device opencl:1 NVIDIA H100 80GB HBM3 "
+                      "(rev 2)", out)
+        self.assertIn("ONLY IN THE BASELINE: device opencl:1 NVIDIA H100 80GB HBM3 (opencl): nothing matched it "
+                      "(8 results)", out)
+        self.assertIn("2 device(s) matched nothing", out.splitlines()[-2])
+        self.assertIn("nothing matched", self.section(index, "comparison-devices"))
+        self.assertIn('<p class="verdict warn">verdict: no regression in 24 compared', index)
+        self.assertIn("NVIDIA H100 80GB HBM3 (rev 2)", self.section(index, "comparison-one-side"))
+
+    def test_renamed_device_with_map_finds_the_failure(self):
+        base, new = self.renamed()
+        for mapping in ("opencl:1=opencl:1", "NVIDIA H100 80GB HBM3=NVIDIA H100 80GB HBM3 (rev 2)"):
+            status, out, index = self.compare(base, new, extra=["--map", mapping])
+            self.assertEqual(status, 3, out)
+            self.assertIn("REGRESSED: sumsq/t5 [opencl workgroup-tree on opencl:1 NVIDIA H100 80GB HBM3 (rev 2)]",
+                          out)
+            self.assertNotIn("matched nothing", out)
+            self.assertIn("opencl:1→opencl:1 by --map", out)
+
+    def test_devices_are_matched_by_uuid_then_by_index(self):
+        # Two identical cards whose order changed between the runs: the uuid follows the card.
+        first = fx.device("cuda:0", "NVIDIA H100", "CUDA", "550", "12.4", 85e9, details="uuid=GPU-aaa")
+        second = fx.device("cuda:1", "NVIDIA H100", "CUDA", "550", "12.4", 85e9, details="uuid=GPU-bbb")
+        old = fx.document([first, second], [fx.result("sumsq/f64-n7", first, "k"),
+                                            fx.result("sumsq/f64-n7", second, "k", "fail", message="card B is bad")])
+        swapped = [dict(first, id="cuda:1", index=1), dict(second, id="cuda:0", index=0)]
+        new = fx.document(swapped, [fx.result("sumsq/f64-n7", swapped[0], "k"),
+                                    fx.result("sumsq/f64-n7", swapped[1], "k", "fail", message="card B is bad")])
+        comparison = self.comparison(old, new)
+        self.assertEqual([(p.old["id"], p.new["id"], p.how) for p in comparison.pairs],
+                         [("cuda:0", "cuda:1", "uuid"), ("cuda:1", "cuda:0", "uuid")])
+        self.assertEqual(comparison.count("correctness", "unchanged"), 2)
+        # Without uuids the same files pair by index: card A's pass against card B's failure.
+        for doc in (old, new):
+            for device in doc["devices"]:
+                device["details"] = ""
+        comparison = self.comparison(old, new)
+        self.assertEqual([p.how for p in comparison.pairs], ["backend, index and name"] * 2)
+        self.assertEqual(comparison.count("correctness", "regressed"), 1)
+        # Another card in the same slot: matched by index, and said.
+        old["devices"][0]["details"], new["devices"][1]["details"] = "uuid=GPU-aaa", "uuid=GPU-ccc"
+        comparison = self.comparison(old, new)
+        self.assertIn("another card of the same model: uuid GPU-aaa in the baseline, GPU-ccc in new.json",
+                      " ".join(text for _, text in comparison.warnings))
+
+    def test_bad_maps_exit_2(self):
+        base, new = self.renamed()
+        for mapping, message in (("opencl:1", "give OLD=NEW"), ("cuda:9=cuda:0", "no device of the baseline"),
+                                 ("cuda:0=cuda:9", "no device of new.json has the id or name 'cuda:9'"),
+                                 ("cuda:0=opencl:1", "is a cuda device")):
+            status, out, _ = self.compare(base, new, extra=["--map", mapping])
+            self.assertEqual(status, 2, mapping + ": " + out)
+            self.assertIn(message, out)
+        status, out, _ = self.report(self.write("new.json", new), extra=["--map", "a=b"])
+        self.assertEqual((status, "--map needs --baseline" in out), (2, True), out)
+        for option in (["--min-effect", "-0.1"], ["--significance", "2"], ["--min-effect", "lots"]):
+            status, out, _ = self.compare(base, new, extra=option)
+            self.assertEqual(status, 2, out)
+
+    def test_nothing_matched_exits_2(self):
+        base = fx.timed_suite(seed=0, devices=[fx.CUDA])
+        other = dict(fx.CUDA, name="NVIDIA B200", details="")
+        new = fx.timed_suite(seed=1, devices=[other])
+        status, out, _ = self.compare(base, new)
+        self.assertEqual(status, 2, out)
+        self.assertIn("verdict: NOTHING COMPARED", out)
+        self.assertIn("ONLY IN THE NEW RESULTS: device cuda:0 NVIDIA B200 (cuda, new.json): nothing matched it", out)
+
+    def test_a_loaded_machine_warns_and_judges_no_speed(self):
+        # The copy ceiling measured 31.0 GB/s on the idle machine and 16.6 GB/s on the loaded one.
+        host = fx.device("opencl:0", "cpu-znver4", "Portable Computing Language", "5.0", "OpenCL 3.0", 8e9,
+                         ceilings={"copy_bytes_per_s": 31.0e9, "fma_flops_per_s": 2e11})
+        old = fx.timed_suite(seed=0, devices=[host])
+        new = fx.rerun(old, 1)
+        new["devices"][0]["ceilings"] = {"copy_bytes_per_s": 16.6e9, "fma_flops_per_s": 2e11}
+        for entry, factor in zip(new["results"], (1.44, 1.5, 1.6, 1.75, 1.44, 1.5, 1.6, 1.75)):
+            fx.slow_down(entry, factor)
+        status, out, index = self.compare(old, new)
+        self.assertEqual(status, 0, out)
+        self.assertIn("WARNING (ceilings): opencl:0 cpu-znver4 (baseline) and opencl:0 (new.json): the measured "
+                      "ceilings differ by more than the minimum effect (5%): copy bandwidth 31 GB/s → 16.6 GB/s "
+                      "(×0.535)", out)
+        self.assertIn("0 slower, 0 faster, 0 same, 8 unclear", out)
+        self.assertIn("not judged: the device&#39;s ceilings differ between the runs",
+                      self.section(index, "comparison"))
+        self.assertIn("copy bandwidth 31 GB/s → 16.6 GB/s", self.section(index, "comparison-warnings", "</ul>"))
+        # The same slowdowns with the ceilings unchanged: slower.
+        new["devices"][0]["ceilings"] = {"copy_bytes_per_s": 30.0e9, "fma_flops_per_s": 2e11}
+        status, out, _ = self.compare(old, new)
+        self.assertEqual(status, 4, out)
+        self.assertNotIn("WARNING (ceilings)", out)
+
+    def test_differences_in_build_and_drivers_are_warnings(self):
+        old = fx.timed_suite(seed=0, devices=[fx.CUDA])
+        new = fx.rerun(old, 1)
+        new["comparability"]["cflags"] = "-O3 -march=native"
+        del new["comparability"]["cuda_arch"]
+        new["devices"][0]["driver_version"] = "560.28.03"
+        status, out, index = self.compare(old, new)
+        self.assertEqual(status, 0, out)
+        self.assertIn("WARNING (build): cflags differs: '-O2 -std=c11 -ffp-contract=off' in the baseline, "
+                      "'-O3 -march=native' in new.json", out)
+        self.assertIn("WARNING (driver): cuda:0 NVIDIA H100 80GB HBM3 (baseline) and cuda:0 (new.json): driver "
+                      "550.54.15 → 560.28.03", out)
+        self.assertNotIn("cuda_arch differs", out)  # unknown on one side: shown, not a difference
+        build = self.section(index, "comparison-build")
+        self.assertIn("<code>unknown</code>", build)
+        self.assertIn('class="over"><code>-O3 -march=native</code>', build)
+        del old["comparability"], new["comparability"]
+        status, out, _ = self.compare(old, new)
+        self.assertIn('base.json, new.json record(s) no "comparability"', out)
+
+    def test_one_side_items_and_pass_to_skip_are_named(self):
+        old = fx.timed_suite(seed=0, devices=[fx.REFERENCE, fx.CUDA])
+        new = fx.rerun(old, 1)
+        new["results"] = [e for e in new["results"] if e["case"] != "sumsq/t7"]              # a case gone
+        new["results"].append(fx.result("sumsq/t9", fx.CUDA, "cub-reduce", line=30))       # a case added
+        new["results"].append(fx.result("sumsq/t1", fx.CUDA, "warp-shuffle", line=11))      # a kernel added
+        new["results"] = [e for e in new["results"] if (e["case"], e["device"]) != ("sumsq/t2", "cuda:0")]
+        skipped = timed_entry(new, "sumsq/t3", "reference:0")
+        skipped.update(status="skip", message="tagged large, and --skip-large was given")
+        del skipped["timing"], skipped["accuracy"]
+        new["summary"] = fx.runner_summary(new["results"])
+        comparison = self.comparison(old, new)
+        self.assertEqual(only(comparison.one_side, "baseline", "case"), ["case sumsq/t7"])
+        self.assertEqual(only(comparison.one_side, "new", "case"), ["case sumsq/t9"])
+        self.assertEqual(only(comparison.one_side, "new", "kernel"),
+                         ["kernel warp-shuffle (cuda on cuda:0 NVIDIA H100 80GB HBM3)"])
+        self.assertEqual(only(comparison.one_side, "baseline", "result"),
+                         ["sumsq/t2 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]"])
+        status, out, index = self.compare(old, new)
+        self.assertEqual(status, 0, out)
+        for line in ("ONLY IN THE BASELINE: case sumsq/t7 (2 results)",
+                     "ONLY IN THE NEW RESULTS: case sumsq/t9 (1 result)",
+                     "ONLY IN THE NEW RESULTS: kernel warp-shuffle (cuda on cuda:0 NVIDIA H100 80GB HBM3) (1 result)",
+                     "ONLY IN THE BASELINE: sumsq/t2 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]",
+                     "NOW SKIPPED: sumsq/t3 [reference blocked-pairwise on reference:0 host x86_64 (96 cores)]: "
+                     "pass -> skip (tagged large, and --skip-large was given)"):
+            self.assertIn(line, out)
+        self.assertIn("sumsq/t7", self.section(index, "comparison-one-side"))
+        self.assertIn("tagged large", self.section(index, "comparison-skipped"))
+
+    def test_an_expected_failure_is_not_a_regression(self):
+        old = fx.timed_suite(seed=0, devices=[fx.CUDA])
+        new = fx.rerun(old, 1)
+        entry = timed_entry(new, "sumsq/t3", "cuda:0")
+        entry.update(fx.result("sumsq/t3", fx.CUDA, "cub-reduce", "fail", n=1000, line=entry["line"],
+                               message="sum differs"))
+        del entry["timing"]
+        fx.expect(entry, "fail", "driver 560 drops the last block (nvbug 4711)", "expectations/h100.txt:7")
+        new["summary"] = fx.runner_summary(new["results"])
+        status, out, index = self.compare(old, new)
+        self.assertEqual(status, 0, out)
+        self.assertIn("EXPECTED: sumsq/t3 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]: pass -> xfail (expected: "
+                      "driver 560 drops the last block (nvbug 4711), expectations/h100.txt:7)", out)
+        self.assertIn("0 regressed, 1 expected", out)
+        self.assertIn("driver 560 drops the last block (nvbug 4711)", self.section(index, "comparison"))
+        # The same failure without the expectation is a regression.
+        del entry["expected"]
+        new["summary"] = fx.runner_summary(new["results"])
+        status, out, _ = self.compare(old, new)
+        self.assertEqual(status, 3, out)
+
+
+class ExpectationTests(Scratch):
+    """The report counts as the runner counts (harness/results.c), and shows each expectation's reason."""
+
+    def run_with_expectations(self):
+        """A run whose runner summary is 2 passed, 6 failed, 0 skipped, 3 errors, 2 expected, 2 unexpected
+        passes (counted by hand below, and by fx.runner_summary)."""
+        dev = fx.CUDA
+        results = [fx.result("sumsq/a", dev, "k"),                                              # passed
+                   fx.expect(fx.result("sumsq/b", dev, "k", "fail", message="sum differs"), "fail",
+                             "driver bug 1234: the tail block is dropped", "tests/h100.txt:4"),  # passed, expected
+                   fx.expect(fx.result("sumsq/c", dev, "k", "error", message="illegal address"), "fail",
+                             "driver bug 99", "tests/h100.txt:5"),  # passed, expected
+                   fx.expect(fx.result("sumsq/d", dev, "k"), "fail", "fixed in 560?", "tests/h100.txt:6"),
+                   fx.expect(fx.result("sumsq/e", dev, "k"), "error", "stale", "tests/h100.txt:7")]   # 2 xpass
+        results += [fx.result(f"sumsq/f{i}", dev, "k", "fail", message="wrong") for i in range(3)]
+        results += [fx.expect(fx.result("sumsq/g", dev, "k", "fail", message="wrong"), "skip", "no fp64",
+                              "tests/h100.txt:8")]                                                   # failed, unmet
+        results += [fx.result(f"sumsq/h{i}", dev, "k", "error", message="build failed") for i in range(3)]
+        doc = fx.document([dev], results)
+        results[3]["expected"].pop("unexpected_pass")  # as an older runner writes it: only the message says so
+        self.assertEqual(doc["summary"], {"passed": 3, "failed": 6, "skipped": 0, "errors": 3, "expected": 2,
+                                          "unexpected_passes": 2})
+        return doc
+
+    def test_counts_equal_the_runners_summary(self):
+        doc = self.run_with_expectations()
+        run = results_from_data(json.loads(json.dumps(doc)))
+        self.assertEqual(run.counts(), doc["summary"])
+        self.assertEqual(run.summary_mismatches(), [])
+        status, out, out_dir = self.report(self.write("run.json", doc))
+        self.assertEqual(status, 0, out)
+        self.assertIn("run.json: 3 passed, 6 failed, 0 skipped, 3 errors; 2 expected failures or skips (counted as "
+                      "passed or skipped), 2 unexpected passes (counted as failed)", out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertIn('<span class="num">3</span>passed', index)
+        self.assertIn('<span class="num">6</span>failed', index)
+        expected = self.section(index, "expected")
+        self.assertIn("driver bug 1234: the tail block is dropped", expected)
+        self.assertIn("tests/h100.txt:4", expected)
+        self.assertIn('<span class="badge xfail"', expected)
+        self.assertIn('<span class="badge xerror"', expected)
+        failures = self.section(index, "failures")
+        self.assertIn("unexpected pass</span>", failures)
+        self.assertNotIn("driver bug 1234", failures)
+
+    def test_a_summary_that_disagrees_is_warned_about(self):
+        doc = self.run_with_expectations()
+        doc["summary"]["passed"] = 2
+        status, out, out_dir = self.report(self.write("run.json", doc))
+        self.assertIn("WARNING: run.json: passed: the file's summary says 2, its results count 3", out)
+        self.assertIn("passed: the file&#39;s summary says 2", self.read(os.path.join(out_dir, "index.html")))
+
+    def test_op_page_shows_the_reason(self):
+        doc = fx.document([fx.CUDA], [fx.expect(fx.result("sumsq/f64-n93", fx.CUDA, "k", "fail", message="off"),
+                                                "fail", "driver bug 1234", "tests/h100.txt:4")])
+        status, out, out_dir = self.report(self.write("run.json", doc))
+        page = self.read(os.path.join(out_dir, "sumsq.html"))
+        block = page[page.index('id="case-f64-n93"'):]
+        self.assertIn("expected fail (tests/h100.txt:4): driver bug 1234", block)
+        self.assertIn('<span class="badge xfail"', block)
+
+
+class ReportTests(Scratch):
     def assert_self_contained(self, text, name):
         self.assertNotIn("http://", text, name)
         self.assertNotIn("https://", text, name)
@@ -364,9 +869,10 @@ class ReportTests(unittest.TestCase):
         self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
         self.assertIn("1 regressed", done.stdout)
         self.assertIn("1 slower", done.stdout)
-        self.assertIn("REGRESSED: sumsq/f64-n4096 [cuda cub-reduce on NVIDIA H100 80GB HBM3]: pass -> fail",
+        self.assertIn("REGRESSED: sumsq/f64-n4096 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]: pass -> fail",
                       done.stdout)
-        self.assertIn("SLOWER: sumsq/f64-n1000003 [cuda cub-reduce on NVIDIA H100 80GB HBM3]", done.stdout)
+        self.assertIn("SLOWER: sumsq/f64-n1000003 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]", done.stdout)
+        self.assertIn("verdict: REGRESSED: 1 pass(es) now fail or error, and 1 slower", done.stdout)
         self.assertTrue(done.stdout.strip().splitlines()[-1].endswith("index.html"))
         index = self.read(os.path.join(self.dir, "out", "index.html"))
         self.assertIn('id="comparison"', index)
@@ -386,26 +892,28 @@ class ReportTests(unittest.TestCase):
         self.assertIn("0 slower", done.stdout)
         index = self.read(os.path.join(self.dir, "out", "index.html"))
         self.assertIn('<span class="badge same">same</span>', index)
-        self.assertIn("No regression against the baseline.", index)
+        self.assertIn('<p class="verdict good">verdict: no regression in', index)
 
-    def test_fixed_and_overlapping_wide_spreads(self):
-        old = copy.deepcopy(self.new)
-        new = copy.deepcopy(self.new)
+    def test_fixed_and_wide_spreads(self):
+        old = fx.strip_samples(copy.deepcopy(self.new))
+        new = fx.strip_samples(copy.deepcopy(self.new))
         for doc in (old, new):
             entry = timed_entry(doc, "sumsq/f64-n100000000", "opencl:1")
-            entry["timing"]["kernel"]["lower_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 0.5
-            entry["timing"]["kernel"]["upper_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 1.5
+            entry["timing"]["kernel"]["lower_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 0.8
+            entry["timing"]["kernel"]["upper_quartile_s"] = entry["timing"]["kernel"]["median_s"] * 1.2
         scale_timing(timed_entry(new, "sumsq/f64-n100000000", "opencl:1"), 1.3)
         before = timed_entry(old, "sumsq/f64-n4096", "cuda:0")
         before.update(fx.result("sumsq/f64-n4096", fx.CUDA, "cub-reduce", "error", n=4096,
                                 message="CUDA error: an illegal memory access", line=before["line"]))
+        old["summary"] = fx.runner_summary(old["results"])
         status, out, out_dir = self.report(self.write("new.json", new), baseline=self.write("base.json", old))
         self.assertEqual(status, 0, out)  # unclear and fixed do not gate
         self.assertIn("1 unclear", out)
         self.assertIn("1 fixed", out)
-        self.assertIn("FIXED: sumsq/f64-n4096 [cuda cub-reduce on NVIDIA H100 80GB HBM3]: error -> pass", out)
+        self.assertIn("FIXED: sumsq/f64-n4096 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]: error -> pass", out)
         index = self.read(os.path.join(out_dir, "index.html"))
-        self.assertIn('<span class="badge unclear">unclear</span>', index)
+        self.assertIn('<span class="badge unclear">unclear</span><div class="wrap muted small reason">30% slower, '
+                      'within the noise the runs measured (interquartile range 40% of the median)', index)
 
     def test_several_files_give_a_matrix(self):
         other = copy.deepcopy(self.new)
@@ -440,7 +948,12 @@ class ReportTests(unittest.TestCase):
         done = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0)
         self.assertIn("--baseline", done.stdout)
-        self.assertIn("3 with --baseline", done.stdout)
+        self.assertIn("--min-effect FRACTION", done.stdout)
+        self.assertIn("--map OLD=NEW", done.stdout)
+        for line in ("  0  report written; no regression against the baseline", "  2  bad input:",
+                     "  3  a correctness regression (pass -> fail/error), whatever the speed",
+                     "  4  speed only: something slower, nothing regressed"):
+            self.assertIn(line, done.stdout)
 
 
 class BrowserCheckTests(unittest.TestCase):

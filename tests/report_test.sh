@@ -1,9 +1,13 @@
 #!/bin/sh
 # report_test.sh: the report as a user sees it. Writes demo results of four
-# devices (report/kcs_fixtures.py) with a planted regression against a
-# baseline, checks that the comparison classifies it (exit status 3), then
-# opens the pages in headless Chromium: they load, no image is broken, the
-# key tables are there; the screenshot is kept under the build folder.
+# devices (report/kcs_fixtures.py) and checks the comparison's exit status and
+# one-line verdict as a CI gate reads them: a planted failure and slowdown
+# against the baseline is a correctness regression (3); the baseline's build
+# rerun on another machine is no regression (0); the rerun with one 20 ms
+# kernel 10% slower is speed only (4); a malformed results file is bad input
+# (2) with a message naming it. Then it opens the pages in headless Chromium:
+# they load, no image is broken, the key tables are there; the screenshot of
+# the overview (the comparison comes first) is kept under the build folder.
 # Without Chromium it fails: there is no skip that passes.
 # usage: tests/report_test.sh build/kcs   (the runner's folder holds the outputs)
 set -u
@@ -13,19 +17,45 @@ out=$(cd "$(dirname "$1")" && pwd)/report-test
 rm -rf "$out"
 mkdir -p "$out"
 $python "$source/report/kcs_fixtures.py" "$out" > /dev/null || { echo "FAIL: fixtures"; exit 1; }
-$python "$source/report/kcs_report.py" "$out/demo-new.json" --baseline "$out/demo-baseline.json" \
-    --cases "$source/cases" --output "$out/html" > "$out/report.log" 2>&1
+
+# compare NAME WANTED VERDICT: compares demo-NAME.json with the baseline and
+# checks the exit status and the verdict line; the pages go to $out/html-NAME.
+compare() {
+    $python "$source/report/kcs_report.py" "$out/demo-$1.json" --baseline "$out/demo-baseline.json" \
+        --cases "$source/cases" --output "$out/html-$1" > "$out/$1.log" 2>&1
+    status=$?
+    if [ $status -ne "$2" ]; then
+        cat "$out/$1.log"
+        echo "FAIL: demo-$1.json against the baseline gave exit status $status, not $2"
+        exit 1
+    fi
+    grep -q "^verdict: $3" "$out/$1.log" || { cat "$out/$1.log"; echo "FAIL: demo-$1.json: no verdict '$3'"; exit 1; }
+    echo "ok: demo-$1.json: $(grep '^verdict:' "$out/$1.log")"
+}
+compare new 3 "REGRESSED"
+grep -q "^  REGRESSED: sumsq/f64-n93" "$out/new.log" || { cat "$out/new.log"; echo "FAIL: regression not named"; exit 1; }
+grep -q "^  SLOWER: sumsq/f64-n1000003" "$out/new.log" || { cat "$out/new.log"; echo "FAIL: slowdown not named"; exit 1; }
+grep -q "^  EXPECTED: sumsq/f32-n4096" "$out/new.log" || { cat "$out/new.log"; echo "FAIL: expected failure not named"; exit 1; }
+grep -q "^  ONLY IN THE NEW RESULTS: case sumsq/f64-n4097" "$out/new.log" ||
+    { cat "$out/new.log"; echo "FAIL: a case on one side only is not named"; exit 1; }
+grep -q "^  NOW SKIPPED: sumsq/f64-n100000000" "$out/new.log" ||
+    { cat "$out/new.log"; echo "FAIL: a pass that became a skip is not named"; exit 1; }
+compare rerun 0 "no regression"
+compare slower 4 "SLOWER"
+grep -q "^  SLOWER: sumsq/f64-n100000000 \[opencl" "$out/slower.log" ||
+    { cat "$out/slower.log"; echo "FAIL: the 10% slowdown is not named"; exit 1; }
+sed 's/"status": "pass"/"status": "passed"/' "$out/demo-rerun.json" > "$out/demo-bad.json"
+$python "$source/report/kcs_report.py" "$out/demo-bad.json" --output "$out/html-bad" > "$out/bad.log" 2>&1
 status=$?
-if [ $status -ne 3 ]; then
-    cat "$out/report.log"
-    echo "FAIL: the planted regression gave exit status $status, not 3"
+if [ $status -ne 2 ] || ! grep -q "demo-bad.json: results\[0\] (case 'sumsq/f64-n0' on reference:0): status: 'passed'" "$out/bad.log"; then
+    cat "$out/bad.log"
+    echo "FAIL: a malformed results file gave exit status $status (not 2) or no message naming the file and the result"
     exit 1
 fi
-grep -qi "regressed" "$out/report.log" || { cat "$out/report.log"; echo "FAIL: no regression reported"; exit 1; }
-grep -qi "slower" "$out/report.log" || { cat "$out/report.log"; echo "FAIL: no slowdown reported"; exit 1; }
-echo "ok: the planted regression and slowdown are classified (exit 3)"
+echo "ok: a malformed results file: exit 2, $(head -1 "$out/bad.log")"
+
 # No Chromium fails here too (browser_check.py says so): tools/setup.sh
 # installs it, and a check that could not run has not passed.
-$python "$source/report/browser_check.py" "$out/html/index.html" "$out/screenshot.png" ||
+$python "$source/report/browser_check.py" "$out/html-new/index.html" "$out/screenshot.png" ||
     { echo "FAIL: browser check"; exit 1; }
 echo "ok: screenshot $out/screenshot.png"
