@@ -8,54 +8,10 @@
 #include <time.h>
 
 #include "generator.h"
-#include "manifest.h"
-#include "npy.h"
 
-struct kcs_golden {
-    char directory[2048];
-    kcs_manifest manifest;
-};
-
-kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err)
-{
-    kcs_golden *g = calloc(1, sizeof *g);
-    if (!g)
-        return kcs_fail(err, KCS_ERROR, "out of memory");
-    snprintf(g->directory, sizeof g->directory, "%s", directory);
-    char manifest_path[2100];
-    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", directory);
-    if (kcs_manifest_read(manifest_path, &g->manifest, err) != KCS_OK) {
-        free(g);
-        return KCS_ERROR;
-    }
-    *golden = g;
-    return KCS_OK;
-}
-
-void kcs_golden_close(kcs_golden *golden)
-{
-    if (!golden)
-        return;
-    kcs_manifest_free(&golden->manifest);
-    free(golden);
-}
-
-void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
-                              size_t size)
-{
-    snprintf(path, size, "%s.%s.npy", c->name, layout->outputs[output].name);
-}
-
-void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
-                     char *path, size_t size)
-{
-    char relative[512];
-    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
-    snprintf(path, size, "%s/%s", directory, relative);
-}
-
-kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
-                               kcs_error *err)
+/* Generates the inputs of a case into host arrays. */
+static kcs_status generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
+                                 kcs_error *err)
 {
     for (int i = 0; i < layout->input_count; i++) {
         const kcs_array_spec *spec = &layout->inputs[i];
@@ -93,47 +49,16 @@ static size_t choose_sample(uint64_t seed, size_t count, uint64_t sample, size_t
     return unique;
 }
 
-static kcs_status read_golden(const kcs_golden *golden, const kcs_case *c, const kcs_layout *layout,
-                              int output, kcs_expected *expected, kcs_error *err)
+/* Allocates the expected values and bounds of every output: all of its
+ * elements, or a seeded sample of them for an oracle case that asks for one. */
+static kcs_status allocate_expected(const kcs_case *c, kcs_expect_source source, kcs_prepared_case *p,
+                                    kcs_error *err)
 {
-    char relative[512], path[2600];
-    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
-    snprintf(path, sizeof path, "%s/%s", golden->directory, relative);
-    if (kcs_manifest_verify_file(&golden->manifest, golden->directory, relative, err) != KCS_OK)
-        return KCS_ERROR;
-    kcs_npy_array array;
-    if (kcs_npy_read(path, &array, err) != KCS_OK)
-        return KCS_ERROR;
-    const kcs_array_spec *spec = &layout->outputs[output];
-    int same_shape = array.ndim == spec->ndim;
-    for (int d = 0; same_shape && d < spec->ndim; d++)
-        same_shape = array.shape[d] == spec->shape[d];
-    if (array.dtype != KCS_F64 || !same_shape) {
-        kcs_npy_free(&array);
-        return kcs_fail(err, KCS_ERROR,
-                        "%s: golden files hold f64 values in the output's shape; this one does not "
-                        "match output %s (run `ninja golden`)",
-                        path, spec->name);
-    }
-    memcpy(expected->values, array.data, expected->count * sizeof(double));
-    kcs_npy_free(&array);
-    return KCS_OK;
-}
-
-kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *p,
-                            kcs_error *err)
-{
-    memset(p, 0, sizeof *p);
-    p->c = c;
-    if (kcs_op_prepare(c, &p->op, &p->args, &p->layout, err) != KCS_OK)
-        return KCS_ERROR;
-    if (kcs_generate_inputs(c, &p->layout, p->inputs, err) != KCS_OK)
-        return KCS_ERROR;
     for (int o = 0; o < p->layout.output_count; o++) {
         kcs_expected *e = &p->expected[o];
         size_t count = kcs_array_element_count(&p->layout.outputs[o]);
         e->count = count;
-        if (c->expect == KCS_EXPECT_ORACLE && c->sample > 0 && c->sample < count) {
+        if (source == KCS_EXPECT_ORACLE && c->sample > 0 && c->sample < count) {
             e->indices = malloc(c->sample * sizeof *e->indices);
             if (!e->indices)
                 return kcs_fail(err, KCS_ERROR, "out of memory");
@@ -147,13 +72,20 @@ kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_pre
             return kcs_fail(err, KCS_ERROR, "cannot allocate expected values of output %s",
                             p->layout.outputs[o].name);
     }
+    return KCS_OK;
+}
+
+/* Fills the expected values from source and says where they came from. */
+static kcs_status fill_expected(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                kcs_prepared_case *p, kcs_error *err)
+{
     kcs_status status = KCS_OK;
-    switch (c->expect) {
+    switch (source) {
     case KCS_EXPECT_GOLDEN:
         if (!golden)
             return kcs_fail(err, KCS_ERROR, "case needs golden data but no golden directory is open");
         for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
-            status = read_golden(golden, c, &p->layout, o, &p->expected[o], err);
+            status = kcs_golden_read(golden, c, &p->layout.outputs[o], &p->expected[o], err);
         snprintf(p->expected_from, sizeof p->expected_from, "golden");
         break;
     case KCS_EXPECT_ORACLE:
@@ -169,9 +101,25 @@ kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_pre
         snprintf(p->expected_from, sizeof p->expected_from, "closed form");
         break;
     }
-    if (status != KCS_OK)
+    return status;
+}
+
+kcs_status kcs_prepare_case_from(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                 kcs_prepared_case *p, kcs_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    if (kcs_op_prepare(c, &p->op, &p->args, &p->layout, err) != KCS_OK ||
+        generate_inputs(c, &p->layout, p->inputs, err) != KCS_OK ||
+        allocate_expected(c, source, p, err) != KCS_OK || fill_expected(c, source, golden, p, err) != KCS_OK)
         return KCS_ERROR;
     return p->op->bounds(&p->args, p->inputs, p->expected, err);
+}
+
+kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *p,
+                            kcs_error *err)
+{
+    return kcs_prepare_case_from(c, c->expect, golden, p, err);
 }
 
 void kcs_prepared_case_free(kcs_prepared_case *p)

@@ -12,17 +12,8 @@
 #include "backend.h"
 #include "case_file.h"
 #include "check.h"
+#include "golden.h"
 #include "op.h"
-
-/* Where golden files are and the manifest that vouches for them. */
-typedef struct kcs_golden kcs_golden;
-
-/* Opens the golden directory and reads its MANIFEST; an unreadable or
- * malformed manifest is an error naming it. */
-kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err);
-
-/* Frees what kcs_golden_open made. */
-void kcs_golden_close(kcs_golden *golden);
 
 /* A case ready to run: inputs generated, expected values and bounds known. */
 typedef struct {
@@ -35,24 +26,18 @@ typedef struct {
     char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
 } kcs_prepared_case;
 
-/* Generates the inputs of a case into host arrays. */
-kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
-                               kcs_error *err);
-
 /* Prepares a case (golden may be NULL when no case needs it). */
 kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *prepared,
                             kcs_error *err);
 
+/* Prepares a case with its expected values taken from source rather than
+ * from where the case says: `kcs golden` prepares golden cases from the
+ * oracle and writes what it found. */
+kcs_status kcs_prepare_case_from(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                 kcs_prepared_case *prepared, kcs_error *err);
+
 /* Frees a prepared case. */
 void kcs_prepared_case_free(kcs_prepared_case *prepared);
-
-/* Golden file path of output o of a case: <directory>/<case name>.<output>.npy. */
-void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
-                     char *path, size_t size);
-
-/* Path of a golden file relative to the golden directory. */
-void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
-                              size_t size);
 
 /* The outcome of one case on one device and kernel. */
 typedef enum {

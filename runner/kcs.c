@@ -18,15 +18,12 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "case_file.h"
 #include "expectations.h"
-#include "manifest.h"
-#include "npy.h"
 #include "op.h"
 #include "results.h"
 #include "speed.h"
@@ -720,15 +717,34 @@ static int command_devices(const options *o)
     return exit_passed;
 }
 
+/* Prepares a golden case from its oracle and writes each output's golden
+ * file, counting them in written; a failure is printed with the case. */
+static kcs_status write_golden_case(kcs_golden *golden, const kcs_case *c, int *written)
+{
+    kcs_prepared_case p;
+    kcs_error err = {{0}};
+    kcs_status status = kcs_prepare_case_from(c, KCS_EXPECT_ORACLE, NULL, &p, &err);
+    for (int out = 0; out < p.layout.output_count && status == KCS_OK; out++) {
+        char path[2600];
+        status = kcs_golden_write(golden, c, &p.layout.outputs[out], p.expected[out].values, path, sizeof path,
+                                  &err);
+        if (status == KCS_OK) {
+            printf("wrote %s\n", path);
+            (*written)++;
+        }
+    }
+    if (status != KCS_OK)
+        fprintf(stderr, "%s:%d: case %s: %s\n", c->file, c->line, c->name, err.message);
+    kcs_prepared_case_free(&p);
+    return status;
+}
+
 /* Writes the oracle's outputs of every selected golden case and the manifest. */
 static int command_golden(const options *o, const kcs_case_list *cases)
 {
-    char manifest_path[2200];
-    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", o->golden_dir);
-    kcs_manifest manifest = {0};
+    kcs_golden *golden;
     kcs_error err = {{0}};
-    struct stat info;
-    if (stat(manifest_path, &info) == 0 && kcs_manifest_read(manifest_path, &manifest, &err) != KCS_OK) {
+    if (kcs_golden_open_to_write(o->golden_dir, &golden, &err) != KCS_OK) {
         fprintf(stderr, "kcs: %s\n", err.message);
         return exit_usage;
     }
@@ -737,51 +753,14 @@ static int command_golden(const options *o, const kcs_case_list *cases)
         const kcs_case *c = &cases->cases[i];
         if (!selected(o, c) || c->expect != KCS_EXPECT_GOLDEN)
             continue;
-        kcs_prepared_case p;
-        memset(&p, 0, sizeof p);
-        p.c = c;
-        kcs_status status = kcs_op_prepare(c, &p.op, &p.args, &p.layout, &err);
-        if (status == KCS_OK)
-            status = kcs_generate_inputs(c, &p.layout, p.inputs, &err);
-        for (int out = 0; out < p.layout.output_count && status == KCS_OK; out++) {
-            size_t count = kcs_array_element_count(&p.layout.outputs[out]);
-            p.expected[out].count = count;
-            p.expected[out].values = calloc(count ? count : 1, sizeof(double));
-            if (!p.expected[out].values)
-                status = kcs_fail(&err, KCS_ERROR, "out of memory");
-        }
-        if (status == KCS_OK)
-            status = p.op->oracle(&p.args, p.inputs, p.expected, &err);
-        for (int out = 0; out < p.layout.output_count && status == KCS_OK; out++) {
-            char path[2600], relative[512], hex[65], directory[2600];
-            kcs_golden_relative_path(c, &p.layout, out, relative, sizeof relative);
-            snprintf(path, sizeof path, "%s/%s", o->golden_dir, relative);
-            snprintf(directory, sizeof directory, "%s", path);
-            *strrchr(directory, '/') = '\0';
-            mkdir(o->golden_dir, 0777);
-            mkdir(directory, 0777);
-            const kcs_array_spec *spec = &p.layout.outputs[out];
-            status = kcs_npy_write(path, KCS_F64, spec->ndim, spec->shape, p.expected[out].values, &err);
-            if (status == KCS_OK)
-                status = kcs_sha256_file(path, hex, &err);
-            if (status == KCS_OK)
-                status = kcs_manifest_set(&manifest, relative, hex, &err);
-            if (status == KCS_OK) {
-                printf("wrote %s\n", path);
-                written++;
-            }
-        }
-        if (status != KCS_OK) {
-            fprintf(stderr, "%s:%d: case %s: %s\n", c->file, c->line, c->name, err.message);
+        if (write_golden_case(golden, c, &written) != KCS_OK)
             failures++;
-        }
-        kcs_prepared_case_free(&p);
     }
-    if (kcs_manifest_write(&manifest, manifest_path, &err) != KCS_OK) {
+    if (kcs_golden_write_manifest(golden, &err) != KCS_OK) {
         fprintf(stderr, "kcs: %s\n", err.message);
         failures++;
     }
-    kcs_manifest_free(&manifest);
+    kcs_golden_close(golden);
     printf("%d golden files written, %d cases failed\n", written, failures);
     return failures ? exit_failed : exit_passed;
 }
