@@ -15,16 +15,36 @@
 #include "golden.h"
 #include "op.h"
 
+/* Element count and bytes of one array. */
+typedef struct {
+    size_t elements;
+    size_t bytes;
+} kcs_array_size;
+
+/* The sizes of every input and output of a layout, worked out once when a
+ * case is prepared and used by every step that runs it. */
+typedef struct {
+    kcs_array_size inputs[KCS_MAX_INPUTS];
+    kcs_array_size outputs[KCS_MAX_OUTPUTS];
+    size_t total_bytes; /* inputs and outputs together: what a device must hold */
+} kcs_layout_sizes;
+
 /* A case ready to run: inputs generated, expected values and bounds known. */
 typedef struct {
     const kcs_case *c;
     const kcs_op *op;
     kcs_op_args args;
     kcs_layout layout;
+    kcs_layout_sizes sizes; /* of layout's arrays */
     void *inputs[KCS_MAX_INPUTS];
     kcs_expected expected[KCS_MAX_OUTPUTS];
     char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
 } kcs_prepared_case;
+
+/* The first step of preparing a case: finds its op and fills op, args,
+ * layout and sizes (the rest zeroed). `kcs apply`, which brings its own
+ * inputs and expected values, stops here. */
+kcs_status kcs_prepare_layout(const kcs_case *c, kcs_prepared_case *prepared, kcs_error *err);
 
 /* Prepares a case (golden may be NULL when no case needs it). */
 kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *prepared,

@@ -186,9 +186,8 @@ int kcs_command_apply(int argc, char **argv)
         snprintf(c.inputs[i].distribution.name, sizeof c.inputs[i].distribution.name, "constant");
     }
     c.input_count = input_count;
-    if (kcs_op_prepare(&c, &p.op, &p.args, &p.layout, &err) != KCS_OK)
+    if (kcs_prepare_layout(&c, &p, &err) != KCS_OK)
         goto done;
-    p.c = &c;
     for (int i = 0; i < p.layout.input_count; i++) {
         const kcs_array_spec *spec = &p.layout.inputs[i];
         int given = -1;
@@ -213,7 +212,7 @@ int kcs_command_apply(int argc, char **argv)
     }
     for (int o = 0; o < p.layout.output_count; o++) {
         const kcs_array_spec *spec = &p.layout.outputs[o];
-        size_t count = kcs_array_element_count(spec);
+        size_t count = p.sizes.outputs[o].elements;
         p.expected[o].values = calloc(count ? count : 1, sizeof(double));
         p.expected[o].bounds = calloc(count ? count : 1, sizeof(double));
         if (!p.expected[o].values || !p.expected[o].bounds) {
