@@ -8,7 +8,6 @@
  * listed case that passed. --quiet prints only failures, errors, listed
  * results and the summary. */
 #include <stdio.h>
-#include <string.h>
 
 #include "runner.h"
 
@@ -34,23 +33,20 @@ static void print_pass_detail(const kcs_run_result *run, const kcs_speed *speed)
 }
 
 void kcs_print_result(const kcs_runner_options *o, const char *case_name, const char *where,
-                      const kcs_run_result *run, const kcs_speed *speed, const kcs_expectation *expected)
+                      const kcs_run_result *run, const kcs_speed *speed, const kcs_verdict *verdict)
 {
-    if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP) && !expected)
+    kcs_verdict_kind kind = verdict ? verdict->kind : KCS_VERDICT_NONE;
+    if (o->quiet && (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_SKIP) &&
+        kind == KCS_VERDICT_NONE)
         return;
     static const char *labels[] = {"PASS ", "FAIL ", "SKIP ", "ERROR"};
     static const char *expected_labels[] = {"XPASS", "XFAIL", "XSKIP", "XERR "};
-    if (expected && run->outcome != KCS_OUTCOME_PASS) {
-        const char *outcome = kcs_outcome_name(run->outcome);
-        int met = strcmp(outcome, expected->outcome) == 0 ||
-                  (strcmp(expected->outcome, "fail") == 0 && run->outcome == KCS_OUTCOME_ERROR);
-        if (!met)
-            expected = NULL; /* a different failure than the one listed: shown as it is */
-    }
-    printf("%s %-40s %-34s", expected ? expected_labels[run->outcome] : labels[run->outcome], case_name, where);
-    if (expected && run->outcome == KCS_OUTCOME_PASS)
-        printf(" unexpected pass: %s:%d expects %s (%s)", expected->file, expected->line, expected->outcome,
-               expected->reason);
+    /* a different failure than the one listed is shown as it is */
+    int marked = kind == KCS_VERDICT_MET || kind == KCS_VERDICT_UNEXPECTED_PASS;
+    printf("%s %-40s %-34s", marked ? expected_labels[run->outcome] : labels[run->outcome], case_name, where);
+    if (kind == KCS_VERDICT_UNEXPECTED_PASS)
+        printf(" unexpected pass: %s:%d expects %s (%s)", verdict->line->file, verdict->line->line,
+               verdict->line->outcome, verdict->line->reason);
     else if (run->outcome == KCS_OUTCOME_PASS)
         print_pass_detail(run, speed);
     else

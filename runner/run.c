@@ -37,10 +37,23 @@ typedef struct {
     char case_dir[4096];
 } case_in_progress;
 
+/* Decides, once, what the expectations say of a result: the results file
+ * and the console both take the verdict from the entry. */
+static void judge(const kcs_runner_options *o, const kcs_open_device *device, kcs_result_entry *entry)
+{
+    kcs_expectation_subject subject = {.backend = entry->backend,
+                                       .device = device ? device->info.name : "",
+                                       .driver = device ? device->info.driver_version : "",
+                                       .case_name = entry->case_name,
+                                       .kernel = entry->kernel};
+    entry->verdict = kcs_expectations_verdict(&o->expectations, &subject, kcs_outcome_name(entry->run->outcome));
+}
+
 /* A result of a prepared case on a backend, a device (NULL: the backend has
- * none) and a kernel (NULL: none ran). */
-static kcs_result_entry result_of(const kcs_prepared_case *p, const kcs_backend *backend,
-                                  const kcs_open_device *device, const kcs_kernel *kernel, const kcs_run_result *run)
+ * none) and a kernel (NULL: none ran), with its verdict. */
+static kcs_result_entry result_of(const kcs_runner_options *o, const kcs_prepared_case *p,
+                                  const kcs_backend *backend, const kcs_open_device *device,
+                                  const kcs_kernel *kernel, const kcs_run_result *run)
 {
     const kcs_case *c = p->c;
     kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
@@ -48,10 +61,12 @@ static kcs_result_entry result_of(const kcs_prepared_case *p, const kcs_backend 
                               .kernel = kernel ? kernel->variant : NULL, .expected_from = p->expected_from,
                               .op = p->op, .args = &p->args, .run = run,
                               .ceilings = device ? kcs_device_ceilings(device) : NULL};
+    judge(o, device, &entry);
     return entry;
 }
 
-/* Records and prints a result for a case that never reached a device. */
+/* Records and prints a result for a case that never reached a device (no
+ * backend, so no expectation lists it: the verdict is none). */
 static void record_case_problem(kcs_sink *out, const kcs_runner_options *o, const kcs_case *c,
                                 const char *case_name, const char *file, int line, kcs_outcome outcome,
                                 const char *message)
@@ -69,8 +84,9 @@ static void record_skip(const run_context *run, const kcs_prepared_case *p, cons
 {
     kcs_run_result skip = {.outcome = KCS_OUTCOME_SKIP};
     snprintf(skip.message, sizeof skip.message, "%s", reason);
-    kcs_result_entry entry = result_of(p, backend, device, NULL, &skip);
+    kcs_result_entry entry = result_of(run->o, p, backend, device, NULL, &skip);
     kcs_sink_result(run->out, &entry);
+    /* shown without its verdict, as the console always has (the results file has it) */
     kcs_print_result(run->o, p->c->name, device ? device->id : backend->name, &skip, NULL, NULL);
 }
 
@@ -113,19 +129,17 @@ static void run_kernel(const kcs_runner_options *o, const kcs_prepared_case *p, 
     kcs_run_on_device(p, device->backend, device->device, &device->info, kernel, &run_options, run);
 }
 
-/* Prints a kernel's result, with its speed when timed and its expectation when listed. */
-static void print_kernel_result(const kcs_runner_options *o, const kcs_prepared_case *p,
-                                const kcs_open_device *device, const kcs_kernel *kernel, const kcs_run_result *run)
+/* Prints a kernel's result, with its speed when timed and its verdict. */
+static void print_kernel_result(const kcs_runner_options *o, const kcs_open_device *device,
+                                const kcs_result_entry *entry)
 {
     char where[160];
-    snprintf(where, sizeof where, "%s %s", device->id, kernel->variant);
-    const kcs_expectation *expected =
-        kcs_expectations_match(&o->expectations, device->backend->name, device->info.name,
-                               device->info.driver_version, p->c->name, kernel->variant);
+    snprintf(where, sizeof where, "%s %s", device->id, entry->kernel);
+    const kcs_run_result *run = entry->run;
     kcs_speed speed = {0};
     if (run->timed && run->kernel.median > 0)
-        speed = kcs_kernel_speed(p->op, &p->args, kcs_device_ceilings(device), run->kernel.median);
-    kcs_print_result(o, p->c->name, where, run, speed.name ? &speed : NULL, expected);
+        speed = kcs_kernel_speed(entry->op, entry->args, kcs_device_ceilings(device), run->kernel.median);
+    kcs_print_result(o, entry->case_name, where, run, speed.name ? &speed : NULL, &entry->verdict);
 }
 
 /* One unit: a kernel on a device, recorded, printed and taken away when it failed. */
@@ -133,14 +147,15 @@ static void run_unit(const run_context *context, case_in_progress *now, const kc
                      const kcs_kernel *kernel)
 {
     const kcs_runner_options *o = context->o;
-    kcs_result_entry identity = result_of(now->p, device->backend, device, kernel, NULL);
+    kcs_run_result unfinished = {.outcome = KCS_OUTCOME_ERROR};
+    kcs_result_entry identity = result_of(o, now->p, device->backend, device, kernel, &unfinished);
     if (!kcs_sink_begin(context->out, now->case_index, now->unit++, &identity))
         return; /* done by an earlier worker, or where it hung or died */
     kcs_run_result run;
     run_kernel(o, now->p, device, kernel, &run);
-    kcs_result_entry entry = result_of(now->p, device->backend, device, kernel, &run);
+    kcs_result_entry entry = result_of(o, now->p, device->backend, device, kernel, &run);
     kcs_sink_result(context->out, &entry);
-    print_kernel_result(o, now->p, device, kernel, &run);
+    print_kernel_result(o, device, &entry);
     if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
         take_away(o, now, device, kernel, &run);
     kcs_run_result_free(&run);
@@ -182,7 +197,9 @@ static kcs_status prepare(const run_context *context, const kcs_case *c, kcs_pre
 static void run_case(const run_context *context, const kcs_case *c, int case_index)
 {
     const kcs_runner_options *o = context->o;
-    kcs_result_entry identity = {.c = c, .case_name = c->name, .file = c->file, .line = c->line};
+    kcs_run_result unfinished = {.outcome = KCS_OUTCOME_ERROR};
+    kcs_result_entry identity = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                 .run = &unfinished};
     if (!kcs_sink_begin(context->out, case_index, 0, &identity))
         return; /* a worker before this one hung or died preparing this case */
     if (o->skip_large && (c->tags & KCS_TAG_LARGE)) {
@@ -272,7 +289,6 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
     char revision[128];
     read_revision(revision, sizeof revision);
     kcs_results_set_run(results, revision, argc, argv, &o->run);
-    kcs_results_set_expectations(results, &o->expectations);
     record_file_problems(o, cases, results);
     fflush(stdout);
     if (o->in_process) {

@@ -122,9 +122,9 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry);
 void kcs_sink_device(kcs_sink *out, const kcs_open_device *device);
 
 /* Announces unit (case_index, unit) (unit 0 prepares the case, each later
- * one is a kernel on a device) with the result to record if it never ends;
- * returns 0 when this worker must skip it (an earlier worker did it, or
- * hung or died there). */
+ * one is a kernel on a device) with identity, the result to record if it
+ * never ends (an error, with its verdict); returns 0 when this worker must
+ * skip it (an earlier worker did it, or hung or died there). */
 int kcs_sink_begin(kcs_sink *out, int case_index, int unit, const kcs_result_entry *identity);
 
 /* Runs the selected cases in worker processes, adding their results. */
@@ -136,10 +136,11 @@ void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_
 /* Prints the line that names a device the run uses (unless --quiet). */
 void kcs_print_device(const kcs_runner_options *o, const kcs_open_device *device);
 
-/* Prints one result's line (unless --quiet hides it); with an expectation,
- * XFAIL (or XSKIP, XERR) when it was met and XPASS when a listed case passed. */
+/* Prints one result's line (unless --quiet hides it); with the verdict of
+ * an expectation (NULL: none), XFAIL (or XSKIP, XERR) when it was met and
+ * XPASS when a listed case passed. */
 void kcs_print_result(const kcs_runner_options *o, const char *case_name, const char *where,
-                      const kcs_run_result *run, const kcs_speed *speed, const kcs_expectation *expected);
+                      const kcs_run_result *run, const kcs_speed *speed, const kcs_verdict *verdict);
 
 /* Prints the line of a unit whose worker hung or died; expected: an expectation lists the error. */
 void kcs_print_unit_error(const char *case_name, const char *message, int expected);

@@ -13,7 +13,8 @@
  *                          index into the case list): unit 0 prepares the case,
  *                          each later unit is one kernel on one device. json is
  *                          the result to record if the unit never ends: the
- *                          unit's identity with status "error"
+ *                          unit's identity with status "error" and the
+ *                          expectations' verdict on an error
  *   R <result>             a result (kcs_result_entry_serialize), added as it is
  *   E                      the worker finished every case; it then exits
  *
@@ -100,10 +101,7 @@ int kcs_sink_begin(kcs_sink *out, int case_index, int unit, const kcs_result_ent
         return 0;
     if (out->fd < 0)
         return 1;
-    kcs_run_result placeholder = {.outcome = KCS_OUTCOME_ERROR};
-    kcs_result_entry entry = *identity;
-    entry.run = &placeholder;
-    char *text = kcs_result_entry_serialize(&entry);
+    char *text = kcs_result_entry_serialize(identity);
     char header[64];
     snprintf(header, sizeof header, "B %d %d", case_index, unit);
     if (text)
@@ -288,11 +286,10 @@ static void record_unit_error(kcs_results *results, const kcs_case_list *cases, 
                               const char *message)
 {
     kcs_error err = {{0}};
-    int expected_before = kcs_results_counts(results).expected;
-    if (kcs_results_add_serialized_error(results, unit->identity, message, &err) != KCS_OK)
+    kcs_verdict_kind verdict = KCS_VERDICT_NONE;
+    if (kcs_results_add_serialized_error(results, unit->identity, message, &verdict, &err) != KCS_OK)
         fprintf(stderr, "kcs: %s\n", err.message);
-    kcs_print_unit_error(cases->cases[unit->case_index].name, message,
-                         kcs_results_counts(results).expected > expected_before);
+    kcs_print_unit_error(cases->cases[unit->case_index].name, message, verdict == KCS_VERDICT_MET);
 }
 
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
