@@ -44,13 +44,19 @@ static const char listing[] =
     "saboteur  *     *      sumsq/*        *        fail   every saboteur fails\n"
     "cuda      *     *      gemm/*         tiled    skip   no tensor cores here\n";
 
+/* Reads text that must parse. */
+static void read_valid(const char *text, kcs_expectations *list)
+{
+    kcs_error err = {{0}};
+    if (read_text(text, list, &err) != KCS_OK)
+        fail_msg("%s", err.message);
+}
+
 static void lines_are_read_with_their_place(void **state)
 {
     (void)state;
     kcs_expectations list;
-    kcs_error err = {{0}};
-    if (read_text(listing, &list, &err) != KCS_OK)
-        fail_msg("%s", err.message);
+    read_valid(listing, &list);
     assert_int_equal(list.count, 4);
     const kcs_expectation *e = &list.items[0];
     assert_string_equal(e->backend, "opencl");
@@ -93,9 +99,7 @@ static void the_verdict_says_how_the_outcome_compares(void **state)
 {
     (void)state;
     kcs_expectations list;
-    kcs_error err = {{0}};
-    if (read_text(listing, &list, &err) != KCS_OK)
-        fail_msg("%s", err.message);
+    read_valid(listing, &list);
     kcs_verdict v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "fail");
     assert_int_equal(v.kind, KCS_VERDICT_MET);
     assert_ptr_equal(v.line, &list.items[0]);
@@ -120,9 +124,7 @@ static void no_matching_line_gives_no_verdict(void **state)
 {
     (void)state;
     kcs_expectations list;
-    kcs_error err = {{0}};
-    if (read_text(listing, &list, &err) != KCS_OK)
-        fail_msg("%s", err.message);
+    read_valid(listing, &list);
     kcs_verdict v = verdict_of(&list, "opencl", "NVIDIA A100", "softmax/f64-n7", "online", "fail");
     assert_int_equal(v.kind, KCS_VERDICT_NONE); /* another device */
     assert_null(v.line);
@@ -134,8 +136,7 @@ static void no_matching_line_gives_no_verdict(void **state)
     assert_int_equal(v.kind, KCS_VERDICT_NONE);
     kcs_expectations_free(&list);
     /* A problem in a case file has no backend: even a line of globs only does not list it. */
-    if (read_text("*  *  *  *  *  error  every error\n", &list, &err) != KCS_OK)
-        fail_msg("%s", err.message);
+    read_valid("*  *  *  *  *  error  every error\n", &list);
     assert_int_equal(verdict_of(&list, "opencl", "", "broken/x", NULL, "error").kind, KCS_VERDICT_MET);
     assert_int_equal(verdict_of(&list, NULL, "", "broken/x", NULL, "error").kind, KCS_VERDICT_NONE);
     kcs_expectations_free(&list);

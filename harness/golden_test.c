@@ -98,10 +98,39 @@ static kcs_status read_golden(const char *directory, const kcs_array_spec *outpu
     return status;
 }
 
+/* Writes {1, 2} as the golden file of a 1 x 2 output y into a folder of
+ * its own called name; returns the folder and puts the file's path in path. */
+static const char *write_small(const char *name, kcs_array_spec *y, char *path, size_t size)
+{
+    const char *directory = folder(name);
+    *y = matrix("y", 1, 2);
+    double values[2] = {1, 2};
+    write_golden(directory, y, values);
+    snprintf(path, size, "%s/t/c.y.npy", directory);
+    return directory;
+}
+
 static void assert_mentions(const kcs_error *err, const char *first, const char *second)
 {
     if (!strstr(err->message, first) || !strstr(err->message, second))
         fail_msg("'%s' does not mention '%s' and '%s'", err->message, first, second);
+}
+
+/* Reading output y back from directory must fail with a message naming path and cause. */
+static void assert_read_fails(const char *directory, const kcs_array_spec *y, const char *path, const char *cause)
+{
+    double back[16];
+    kcs_error err = {{0}};
+    assert_int_equal(read_golden(directory, y, back, y->shape[0] * y->shape[1], &err), KCS_ERROR);
+    assert_mentions(&err, path, cause);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    fputs(text, file);
+    fclose(file);
 }
 
 static void the_path_is_the_case_name_and_the_output_name(void **state)
@@ -139,60 +168,41 @@ static void a_missing_manifest_is_named(void **state)
 static void a_missing_file_is_named(void **state)
 {
     (void)state;
-    const char *directory = folder("missing");
-    kcs_array_spec y = matrix("y", 1, 2);
-    double values[2] = {1, 2}, back[2];
-    write_golden(directory, &y, values);
+    kcs_array_spec y;
     char path[512];
-    snprintf(path, sizeof path, "%s/t/c.y.npy", directory);
+    const char *directory = write_small("missing", &y, path, sizeof path);
     assert_int_equal(unlink(path), 0);
-    kcs_error err = {{0}};
-    assert_int_equal(read_golden(directory, &y, back, 2, &err), KCS_ERROR);
-    assert_mentions(&err, path, "missing");
+    assert_read_fails(directory, &y, path, "missing");
 }
 
 static void a_changed_file_is_named(void **state)
 {
     (void)state;
-    const char *directory = folder("changed");
-    kcs_array_spec y = matrix("y", 1, 2);
-    double values[2] = {1, 2}, back[2];
-    write_golden(directory, &y, values);
+    kcs_array_spec y;
     char path[512];
-    snprintf(path, sizeof path, "%s/t/c.y.npy", directory);
+    const char *directory = write_small("changed", &y, path, sizeof path);
     FILE *file = fopen(path, "r+b");
     assert_non_null(file);
     fseek(file, -1, SEEK_END);
     fputc(0x7f, file);
     fclose(file);
-    kcs_error err = {{0}};
-    assert_int_equal(read_golden(directory, &y, back, 2, &err), KCS_ERROR);
-    assert_mentions(&err, path, "changed since");
+    assert_read_fails(directory, &y, path, "changed since");
 }
 
 /* A file the manifest vouches for that is no .npy file at all. */
 static void a_corrupt_file_is_named(void **state)
 {
     (void)state;
-    const char *directory = folder("corrupt");
-    kcs_array_spec y = matrix("y", 1, 2);
-    double values[2] = {1, 2}, back[2];
-    write_golden(directory, &y, values);
-    char path[512], manifest_path[512], hex[65];
-    snprintf(path, sizeof path, "%s/t/c.y.npy", directory);
-    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", directory);
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    fputs("not an array", file);
-    fclose(file);
+    kcs_array_spec y;
+    char path[512], manifest_path[512], hex[65], manifest[128];
+    const char *directory = write_small("corrupt", &y, path, sizeof path);
+    write_file(path, "not an array");
     kcs_error err = {{0}};
     assert_int_equal(kcs_sha256_file(path, hex, &err), KCS_OK);
-    file = fopen(manifest_path, "w");
-    assert_non_null(file);
-    fprintf(file, "%s  t/c.y.npy\n", hex);
-    fclose(file);
-    assert_int_equal(read_golden(directory, &y, back, 2, &err), KCS_ERROR);
-    assert_mentions(&err, path, "magic");
+    snprintf(manifest, sizeof manifest, "%s  t/c.y.npy\n", hex);
+    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", directory);
+    write_file(manifest_path, manifest);
+    assert_read_fails(directory, &y, path, "magic");
 }
 
 static void a_file_of_another_shape_is_named(void **state)
@@ -200,11 +210,9 @@ static void a_file_of_another_shape_is_named(void **state)
     (void)state;
     const char *directory = folder("shape");
     kcs_array_spec written = matrix("y", 2, 3), wanted = matrix("y", 3, 2);
-    double values[6] = {0}, back[6];
+    double values[6] = {0};
     write_golden(directory, &written, values);
-    kcs_error err = {{0}};
-    assert_int_equal(read_golden(directory, &wanted, back, 6, &err), KCS_ERROR);
-    assert_mentions(&err, "t/c.y.npy", "does not match output y");
+    assert_read_fails(directory, &wanted, "t/c.y.npy", "does not match output y");
 }
 
 int main(void)

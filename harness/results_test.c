@@ -1,5 +1,5 @@
 /* results_test.c: the results file (docs/results.md), its counts and the
- * JUnit file (results.h), written into a temporary folder and read back.
+ * JUnit file (results.h), written into temporary files and read back.
  *
  * A timed pass must carry its rates and the ceiling it is judged against;
  * every outcome and every verdict of the expectations must be counted as
@@ -21,28 +21,13 @@
 
 #include "results.h"
 
-static char temp_dir[64];
-
-static int make_temp_dir(void **state)
+/* A new empty temporary file's name in path (unlink it when done). */
+static void temp_file(char path[64])
 {
-    (void)state;
-    strcpy(temp_dir, "/tmp/kcs_results_test.XXXXXX");
-    return mkdtemp(temp_dir) ? 0 : -1;
-}
-
-static int remove_temp_dir(void **state)
-{
-    (void)state;
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", temp_dir);
-    return system(command);
-}
-
-static const char *temp_path(const char *name)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", temp_dir, name);
-    return path;
+    strcpy(path, "/tmp/kcs_results_test.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
 }
 
 /* The one case of a sumsq f64 n=99 block, with its op and arguments. */
@@ -92,11 +77,13 @@ static kcs_expectation line_expecting(const char *outcome)
 static json_t *written_json(const kcs_results *results)
 {
     kcs_error err = {{0}};
-    const char *path = temp_path("results.json");
+    char path[64];
+    temp_file(path);
     if (kcs_results_write_json(results, path, &err) != KCS_OK)
         fail_msg("%s", err.message);
     json_error_t error;
     json_t *root = json_load_file(path, 0, &error);
+    unlink(path);
     if (!root)
         fail_msg("%s: %s", path, error.text);
     return root;
@@ -147,42 +134,55 @@ static void a_timed_pass_has_its_rates_and_ceiling(void **state)
     kcs_case_list_free(&s.list);
 }
 
+/* Results of one of each outcome and verdict, and what they refer to. */
+typedef struct {
+    sumsq_case s;
+    kcs_expectation fail_line, skip_line;
+    kcs_results *results;
+} every_kind;
+
 /* Adds one result of each outcome and verdict. */
-static void add_every_kind(kcs_results *results, const sumsq_case *s, const kcs_expectation *fail_line,
-                           const kcs_expectation *skip_line)
+static void add_every_kind(every_kind *k)
 {
+    make_case(&k->s);
+    k->fail_line = line_expecting("fail");
+    k->skip_line = line_expecting("skip");
+    k->results = kcs_results_create();
     static kcs_run_result pass = {.outcome = KCS_OUTCOME_PASS}, fail = {.outcome = KCS_OUTCOME_FAIL},
                           skip = {.outcome = KCS_OUTCOME_SKIP}, error = {.outcome = KCS_OUTCOME_ERROR};
     strcpy(fail.message, "s[0]: expected 1, got 2");
     strcpy(error.message, "device lost");
     const kcs_run_result *runs[] = {&pass, &fail, &skip, &error, &fail, &error, &skip, &pass, &fail};
     kcs_verdict verdicts[] = {{0}, {0}, {0}, {0},
-                              {KCS_VERDICT_MET, fail_line}, {KCS_VERDICT_MET, fail_line},
-                              {KCS_VERDICT_MET, skip_line}, {KCS_VERDICT_UNEXPECTED_PASS, fail_line},
-                              {KCS_VERDICT_DIFFERENT, skip_line}};
+                              {KCS_VERDICT_MET, &k->fail_line}, {KCS_VERDICT_MET, &k->fail_line},
+                              {KCS_VERDICT_MET, &k->skip_line}, {KCS_VERDICT_UNEXPECTED_PASS, &k->fail_line},
+                              {KCS_VERDICT_DIFFERENT, &k->skip_line}};
     for (int i = 0; i < 9; i++) {
-        kcs_result_entry entry = entry_of(s, runs[i], "k");
+        kcs_result_entry entry = entry_of(&k->s, runs[i], "k");
         entry.verdict = verdicts[i];
-        kcs_results_add(results, &entry);
+        kcs_results_add(k->results, &entry);
     }
+}
+
+static void free_every_kind(every_kind *k)
+{
+    kcs_results_free(k->results);
+    kcs_case_list_free(&k->s.list);
 }
 
 static void every_outcome_and_verdict_is_counted(void **state)
 {
     (void)state;
-    sumsq_case s;
-    make_case(&s);
-    kcs_expectation fail_line = line_expecting("fail"), skip_line = line_expecting("skip");
-    kcs_results *results = kcs_results_create();
-    add_every_kind(results, &s, &fail_line, &skip_line);
-    kcs_result_counts counts = kcs_results_counts(results);
+    every_kind k;
+    add_every_kind(&k);
+    kcs_result_counts counts = kcs_results_counts(k.results);
     assert_int_equal(counts.passed, 3);  /* a pass, and the met fail and error */
     assert_int_equal(counts.failed, 3);  /* a fail, the unexpected pass, the fail listed as a skip */
     assert_int_equal(counts.skipped, 2); /* a skip and the met skip */
     assert_int_equal(counts.errors, 1);
     assert_int_equal(counts.expected, 3);
     assert_int_equal(counts.unexpected_passes, 1);
-    json_t *root = written_json(results);
+    json_t *root = written_json(k.results);
     json_t *summary = json_object_get(root, "summary");
     assert_int_equal(json_integer_value(json_object_get(summary, "passed")), 3);
     assert_int_equal(json_integer_value(json_object_get(summary, "unexpected_passes")), 1);
@@ -196,8 +196,7 @@ static void every_outcome_and_verdict_is_counted(void **state)
     expected = json_object_get(json_array_get(json_object_get(root, "results"), 8), "expected");
     assert_true(json_is_false(json_object_get(expected, "met")));
     json_decref(root);
-    kcs_results_free(results);
-    kcs_case_list_free(&s.list);
+    free_every_kind(&k);
 }
 
 /* How many times needle occurs in text. */
@@ -223,16 +222,15 @@ static char *read_text(const char *path)
 static void junit_has_a_testcase_per_result(void **state)
 {
     (void)state;
-    sumsq_case s;
-    make_case(&s);
-    kcs_expectation fail_line = line_expecting("fail"), skip_line = line_expecting("skip");
-    kcs_results *results = kcs_results_create();
-    add_every_kind(results, &s, &fail_line, &skip_line);
+    every_kind k;
+    add_every_kind(&k);
     kcs_error err = {{0}};
-    const char *path = temp_path("junit.xml");
-    if (kcs_results_write_junit(results, path, &err) != KCS_OK)
+    char path[64];
+    temp_file(path);
+    if (kcs_results_write_junit(k.results, path, &err) != KCS_OK)
         fail_msg("%s", err.message);
     const char *xml = read_text(path);
+    unlink(path);
     assert_int_equal(occurrences(xml, "<testcase "), 9);
     assert_non_null(strstr(xml, "tests=\"9\" failures=\"3\" errors=\"1\" skipped=\"2\""));
     /* met expectations show as passes: no element of their own */
@@ -240,8 +238,7 @@ static void junit_has_a_testcase_per_result(void **state)
     assert_int_equal(occurrences(xml, "<error message=\"device lost\"/>"), 1);
     assert_int_equal(occurrences(xml, "<skipped "), 1);
     assert_non_null(strstr(xml, "classname=\"reference.reference:0.k\" name=\"t/c\""));
-    kcs_results_free(results);
-    kcs_case_list_free(&s.list);
+    free_every_kind(&k);
 }
 
 /* A worker's result arrives with its verdict, which is counted and not written. */
@@ -288,5 +285,5 @@ int main(void)
         cmocka_unit_test(junit_has_a_testcase_per_result),
         cmocka_unit_test(a_serialized_result_keeps_its_verdict),
     };
-    return cmocka_run_group_tests(tests, make_temp_dir, remove_temp_dir);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
