@@ -3,9 +3,9 @@
  *   kcs.c             main: reads the options and the cases, then one command
  *   cli.c             the options: usage text, parsing, which cases are selected
  *   devices.c         opening the wanted devices, their ceilings, `kcs devices`
- *   run.c             `kcs run`: every case on every device and kernel, and the summary
+ *   run.c             `kcs run`: every case on every device and kernel, the results files
  *   worker.c          running the cases in a worker process, and the pipe protocol
- *   console.c         the line printed for each result
+ *   console.c         the lines a run prints: devices, one per result, the summary
  *   list.c            `kcs list`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`

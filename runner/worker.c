@@ -15,7 +15,9 @@
  *                          the result to record if the unit never ends: the
  *                          unit's identity with status "error" and the
  *                          expectations' verdict on an error
- *   R <result>             a result (kcs_result_entry_serialize), added as it is
+ *   R <result>             a result (kcs_result_entry_serialize): added to the
+ *                          results and counted by its "verdict", which is
+ *                          taken off
  *   E                      the worker finished every case; it then exits
  *
  * Order: D for every device first (again from each new worker), then per
