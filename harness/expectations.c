@@ -1,4 +1,4 @@
-/* expectations.c: reading and matching expected failures (see expectations.h). */
+/* expectations.c: reading expected failures and judging results against them (see expectations.h). */
 #include "expectations.h"
 
 #include <errno.h>
@@ -52,22 +52,53 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
     return status;
 }
 
-const kcs_expectation *kcs_expectations_match(const kcs_expectations *expectations, const char *backend,
-                                              const char *device, const char *driver, const char *case_name,
-                                              const char *kernel)
+/* Whether a glob matches text (NULL matching as ""). */
+static int matches(const char *pattern, const char *text)
 {
-    if (!expectations)
-        return NULL;
-    for (size_t i = 0; i < expectations->count; i++) {
+    return fnmatch(pattern, text ? text : "", 0) == 0;
+}
+
+/* The first line listing the subject, or NULL. */
+static const kcs_expectation *first_match(const kcs_expectations *expectations, const kcs_expectation_subject *s)
+{
+    for (size_t i = 0; expectations && s->backend && i < expectations->count; i++) {
         const kcs_expectation *e = &expectations->items[i];
-        if (fnmatch(e->backend, backend ? backend : "", 0) == 0 &&
-            fnmatch(e->device, device ? device : "", 0) == 0 &&
-            fnmatch(e->driver, driver ? driver : "", 0) == 0 &&
-            fnmatch(e->case_pattern, case_name ? case_name : "", 0) == 0 &&
-            fnmatch(e->kernel, kernel ? kernel : "", 0) == 0)
+        if (matches(e->backend, s->backend) && matches(e->device, s->device) && matches(e->driver, s->driver) &&
+            matches(e->case_pattern, s->case_name) && matches(e->kernel, s->kernel))
             return e;
     }
     return NULL;
+}
+
+kcs_verdict kcs_expectations_verdict(const kcs_expectations *expectations, const kcs_expectation_subject *subject,
+                                     const char *outcome)
+{
+    kcs_verdict verdict = {.kind = KCS_VERDICT_NONE, .line = first_match(expectations, subject)};
+    if (!verdict.line)
+        return verdict;
+    const char *listed = verdict.line->outcome;
+    if (strcmp(outcome, listed) == 0 || (strcmp(listed, "fail") == 0 && strcmp(outcome, "error") == 0))
+        verdict.kind = KCS_VERDICT_MET;
+    else if (strcmp(outcome, "pass") == 0)
+        verdict.kind = KCS_VERDICT_UNEXPECTED_PASS;
+    else
+        verdict.kind = KCS_VERDICT_DIFFERENT;
+    return verdict;
+}
+
+static const char *const verdict_names[] = {"none", "met", "unexpected pass", "different"};
+
+const char *kcs_verdict_name(kcs_verdict_kind kind)
+{
+    return verdict_names[kind];
+}
+
+kcs_verdict_kind kcs_verdict_from_name(const char *name)
+{
+    for (int kind = KCS_VERDICT_NONE; kind <= KCS_VERDICT_DIFFERENT; kind++)
+        if (name && strcmp(name, verdict_names[kind]) == 0)
+            return (kcs_verdict_kind)kind;
+    return KCS_VERDICT_NONE;
 }
 
 void kcs_expectations_free(kcs_expectations *expectations)

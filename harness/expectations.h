@@ -36,10 +36,40 @@ typedef struct {
 /* Reads one file and appends its lines; errors name the file and line. */
 kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectations, kcs_error *err);
 
-/* The first expectation matching a result, or NULL. */
-const kcs_expectation *kcs_expectations_match(const kcs_expectations *expectations, const char *backend,
-                                              const char *device, const char *driver, const char *case_name,
-                                              const char *kernel);
+/* Who a result is about, in the terms of an expectation's first five fields. */
+typedef struct {
+    const char *backend;   /* NULL for a problem no backend was involved in: never listed */
+    const char *device;    /* the device's name; "" or NULL without a device */
+    const char *driver;    /* its driver version; "" or NULL without a device */
+    const char *case_name; /* the case's full name */
+    const char *kernel;    /* the kernel variant; NULL when no kernel ran */
+} kcs_expectation_subject;
+
+/* What the expectations say about one result. */
+typedef enum {
+    KCS_VERDICT_NONE,            /* no line lists it */
+    KCS_VERDICT_MET,             /* listed, and it came out as listed (an error meets "fail") */
+    KCS_VERDICT_UNEXPECTED_PASS, /* listed, but it passed: counted as failed, so the line is fixed */
+    KCS_VERDICT_DIFFERENT,       /* listed, but it came out otherwise (a skip listed as "fail"):
+                                    counted as what it was */
+} kcs_verdict_kind;
+
+/* A verdict and the line that gave it (NULL with KCS_VERDICT_NONE). */
+typedef struct {
+    kcs_verdict_kind kind;
+    const kcs_expectation *line;
+} kcs_verdict;
+
+/* The verdict on a result of this subject and outcome ("pass", "fail",
+ * "skip" or "error"); the first matching line decides. expectations may be NULL. */
+kcs_verdict kcs_expectations_verdict(const kcs_expectations *expectations, const kcs_expectation_subject *subject,
+                                     const char *outcome);
+
+/* The name of a verdict kind: "none", "met", "unexpected pass", "different". */
+const char *kcs_verdict_name(kcs_verdict_kind kind);
+
+/* The kind a name stands for; KCS_VERDICT_NONE for NULL or an unknown name. */
+kcs_verdict_kind kcs_verdict_from_name(const char *name);
 
 /* Frees the list. */
 void kcs_expectations_free(kcs_expectations *expectations);

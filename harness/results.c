@@ -17,60 +17,7 @@ struct kcs_results {
     json_t *devices;
     json_t *entries;
     kcs_result_counts counts;
-    const kcs_expectations *expectations;
 };
-
-void kcs_results_set_expectations(kcs_results *results, const kcs_expectations *expectations)
-{
-    results->expectations = expectations;
-}
-
-/* The device entry with this id, or NULL. */
-static json_t *find_device(const kcs_results *results, const char *id)
-{
-    size_t index;
-    json_t *device;
-    json_array_foreach(results->devices, index, device) {
-        const char *known = json_string_value(json_object_get(device, "id"));
-        if (id && known && strcmp(id, known) == 0)
-            return device;
-    }
-    return NULL;
-}
-
-/* Compares a result with the expectations; returns its status as counted. */
-static const char *apply_expectations(kcs_results *results, json_t *item, const char *status)
-{
-    const char *backend = json_string_value(json_object_get(item, "backend"));
-    if (!results->expectations || !backend)
-        return status;
-    json_t *device = find_device(results, json_string_value(json_object_get(item, "device")));
-    const kcs_expectation *e = kcs_expectations_match(
-        results->expectations, backend, device ? json_string_value(json_object_get(device, "name")) : "",
-        device ? json_string_value(json_object_get(device, "driver_version")) : "",
-        json_string_value(json_object_get(item, "case")), json_string_value(json_object_get(item, "kernel")));
-    if (!e)
-        return status;
-    int met = strcmp(status, e->outcome) == 0 || (strcmp(e->outcome, "fail") == 0 && strcmp(status, "error") == 0);
-    char where[300];
-    snprintf(where, sizeof where, "%s:%d", e->file, e->line);
-    json_object_set_new(item, "expected", json_pack("{s:s, s:s, s:s, s:b}", "outcome", e->outcome, "reason",
-                                                    e->reason, "where", where, "met", met));
-    if (met) {
-        results->counts.expected++;
-        return strcmp(status, "skip") == 0 ? "skip" : "pass";
-    }
-    if (strcmp(status, "pass") == 0) {
-        results->counts.unexpected_passes++;
-        char message[1024];
-        snprintf(message, sizeof message, "unexpected pass: %s expects %s (%s); remove or correct the expectation",
-                 where, e->outcome, e->reason);
-        json_object_set_new(item, "message", json_string(message));
-        json_object_set_new(item, "status", json_string("fail"));
-        return "fail";
-    }
-    return status;
-}
 
 /* JSON has no NaN or infinity: those are written as the strings "nan", "inf", "-inf". */
 static json_t *number(double value)
@@ -202,106 +149,170 @@ static json_t *timing_json(const kcs_timing *t)
 
 static const char *tag_names[] = {"perf", "large", "no-reference"};
 
+/* What the case is: op, dtype, sizes, parameters, tags. */
+static void add_case_fields(json_t *item, const kcs_case *c)
+{
+    json_t *sizes = json_object(), *params = json_object(), *tags = json_array();
+    for (int i = 0; i < c->size_count; i++)
+        json_object_set_new(sizes, c->sizes[i].name, json_integer((json_int_t)c->sizes[i].value));
+    for (int i = 0; i < c->param_count; i++)
+        json_object_set_new(params, c->params[i].name, json_string(c->params[i].text));
+    for (int t = 0; t < 3; t++)
+        if (c->tags & (1u << t))
+            json_array_append_new(tags, json_string(tag_names[t]));
+    json_object_set_new(item, "op", json_string(c->op));
+    json_object_set_new(item, "dtype", json_string(kcs_dtype_name(c->dtype)));
+    json_object_set_new(item, "sizes", sizes);
+    json_object_set_new(item, "params", params);
+    json_object_set_new(item, "tags", tags);
+}
+
+static json_t *accuracy_json(const kcs_check_result *check)
+{
+    json_t *accuracy = json_pack("{s:I, s:I, s:I, s:o}", "checked", (json_int_t)check->checked, "failures",
+                                 (json_int_t)check->failures, "unwritten", (json_int_t)check->unwritten,
+                                 "fraction_of_bound", number(check->fraction));
+    if (check->worst_output >= 0)
+        json_object_set_new(accuracy, "worst",
+                            json_pack("{s:i, s:I, s:o, s:o, s:o, s:o}", "output", check->worst_output, "index",
+                                      (json_int_t)check->worst_index, "expected", number(check->worst_expected),
+                                      "actual", number(check->worst_actual), "error", number(check->worst_error),
+                                      "bound", number(check->worst_bound)));
+    return accuracy;
+}
+
+/* The ceiling the kernel is judged against and how close it came (speed.h). */
+static json_t *ceiling_json(const kcs_speed *speed)
+{
+    json_t *ceiling = json_pack("{s:s, s:s, s:s, s:o}", "kind", speed->name, "ceiling_key", speed->ceiling_key,
+                                "measure", speed->measure, "achieved_per_s", number(speed->achieved));
+    if (speed->ceiling > 0) {
+        json_object_set_new(ceiling, "ceiling_per_s", number(speed->ceiling));
+        json_object_set_new(ceiling, "fraction", number(speed->fraction));
+    }
+    return ceiling;
+}
+
+/* Adds the rates a timed kernel reached to its timing. */
+static void add_rates(json_t *timing, const kcs_result_entry *entry)
+{
+    const kcs_run_result *run = entry->run;
+    double bytes = entry->op->bytes(entry->args), flops = entry->op->flops(entry->args);
+    const kcs_ceilings *c = entry->ceilings;
+    json_object_set_new(timing, "kernel_bytes_per_s", number(bytes / run->kernel.median));
+    json_object_set_new(timing, "kernel_flops_per_s", number(flops / run->kernel.median));
+    kcs_speed speed = kcs_kernel_speed(entry->op, entry->args, c, run->kernel.median);
+    json_object_set_new(timing, "ceiling", ceiling_json(&speed));
+    if (run->end_to_end.median > 0)
+        json_object_set_new(timing, "end_to_end_bytes_per_s", number(bytes / run->end_to_end.median));
+    if (c && c->host_to_device_bytes_per_s > 0 && run->end_to_end.median > 0)
+        json_object_set_new(timing, "end_to_end_fraction_of_host_to_device",
+                            number(bytes / run->end_to_end.median / c->host_to_device_bytes_per_s));
+}
+
+static json_t *run_timing_json(const kcs_result_entry *entry)
+{
+    const kcs_run_result *run = entry->run;
+    json_t *timing = json_pack("{s:o, s:o}", "kernel", timing_json(&run->kernel), "end_to_end",
+                               timing_json(&run->end_to_end));
+    if (entry->op && entry->args && run->kernel.median > 0)
+        add_rates(timing, entry);
+    return timing;
+}
+
+/* The expectation that listed a result, and whether it was met. */
+static json_t *expected_json(const kcs_verdict *verdict)
+{
+    const kcs_expectation *e = verdict->line;
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d", e->file, e->line);
+    return json_pack("{s:s, s:s, s:s, s:b}", "outcome", e->outcome, "reason", e->reason, "where", where, "met",
+                     verdict->kind == KCS_VERDICT_MET);
+}
+
+/* The status a result is written with: an unexpected pass is a failure. */
+static const char *written_status(const kcs_result_entry *entry)
+{
+    if (entry->verdict.kind == KCS_VERDICT_UNEXPECTED_PASS)
+        return "fail";
+    return kcs_outcome_name(entry->run->outcome);
+}
+
+/* The message a result is written with: an unexpected pass says which line expected what. */
+static void written_message(const kcs_result_entry *entry, char *message, size_t size)
+{
+    const kcs_expectation *e = entry->verdict.line;
+    if (entry->verdict.kind == KCS_VERDICT_UNEXPECTED_PASS)
+        snprintf(message, size, "unexpected pass: %s:%d expects %s (%s); remove or correct the expectation",
+                 e->file, e->line, e->outcome, e->reason);
+    else
+        snprintf(message, size, "%s", entry->run->message);
+}
+
 static json_t *entry_json(const kcs_result_entry *entry)
 {
     const kcs_run_result *run = entry->run;
+    char message[1024];
+    written_message(entry, message, sizeof message);
     json_t *item = json_pack("{s:s, s:s, s:i, s:s, s:s}", "case", entry->case_name, "file",
                              entry->file ? entry->file : "", "line", entry->line, "status",
-                             kcs_outcome_name(run->outcome), "message", run->message);
+                             written_status(entry), "message", message);
     json_object_set_new(item, "backend", entry->backend ? json_string(entry->backend) : json_null());
     json_object_set_new(item, "device", entry->device_id ? json_string(entry->device_id) : json_null());
     json_object_set_new(item, "kernel", entry->kernel ? json_string(entry->kernel) : json_null());
-    if (entry->c) {
-        const kcs_case *c = entry->c;
-        json_t *sizes = json_object(), *tags = json_array();
-        for (int i = 0; i < c->size_count; i++)
-            json_object_set_new(sizes, c->sizes[i].name, json_integer((json_int_t)c->sizes[i].value));
-        json_t *params = json_object();
-        for (int i = 0; i < c->param_count; i++)
-            json_object_set_new(params, c->params[i].name, json_string(c->params[i].text));
-        for (int t = 0; t < 3; t++)
-            if (c->tags & (1u << t))
-                json_array_append_new(tags, json_string(tag_names[t]));
-        json_object_set_new(item, "op", json_string(c->op));
-        json_object_set_new(item, "dtype", json_string(kcs_dtype_name(c->dtype)));
-        json_object_set_new(item, "sizes", sizes);
-        json_object_set_new(item, "params", params);
-        json_object_set_new(item, "tags", tags);
-    }
+    if (entry->c)
+        add_case_fields(item, entry->c);
     if (entry->expected_from)
         json_object_set_new(item, "expected_from", json_string(entry->expected_from));
     if (entry->op && entry->args) {
         json_object_set_new(item, "bytes", number(entry->op->bytes(entry->args)));
         json_object_set_new(item, "flops", number(entry->op->flops(entry->args)));
     }
-    if (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_FAIL) {
-        const kcs_check_result *check = &run->check;
-        json_t *accuracy = json_pack("{s:I, s:I, s:I, s:o}", "checked", (json_int_t)check->checked,
-                                     "failures", (json_int_t)check->failures, "unwritten",
-                                     (json_int_t)check->unwritten, "fraction_of_bound",
-                                     number(check->fraction));
-        if (check->worst_output >= 0)
-            json_object_set_new(accuracy, "worst",
-                                json_pack("{s:i, s:I, s:o, s:o, s:o, s:o}", "output", check->worst_output,
-                                          "index", (json_int_t)check->worst_index, "expected",
-                                          number(check->worst_expected), "actual",
-                                          number(check->worst_actual), "error",
-                                          number(check->worst_error), "bound",
-                                          number(check->worst_bound)));
-        json_object_set_new(item, "accuracy", accuracy);
-    }
-    if (run->timed) {
-        json_t *timing = json_pack("{s:o, s:o}", "kernel", timing_json(&run->kernel), "end_to_end",
-                                   timing_json(&run->end_to_end));
-        if (entry->op && entry->args && run->kernel.median > 0) {
-            double bytes = entry->op->bytes(entry->args), flops = entry->op->flops(entry->args);
-            const kcs_ceilings *c = entry->ceilings;
-            json_object_set_new(timing, "kernel_bytes_per_s", number(bytes / run->kernel.median));
-            json_object_set_new(timing, "kernel_flops_per_s", number(flops / run->kernel.median));
-            kcs_speed speed = kcs_kernel_speed(entry->op, entry->args, c, run->kernel.median);
-            json_t *ceiling = json_pack("{s:s, s:s, s:s, s:o}", "kind", speed.name, "ceiling_key",
-                                        speed.ceiling_key, "measure", speed.measure, "achieved_per_s",
-                                        number(speed.achieved));
-            if (speed.ceiling > 0) {
-                json_object_set_new(ceiling, "ceiling_per_s", number(speed.ceiling));
-                json_object_set_new(ceiling, "fraction", number(speed.fraction));
-            }
-            json_object_set_new(timing, "ceiling", ceiling);
-            if (run->end_to_end.median > 0)
-                json_object_set_new(timing, "end_to_end_bytes_per_s", number(bytes / run->end_to_end.median));
-            if (c && c->host_to_device_bytes_per_s > 0 && run->end_to_end.median > 0)
-                json_object_set_new(timing, "end_to_end_fraction_of_host_to_device",
-                                    number(bytes / run->end_to_end.median / c->host_to_device_bytes_per_s));
-        }
-        json_object_set_new(item, "timing", timing);
-    }
+    if (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_FAIL)
+        json_object_set_new(item, "accuracy", accuracy_json(&run->check));
+    if (run->timed)
+        json_object_set_new(item, "timing", run_timing_json(entry));
+    if (entry->verdict.line)
+        json_object_set_new(item, "expected", expected_json(&entry->verdict));
     return item;
 }
 
-/* Adds an entry's JSON (taking the reference) and counts its status. */
-static void add_item(kcs_results *results, json_t *item)
+/* Counts a result by its written status and its verdict (see kcs_result_counts). */
+static void count(kcs_result_counts *counts, const char *status, kcs_verdict_kind verdict)
+{
+    if (verdict == KCS_VERDICT_MET) {
+        counts->expected++;
+        status = strcmp(status, "skip") == 0 ? "skip" : "pass";
+    } else if (verdict == KCS_VERDICT_UNEXPECTED_PASS) {
+        counts->unexpected_passes++;
+    }
+    if (strcmp(status, "pass") == 0)
+        counts->passed++;
+    else if (strcmp(status, "fail") == 0)
+        counts->failed++;
+    else if (strcmp(status, "skip") == 0)
+        counts->skipped++;
+    else
+        counts->errors++;
+}
+
+/* Adds an entry's JSON (taking the reference) and counts it. */
+static void add_item(kcs_results *results, json_t *item, kcs_verdict_kind verdict)
 {
     const char *status = json_string_value(json_object_get(item, "status"));
-    status = apply_expectations(results, item, status ? status : "error");
-    if (strcmp(status, "pass") == 0)
-        results->counts.passed++;
-    else if (strcmp(status, "fail") == 0)
-        results->counts.failed++;
-    else if (strcmp(status, "skip") == 0)
-        results->counts.skipped++;
-    else
-        results->counts.errors++;
+    count(&results->counts, status ? status : "error", verdict);
     json_array_append_new(results->entries, item);
 }
 
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry)
 {
-    add_item(results, entry_json(entry));
+    add_item(results, entry_json(entry), entry->verdict.kind);
 }
 
 char *kcs_result_entry_serialize(const kcs_result_entry *entry)
 {
     json_t *item = entry_json(entry);
+    json_object_set_new(item, "verdict", json_string(kcs_verdict_name(entry->verdict.kind)));
     char *text = json_dumps(item, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(item);
     return text;
@@ -329,26 +340,36 @@ static json_t *parse_serialized(const char *text, kcs_error *err)
     return item;
 }
 
+/* Takes the verdict a serialized result carries off it. */
+static kcs_verdict_kind take_verdict(json_t *item)
+{
+    kcs_verdict_kind verdict = kcs_verdict_from_name(json_string_value(json_object_get(item, "verdict")));
+    json_object_del(item, "verdict");
+    return verdict;
+}
+
 kcs_status kcs_results_add_serialized(kcs_results *results, const char *text, kcs_error *err)
 {
     json_t *item = parse_serialized(text, err);
     if (!item)
         return KCS_ERROR;
-    add_item(results, item);
+    kcs_verdict_kind verdict = take_verdict(item);
+    add_item(results, item, verdict);
     return KCS_OK;
 }
 
 kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *identity, const char *message,
-                                           kcs_error *err)
+                                           kcs_verdict_kind *verdict, kcs_error *err)
 {
     json_t *item = parse_serialized(identity, err);
     if (!item)
         return KCS_ERROR;
+    *verdict = take_verdict(item);
     json_object_set_new(item, "status", json_string("error"));
     json_object_set_new(item, "message", json_string(message));
     json_object_del(item, "accuracy");
     json_object_del(item, "timing");
-    add_item(results, item);
+    add_item(results, item, *verdict);
     return KCS_OK;
 }
 

@@ -28,10 +28,12 @@ typedef struct {
     const kcs_op_args *args;     /* likewise */
     const kcs_run_result *run;   /* outcome, message, accuracy, timing */
     const kcs_ceilings *ceilings; /* the device's, when measured; NULL otherwise */
+    kcs_verdict verdict;         /* what the expectations say of it, decided by the runner */
 } kcs_result_entry;
 
-/* Counts of outcomes. An expected failure, error or skip (expectations.h)
- * counts as passed, and also in expected; an unexpected pass as failed. */
+/* Counts of outcomes, by each result's verdict (expectations.h): a met
+ * expectation counts as passed (a skip as skipped), and also in expected;
+ * an unexpected pass as failed, and also in unexpected_passes. */
 typedef struct {
     int passed, failed, skipped, errors;
     int expected;            /* failures, errors and skips that were expected */
@@ -44,9 +46,6 @@ kcs_results *kcs_results_create(void);
 /* Frees the results. */
 void kcs_results_free(kcs_results *results);
 
-/* Results added from now on are compared with these expectations (kept, not copied). */
-void kcs_results_set_expectations(kcs_results *results, const kcs_expectations *expectations);
-
 /* Records how the run was made: revision, command line, options. */
 void kcs_results_set_run(kcs_results *results, const char *revision, int argc, char **argv,
                          const kcs_run_options *options);
@@ -55,11 +54,14 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
 void kcs_results_add_device(kcs_results *results, const char *id, const char *backend, int index,
                             const kcs_device_info *info, const kcs_ceilings *ceilings);
 
-/* Records one result. */
+/* Records one result. With an expectation (entry->verdict.line) its entry
+ * gets "expected" (the line, and whether it was met); an unexpected pass
+ * is written as a failure saying so. */
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);
 
 /* One result as a line of compact JSON, for a worker process to send to
- * the runner that supervises it (malloc'd; free() it). */
+ * the runner that supervises it (malloc'd; free() it): the results file's
+ * entry and its verdict's kind as "verdict", which the receiver takes off. */
 char *kcs_result_entry_serialize(const kcs_result_entry *entry);
 
 /* A device as a line of compact JSON (malloc'd). */
@@ -69,10 +71,11 @@ char *kcs_device_serialize(const char *id, const char *backend, int index, const
 /* Adds a result sent by a worker. */
 kcs_status kcs_results_add_serialized(kcs_results *results, const char *text, kcs_error *err);
 
-/* Adds an error result for the unit a worker had begun (its serialized
- * identity) when the worker hung or died there. */
+/* Adds an error result for the unit a worker had begun when the worker
+ * hung or died there: identity is the unit's result serialized with the
+ * outcome error, and so with the verdict on an error, which goes to verdict. */
 kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *identity, const char *message,
-                                           kcs_error *err);
+                                           kcs_verdict_kind *verdict, kcs_error *err);
 
 /* Adds a device sent by a worker, unless one with its id is there already. */
 kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *text, kcs_error *err);

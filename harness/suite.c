@@ -8,67 +8,44 @@
 #include <time.h>
 
 #include "generator.h"
-#include "manifest.h"
-#include "npy.h"
 
-struct kcs_golden {
-    char directory[2048];
-    kcs_manifest manifest;
-};
-
-kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err)
+/* Generates the inputs of a case into host arrays. */
+static kcs_status generate_inputs(const kcs_case *c, kcs_prepared_case *p, kcs_error *err)
 {
-    kcs_golden *g = calloc(1, sizeof *g);
-    if (!g)
-        return kcs_fail(err, KCS_ERROR, "out of memory");
-    snprintf(g->directory, sizeof g->directory, "%s", directory);
-    char manifest_path[2100];
-    snprintf(manifest_path, sizeof manifest_path, "%s/MANIFEST", directory);
-    if (kcs_manifest_read(manifest_path, &g->manifest, err) != KCS_OK) {
-        free(g);
-        return KCS_ERROR;
-    }
-    *golden = g;
-    return KCS_OK;
-}
-
-void kcs_golden_close(kcs_golden *golden)
-{
-    if (!golden)
-        return;
-    kcs_manifest_free(&golden->manifest);
-    free(golden);
-}
-
-void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
-                              size_t size)
-{
-    snprintf(path, size, "%s.%s.npy", c->name, layout->outputs[output].name);
-}
-
-void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
-                     char *path, size_t size)
-{
-    char relative[512];
-    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
-    snprintf(path, size, "%s/%s", directory, relative);
-}
-
-kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
-                               kcs_error *err)
-{
-    for (int i = 0; i < layout->input_count; i++) {
-        const kcs_array_spec *spec = &layout->inputs[i];
+    for (int i = 0; i < p->layout.input_count; i++) {
+        const kcs_array_spec *spec = &p->layout.inputs[i];
         const kcs_input_spec *input = kcs_case_input(c, spec->name);
-        size_t count = kcs_array_element_count(spec);
-        inputs[i] = malloc(kcs_array_bytes(spec) ? kcs_array_bytes(spec) : 1);
-        if (!inputs[i])
-            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for input %s",
-                            kcs_array_bytes(spec), spec->name);
-        if (kcs_generate(&input->distribution, spec->dtype, inputs[i], 0, count, err) != KCS_OK) {
+        const kcs_array_size *size = &p->sizes.inputs[i];
+        p->inputs[i] = malloc(size->bytes ? size->bytes : 1);
+        if (!p->inputs[i])
+            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for input %s", size->bytes, spec->name);
+        if (kcs_generate(&input->distribution, spec->dtype, p->inputs[i], 0, size->elements, err) != KCS_OK) {
             kcs_error_prefix(err, "input %s", spec->name);
             return KCS_ERROR;
         }
+    }
+    return KCS_OK;
+}
+
+static kcs_array_size size_of(const kcs_array_spec *spec)
+{
+    kcs_array_size size = {.elements = kcs_array_element_count(spec), .bytes = kcs_array_bytes(spec)};
+    return size;
+}
+
+kcs_status kcs_prepare_layout(const kcs_case *c, kcs_prepared_case *p, kcs_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    if (kcs_op_prepare(c, &p->op, &p->args, &p->layout, err) != KCS_OK)
+        return KCS_ERROR;
+    for (int i = 0; i < p->layout.input_count; i++) {
+        p->sizes.inputs[i] = size_of(&p->layout.inputs[i]);
+        p->sizes.total_bytes += p->sizes.inputs[i].bytes;
+    }
+    for (int o = 0; o < p->layout.output_count; o++) {
+        p->sizes.outputs[o] = size_of(&p->layout.outputs[o]);
+        p->sizes.total_bytes += p->sizes.outputs[o].bytes;
     }
     return KCS_OK;
 }
@@ -93,47 +70,16 @@ static size_t choose_sample(uint64_t seed, size_t count, uint64_t sample, size_t
     return unique;
 }
 
-static kcs_status read_golden(const kcs_golden *golden, const kcs_case *c, const kcs_layout *layout,
-                              int output, kcs_expected *expected, kcs_error *err)
+/* Allocates the expected values and bounds of every output: all of its
+ * elements, or a seeded sample of them for an oracle case that asks for one. */
+static kcs_status allocate_expected(const kcs_case *c, kcs_expect_source source, kcs_prepared_case *p,
+                                    kcs_error *err)
 {
-    char relative[512], path[2600];
-    kcs_golden_relative_path(c, layout, output, relative, sizeof relative);
-    snprintf(path, sizeof path, "%s/%s", golden->directory, relative);
-    if (kcs_manifest_verify_file(&golden->manifest, golden->directory, relative, err) != KCS_OK)
-        return KCS_ERROR;
-    kcs_npy_array array;
-    if (kcs_npy_read(path, &array, err) != KCS_OK)
-        return KCS_ERROR;
-    const kcs_array_spec *spec = &layout->outputs[output];
-    int same_shape = array.ndim == spec->ndim;
-    for (int d = 0; same_shape && d < spec->ndim; d++)
-        same_shape = array.shape[d] == spec->shape[d];
-    if (array.dtype != KCS_F64 || !same_shape) {
-        kcs_npy_free(&array);
-        return kcs_fail(err, KCS_ERROR,
-                        "%s: golden files hold f64 values in the output's shape; this one does not "
-                        "match output %s (run `ninja golden`)",
-                        path, spec->name);
-    }
-    memcpy(expected->values, array.data, expected->count * sizeof(double));
-    kcs_npy_free(&array);
-    return KCS_OK;
-}
-
-kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *p,
-                            kcs_error *err)
-{
-    memset(p, 0, sizeof *p);
-    p->c = c;
-    if (kcs_op_prepare(c, &p->op, &p->args, &p->layout, err) != KCS_OK)
-        return KCS_ERROR;
-    if (kcs_generate_inputs(c, &p->layout, p->inputs, err) != KCS_OK)
-        return KCS_ERROR;
     for (int o = 0; o < p->layout.output_count; o++) {
         kcs_expected *e = &p->expected[o];
-        size_t count = kcs_array_element_count(&p->layout.outputs[o]);
+        size_t count = p->sizes.outputs[o].elements;
         e->count = count;
-        if (c->expect == KCS_EXPECT_ORACLE && c->sample > 0 && c->sample < count) {
+        if (source == KCS_EXPECT_ORACLE && c->sample > 0 && c->sample < count) {
             e->indices = malloc(c->sample * sizeof *e->indices);
             if (!e->indices)
                 return kcs_fail(err, KCS_ERROR, "out of memory");
@@ -147,13 +93,20 @@ kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_pre
             return kcs_fail(err, KCS_ERROR, "cannot allocate expected values of output %s",
                             p->layout.outputs[o].name);
     }
+    return KCS_OK;
+}
+
+/* Fills the expected values from source and says where they came from. */
+static kcs_status fill_expected(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                kcs_prepared_case *p, kcs_error *err)
+{
     kcs_status status = KCS_OK;
-    switch (c->expect) {
+    switch (source) {
     case KCS_EXPECT_GOLDEN:
         if (!golden)
             return kcs_fail(err, KCS_ERROR, "case needs golden data but no golden directory is open");
         for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
-            status = read_golden(golden, c, &p->layout, o, &p->expected[o], err);
+            status = kcs_golden_read(golden, c, &p->layout.outputs[o], &p->expected[o], err);
         snprintf(p->expected_from, sizeof p->expected_from, "golden");
         break;
     case KCS_EXPECT_ORACLE:
@@ -169,9 +122,22 @@ kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_pre
         snprintf(p->expected_from, sizeof p->expected_from, "closed form");
         break;
     }
-    if (status != KCS_OK)
+    return status;
+}
+
+kcs_status kcs_prepare_case_from(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                 kcs_prepared_case *p, kcs_error *err)
+{
+    if (kcs_prepare_layout(c, p, err) != KCS_OK || generate_inputs(c, p, err) != KCS_OK ||
+        allocate_expected(c, source, p, err) != KCS_OK || fill_expected(c, source, golden, p, err) != KCS_OK)
         return KCS_ERROR;
     return p->op->bounds(&p->args, p->inputs, p->expected, err);
+}
+
+kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *p,
+                            kcs_error *err)
+{
+    return kcs_prepare_case_from(c, c->expect, golden, p, err);
 }
 
 void kcs_prepared_case_free(kcs_prepared_case *p)
@@ -271,57 +237,89 @@ static kcs_outcome fail_with(kcs_run_result *result, kcs_outcome outcome, const 
     return outcome;
 }
 
+/* Bytes of array i of a case, counting its inputs first and then its
+ * outputs, the order in which a kernel takes its buffers. */
+static size_t array_bytes(const kcs_prepared_case *p, int i)
+{
+    int inputs = p->layout.input_count;
+    return i < inputs ? p->sizes.inputs[i].bytes : p->sizes.outputs[i - inputs].bytes;
+}
+
+/* Whether timing has both the runs and the seconds it needs, or may take no more. */
+static int timed_enough(int count, double total, int capacity, const kcs_run_options *options)
+{
+    return count >= capacity || (count >= options->min_repeats && total >= options->min_seconds);
+}
+
+static int timing_capacity(const kcs_run_options *options)
+{
+    return options->max_repeats > 0 ? options->max_repeats : 1000;
+}
+
 /* A case whose inputs and outputs together are smaller than this is timed
  * on copies in rotation, so that a repeat does not find its data in the
  * last-level cache left by the one before (an H200's L2 is 60 MB). */
 #define KCS_ROTATION_BYTES ((size_t)512 << 20)
 #define KCS_MAX_ROTATION_COPIES 64
 
+/* How many sets of buffers the kernel timing rotates among. */
+static int rotation_copies(const kcs_prepared_case *p)
+{
+    size_t set_bytes = p->sizes.total_bytes;
+    if (set_bytes == 0 || set_bytes >= KCS_ROTATION_BYTES)
+        return 1;
+    size_t wanted = (KCS_ROTATION_BYTES + set_bytes - 1) / set_bytes;
+    return wanted > KCS_MAX_ROTATION_COPIES ? KCS_MAX_ROTATION_COPIES : (int)wanted;
+}
+
+typedef kcs_buffer *buffer_set[KCS_MAX_INPUTS + KCS_MAX_OUTPUTS];
+
+/* Fills sets[0] with the run's own buffers and the other sets with new
+ * buffers holding the same inputs. */
+static kcs_status make_rotation_sets(const kcs_prepared_case *p, device_run *run, buffer_set *sets, int copies,
+                                     kcs_error *err)
+{
+    int inputs = p->layout.input_count, arrays = inputs + p->layout.output_count;
+    for (int i = 0; i < arrays; i++)
+        sets[0][i] = i < inputs ? run->inputs[i] : run->outputs[i - inputs];
+    kcs_status status = KCS_OK;
+    for (int c = 1; c < copies && status == KCS_OK; c++)
+        for (int i = 0; i < arrays && status == KCS_OK; i++) {
+            status = run->backend->allocate(run->device, array_bytes(p, i), &sets[c][i], err);
+            if (status == KCS_OK && i < inputs)
+                status = run->backend->upload(run->device, sets[c][i], p->inputs[i], array_bytes(p, i), err);
+        }
+    return status;
+}
+
+static void release_rotation_sets(const kcs_prepared_case *p, device_run *run, buffer_set *sets, int copies)
+{
+    for (int c = 1; c < copies; c++)
+        for (int i = 0; i < p->layout.input_count + p->layout.output_count; i++)
+            run->backend->release(run->device, sets[c][i]);
+}
+
 /* Times the kernel alone, repeating until both the count and the time are
  * reached; small cases rotate among copies of their buffers. */
 static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
                               const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
 {
-    const kcs_layout *layout = &p->layout;
-    size_t set_bytes = 0;
-    for (int i = 0; i < layout->input_count; i++)
-        set_bytes += kcs_array_bytes(&layout->inputs[i]);
-    for (int o = 0; o < layout->output_count; o++)
-        set_bytes += kcs_array_bytes(&layout->outputs[o]);
-    int copies = 1;
-    if (set_bytes > 0 && set_bytes < KCS_ROTATION_BYTES) {
-        size_t wanted = (KCS_ROTATION_BYTES + set_bytes - 1) / set_bytes;
-        copies = wanted > KCS_MAX_ROTATION_COPIES ? KCS_MAX_ROTATION_COPIES : (int)wanted;
-    }
-    kcs_buffer *(*sets)[KCS_MAX_INPUTS + KCS_MAX_OUTPUTS] = calloc((size_t)copies, sizeof *sets);
-    int capacity = options->max_repeats > 0 ? options->max_repeats : 1000;
+    int copies = rotation_copies(p), capacity = timing_capacity(options);
+    buffer_set *sets = calloc((size_t)copies, sizeof *sets);
     double *samples = malloc((size_t)capacity * sizeof *samples);
     if (!samples || !sets) {
         free(samples);
         free(sets);
         return kcs_fail(err, KCS_ERROR, "out of memory");
     }
-    kcs_status status = KCS_OK;
-    for (int c = 0; c < copies && status == KCS_OK; c++)
-        for (int i = 0; i < layout->input_count + layout->output_count && status == KCS_OK; i++) {
-            if (c == 0) { /* the first set is the run's own */
-                sets[0][i] = i < layout->input_count ? run->inputs[i] : run->outputs[i - layout->input_count];
-                continue;
-            }
-            const kcs_array_spec *spec = i < layout->input_count ? &layout->inputs[i]
-                                                                 : &layout->outputs[i - layout->input_count];
-            status = run->backend->allocate(run->device, kcs_array_bytes(spec), &sets[c][i], err);
-            if (status == KCS_OK && i < layout->input_count)
-                status = run->backend->upload(run->device, sets[c][i], p->inputs[i], kcs_array_bytes(spec), err);
-        }
+    kcs_status status = make_rotation_sets(p, run, sets, copies, err);
     double seconds, total = 0.0;
     int count = 0;
-    if (status == KCS_OK)
+    if (status == KCS_OK) /* a warm-up run */
         status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
-    while (status == KCS_OK && count < capacity &&
-           (count < options->min_repeats || total < options->min_seconds)) {
+    while (status == KCS_OK && !timed_enough(count, total, capacity, options)) {
         kcs_buffer **set = sets[(count + 1) % copies];
-        status = kernel->run(run->device, &p->args, set, set + layout->input_count, &seconds, err);
+        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds, err);
         samples[count++] = seconds;
         total += seconds;
     }
@@ -329,11 +327,42 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
         kcs_timing_from_samples(samples, count, timing);
         timing->rotated_copies = copies;
     }
-    for (int c = 1; c < copies; c++)
-        for (int i = 0; i < layout->input_count + layout->output_count; i++)
-            run->backend->release(run->device, sets[c][i]);
+    release_rotation_sets(p, run, sets, copies);
     free(sets);
     free(samples);
+    return status;
+}
+
+/* Allocates staging memory (pinned where the backend has it) for every
+ * array and copies the inputs into it. */
+static kcs_status make_staging(const kcs_prepared_case *p, device_run *run, kcs_error *err)
+{
+    for (int i = 0; i < p->layout.input_count + p->layout.output_count; i++) {
+        size_t bytes = array_bytes(p, i) ? array_bytes(p, i) : 1;
+        run->staging[i] = run->backend->host_allocate ? run->backend->host_allocate(run->device, bytes)
+                                                      : malloc(bytes);
+        if (!run->staging[i])
+            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes of staging memory", bytes);
+        if (i < p->layout.input_count)
+            memcpy(run->staging[i], p->inputs[i], array_bytes(p, i));
+    }
+    return KCS_OK;
+}
+
+/* One upload of the inputs from staging, the kernel and the download of the outputs. */
+static kcs_status round_trip(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                             kcs_error *err)
+{
+    int inputs = p->layout.input_count;
+    double kernel_seconds;
+    kcs_status status = KCS_OK;
+    for (int i = 0; i < inputs && status == KCS_OK; i++)
+        status = run->backend->upload(run->device, run->inputs[i], run->staging[i], array_bytes(p, i), err);
+    if (status == KCS_OK)
+        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &kernel_seconds, err);
+    for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
+        status = run->backend->download(run->device, run->outputs[o], run->staging[inputs + o],
+                                        p->sizes.outputs[o].bytes, err);
     return status;
 }
 
@@ -342,38 +371,18 @@ static kcs_status time_end_to_end(const kcs_prepared_case *p, device_run *run,
                                   const kcs_kernel *kernel, const kcs_run_options *options,
                                   kcs_timing *timing, kcs_error *err)
 {
-    const kcs_layout *layout = &p->layout;
-    for (int i = 0; i < layout->input_count + layout->output_count; i++) {
-        size_t bytes = i < layout->input_count ? kcs_array_bytes(&layout->inputs[i])
-                                               : kcs_array_bytes(&layout->outputs[i - layout->input_count]);
-        bytes = bytes ? bytes : 1;
-        run->staging[i] = run->backend->host_allocate ? run->backend->host_allocate(run->device, bytes)
-                                                      : malloc(bytes);
-        if (!run->staging[i])
-            return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes of staging memory", bytes);
-        if (i < layout->input_count)
-            memcpy(run->staging[i], p->inputs[i], kcs_array_bytes(&layout->inputs[i]));
-    }
-    int capacity = options->max_repeats > 0 ? options->max_repeats : 1000;
+    if (make_staging(p, run, err) != KCS_OK)
+        return KCS_ERROR;
+    int capacity = timing_capacity(options);
     double *samples = malloc((size_t)capacity * sizeof *samples);
     if (!samples)
         return kcs_fail(err, KCS_ERROR, "out of memory");
     double total = 0.0;
     int count = 0;
     kcs_status status = KCS_OK;
-    for (int attempt = -1; status == KCS_OK && count < capacity &&
-                           (count < options->min_repeats || total < options->min_seconds);
-         attempt++) {
-        double start = now_seconds(), kernel_seconds;
-        for (int i = 0; i < layout->input_count && status == KCS_OK; i++)
-            status = run->backend->upload(run->device, run->inputs[i], run->staging[i],
-                                          kcs_array_bytes(&layout->inputs[i]), err);
-        if (status == KCS_OK)
-            status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &kernel_seconds, err);
-        for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
-            status = run->backend->download(run->device, run->outputs[o],
-                                            run->staging[layout->input_count + o],
-                                            kcs_array_bytes(&layout->outputs[o]), err);
+    for (int attempt = -1; status == KCS_OK && !timed_enough(count, total, capacity, options); attempt++) {
+        double start = now_seconds();
+        status = round_trip(p, run, kernel, err);
         double seconds = now_seconds() - start;
         if (attempt >= 0) { /* the first round warms up */
             samples[count++] = seconds;
@@ -402,9 +411,8 @@ enum { guard_bytes = 256 };
 
 /* Allocates a buffer for an array and its guard, and uploads the data and the guard. */
 static kcs_status upload_guarded(const kcs_backend *backend, kcs_device *device, const kcs_array_spec *spec,
-                                 const void *data, kcs_buffer **buffer, kcs_error *err)
+                                 size_t bytes, const void *data, kcs_buffer **buffer, kcs_error *err)
 {
-    size_t bytes = kcs_array_bytes(spec);
     unsigned char *staged = malloc(bytes + guard_bytes);
     if (!staged)
         return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for %s", bytes + guard_bytes, spec->name);
@@ -419,9 +427,10 @@ static kcs_status upload_guarded(const kcs_backend *backend, kcs_device *device,
 
 /* Downloads an array's guard and describes a change to it in why. */
 static kcs_status check_guard(const kcs_backend *backend, kcs_device *device, const kcs_array_spec *spec,
-                              kcs_buffer *buffer, const char *role, char *why, size_t why_size, kcs_error *err)
+                              size_t bytes, kcs_buffer *buffer, const char *role, char *why, size_t why_size,
+                              kcs_error *err)
 {
-    size_t bytes = kcs_array_bytes(spec), size = kcs_dtype_size(spec->dtype);
+    size_t size = kcs_dtype_size(spec->dtype);
     unsigned char *whole = malloc(bytes + guard_bytes);
     if (!whole)
         return kcs_fail(err, KCS_ERROR, "out of memory");
@@ -436,6 +445,90 @@ static kcs_status check_guard(const kcs_backend *backend, kcs_device *device, co
     return status;
 }
 
+/* Whether the device can run the kernel on this case at all; if not, the
+ * result says why (a skip, or an error of the kernel's own check). */
+static int device_can_run(const kcs_prepared_case *p, kcs_device *device, const kcs_device_info *info,
+                          const kcs_kernel *kernel, kcs_run_result *result)
+{
+    kcs_error err = {{0}};
+    if (kernel->supports) {
+        kcs_status support = kernel->supports(device, &p->args, &err);
+        if (support != KCS_OK) {
+            fail_with(result, support == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
+            return 0;
+        }
+    }
+    uint64_t needed = p->sizes.total_bytes;
+    if (info->memory_bytes && needed > info->memory_bytes) {
+        snprintf(result->message, sizeof result->message, "needs %llu bytes, device has %llu",
+                 (unsigned long long)needed, (unsigned long long)info->memory_bytes);
+        result->outcome = KCS_OUTCOME_SKIP;
+        return 0;
+    }
+    return 1;
+}
+
+/* Fills host memory for an output with the dtype's poison, so that an
+ * element the kernel never writes is told from any value it could write. */
+static kcs_status poisoned_output(const kcs_prepared_case *p, int o, void **actual, kcs_error *err)
+{
+    const kcs_array_size *size = &p->sizes.outputs[o];
+    *actual = malloc(size->bytes ? size->bytes : 1);
+    if (!*actual)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_poison(*actual, p->layout.outputs[o].dtype, size->elements);
+    return KCS_OK;
+}
+
+/* Uploads the inputs and the poisoned outputs, each followed by its guard. */
+static kcs_status upload_poisoned(const kcs_prepared_case *p, device_run *run, kcs_error *err)
+{
+    const kcs_layout *layout = &p->layout;
+    kcs_status status = KCS_OK;
+    for (int i = 0; i < layout->input_count && status == KCS_OK; i++)
+        status = upload_guarded(run->backend, run->device, &layout->inputs[i], p->sizes.inputs[i].bytes,
+                                p->inputs[i], &run->inputs[i], err);
+    for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
+        status = poisoned_output(p, o, &run->actual[o], err);
+        if (status == KCS_OK)
+            status = upload_guarded(run->backend, run->device, &layout->outputs[o], p->sizes.outputs[o].bytes,
+                                    run->actual[o], &run->outputs[o], err);
+    }
+    return status;
+}
+
+/* Runs the kernel once and downloads its outputs into run->actual. */
+static kcs_status run_and_download(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                                   kcs_error *err)
+{
+    double seconds;
+    kcs_status status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+    for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
+        status = run->backend->download(run->device, run->outputs[o], run->actual[o], p->sizes.outputs[o].bytes,
+                                        err);
+    return status;
+}
+
+/* What a run showed besides its outputs' values, kept apart until
+ * compose_diagnosis writes them into the check's diagnosis. */
+typedef struct {
+    char past_end[512];  /* the first guard found changed, "" if none */
+    int past_end_input;  /* the input whose guard that was; -1 for an output's */
+    char modified[KCS_MAX_INPUTS][160]; /* per input: how the kernel changed it, "" if it did not */
+    char nondeterministic[512]; /* how a second run differed, "" if it did not (or was not made) */
+} run_findings;
+
+/* Checks the guards after every output; the first changed one goes to found. */
+static kcs_status check_output_guards(const kcs_prepared_case *p, device_run *run, run_findings *found,
+                                      kcs_error *err)
+{
+    kcs_status status = KCS_OK;
+    for (int o = 0; o < p->layout.output_count && status == KCS_OK && !found->past_end[0]; o++)
+        status = check_guard(run->backend, run->device, &p->layout.outputs[o], p->sizes.outputs[o].bytes,
+                             run->outputs[o], "output", found->past_end, sizeof found->past_end, err);
+    return status;
+}
+
 /* Runs the kernel a second time on freshly poisoned outputs and compares
  * bit for bit with the first run's; a difference is described in why. */
 static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
@@ -445,26 +538,19 @@ static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run,
     kcs_status status = KCS_OK;
     void *second[KCS_MAX_OUTPUTS] = {0};
     for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
-        const kcs_array_spec *spec = &layout->outputs[o];
-        size_t bytes = kcs_array_bytes(spec);
-        second[o] = malloc(bytes ? bytes : 1);
-        if (!second[o]) {
-            status = kcs_fail(err, KCS_ERROR, "out of memory");
-            break;
-        }
-        kcs_poison(second[o], spec->dtype, kcs_array_element_count(spec));
-        status = run->backend->upload(run->device, run->outputs[o], second[o], bytes, err);
+        status = poisoned_output(p, o, &second[o], err);
+        if (status == KCS_OK)
+            status = run->backend->upload(run->device, run->outputs[o], second[o], p->sizes.outputs[o].bytes, err);
     }
     double seconds;
     if (status == KCS_OK)
         status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
     for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
-        status = run->backend->download(run->device, run->outputs[o], second[o],
-                                        kcs_array_bytes(&layout->outputs[o]), err);
+        status = run->backend->download(run->device, run->outputs[o], second[o], p->sizes.outputs[o].bytes, err);
     for (int o = 0; o < layout->output_count && status == KCS_OK && !why[0]; o++) {
         const kcs_array_spec *spec = &layout->outputs[o];
-        size_t size = kcs_dtype_size(spec->dtype), count = kcs_array_element_count(spec);
-        for (size_t i = 0; i < count; i++)
+        size_t size = kcs_dtype_size(spec->dtype);
+        for (size_t i = 0; i < p->sizes.outputs[o].elements; i++)
             if (memcmp((char *)run->actual[o] + i * size, (char *)second[o] + i * size, size) != 0) {
                 snprintf(why, why_size,
                          "nondeterministic: %s[%zu] was %.17g in the first run and %.17g in the second", spec->name,
@@ -478,149 +564,140 @@ static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run,
     return status;
 }
 
+/* Compares the outputs with the expected values within their bounds. */
+static void compare_outputs(const kcs_prepared_case *p, device_run *run, kcs_check_result *check)
+{
+    if (p->op->check)
+        p->op->check(&p->args, p->inputs, run->actual, p->expected, check);
+    else
+        kcs_check_outputs(&p->layout, run->actual, p->expected, check);
+    kcs_diagnose_trivial(&p->layout, p->inputs, run->actual, check);
+}
+
+static size_t largest_input_bytes(const kcs_prepared_case *p)
+{
+    size_t largest = 1;
+    for (int i = 0; i < p->layout.input_count; i++)
+        if (p->sizes.inputs[i].bytes + guard_bytes > largest)
+            largest = p->sizes.inputs[i].bytes + guard_bytes;
+    return largest;
+}
+
+/* The inputs must come back as they went in: a kernel that scribbles on its
+ * inputs would corrupt the next call of a library user. Checks each input's
+ * guard (until one is found changed) and contents. */
+static kcs_status check_inputs(const kcs_prepared_case *p, device_run *run, run_findings *found, kcs_error *err)
+{
+    const kcs_layout *layout = &p->layout;
+    run->inputs_after = malloc(largest_input_bytes(p));
+    if (!run->inputs_after)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_status status = KCS_OK;
+    for (int i = 0; i < layout->input_count && status == KCS_OK; i++) {
+        size_t bytes = p->sizes.inputs[i].bytes;
+        if (!found->past_end[0]) {
+            status = check_guard(run->backend, run->device, &layout->inputs[i], bytes, run->inputs[i], "input",
+                                 found->past_end, sizeof found->past_end, err);
+            if (found->past_end[0])
+                found->past_end_input = i;
+        }
+        if (status == KCS_OK)
+            status = run->backend->download(run->device, run->inputs[i], run->inputs_after, bytes, err);
+        if (status == KCS_OK && memcmp(run->inputs_after, p->inputs[i], bytes) != 0) {
+            size_t at = 0;
+            while (((unsigned char *)run->inputs_after)[at] == ((unsigned char *)p->inputs[i])[at])
+                at++;
+            snprintf(found->modified[i], sizeof found->modified[i],
+                     "input %s was modified by the kernel (first at element %zu)", layout->inputs[i].name,
+                     at / kcs_dtype_size(layout->inputs[i].dtype));
+        }
+    }
+    return status;
+}
+
+/* Appends "; finding" (or the finding alone) to the diagnosis and fails the check. */
+static void add_finding(kcs_check_result *check, const char *finding)
+{
+    if (!finding[0])
+        return;
+    size_t length = strlen(check->diagnosis);
+    snprintf(check->diagnosis + length, sizeof check->diagnosis - length, "%s%s", length ? "; " : "", finding);
+    check->passed = 0;
+}
+
+/* Writes the findings after the comparison's own diagnosis, array by array
+ * in the order they were checked: outputs' guards, then each input's guard
+ * and contents, then a second run that differed. */
+static void compose_diagnosis(const run_findings *found, int input_count, kcs_check_result *check)
+{
+    if (found->past_end_input < 0)
+        add_finding(check, found->past_end);
+    for (int i = 0; i < input_count; i++) {
+        if (found->past_end_input == i)
+            add_finding(check, found->past_end);
+        add_finding(check, found->modified[i]);
+    }
+    add_finding(check, found->nondeterministic);
+}
+
+/* Checks what one run left: guards, a second run's bits (with
+ * --determinism), the outputs and the inputs; sets the outcome. */
+static kcs_status judge_run(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                            const kcs_run_options *options, kcs_run_result *result, kcs_error *err)
+{
+    run_findings found = {.past_end_input = -1};
+    kcs_status status = check_output_guards(p, run, &found, err);
+    if (status == KCS_OK && options->determinism)
+        status = rerun_and_compare(p, run, kernel, found.nondeterministic, sizeof found.nondeterministic, err);
+    if (status != KCS_OK)
+        return status;
+    compare_outputs(p, run, &result->check);
+    if (check_inputs(p, run, &found, err) != KCS_OK)
+        return KCS_ERROR;
+    compose_diagnosis(&found, p->layout.input_count, &result->check);
+    result->outcome = result->check.passed ? KCS_OUTCOME_PASS : KCS_OUTCOME_FAIL;
+    snprintf(result->message, sizeof result->message, "%s", result->check.diagnosis);
+    return KCS_OK;
+}
+
+/* Times a passing perf case when benchmarking, kernel alone and end to end. */
+static void time_run(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                     const kcs_run_options *options, kcs_run_result *result)
+{
+    kcs_error err = {{0}};
+    kcs_status status = time_kernel(p, run, kernel, options, &result->kernel, &err);
+    if (status == KCS_OK)
+        status = time_end_to_end(p, run, kernel, options, &result->end_to_end, &err);
+    if (status != KCS_OK)
+        fail_with(result, KCS_OUTCOME_ERROR, err.message);
+    else
+        result->timed = 1;
+}
+
 void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, kcs_device *device,
                        const kcs_device_info *info, const kcs_kernel *kernel,
                        const kcs_run_options *options, kcs_run_result *result)
 {
     memset(result, 0, sizeof *result);
-    kcs_error err = {{0}};
-    const kcs_layout *layout = &p->layout;
-    if (kernel->supports) {
-        kcs_status support = kernel->supports(device, &p->args, &err);
-        if (support != KCS_OK) {
-            fail_with(result, support == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
-            return;
-        }
-    }
-    uint64_t needed = 0;
-    for (int i = 0; i < layout->input_count; i++)
-        needed += kcs_array_bytes(&layout->inputs[i]);
-    for (int o = 0; o < layout->output_count; o++)
-        needed += kcs_array_bytes(&layout->outputs[o]);
-    if (info->memory_bytes && needed > info->memory_bytes) {
-        snprintf(result->message, sizeof result->message, "needs %llu bytes, device has %llu",
-                 (unsigned long long)needed, (unsigned long long)info->memory_bytes);
-        result->outcome = KCS_OUTCOME_SKIP;
+    if (!device_can_run(p, device, info, kernel, result))
         return;
-    }
     device_run run = {.backend = backend, .device = device};
-    kcs_status status = KCS_OK;
-    size_t largest_input = 1;
-    for (int i = 0; i < layout->input_count && status == KCS_OK; i++) {
-        size_t bytes = kcs_array_bytes(&layout->inputs[i]);
-        largest_input = bytes + guard_bytes > largest_input ? bytes + guard_bytes : largest_input;
-        status = upload_guarded(backend, device, &layout->inputs[i], p->inputs[i], &run.inputs[i], &err);
-    }
-    for (int o = 0; o < layout->output_count && status == KCS_OK; o++) {
-        const kcs_array_spec *spec = &layout->outputs[o];
-        size_t bytes = kcs_array_bytes(spec);
-        run.actual[o] = malloc(bytes ? bytes : 1);
-        if (!run.actual[o]) {
-            status = kcs_fail(&err, KCS_ERROR, "out of memory");
-            break;
-        }
-        kcs_poison(run.actual[o], spec->dtype, kcs_array_element_count(spec));
-        status = upload_guarded(backend, device, spec, run.actual[o], &run.outputs[o], &err);
-    }
+    kcs_error err = {{0}};
+    kcs_status status = upload_poisoned(p, &run, &err);
+    if (status == KCS_OK)
+        status = run_and_download(p, &run, kernel, &err);
     if (status != KCS_OK) {
         fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
-        release_run(&run);
-        return;
-    }
-    double seconds;
-    status = kernel->run(device, &p->args, run.inputs, run.outputs, &seconds, &err);
-    for (int o = 0; o < layout->output_count && status == KCS_OK; o++)
-        status = backend->download(device, run.outputs[o], run.actual[o],
-                                   kcs_array_bytes(&layout->outputs[o]), &err);
-    if (status != KCS_OK) {
-        fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
-        release_run(&run);
-        return;
-    }
-    char out_of_bounds[512] = "";
-    for (int o = 0; o < layout->output_count && status == KCS_OK && !out_of_bounds[0]; o++)
-        status = check_guard(backend, device, &layout->outputs[o], run.outputs[o], "output", out_of_bounds,
-                             sizeof out_of_bounds, &err);
-    if (status != KCS_OK) {
+    } else if (judge_run(p, &run, kernel, options, result, &err) != KCS_OK) {
         fail_with(result, KCS_OUTCOME_ERROR, err.message);
-        release_run(&run);
-        return;
-    }
-    char determinism[512] = "";
-    if (options->determinism) {
-        status = rerun_and_compare(p, &run, kernel, determinism, sizeof determinism, &err);
-        if (status != KCS_OK) {
-            fail_with(result, KCS_OUTCOME_ERROR, err.message);
-            release_run(&run);
-            return;
-        }
-    }
-    if (p->op->check)
-        p->op->check(&p->args, p->inputs, run.actual, p->expected, &result->check);
-    else
-        kcs_check_outputs(layout, run.actual, p->expected, &result->check);
-    kcs_diagnose_trivial(layout, p->inputs, run.actual, &result->check);
-    /* The inputs must come back as they went in: a kernel that scribbles on
-     * its inputs would corrupt the next call of a library user. */
-    run.inputs_after = malloc(largest_input);
-    for (int i = 0; i < layout->input_count && status == KCS_OK && run.inputs_after; i++) {
-        size_t bytes = kcs_array_bytes(&layout->inputs[i]);
-        if (status == KCS_OK && !out_of_bounds[0])
-            status = check_guard(backend, device, &layout->inputs[i], run.inputs[i], "input", out_of_bounds,
-                                 sizeof out_of_bounds, &err);
-        if (status == KCS_OK && out_of_bounds[0] && !strstr(result->check.diagnosis, out_of_bounds)) {
-            size_t length = strlen(result->check.diagnosis);
-            snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
-                     length ? "; " : "", out_of_bounds);
-            result->check.passed = 0;
-        }
-        if (status == KCS_OK)
-            status = backend->download(device, run.inputs[i], run.inputs_after, bytes, &err);
-        if (status == KCS_OK && memcmp(run.inputs_after, p->inputs[i], bytes) != 0) {
-            size_t at = 0;
-            while (((unsigned char *)run.inputs_after)[at] == ((unsigned char *)p->inputs[i])[at])
-                at++;
-            size_t length = strlen(result->check.diagnosis);
-            snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length,
-                     "%sinput %s was modified by the kernel (first at element %zu)", length ? "; " : "",
-                     layout->inputs[i].name, at / kcs_dtype_size(layout->inputs[i].dtype));
-            result->check.passed = 0;
-        }
-    }
-    if (!run.inputs_after)
-        status = kcs_fail(&err, KCS_ERROR, "out of memory");
-    if (status != KCS_OK) {
-        fail_with(result, KCS_OUTCOME_ERROR, err.message);
-        release_run(&run);
-        return;
-    }
-    if (out_of_bounds[0] && !strstr(result->check.diagnosis, out_of_bounds)) {
-        size_t length = strlen(result->check.diagnosis);
-        snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
-                 length ? "; " : "", out_of_bounds);
-        result->check.passed = 0;
-    }
-    if (determinism[0]) {
-        size_t length = strlen(result->check.diagnosis);
-        snprintf(result->check.diagnosis + length, sizeof result->check.diagnosis - length, "%s%s",
-                 length ? "; " : "", determinism);
-        result->check.passed = 0;
-    }
-    result->outcome = result->check.passed ? KCS_OUTCOME_PASS : KCS_OUTCOME_FAIL;
-    snprintf(result->message, sizeof result->message, "%s", result->check.diagnosis);
-    if (options->keep_outputs)
-        for (int o = 0; o < layout->output_count; o++) {
-            result->actual[o] = run.actual[o];
-            run.actual[o] = NULL;
-        }
-    if (result->outcome == KCS_OUTCOME_PASS && options->benchmark && (p->c->tags & KCS_TAG_PERF)) {
-        status = time_kernel(p, &run, kernel, options, &result->kernel, &err);
-        if (status == KCS_OK)
-            status = time_end_to_end(p, &run, kernel, options, &result->end_to_end, &err);
-        if (status != KCS_OK)
-            fail_with(result, KCS_OUTCOME_ERROR, err.message);
-        else
-            result->timed = 1;
+    } else {
+        if (options->keep_outputs)
+            for (int o = 0; o < p->layout.output_count; o++) {
+                result->actual[o] = run.actual[o];
+                run.actual[o] = NULL;
+            }
+        if (result->outcome == KCS_OUTCOME_PASS && options->benchmark && (p->c->tags & KCS_TAG_PERF))
+            time_run(p, &run, kernel, options, result);
     }
     release_run(&run);
 }

@@ -12,17 +12,22 @@
 #include "backend.h"
 #include "case_file.h"
 #include "check.h"
+#include "golden.h"
 #include "op.h"
 
-/* Where golden files are and the manifest that vouches for them. */
-typedef struct kcs_golden kcs_golden;
+/* Element count and bytes of one array. */
+typedef struct {
+    size_t elements;
+    size_t bytes;
+} kcs_array_size;
 
-/* Opens the golden directory and reads its MANIFEST; an unreadable or
- * malformed manifest is an error naming it. */
-kcs_status kcs_golden_open(const char *directory, kcs_golden **golden, kcs_error *err);
-
-/* Frees what kcs_golden_open made. */
-void kcs_golden_close(kcs_golden *golden);
+/* The sizes of every input and output of a layout, worked out once when a
+ * case is prepared and used by every step that runs it. */
+typedef struct {
+    kcs_array_size inputs[KCS_MAX_INPUTS];
+    kcs_array_size outputs[KCS_MAX_OUTPUTS];
+    size_t total_bytes; /* inputs and outputs together: what a device must hold */
+} kcs_layout_sizes;
 
 /* A case ready to run: inputs generated, expected values and bounds known. */
 typedef struct {
@@ -30,29 +35,29 @@ typedef struct {
     const kcs_op *op;
     kcs_op_args args;
     kcs_layout layout;
+    kcs_layout_sizes sizes; /* of layout's arrays */
     void *inputs[KCS_MAX_INPUTS];
     kcs_expected expected[KCS_MAX_OUTPUTS];
     char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
 } kcs_prepared_case;
 
-/* Generates the inputs of a case into host arrays. */
-kcs_status kcs_generate_inputs(const kcs_case *c, const kcs_layout *layout, void *inputs[],
-                               kcs_error *err);
+/* The first step of preparing a case: finds its op and fills op, args,
+ * layout and sizes (the rest zeroed). `kcs apply`, which brings its own
+ * inputs and expected values, stops here. */
+kcs_status kcs_prepare_layout(const kcs_case *c, kcs_prepared_case *prepared, kcs_error *err);
 
 /* Prepares a case (golden may be NULL when no case needs it). */
 kcs_status kcs_prepare_case(const kcs_case *c, const kcs_golden *golden, kcs_prepared_case *prepared,
                             kcs_error *err);
 
+/* Prepares a case with its expected values taken from source rather than
+ * from where the case says: `kcs golden` prepares golden cases from the
+ * oracle and writes what it found. */
+kcs_status kcs_prepare_case_from(const kcs_case *c, kcs_expect_source source, const kcs_golden *golden,
+                                 kcs_prepared_case *prepared, kcs_error *err);
+
 /* Frees a prepared case. */
 void kcs_prepared_case_free(kcs_prepared_case *prepared);
-
-/* Golden file path of output o of a case: <directory>/<case name>.<output>.npy. */
-void kcs_golden_path(const char *directory, const kcs_case *c, const kcs_layout *layout, int output,
-                     char *path, size_t size);
-
-/* Path of a golden file relative to the golden directory. */
-void kcs_golden_relative_path(const kcs_case *c, const kcs_layout *layout, int output, char *path,
-                              size_t size);
 
 /* The outcome of one case on one device and kernel. */
 typedef enum {

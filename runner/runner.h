@@ -1,8 +1,164 @@
-/* runner.h: the commands of the kcs runner that live in their own files. */
+/* runner.h: what the files of the kcs runner share (docs/runner.md).
+ *
+ *   kcs.c             main: reads the options and the cases, then one command
+ *   cli.c             the options: usage text, parsing, which cases are selected
+ *   devices.c         opening the wanted devices, their ceilings, `kcs devices`
+ *   run.c             `kcs run`: every case on every device and kernel, the results files
+ *   worker.c          running the cases in a worker process, and the pipe protocol
+ *   console.c         the lines a run prints: devices, one per result, the summary
+ *   list.c            `kcs list`
+ *   golden_command.c  `kcs golden`
+ *   apply.c           `kcs apply`
+ */
 #ifndef KCS_RUNNER_H
 #define KCS_RUNNER_H
 
+#include "backend.h"
+#include "case_file.h"
+#include "expectations.h"
+#include "results.h"
+#include "speed.h"
 #include "suite.h"
+
+/* Exit status of the runner. */
+enum {
+    KCS_EXIT_PASSED = 0, /* every case that ran passed (skips are not failures) */
+    KCS_EXIT_FAILED = 1, /* a case failed or had an error */
+    KCS_EXIT_USAGE = 2,  /* usage or configuration error */
+};
+
+/* The command line of `kcs run`, `list`, `devices` and `golden`. */
+typedef struct {
+    const char *command;
+    char cases_dir[2048];
+    char golden_dir[2048];
+    char backends[512];
+    int devices[64];
+    int device_count;
+    const char *platform;
+    const char *results_path;
+    const char *junit_path;
+    int skip_large;
+    int quiet;
+    int ceilings;      /* measure ceilings (always with --benchmark) */
+    int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
+    double time_limit; /* seconds without progress before a worker is killed; 0: none */
+    kcs_expectations expectations; /* expected failures and skips (--expectations) */
+    const char *save_dir; /* NULL: save nothing */
+    int save_all;
+    const char *program;
+    kcs_run_options run;
+    char **patterns;
+    int pattern_count;
+} kcs_runner_options;
+
+/* What parsing the command line came to. */
+typedef enum {
+    KCS_OPTIONS_PARSED, /* go on with the command */
+    KCS_OPTIONS_HELP,   /* --help was given and the usage printed */
+    KCS_OPTIONS_BAD,    /* a usage error, already printed */
+} kcs_options_outcome;
+
+/* Parses the command line into o. */
+kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options *o);
+
+/* Whether every name given with --backend is a backend of this build; prints the first that is not. */
+int kcs_check_backend_names(const kcs_runner_options *o);
+
+/* Whether the command line's patterns select a case (no patterns: every case). */
+int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
+
+/* An open device of a backend. */
+typedef struct {
+    const kcs_backend *backend;
+    int index;
+    kcs_device *device;
+    kcs_device_info info;
+    char id[64];
+    kcs_ceilings ceilings;
+    int has_ceilings; /* measured in this run */
+} kcs_open_device;
+
+/* A backend that has no usable device, and why. */
+typedef struct {
+    const kcs_backend *backend;
+    char reason[1024];
+} kcs_absent_backend;
+
+/* Every wanted device that opened, and the backends left without one. */
+typedef struct {
+    kcs_open_device *devices;
+    int device_count;
+    kcs_absent_backend *absent;
+    int absent_count;
+} kcs_device_set;
+
+/* Opens every device the options want; a backend without one is kept with the reason. */
+void kcs_open_devices(const kcs_runner_options *o, kcs_device_set *set);
+
+/* Closes the devices and frees the set. */
+void kcs_close_devices(kcs_device_set *set);
+
+/* Measures each device's ceilings where its backend can, and prints what it found. */
+void kcs_measure_ceilings(kcs_device_set *set);
+
+/* A device's ceilings when this run measured them, else NULL. */
+const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device);
+
+/* Where a run's results go: added to the results in this process, or sent
+ * to the supervising runner by a worker (worker.c), which starts another
+ * worker after a unit that hung or crashed. */
+typedef struct {
+    kcs_results *results; /* in one process: add here */
+    int fd;               /* in a worker: send here, else -1 */
+    int skip_case;        /* a restarted worker skips units up to and including */
+    int skip_unit;        /*   (skip_case, skip_unit); -1 when nothing is skipped */
+} kcs_sink;
+
+/* Records one result. */
+void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry);
+
+/* Records a device the run uses. */
+void kcs_sink_device(kcs_sink *out, const kcs_open_device *device);
+
+/* Announces unit (case_index, unit) (unit 0 prepares the case, each later
+ * one is a kernel on a device) with identity, the result to record if it
+ * never ends (an error, with its verdict); returns 0 when this worker must
+ * skip it (an earlier worker did it, or hung or died there). */
+int kcs_sink_begin(kcs_sink *out, int case_index, int unit, const kcs_result_entry *identity);
+
+/* Runs the selected cases in worker processes, adding their results. */
+void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results);
+
+/* Runs the selected cases on every wanted device, sending what happens to out. */
+void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out);
+
+/* Prints the line that names a device the run uses (unless --quiet). */
+void kcs_print_device(const kcs_runner_options *o, const kcs_open_device *device);
+
+/* Prints one result's line (unless --quiet hides it); with the verdict of
+ * an expectation (NULL: none), XFAIL (or XSKIP, XERR) when it was met and
+ * XPASS when a listed case passed. */
+void kcs_print_result(const kcs_runner_options *o, const char *case_name, const char *where,
+                      const kcs_run_result *run, const kcs_speed *speed, const kcs_verdict *verdict);
+
+/* Prints the line of a unit whose worker hung or died; expected: an expectation lists the error. */
+void kcs_print_unit_error(const char *case_name, const char *message, int expected);
+
+/* Prints where the results went and the counts. */
+void kcs_print_summary(const char *results_path, const kcs_result_counts *counts);
+
+/* `kcs run`: argc and argv as main's, for the results file; returns the exit status. */
+int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv);
+
+/* `kcs list`: returns the exit status. */
+int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);
+
+/* `kcs devices`: returns the exit status. */
+int kcs_command_devices(const kcs_runner_options *o);
+
+/* `kcs golden`: returns the exit status. */
+int kcs_command_golden(const kcs_runner_options *o, const kcs_case_list *cases);
 
 /* `kcs apply OP ...`: argv as main's; returns the exit status. */
 int kcs_command_apply(int argc, char **argv);

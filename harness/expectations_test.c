@@ -1,0 +1,165 @@
+/* expectations_test.c: reading expectation files and the verdict on a
+ * result (expectations.h, docs/expectations.md).
+ *
+ * The verdict decides whether a failure fails the run, so each kind is
+ * pinned: met (an error meets "fail"), an unexpected pass, a different
+ * outcome than the one listed, and none when no line matches; the first
+ * matching line decides, and a result with no backend is never listed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "expectations.h"
+
+static char path[64];
+
+/* Writes text to a temporary file and reads it as expectations. */
+static kcs_status read_text(const char *text, kcs_expectations *expectations, kcs_error *err)
+{
+    strcpy(path, "/tmp/kcs_expectations_test.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *file = fdopen(fd, "w");
+    fputs(text, file);
+    fclose(file);
+    memset(expectations, 0, sizeof *expectations);
+    kcs_status status = kcs_expectations_read(path, expectations, err);
+    unlink(path);
+    return status;
+}
+
+static const char listing[] =
+    "# backend device driver case kernel outcome reason\n"
+    "\n"
+    "opencl  *H100*  580.*  softmax/f64-*  *        fail   exp(-inf) is NaN (bug 1234)\n"
+    "   saboteur *   *      sumsq/*        hangs    error  never returns\n"
+    "saboteur  *     *      sumsq/*        *        fail   every saboteur fails\n"
+    "cuda      *     *      gemm/*         tiled    skip   no tensor cores here\n";
+
+/* Reads text that must parse. */
+static void read_valid(const char *text, kcs_expectations *list)
+{
+    kcs_error err = {{0}};
+    if (read_text(text, list, &err) != KCS_OK)
+        fail_msg("%s", err.message);
+}
+
+static void lines_are_read_with_their_place(void **state)
+{
+    (void)state;
+    kcs_expectations list;
+    read_valid(listing, &list);
+    assert_int_equal(list.count, 4);
+    const kcs_expectation *e = &list.items[0];
+    assert_string_equal(e->backend, "opencl");
+    assert_string_equal(e->device, "*H100*");
+    assert_string_equal(e->driver, "580.*");
+    assert_string_equal(e->case_pattern, "softmax/f64-*");
+    assert_string_equal(e->kernel, "*");
+    assert_string_equal(e->outcome, "fail");
+    assert_string_equal(e->reason, "exp(-inf) is NaN (bug 1234)");
+    assert_string_equal(e->file, path);
+    assert_int_equal(e->line, 3);
+    assert_string_equal(list.items[1].backend, "saboteur");
+    assert_int_equal(list.items[1].line, 4);
+    kcs_expectations_free(&list);
+}
+
+static void malformed_lines_are_errors_naming_the_line(void **state)
+{
+    (void)state;
+    kcs_expectations list;
+    kcs_error err = {{0}};
+    assert_int_equal(read_text("# ok\nopencl * * sumsq/* * fail\n", &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":2: expected 'backend device driver case kernel outcome reason...'"));
+    kcs_expectations_free(&list);
+    assert_int_equal(read_text("opencl * * sumsq/* * passes because\n", &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":1: outcome 'passes' is not fail, error or skip"));
+    kcs_expectations_free(&list);
+}
+
+/* The verdict on a result of saboteur or opencl with this outcome. */
+static kcs_verdict verdict_of(const kcs_expectations *list, const char *backend, const char *device,
+                              const char *case_name, const char *kernel, const char *outcome)
+{
+    kcs_expectation_subject subject = {.backend = backend, .device = device, .driver = "580.65",
+                                       .case_name = case_name, .kernel = kernel};
+    return kcs_expectations_verdict(list, &subject, outcome);
+}
+
+static void the_verdict_says_how_the_outcome_compares(void **state)
+{
+    (void)state;
+    kcs_expectations list;
+    read_valid(listing, &list);
+    kcs_verdict v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_MET);
+    assert_ptr_equal(v.line, &list.items[0]);
+    v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "error");
+    assert_int_equal(v.kind, KCS_VERDICT_MET); /* an error meets "fail" */
+    v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "pass");
+    assert_int_equal(v.kind, KCS_VERDICT_UNEXPECTED_PASS);
+    assert_ptr_equal(v.line, &list.items[0]);
+    v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "skip");
+    assert_int_equal(v.kind, KCS_VERDICT_DIFFERENT);
+    v = verdict_of(&list, "cuda", "", "gemm/f32-64", "tiled", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_DIFFERENT); /* listed as a skip */
+    v = verdict_of(&list, "saboteur", "host", "sumsq/f64-n7", "hangs", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_DIFFERENT); /* the first matching line lists an error */
+    assert_ptr_equal(v.line, &list.items[1]);
+    v = verdict_of(&list, "saboteur", "host", "sumsq/f64-n7", "drops-last-element", "fail");
+    assert_ptr_equal(v.line, &list.items[2]);
+    kcs_expectations_free(&list);
+}
+
+static void no_matching_line_gives_no_verdict(void **state)
+{
+    (void)state;
+    kcs_expectations list;
+    read_valid(listing, &list);
+    kcs_verdict v = verdict_of(&list, "opencl", "NVIDIA A100", "softmax/f64-n7", "online", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_NONE); /* another device */
+    assert_null(v.line);
+    v = verdict_of(&list, "opencl", "NVIDIA H100 80GB", "softmax/f32-n7", "online", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_NONE); /* another case */
+    v = verdict_of(&list, "cuda", "", "gemm/f32-64", "naive", "pass");
+    assert_int_equal(v.kind, KCS_VERDICT_NONE); /* another kernel */
+    v = verdict_of(NULL, "opencl", "NVIDIA H100 80GB", "softmax/f64-n7", "online", "fail");
+    assert_int_equal(v.kind, KCS_VERDICT_NONE);
+    kcs_expectations_free(&list);
+    /* A problem in a case file has no backend: even a line of globs only does not list it. */
+    read_valid("*  *  *  *  *  error  every error\n", &list);
+    assert_int_equal(verdict_of(&list, "opencl", "", "broken/x", NULL, "error").kind, KCS_VERDICT_MET);
+    assert_int_equal(verdict_of(&list, NULL, "", "broken/x", NULL, "error").kind, KCS_VERDICT_NONE);
+    kcs_expectations_free(&list);
+}
+
+static void verdict_names_read_back(void **state)
+{
+    (void)state;
+    for (int kind = KCS_VERDICT_NONE; kind <= KCS_VERDICT_DIFFERENT; kind++)
+        assert_int_equal(kcs_verdict_from_name(kcs_verdict_name((kcs_verdict_kind)kind)), kind);
+    assert_string_equal(kcs_verdict_name(KCS_VERDICT_UNEXPECTED_PASS), "unexpected pass");
+    assert_int_equal(kcs_verdict_from_name("bogus"), KCS_VERDICT_NONE);
+    assert_int_equal(kcs_verdict_from_name(NULL), KCS_VERDICT_NONE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lines_are_read_with_their_place),
+        cmocka_unit_test(malformed_lines_are_errors_naming_the_line),
+        cmocka_unit_test(the_verdict_says_how_the_outcome_compares),
+        cmocka_unit_test(no_matching_line_gives_no_verdict),
+        cmocka_unit_test(verdict_names_read_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,178 @@
+/* devices.c: opening the devices the options want (--backend, --device,
+ * --platform), measuring their ceilings, and `kcs devices`. A built backend
+ * with no usable device is kept with the reason, so that its cases are
+ * reported as skipped rather than silently absent. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+
+static int backend_wanted(const kcs_runner_options *o, const char *name)
+{
+    if (!o->backends[0])
+        return 1;
+    char list[512];
+    snprintf(list, sizeof list, "%s", o->backends);
+    for (char *save = NULL, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (strcmp(item, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int contains_ignoring_case(const char *text, const char *needle)
+{
+    size_t length = strlen(needle);
+    for (; *text; text++)
+        if (strncasecmp(text, needle, length) == 0)
+            return 1;
+    return length == 0;
+}
+
+static int device_wanted(const kcs_runner_options *o, int index, const kcs_device_info *info)
+{
+    int index_ok = o->device_count == 0;
+    for (int i = 0; i < o->device_count; i++)
+        index_ok |= o->devices[i] == index;
+    return index_ok && (!o->platform || contains_ignoring_case(info->platform, o->platform) ||
+                        contains_ignoring_case(info->name, o->platform));
+}
+
+static void add_device(kcs_device_set *set, const kcs_open_device *device)
+{
+    set->devices = realloc(set->devices, (size_t)(set->device_count + 1) * sizeof *set->devices);
+    set->devices[set->device_count++] = *device;
+}
+
+static void add_absent(kcs_device_set *set, const kcs_backend *backend, const char *reason)
+{
+    set->absent = realloc(set->absent, (size_t)(set->absent_count + 1) * sizeof *set->absent);
+    kcs_absent_backend *absent = &set->absent[set->absent_count++];
+    absent->backend = backend;
+    snprintf(absent->reason, sizeof absent->reason, "no %s device: %s", backend->name, reason);
+}
+
+/* Opens the wanted devices among a backend's count; returns how many it
+ * added, with the last reason one could not be opened in reason. */
+static int open_backend_devices(const kcs_runner_options *o, const kcs_backend *backend, int count,
+                                kcs_device_set *set, char *reason, size_t reason_size)
+{
+    int opened = 0;
+    for (int index = 0; index < count; index++) {
+        kcs_error err = {{0}};
+        kcs_open_device d = {.backend = backend, .index = index};
+        if (backend->open(index, &d.device, &d.info, &err) != KCS_OK) {
+            snprintf(reason, reason_size, "device %d: %s", index, err.message);
+            fprintf(stderr, "kcs: %s device %d cannot be opened: %s\n", backend->name, index, err.message);
+            continue;
+        }
+        if (!device_wanted(o, index, &d.info)) {
+            backend->close(d.device);
+            continue;
+        }
+        snprintf(d.id, sizeof d.id, "%s:%d", backend->name, index);
+        add_device(set, &d);
+        opened++;
+    }
+    return opened;
+}
+
+/* Opens a backend's wanted devices, or records it as absent with the reason. */
+static void open_backend(const kcs_runner_options *o, const kcs_backend *backend, kcs_device_set *set)
+{
+    kcs_error err = {{0}};
+    int count = 0, opened = 0;
+    char reason[1024] = "";
+    if (backend->device_count(&count, &err) != KCS_OK) {
+        snprintf(reason, sizeof reason, "%s", err.message);
+    } else {
+        opened = open_backend_devices(o, backend, count, set, reason, sizeof reason);
+        if (!opened && !reason[0])
+            snprintf(reason, sizeof reason, "%s",
+                     count == 0 ? "no device found" : "no device matches --device/--platform");
+    }
+    if (!opened)
+        add_absent(set, backend, reason);
+}
+
+void kcs_open_devices(const kcs_runner_options *o, kcs_device_set *set)
+{
+    memset(set, 0, sizeof *set);
+    for (size_t b = 0; b < kcs_builtin_backend_count; b++)
+        if (backend_wanted(o, kcs_builtin_backends[b]->name))
+            open_backend(o, kcs_builtin_backends[b], set);
+}
+
+void kcs_close_devices(kcs_device_set *set)
+{
+    for (int d = 0; d < set->device_count; d++)
+        set->devices[d].backend->close(set->devices[d].device);
+    free(set->devices);
+    free(set->absent);
+    memset(set, 0, sizeof *set);
+}
+
+const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device)
+{
+    return device->has_ceilings ? &device->ceilings : NULL;
+}
+
+static void print_ceilings(const kcs_open_device *device)
+{
+    const kcs_ceilings *c = &device->ceilings;
+    printf("ceilings %s: copy %.1f GB/s", device->id, 1e-9 * c->copy_bytes_per_s);
+    if (c->host_to_device_bytes_per_s > 0)
+        printf(", host to device %.1f GB/s", 1e-9 * c->host_to_device_bytes_per_s);
+    if (c->fma_flops_per_s > 0)
+        printf(", FMA %.1f TFLOP/s", 1e-12 * c->fma_flops_per_s);
+    if (c->gemm_flops_per_s > 0)
+        printf(", SGEMM %.1f TFLOP/s", 1e-12 * c->gemm_flops_per_s);
+    printf("\n");
+}
+
+void kcs_measure_ceilings(kcs_device_set *set)
+{
+    for (int d = 0; d < set->device_count; d++) {
+        kcs_open_device *device = &set->devices[d];
+        if (!device->backend->measure_ceilings)
+            continue;
+        kcs_error err = {{0}};
+        if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
+            printf("ceilings %s: not measured: %s\n", device->id, err.message);
+            continue;
+        }
+        device->has_ceilings = 1;
+        print_ceilings(device);
+    }
+    fflush(stdout);
+}
+
+/* Prints a device and the kernels its backend has. */
+static void print_device(const kcs_open_device *device)
+{
+    const kcs_device_info *info = &device->info;
+    printf("%-12s %s [%s] driver %s, %s, %.1f GiB", device->id, info->name, info->platform,
+           info->driver_version, info->runtime_version, (double)info->memory_bytes / (1 << 30));
+    if (info->details[0])
+        printf("; %s", info->details);
+    putchar('\n');
+    for (size_t k = 0; k < kcs_backend_kernel_count(device->backend); k++) {
+        const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
+        printf("             kernel %s %s %s: %s\n", kernel->op, kcs_dtype_name(kernel->dtype), kernel->variant,
+               kernel->description);
+    }
+}
+
+int kcs_command_devices(const kcs_runner_options *o)
+{
+    kcs_device_set set;
+    kcs_open_devices(o, &set);
+    if (o->ceilings)
+        kcs_measure_ceilings(&set);
+    for (int d = 0; d < set.device_count; d++)
+        print_device(&set.devices[d]);
+    for (int a = 0; a < set.absent_count; a++)
+        printf("%-12s %s\n", set.absent[a].backend->name, set.absent[a].reason);
+    kcs_close_devices(&set);
+    return KCS_EXIT_PASSED;
+}

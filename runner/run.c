@@ -1,0 +1,312 @@
+/* run.c: `kcs run`: every selected case on every wanted device with each of
+ * the backend's kernels for the case's op and dtype, the results file, the
+ * JUnit file and the summary.
+ *
+ * A case is prepared once (unit 0: inputs, expected values, bounds) and
+ * then run by each kernel (one unit each); kcs_sink_begin announces each
+ * unit so that a worker that hangs or dies there costs that unit only
+ * (worker.c). Failing kernels' data is saved for taking away
+ * (--save-failures, harness/take_away.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "take_away.h"
+
+#ifndef KCS_SOURCE_DIR
+#define KCS_SOURCE_DIR "."
+#endif
+
+/* What every case of a run shares. */
+typedef struct {
+    const kcs_runner_options *o;
+    kcs_device_set devices;
+    const kcs_golden *golden; /* NULL when the golden directory could not be opened */
+    kcs_error golden_error;   /* why not */
+    kcs_sink *out;
+} run_context;
+
+/* A prepared case as it runs: its index in the case list, the unit it is
+ * at, and the folder its files were saved in (once some were). */
+typedef struct {
+    const kcs_prepared_case *p;
+    int case_index;
+    int unit;
+    char case_dir[4096];
+} case_in_progress;
+
+/* Decides, once, what the expectations say of a result: the results file
+ * and the console both take the verdict from the entry. */
+static void judge(const kcs_runner_options *o, const kcs_open_device *device, kcs_result_entry *entry)
+{
+    kcs_expectation_subject subject = {.backend = entry->backend,
+                                       .device = device ? device->info.name : "",
+                                       .driver = device ? device->info.driver_version : "",
+                                       .case_name = entry->case_name,
+                                       .kernel = entry->kernel};
+    entry->verdict = kcs_expectations_verdict(&o->expectations, &subject, kcs_outcome_name(entry->run->outcome));
+}
+
+/* A result of a prepared case on a backend, a device (NULL: the backend has
+ * none) and a kernel (NULL: none ran), with its verdict. */
+static kcs_result_entry result_of(const kcs_runner_options *o, const kcs_prepared_case *p,
+                                  const kcs_backend *backend, const kcs_open_device *device,
+                                  const kcs_kernel *kernel, const kcs_run_result *run)
+{
+    const kcs_case *c = p->c;
+    kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                              .backend = backend->name, .device_id = device ? device->id : NULL,
+                              .kernel = kernel ? kernel->variant : NULL, .expected_from = p->expected_from,
+                              .op = p->op, .args = &p->args, .run = run,
+                              .ceilings = device ? kcs_device_ceilings(device) : NULL};
+    judge(o, device, &entry);
+    return entry;
+}
+
+/* Records and prints a result for a case that never reached a device (no
+ * backend, so no expectation lists it: the verdict is none). */
+static void record_case_problem(kcs_sink *out, const kcs_runner_options *o, const kcs_case *c,
+                                const char *case_name, const char *file, int line, kcs_outcome outcome,
+                                const char *message)
+{
+    kcs_run_result run = {.outcome = outcome};
+    snprintf(run.message, sizeof run.message, "%s", message);
+    kcs_result_entry entry = {.c = c, .case_name = case_name, .file = file, .line = line, .run = &run};
+    kcs_sink_result(out, &entry);
+    kcs_print_result(o, case_name, "-", &run, NULL, NULL);
+}
+
+/* Records and prints a skip of a case on a backend or device. */
+static void record_skip(const run_context *run, const kcs_prepared_case *p, const kcs_backend *backend,
+                        const kcs_open_device *device, const char *reason)
+{
+    kcs_run_result skip = {.outcome = KCS_OUTCOME_SKIP};
+    snprintf(skip.message, sizeof skip.message, "%s", reason);
+    kcs_result_entry entry = result_of(run->o, p, backend, device, NULL, &skip);
+    kcs_sink_result(run->out, &entry);
+    /* shown without its verdict, as the console always has (the results file has it) */
+    kcs_print_result(run->o, p->c->name, device ? device->id : backend->name, &skip, NULL, NULL);
+}
+
+/* Writes a case's inputs and expected values (once) and a kernel's outputs
+ * as .npy, and prints where they are and the command that replays the run. */
+static void take_away(const kcs_runner_options *o, case_in_progress *now, const kcs_open_device *device,
+                      const kcs_kernel *kernel, const kcs_run_result *run)
+{
+    kcs_error err = {{0}};
+    if (!now->case_dir[0] && kcs_save_case(o->save_dir, now->p, now->case_dir, sizeof now->case_dir, &err) != KCS_OK) {
+        now->case_dir[0] = '\0';
+        printf("      could not save the case: %s\n", err.message);
+        return;
+    }
+    char label[256], run_dir[4400], replay_dir[4500], command[8192];
+    snprintf(label, sizeof label, "%s-%d-%s", device->backend->name, device->index, kernel->variant);
+    if (kcs_save_actual(now->case_dir, label, &now->p->layout, run->actual, run_dir, sizeof run_dir, &err) !=
+        KCS_OK) {
+        printf("      could not save the outputs: %s\n", err.message);
+        return;
+    }
+    snprintf(replay_dir, sizeof replay_dir, "%s/replay", run_dir);
+    kcs_replay_command(o->program, now->p, now->case_dir, device->backend->name, device->index, kernel->variant,
+                       replay_dir, command, sizeof command);
+    printf("      saved: %s (inputs and expected in %s)\n      replay: %s\n", run_dir, now->case_dir, command);
+}
+
+/* Runs a kernel, unless the case is tagged too slow for the reference. */
+static void run_kernel(const kcs_runner_options *o, const kcs_prepared_case *p, const kcs_open_device *device,
+                       const kcs_kernel *kernel, kcs_run_result *run)
+{
+    if ((p->c->tags & KCS_TAG_NO_REFERENCE) && strcmp(device->backend->name, "reference") == 0) {
+        memset(run, 0, sizeof *run);
+        run->outcome = KCS_OUTCOME_SKIP;
+        snprintf(run->message, sizeof run->message, "tagged no-reference: too slow for the scalar reference");
+        return;
+    }
+    kcs_run_options run_options = o->run;
+    run_options.keep_outputs = o->save_dir != NULL;
+    kcs_run_on_device(p, device->backend, device->device, &device->info, kernel, &run_options, run);
+}
+
+/* Prints a kernel's result, with its speed when timed and its verdict. */
+static void print_kernel_result(const kcs_runner_options *o, const kcs_open_device *device,
+                                const kcs_result_entry *entry)
+{
+    char where[160];
+    snprintf(where, sizeof where, "%s %s", device->id, entry->kernel);
+    const kcs_run_result *run = entry->run;
+    kcs_speed speed = {0};
+    if (run->timed && run->kernel.median > 0)
+        speed = kcs_kernel_speed(entry->op, entry->args, kcs_device_ceilings(device), run->kernel.median);
+    kcs_print_result(o, entry->case_name, where, run, speed.name ? &speed : NULL, &entry->verdict);
+}
+
+/* One unit: a kernel on a device, recorded, printed and taken away when it failed. */
+static void run_unit(const run_context *context, case_in_progress *now, const kcs_open_device *device,
+                     const kcs_kernel *kernel)
+{
+    const kcs_runner_options *o = context->o;
+    kcs_run_result unfinished = {.outcome = KCS_OUTCOME_ERROR};
+    kcs_result_entry identity = result_of(o, now->p, device->backend, device, kernel, &unfinished);
+    if (!kcs_sink_begin(context->out, now->case_index, now->unit++, &identity))
+        return; /* done by an earlier worker, or where it hung or died */
+    kcs_run_result run;
+    run_kernel(o, now->p, device, kernel, &run);
+    kcs_result_entry entry = result_of(o, now->p, device->backend, device, kernel, &run);
+    kcs_sink_result(context->out, &entry);
+    print_kernel_result(o, device, &entry);
+    if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
+        take_away(o, now, device, kernel, &run);
+    kcs_run_result_free(&run);
+}
+
+/* Runs each of the device's kernels for the case's op and dtype; without one, a skip. */
+static void run_on_device(const run_context *context, case_in_progress *now, const kcs_open_device *device)
+{
+    const kcs_case *c = now->p->c;
+    int kernels_found = 0;
+    for (size_t k = 0; k < kcs_backend_kernel_count(device->backend); k++) {
+        const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
+        if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
+            continue;
+        kernels_found++;
+        run_unit(context, now, device, kernel);
+    }
+    if (!kernels_found) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
+                 kcs_dtype_name(c->dtype));
+        record_skip(context, now->p, device->backend, device, reason);
+    }
+}
+
+/* Prepares a case, from the golden directory if it needs one. */
+static kcs_status prepare(const run_context *context, const kcs_case *c, kcs_prepared_case *p, kcs_error *err)
+{
+    if (c->expect == KCS_EXPECT_GOLDEN && !context->golden) {
+        memset(p, 0, sizeof *p);
+        *err = context->golden_error;
+        return KCS_ERROR;
+    }
+    return kcs_prepare_case(c, context->golden, p, err);
+}
+
+/* Runs one case: prepares it, then reports backends without devices and
+ * runs it on every device. */
+static void run_case(const run_context *context, const kcs_case *c, int case_index)
+{
+    const kcs_runner_options *o = context->o;
+    kcs_run_result unfinished = {.outcome = KCS_OUTCOME_ERROR};
+    kcs_result_entry identity = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
+                                 .run = &unfinished};
+    if (!kcs_sink_begin(context->out, case_index, 0, &identity))
+        return; /* a worker before this one hung or died preparing this case */
+    if (o->skip_large && (c->tags & KCS_TAG_LARGE)) {
+        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP,
+                            "tagged large and --skip-large was given");
+        return;
+    }
+    kcs_prepared_case p;
+    kcs_error err = {{0}};
+    if (prepare(context, c, &p, &err) != KCS_OK) {
+        char message[1200];
+        snprintf(message, sizeof message, "%s:%d: case %s: %s", c->file, c->line, c->name, err.message);
+        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
+        kcs_prepared_case_free(&p);
+        return;
+    }
+    case_in_progress now = {.p = &p, .case_index = case_index, .unit = 1};
+    for (int a = 0; a < context->devices.absent_count; a++)
+        record_skip(context, &p, context->devices.absent[a].backend, NULL, context->devices.absent[a].reason);
+    for (int d = 0; d < context->devices.device_count; d++)
+        run_on_device(context, &now, &context->devices.devices[d]);
+    kcs_prepared_case_free(&p);
+}
+
+void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out)
+{
+    run_context context = {.o = o, .out = out};
+    kcs_open_devices(o, &context.devices);
+    if (o->ceilings)
+        kcs_measure_ceilings(&context.devices);
+    for (int d = 0; d < context.devices.device_count; d++) {
+        kcs_sink_device(out, &context.devices.devices[d]);
+        kcs_print_device(o, &context.devices.devices[d]);
+    }
+    kcs_golden *golden = NULL;
+    if (kcs_golden_open(o->golden_dir, &golden, &context.golden_error) == KCS_OK)
+        context.golden = golden;
+    for (size_t i = 0; i < cases->count; i++)
+        if (kcs_case_selected(o, &cases->cases[i]))
+            run_case(&context, &cases->cases[i], (int)i);
+    kcs_golden_close(golden);
+    kcs_close_devices(&context.devices);
+}
+
+static void read_revision(char *revision, size_t size)
+{
+    snprintf(revision, size, "unknown");
+    FILE *git = popen("git -C '" KCS_SOURCE_DIR "' describe --always --dirty --abbrev=12 2>/dev/null", "r");
+    if (!git)
+        return;
+    if (fgets(revision, (int)size, git))
+        revision[strcspn(revision, "\n")] = '\0';
+    if (pclose(git) != 0 || !revision[0])
+        snprintf(revision, size, "unknown");
+}
+
+/* Problems in case files: each one is an error result, and the run goes on. */
+static void record_file_problems(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
+{
+    kcs_sink direct = {.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1};
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        const kcs_case_problem *problem = &cases->problems[i];
+        char message[1024];
+        snprintf(message, sizeof message, "%s:%d: %s", problem->file, problem->line, problem->message);
+        record_case_problem(&direct, o, NULL, problem->case_name, problem->file, problem->line,
+                            KCS_OUTCOME_ERROR, message);
+    }
+}
+
+/* Writes the results file and, when asked for, the JUnit file. */
+static kcs_status write_results(const kcs_runner_options *o, const kcs_results *results, kcs_error *err)
+{
+    if (kcs_results_write_json(results, o->results_path, err) != KCS_OK)
+        return KCS_ERROR;
+    if (o->junit_path && kcs_results_write_junit(results, o->junit_path, err) != KCS_OK)
+        return KCS_ERROR;
+    return KCS_OK;
+}
+
+int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
+{
+    kcs_results *results = kcs_results_create();
+    if (!results) {
+        fprintf(stderr, "kcs: out of memory\n");
+        return KCS_EXIT_USAGE;
+    }
+    char revision[128];
+    read_revision(revision, sizeof revision);
+    kcs_results_set_run(results, revision, argc, argv, &o->run);
+    record_file_problems(o, cases, results);
+    fflush(stdout);
+    if (o->in_process) {
+        kcs_sink direct = {.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1};
+        kcs_run_cases(o, cases, &direct);
+    } else {
+        kcs_run_in_workers(o, cases, results);
+    }
+    int exit_status = KCS_EXIT_PASSED;
+    kcs_error err = {{0}};
+    if (write_results(o, results, &err) != KCS_OK) {
+        fprintf(stderr, "kcs: %s\n", err.message);
+        exit_status = KCS_EXIT_USAGE;
+    }
+    kcs_result_counts counts = kcs_results_counts(results);
+    kcs_results_free(results);
+    kcs_print_summary(o->results_path, &counts);
+    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors))
+        exit_status = KCS_EXIT_FAILED;
+    return exit_status;
+}
