@@ -333,7 +333,8 @@ def main():
     # Strict IEEE code must not depend on that pass; the loop vectorizer stays on.
     n.variable("cflags", f"-std=gnu11 -D_GNU_SOURCE -Wall -Wextra{werror} -Wno-format-truncation "
                          f"-ffp-contract=off -fno-fast-math -fno-tree-slp-vectorize "
-                         f"-Iharness -Iref -I{build} -DKCS_SOURCE_DIR='\"{SOURCE}\"'")
+                         f"-Iharness -Iref -I{build} -DKCS_SOURCE_DIR='\"{SOURCE}\"' "
+                         f"-DKCS_BUILD_OPTIMISE='\"{args.cflags}\"' -DKCS_BUILD_CUDA_ARCH='\"{args.cuda_arch}\"'")
     n.variable("optimise", args.cflags)
     n.line()
     n.rule("cc", "$cc -MMD -MF $out.d $cflags $optimise $extra_cflags -c $in -o $out",
@@ -348,7 +349,7 @@ def main():
     n.rule("script_test", f"KCS_PYTHON={python or '/usr/bin/python3'} sh $in $runner > $out.log 2>&1 "
                           "&& touch $out || (cat $out.log; exit 1)",
            "TEST $in")
-    n.rule("saboteur_run", "$in run --backend saboteur $expectations "
+    n.rule("saboteur_run", "$in run --backend saboteur $expectations --strict-expectations "
                            "--time-limit 5 --determinism --no-save --results $results $cases > $out.log 2>&1 "
                            "&& touch $out || (cat $out.log; exit 1)",
            "TEST every saboteur through the runner")

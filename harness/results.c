@@ -49,6 +49,17 @@ static void read_cpu_model(char *model, size_t size)
     fclose(cpuinfo);
 }
 
+/* What makes two runs' timings comparable besides the device: how this
+ * binary was built and the options its kernels are built with at run time
+ * (the comparison warns when they differ; docs/comparing.md). */
+static json_t *comparability_json(void)
+{
+    const char *opencl_options = getenv("KCS_OPENCL_BUILD_OPTIONS");
+    return json_pack("{s:s, s:s, s:s, s:s}", "compiler", __VERSION__, "cflags",
+                     KCS_BUILD_OPTIMISE, "cuda_arch",
+                     KCS_BUILD_CUDA_ARCH, "opencl_build_options", opencl_options ? opencl_options : "");
+}
+
 kcs_results *kcs_results_create(void)
 {
     kcs_results *results = calloc(1, sizeof *results);
@@ -73,6 +84,7 @@ kcs_results *kcs_results_create(void)
         kcs_results_free(results);
         return NULL;
     }
+    json_object_set_new(results->root, "comparability", comparability_json());
     return results;
 }
 
@@ -140,11 +152,14 @@ void kcs_results_add_device(kcs_results *results, const char *id, const char *ba
 
 static json_t *timing_json(const kcs_timing *t)
 {
-    return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "rotated_copies",
+    json_t *samples = json_array();
+    for (int i = 0; i < t->kept; i++)
+        json_array_append_new(samples, number(t->samples[i]));
+    return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "rotated_copies",
                      t->rotated_copies > 0 ? t->rotated_copies : 1, "median_s",
                      number(t->median), "lower_quartile_s", number(t->lower_quartile),
                      "upper_quartile_s", number(t->upper_quartile), "min_s", number(t->minimum),
-                     "max_s", number(t->maximum));
+                     "max_s", number(t->maximum), "samples_s", samples);
 }
 
 static const char *tag_names[] = {"perf", "large", "no-reference"};
@@ -226,8 +241,8 @@ static json_t *expected_json(const kcs_verdict *verdict)
     const kcs_expectation *e = verdict->line;
     char where[300];
     snprintf(where, sizeof where, "%s:%d", e->file, e->line);
-    return json_pack("{s:s, s:s, s:s, s:b}", "outcome", e->outcome, "reason", e->reason, "where", where, "met",
-                     verdict->kind == KCS_VERDICT_MET);
+    return json_pack("{s:s, s:s, s:s, s:b, s:b}", "outcome", e->outcome, "reason", e->reason, "where", where, "met",
+                     verdict->kind == KCS_VERDICT_MET, "unexpected_pass", verdict->kind == KCS_VERDICT_UNEXPECTED_PASS);
 }
 
 /* The status a result is written with: an unexpected pass is a failure. */
@@ -482,4 +497,33 @@ kcs_status kcs_results_write_junit(const kcs_results *results, const char *path,
     if (fclose(out) != 0)
         return kcs_fail(err, KCS_ERROR, "%s: cannot write the JUnit file: %s", path, strerror(errno));
     return KCS_OK;
+}
+
+size_t kcs_results_checked(const kcs_results *results, const char *backend)
+{
+    size_t checked = 0, index;
+    json_t *item;
+    json_array_foreach(results->entries, index, item) {
+        const char *status = json_string_value(json_object_get(item, "status"));
+        const char *from = json_string_value(json_object_get(item, "backend"));
+        if (!status || (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0))
+            continue;
+        if (!backend || (from && strcmp(from, backend) == 0))
+            checked++;
+    }
+    return checked;
+}
+
+int kcs_results_used_expectation(const kcs_results *results, const char *file, int line)
+{
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d", file, line);
+    size_t index;
+    json_t *item;
+    json_array_foreach(results->entries, index, item) {
+        const char *listed = json_string_value(json_object_get(json_object_get(item, "expected"), "where"));
+        if (listed && strcmp(listed, where) == 0)
+            return 1;
+    }
+    return 0;
 }

@@ -83,6 +83,13 @@ kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *t
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);
 
+/* Results that checked something (passed or failed, whether expected or
+ * not) on backend, or on any backend when backend is NULL. */
+size_t kcs_results_checked(const kcs_results *results, const char *backend);
+
+/* Whether some result was listed by the expectation written at file:line. */
+int kcs_results_used_expectation(const kcs_results *results, const char *file, int line);
+
 /* Writes the JSON results file. */
 kcs_status kcs_results_write_json(const kcs_results *results, const char *path, kcs_error *err);
 

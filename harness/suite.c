@@ -184,6 +184,8 @@ void kcs_timing_from_samples(double *samples, int count, kcs_timing *timing)
     memset(timing, 0, sizeof *timing);
     if (count <= 0)
         return;
+    timing->kept = count < KCS_TIMING_KEPT_SAMPLES ? count : KCS_TIMING_KEPT_SAMPLES;
+    memcpy(timing->samples, samples, (size_t)timing->kept * sizeof *samples);
     qsort(samples, (size_t)count, sizeof *samples, compare_doubles);
     timing->repeats = count;
     timing->minimum = samples[0];

@@ -70,14 +70,22 @@ typedef enum {
 /* Name of an outcome: "pass", "fail", "skip", "error". */
 const char *kcs_outcome_name(kcs_outcome outcome);
 
-/* Median, quartiles and extremes of repeated timings, in seconds. */
+/* The most timed repeats a timing keeps one by one (the first ones; the
+ * default --max-repeats is this too), for comparisons that test the samples. */
+#define KCS_TIMING_KEPT_SAMPLES 1000
+
+/* Median, quartiles and extremes of repeated timings, in seconds, and the
+ * repeats themselves in the order they were timed. */
 typedef struct {
     int repeats;
     double median, lower_quartile, upper_quartile, minimum, maximum;
     int rotated_copies; /* kernel timing: sets of buffers the repeats rotated among (1: none) */
+    int kept;           /* samples kept: min(repeats, KCS_TIMING_KEPT_SAMPLES) */
+    double samples[KCS_TIMING_KEPT_SAMPLES];
 } kcs_timing;
 
-/* Summarises samples (sorted in place) into a timing. */
+/* Summarises samples (sorted in place, after the first ones are kept in
+ * their timed order) into a timing. */
 void kcs_timing_from_samples(double *samples, int count, kcs_timing *timing);
 
 /* How to run. */

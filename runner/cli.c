@@ -47,6 +47,8 @@ static const char usage_text[] =
     "                     docs/expectations.md): they do not fail the run, and a listed\n"
     "                     case that passes does\n"
     "  --determinism      run each kernel twice; outputs that differ in any bit fail\n"
+    "  --strict-expectations  an expectation line that matched no result fails the run\n"
+    "                     (such lines are reported either way)\n"
     "  --quiet            print only failures, errors and the summary\n"
     "  --help             this text\n"
     "\n"
@@ -147,6 +149,7 @@ static const struct option long_options[] = {
     {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},
     {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
+    {"strict-expectations", no_argument, 0, 'E'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -166,6 +169,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'I': o->in_process = 1; break;
     case 'D': o->run.determinism = 1; break;
     case 'X': ok = take_expectations(value, o); break;
+    case 'E': o->strict_expectations = 1; break;
     case 'T': ok = take_time_limit(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
     case 't': ok = take_min_time(value, o); break;
@@ -184,7 +188,14 @@ kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options 
 {
     set_defaults(o, argv);
     optind = take_command(argc, argv, o);
+    unsigned char given[128] = {0};
     for (int option; (option = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
+        /* Only --device and --expectations may be repeated: a second --results
+         * or --time-limit would silently override the first. */
+        if (option > 0 && option < 128 && given[option]++ && option != 'd' && option != 'X') {
+            fprintf(stderr, "kcs: %s was given twice\n", argv[optind - 1 - (optarg && optarg == argv[optind - 1])]);
+            return KCS_OPTIONS_BAD;
+        }
         kcs_options_outcome outcome = take_option(option, optarg, o);
         if (outcome != KCS_OPTIONS_PARSED)
             return outcome;

@@ -279,8 +279,71 @@ static kcs_status write_results(const kcs_runner_options *o, const kcs_results *
     return KCS_OK;
 }
 
+/* Fails (usage) when a pattern matches no case: a mistyped pattern, or a
+ * misspelt command taken for one, would otherwise run nothing and pass. */
+static int patterns_match(const kcs_runner_options *o, const kcs_case_list *cases)
+{
+    int all_match = 1;
+    for (int i = 0; i < o->pattern_count; i++) {
+        size_t matched = 0;
+        for (size_t c = 0; c < cases->count && !matched; c++)
+            matched += kcs_case_matches(&cases->cases[c], o->patterns[i]) != 0;
+        if (matched == 0) {
+            fprintf(stderr, "kcs: no case in %s matches '%s'%s\n", o->cases_dir, o->patterns[i],
+                    i == 0 && strcmp(o->command, "run") == 0 && !strchr(o->patterns[i], '/')
+                        ? " (and it is no command: run, list, devices, golden, apply; see kcs --help)"
+                        : "");
+            all_match = 0;
+        }
+    }
+    if (cases->count == 0 && o->pattern_count == 0) {
+        fprintf(stderr, "kcs: no cases in %s\n", o->cases_dir);
+        all_match = 0;
+    }
+    return all_match;
+}
+
+/* A run that validated nothing fails, with the reason: every result was a
+ * skip, or a backend, device or platform asked for by name checked nothing
+ * (asking for a GPU that is not there is an error, not a pass). */
+static int checked_something(const kcs_runner_options *o, const kcs_results *results)
+{
+    int fine = 1;
+    if (kcs_results_checked(results, NULL) == 0) {
+        fprintf(stderr, "kcs: nothing was checked: every result was skipped (see the reasons above)\n");
+        fine = 0;
+    }
+    char names[sizeof o->backends];
+    snprintf(names, sizeof names, "%s", o->backends);
+    for (char *name = strtok(names, ","); name; name = strtok(NULL, ",")) {
+        if (kcs_results_checked(results, name) == 0) {
+            fprintf(stderr, "kcs: backend %s was asked for by name and checked nothing\n", name);
+            fine = 0;
+        }
+    }
+    return fine;
+}
+
+/* Reports expectation lines that listed no result (a misspelt kernel, a
+ * device glob that names nothing here); with --strict-expectations they fail. */
+static int expectations_used(const kcs_runner_options *o, const kcs_results *results)
+{
+    size_t unused = 0;
+    for (size_t i = 0; i < o->expectations.count; i++) {
+        const kcs_expectation *e = &o->expectations.items[i];
+        if (kcs_results_used_expectation(results, e->file, e->line))
+            continue;
+        fprintf(stderr, "kcs: %s:%d: this expectation matched no result (%s %s %s %s %s)\n", e->file, e->line,
+                e->backend, e->device, e->driver, e->case_pattern, e->kernel);
+        unused++;
+    }
+    return unused == 0 || !o->strict_expectations;
+}
+
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
 {
+    if (!patterns_match(o, cases))
+        return KCS_EXIT_USAGE;
     kcs_results *results = kcs_results_create();
     if (!results) {
         fprintf(stderr, "kcs: out of memory\n");
@@ -304,9 +367,11 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
         exit_status = KCS_EXIT_USAGE;
     }
     kcs_result_counts counts = kcs_results_counts(results);
+    int validated = checked_something(o, results);
+    validated &= expectations_used(o, results);
     kcs_results_free(results);
     kcs_print_summary(o->results_path, &counts);
-    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors))
+    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors || !validated))
         exit_status = KCS_EXIT_FAILED;
     return exit_status;
 }

@@ -36,6 +36,7 @@ typedef struct {
     int devices[64];
     int device_count;
     const char *platform;
+    int strict_expectations; /* an expectation line that matched nothing fails the run */
     const char *results_path;
     const char *junit_path;
     int skip_large;

@@ -1,0 +1,43 @@
+#!/bin/sh
+# empty_run_test.sh: a run that validated nothing fails, with the reason
+# (docs/runner.md, "Exit status"): a pattern that matches no case, a
+# misspelt command, a device, platform or backend asked for that ran
+# nothing, an option given twice, an expectation line that matched nothing
+# under --strict-expectations. And the same run with something to check passes.
+# usage: tests/empty_run_test.sh build/kcs
+set -u
+kcs=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; cat run.log; failures=$((failures + 1)); }
+# expect STATUS TEXT ARGS...: runs kcs with ARGS, wants exit STATUS and TEXT in its output.
+expect() {
+    want=$1 text=$2
+    shift 2
+    "$kcs" "$@" > run.log 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || fail "kcs $*: exit $got, not $want"
+    grep -qF -- "$text" run.log || fail "kcs $*: no '$text' in its output"
+}
+case=sumsq/f64-n93
+expect 0 "1 passed, 0 failed, 0 skipped" run --backend reference --no-save --results r.json "$case"
+expect 2 "no case in" run --backend reference --no-save --results r.json 'sumsq/['
+expect 2 "it is no command" frob --no-save --results r.json
+expect 1 "nothing was checked" run --device 99 --no-save --results r.json "$case"
+expect 1 "nothing was checked" run --platform no-such-platform --no-save --results r.json "$case"
+expect 2 "given twice" run --results a.json --results b.json "$case"
+printf 'reference * * sumsq/* no-such-kernel fail a misspelt kernel\n' > misspelt.txt
+expect 0 "this expectation matched no result" run --backend reference --no-save --results r.json \
+    --expectations misspelt.txt "$case"
+expect 1 "this expectation matched no result" run --backend reference --no-save --results r.json \
+    --expectations misspelt.txt --strict-expectations "$case"
+if "$kcs" devices --backend cuda 2>/dev/null | grep -q "^cuda:"; then
+    echo "(a CUDA device is here: the check of a CUDA backend without a device does not apply)"
+elif "$kcs" devices 2>&1 | grep -q "^cuda"; then
+    expect 1 "backend cuda was asked for by name and checked nothing" run --backend cuda --no-save \
+        --results r.json "$case"
+fi
+[ $failures -eq 0 ] || { echo "$failures failed"; exit 1; }
+echo "empty runs: all fail with their reason"
