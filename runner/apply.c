@@ -11,6 +11,7 @@
  * which is exact).
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,15 @@ static int take_size(char *text, kcs_case *c)
         fprintf(stderr, "kcs apply: --size needs NAME=VALUE\n");
         return 2;
     }
+    for (int i = 0; i < c->size_count; i++)
+        if (strcmp(c->sizes[i].name, name) == 0) {
+            fprintf(stderr, "kcs apply: size %s was given twice\n", name);
+            return 2;
+        }
     snprintf(c->sizes[c->size_count].name, sizeof c->sizes[0].name, "%s", name);
     c->sizes[c->size_count].value = strtod(value, &end);
-    if (*end || c->sizes[c->size_count].value < 0) {
+    double size = c->sizes[c->size_count].value;
+    if (end == value || *end || !(size >= 0) || size != floor(size) || size > 0x1p53) {
         fprintf(stderr, "kcs apply: size %s=%s is not a whole number >= 0\n", name, value);
         return 2;
     }
@@ -116,6 +123,11 @@ static int take_param(char *text, kcs_case *c)
         fprintf(stderr, "kcs apply: --param needs NAME=VALUE\n");
         return 2;
     }
+    for (int i = 0; i < c->param_count; i++)
+        if (strcmp(c->params[i].name, name) == 0) {
+            fprintf(stderr, "kcs apply: parameter %s was given twice\n", name);
+            return 2;
+        }
     snprintf(c->params[c->param_count].name, sizeof c->params[0].name, "%s", name);
     snprintf(c->params[c->param_count].text, sizeof c->params[0].text, "%s", value);
     c->param_count++;
@@ -132,6 +144,11 @@ static int take_named_file(int option, char *text, apply_request *r)
         fprintf(stderr, "kcs apply: --%s needs NAME=FILE.npy\n", option == 'i' ? "input" : "expected");
         return 2;
     }
+    for (int i = 0; i < *count; i++)
+        if (strcmp(list[i].name, name) == 0) {
+            fprintf(stderr, "kcs apply: --%s %s was given twice\n", option == 'i' ? "input" : "expected", name);
+            return 2;
+        }
     list[*count].name = name;
     list[*count].file = value;
     (*count)++;
@@ -141,8 +158,9 @@ static int take_named_file(int option, char *text, apply_request *r)
 static int take_device_index(const char *text, apply_request *r)
 {
     char *end;
-    r->device_index = (int)strtol(text, &end, 10);
-    if (*end || r->device_index < 0) {
+    long index = strtol(text, &end, 10);
+    r->device_index = (int)index;
+    if (end == text || *end || index < 0 || index > 1000000) {
         fprintf(stderr, "kcs apply: --device needs an index >= 0\n");
         return 2;
     }

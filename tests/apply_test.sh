@@ -76,6 +76,12 @@ expect_refused "unknown op" frobnicate --size n=7 --input x=x32.npy
 expect_refused "no input 'y'" sumsq --size n=7 --input y=x32.npy
 expect_refused "needs size 'n'" sumsq --input x=x32.npy
 expect_refused "no backend 'vulkan'" sumsq --size n=7 --input x=x32.npy --backend vulkan
+expect_refused "not a regular file" sumsq --size n=7 --dtype f64 --input x=/dev/zero
+mkfifo fifo.npy
+expect_refused "not a regular file" sumsq --size n=7 --dtype f64 --input x=fifo.npy
+expect_refused "not a whole number" sumsq --size n=6.5 --input x=x32.npy
+expect_refused "size n was given twice" sumsq --size n=7 --size n=8 --input x=x32.npy
+expect_refused "input x was given twice" sumsq --size n=7 --input x=x32.npy --input x=x32.npy
 
 if [ $failures -ne 0 ]; then
     echo "$failures failed"
