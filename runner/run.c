@@ -8,9 +8,12 @@
  * (worker.c). Failing kernels' data is saved for taking away
  * (--save-failures, harness/take_away.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner.h"
 #include "take_away.h"
@@ -340,9 +343,24 @@ static int expectations_used(const kcs_runner_options *o, const kcs_results *res
     return unused == 0 || !o->strict_expectations;
 }
 
+/* Whether path can be written, tried before a run that may take hours
+ * rather than found out after it (the file is written in full at the end). */
+static int writable(const char *what, const char *path)
+{
+    if (!path)
+        return 1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "kcs: cannot write the %s file %s: %s\n", what, path, strerror(errno));
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
 {
-    if (!patterns_match(o, cases))
+    if (!patterns_match(o, cases) || !writable("results", o->results_path) || !writable("JUnit", o->junit_path))
         return KCS_EXIT_USAGE;
     kcs_results *results = kcs_results_create();
     if (!results) {

@@ -3,7 +3,8 @@
 # (docs/runner.md, "Exit status"): a pattern that matches no case, a
 # misspelt command, a device, platform or backend asked for that ran
 # nothing, an option given twice, an expectation line that matched nothing
-# under --strict-expectations. And the same run with something to check passes.
+# under --strict-expectations, a results file that cannot be written (found
+# before the run, not after). And the same run with something to check passes.
 # usage: tests/empty_run_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
@@ -28,6 +29,7 @@ expect 2 "it is no command" frob --no-save --results r.json
 expect 1 "nothing was checked" run --device 99 --no-save --results r.json "$case"
 expect 1 "nothing was checked" run --platform no-such-platform --no-save --results r.json "$case"
 expect 2 "given twice" run --results a.json --results b.json "$case"
+expect 2 "cannot write the results file" run --backend reference --results no-such-folder/r.json "$case"
 printf 'reference * * sumsq/* no-such-kernel fail a misspelt kernel\n' > misspelt.txt
 expect 0 "this expectation matched no result" run --backend reference --no-save --results r.json \
     --expectations misspelt.txt "$case"
