@@ -55,9 +55,9 @@ void kcs_print_result(const kcs_runner_options *o, const char *case_name, const 
     fflush(stdout);
 }
 
-void kcs_print_unit_error(const char *case_name, const char *message, int expected)
+void kcs_print_unit_error(const char *case_name, const char *where, const char *message, int expected)
 {
-    printf("%s %-40s %s\n", expected ? "XERR " : "ERROR", case_name, message);
+    printf("%s %-40s %-34s %s\n", expected ? "XERR " : "ERROR", case_name, where, message);
 }
 
 void kcs_print_summary(const char *results_path, const kcs_result_counts *counts)

@@ -144,7 +144,7 @@ void kcs_print_result(const kcs_runner_options *o, const char *case_name, const 
                       const kcs_run_result *run, const kcs_speed *speed, const kcs_verdict *verdict);
 
 /* Prints the line of a unit whose worker hung or died; expected: an expectation lists the error. */
-void kcs_print_unit_error(const char *case_name, const char *message, int expected);
+void kcs_print_unit_error(const char *case_name, const char *where, const char *message, int expected);
 
 /* Prints where the results went and the counts. */
 void kcs_print_summary(const char *results_path, const kcs_result_counts *counts);

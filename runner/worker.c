@@ -46,6 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "runner.h"
 
 /* Writes all of a line ("<kind> <text>\n") to a pipe. */
@@ -291,7 +293,15 @@ static void record_unit_error(kcs_results *results, const kcs_case_list *cases, 
     kcs_verdict_kind verdict = KCS_VERDICT_NONE;
     if (kcs_results_add_serialized_error(results, unit->identity, message, &verdict, &err) != KCS_OK)
         fprintf(stderr, "kcs: %s\n", err.message);
-    kcs_print_unit_error(cases->cases[unit->case_index].name, message, verdict == KCS_VERDICT_MET);
+    /* The unit's identity names its device and kernel: the line says where it hung or died. */
+    char where[200] = "-";
+    json_t *identity = json_loads(unit->identity, 0, NULL);
+    const char *device = json_string_value(json_object_get(identity, "device"));
+    const char *kernel = json_string_value(json_object_get(identity, "kernel"));
+    if (device)
+        snprintf(where, sizeof where, "%s %s", device, kernel ? kernel : "");
+    json_decref(identity);
+    kcs_print_unit_error(cases->cases[unit->case_index].name, where, message, verdict == KCS_VERDICT_MET);
 }
 
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
