@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -227,6 +228,32 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
     kcs_prepared_case_free(&p);
 }
 
+/* When the run began (set before any worker starts, so that workers
+ * started after a crash estimate from the same start). */
+static double run_started;
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* "[i/N] case" before a case's lines, with the time so far and, once a case
+ * has finished, an estimate of the time left (by cases done: coarse, since
+ * cases differ, but a person watching a long run sees it move). */
+static void print_progress(const kcs_runner_options *o, const kcs_case *c, size_t position, size_t total)
+{
+    if (o->quiet)
+        return;
+    double elapsed = now_seconds() - run_started;
+    printf("[%zu/%zu] %s (%.0f s", position, total, c->name, elapsed);
+    if (position > 1)
+        printf(", about %.0f s left", elapsed / (double)(position - 1) * (double)(total - position + 1));
+    printf(")\n");
+    fflush(stdout);
+}
+
 void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out)
 {
     run_context context = {.o = o, .out = out};
@@ -240,9 +267,20 @@ void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_
     kcs_golden *golden = NULL;
     if (kcs_golden_open(o->golden_dir, &golden, &context.golden_error) == KCS_OK)
         context.golden = golden;
+    if (run_started == 0.0)
+        run_started = now_seconds();
+    size_t total = 0, position = 0;
     for (size_t i = 0; i < cases->count; i++)
-        if (kcs_case_selected(o, &cases->cases[i]))
-            run_case(&context, &cases->cases[i], (int)i);
+        total += kcs_case_selected(o, &cases->cases[i]) != 0;
+    for (size_t i = 0; i < cases->count; i++) {
+        if (!kcs_case_selected(o, &cases->cases[i]))
+            continue;
+        if (kcs_sink_resumes_after(out, (int)i))
+            print_progress(o, &cases->cases[i], ++position, total);
+        else
+            ++position;
+        run_case(&context, &cases->cases[i], (int)i);
+    }
     kcs_golden_close(golden);
     kcs_close_devices(&context.devices);
 }
@@ -362,6 +400,7 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
 {
     if (!patterns_match(o, cases) || !writable("results", o->results_path) || !writable("JUnit", o->junit_path))
         return KCS_EXIT_USAGE;
+    run_started = now_seconds();
     kcs_results *results = kcs_results_create();
     if (!results) {
         fprintf(stderr, "kcs: out of memory\n");

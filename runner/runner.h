@@ -122,6 +122,10 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry);
 /* Records a device the run uses. */
 void kcs_sink_device(kcs_sink *out, const kcs_open_device *device);
 
+/* Whether case_index is new to this worker: after a worker hung or died, the
+ * next one skips the cases (and the progress lines) the earlier one began. */
+int kcs_sink_resumes_after(const kcs_sink *out, int case_index);
+
 /* Announces unit (case_index, unit) (unit 0 prepares the case, each later
  * one is a kernel on a device) with identity, the result to record if it
  * never ends (an error, with its verdict); returns 0 when this worker must

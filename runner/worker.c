@@ -96,6 +96,11 @@ void kcs_sink_device(kcs_sink *out, const kcs_open_device *device)
     free(text);
 }
 
+int kcs_sink_resumes_after(const kcs_sink *out, int case_index)
+{
+    return case_index > out->skip_case;
+}
+
 int kcs_sink_begin(kcs_sink *out, int case_index, int unit, const kcs_result_entry *identity)
 {
     /* A case is prepared again (unit 0) by a restarted worker unless the
@@ -132,13 +137,31 @@ static void drop_line(line_reader *r)
     r->line_length = 0;
 }
 
+/* "case on device kernel" from a unit's identity (its B line), or "" before the first. */
+static void describe_unit(const char *identity, char *text, size_t size)
+{
+    text[0] = '\0';
+    json_t *unit = identity ? json_loads(identity, 0, NULL) : NULL;
+    const char *name = json_string_value(json_object_get(unit, "case"));
+    const char *device = json_string_value(json_object_get(unit, "device"));
+    const char *kernel = json_string_value(json_object_get(unit, "kernel"));
+    if (name)
+        snprintf(text, size, "%s on %s %s", name, device ? device : "-", kernel ? kernel : "");
+    json_decref(unit);
+}
+
+/* Seconds between the lines that say a long unit is still running. */
+enum { heartbeat_seconds = 10 };
+
 /* The next line from the pipe, its newline replaced by NUL (valid until the
  * next call); NULL when the worker is gone, or sends nothing for
- * time_limit seconds (then *hung is set). */
-static char *next_line(line_reader *r, double time_limit, int *hung)
+ * time_limit seconds (then *hung is set). While it waits, a line every
+ * heartbeat_seconds says which unit (current, its identity) is still running. */
+static char *next_line(line_reader *r, double time_limit, const char *current, int *hung)
 {
     drop_line(r);
     struct pollfd watch = {.fd = r->fd, .events = POLLIN};
+    double waited = 0.0;
     for (;;) {
         char *newline = r->used ? memchr(r->buffer, '\n', r->used) : NULL;
         if (newline) {
@@ -146,12 +169,28 @@ static char *next_line(line_reader *r, double time_limit, int *hung)
             r->line_length = (size_t)(newline - r->buffer) + 1;
             return r->buffer;
         }
-        int ready = poll(&watch, 1, time_limit > 0 ? (int)(time_limit * 1000) : -1);
+        /* a heartbeat every heartbeat_seconds, and at least one before a short time limit runs out */
+        double beat = time_limit > 0 && time_limit / 2 < heartbeat_seconds ? time_limit / 2 : heartbeat_seconds;
+        double slice = time_limit > 0 && time_limit - waited < beat ? time_limit - waited : beat;
+        int ready = poll(&watch, 1, (int)(slice * 1000));
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready == 0) {
-            *hung = 1;
-            return NULL;
+            waited += slice;
+            if (time_limit > 0 && waited >= time_limit) {
+                *hung = 1;
+                return NULL;
+            }
+            char unit[400];
+            describe_unit(current, unit, sizeof unit);
+            if (unit[0]) {
+                printf("      ... still running %s: %.0f s", unit, waited);
+                if (time_limit > 0)
+                    printf(" (the time limit is %.0f s)", time_limit);
+                printf("\n");
+                fflush(stdout);
+            }
+            continue;
         }
         if (r->capacity - r->used < 65536) {
             size_t capacity = r->capacity ? 2 * r->capacity : 1 << 20;
@@ -210,7 +249,7 @@ static worker_end follow_worker(const kcs_runner_options *o, int fd, kcs_results
 {
     line_reader reader = {.fd = fd};
     worker_end end = {0};
-    for (const char *line; (line = next_line(&reader, o->time_limit, &end.hung));)
+    for (const char *line; (line = next_line(&reader, o->time_limit, unit->identity, &end.hung));)
         take_line(line, results, unit, &end);
     free(reader.buffer);
     return end;

@@ -4,7 +4,8 @@
 # misspelt command, a device, platform or backend asked for that ran
 # nothing, an option given twice, an expectation line that matched nothing
 # under --strict-expectations, a results file that cannot be written (found
-# before the run, not after). And the same run with something to check passes.
+# before the run, not after). A long unit is named while it runs (a heartbeat).
+# And the same run with something to check passes.
 # usage: tests/empty_run_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
@@ -24,6 +25,12 @@ expect() {
 }
 case=sumsq/f64-n93
 expect 0 "1 passed, 0 failed, 0 skipped" run --backend reference --no-save --results r.json "$case"
+grep -qF "[1/1] $case" run.log || fail "no progress line [1/1] $case"
+# A unit that runs long is named while it runs, and its ERROR line names device and kernel.
+kcs_saboteur=$(dirname "$kcs")/kcs-saboteur
+"$kcs_saboteur" run --backend saboteur --time-limit 4 --no-save --results s.json "$case" > run.log 2>&1
+grep -qF "still running $case on saboteur:0 hangs" run.log || fail "no heartbeat for the hung unit"
+grep -q "^ERROR  *$case  *saboteur:0 hangs  *no progress" run.log || fail "the hang's ERROR line lacks device or kernel"
 expect 2 "no case in" run --backend reference --no-save --results r.json 'sumsq/['
 expect 2 "it is no command" frob --no-save --results r.json
 expect 1 "nothing was checked" run --device 99 --no-save --results r.json "$case"
