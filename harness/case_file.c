@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char fence_open[] = "```kcs-case";
 
@@ -232,8 +233,9 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
     b->seen |= bit;
     switch (bit) {
     case KEY_CASE:
-        if (!is_name(value) || strlen(value) >= sizeof b->short_name) {
-            snprintf(why, why_size, "case name '%s' must be letters, digits, '-', '_' or '.'", value);
+        if (!is_name(value) || value[0] == '.' || strlen(value) >= sizeof b->short_name) {
+            snprintf(why, why_size, "case name '%s' must be letters, digits, '-', '_' or '.', not begin with '.'",
+                     value);
             return 0;
         }
         snprintf(b->short_name, sizeof b->short_name, "%s", value);
@@ -376,6 +378,14 @@ kcs_status kcs_parse_case_text(const char *text, const char *file, kcs_case_list
 {
     char stem[128];
     file_stem(file, stem, sizeof stem);
+    if (!is_name(stem) || stem[0] == '.') {
+        /* the stem names the cases and the folders of their golden and saved
+         * files: "..", or a name with a '/', would write outside them */
+        if (add_problem(list, file, 0, NULL, "a case file's name (less .md) must be letters, digits, '-', '_' "
+                        "or '.' and not begin with '.': it names the cases and their folders") != KCS_OK)
+            return kcs_fail(err, KCS_ERROR, "out of memory");
+        return KCS_OK;
+    }
     size_t first_case_of_file = list->count;
     block b;
     int in_block = 0, line_number = 0;
@@ -438,8 +448,18 @@ kcs_status kcs_parse_case_text(const char *text, const char *file, kcs_case_list
     return KCS_OK;
 }
 
+/* The largest case file read: the biggest today is under 40 KiB. */
+enum { case_file_limit = 16 << 20 };
+
 kcs_status kcs_parse_case_file(const char *path, kcs_case_list *list, kcs_error *err)
 {
+    struct stat info;
+    if (stat(path, &info) == 0 && (!S_ISREG(info.st_mode) || info.st_size > case_file_limit)) {
+        if (add_problem(list, path, 0, NULL, S_ISREG(info.st_mode) ? "larger than 16 MiB: not a case file"
+                                                                     : "not a regular file") != KCS_OK)
+            return kcs_fail(err, KCS_ERROR, "out of memory");
+        return KCS_OK;
+    }
     FILE *stream = fopen(path, "rb");
     if (!stream) {
         if (add_problem(list, path, 0, NULL, "cannot read: %s", strerror(errno)) != KCS_OK)

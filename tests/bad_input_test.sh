@@ -137,6 +137,27 @@ expect_in "1 passed, 10 failed, 0 skipped"
 grep -q '"schema": "kcs-results"' results.json || fail "no results file after the errors"
 [ $failures -eq 0 ] && echo "ok: every malformed case and golden file named, the good case passed, exit 1"
 
+# Case files that would write outside their folders or hang the reader: a file
+# named ...md (its stem ".." names the cases' golden and saved folders), a case
+# named "..", and a FIFO. Each is named with its cause; nothing lands outside.
+mkdir -p escape/cases escape/golden escape/saved
+cp cases/bad.md escape/cases/good.md
+sed -n '/^```kcs-case$/,/^```$/p' cases/bad.md | sed -n '1,8p' > escape/cases/....md
+printf '```kcs-case\ncase: ..\nop: sumsq\ndtype: f64\nsizes: n=5\ninput x: normal\nexpect: oracle\n```\n' \
+    > escape/cases/dots.md
+mkfifo escape/cases/fifo.md
+timeout 60 "$kcs" golden --cases escape/cases --golden escape/golden > golden-escape.log 2>&1
+timeout 60 "$kcs" run --cases escape/cases --golden escape/golden --backend reference --save-all \
+    --save-failures escape/saved --results escape/results.json good/good > run.log 2>&1
+[ $? -ne 124 ] || fail "a FIFO among the case files hung the run"
+cat golden-escape.log >> run.log
+expect_in "....md:0: a case file's name (less .md) must be letters"
+expect_in "case name '..' must be letters"
+expect_in "fifo.md:0: not a regular file"
+[ -z "$(find . -name '*.npy' -not -path './golden/*' -not -path './escape/golden/*' -not -path './escape/saved/*')" ] ||
+    fail "a .npy file was written outside the golden and saved folders: $(find . -name '*.npy' | head -3)"
+[ $failures -eq 0 ] && echo "ok: case files that would escape their folders or hang are named, nothing escapes"
+
 # A kernel that fails to build: its cases are errors with the build log; the rest run.
 if "$kcs" devices --backend opencl 2>/dev/null | grep -q "^opencl:"; then
     KCS_OPENCL_BUILD_OPTIONS="-DKCS_SUMSQ_GROUP_SIZE=not_a_number" "$kcs" run --backend reference,opencl \
