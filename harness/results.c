@@ -264,21 +264,67 @@ static void written_message(const kcs_result_entry *entry, char *message, size_t
         snprintf(message, size, "%s", entry->run->message);
 }
 
+/* Length of the valid UTF-8 sequence at text, or 0 when it is not one. */
+static size_t utf8_sequence(const unsigned char *text)
+{
+    if (text[0] < 0x80)
+        return 1;
+    size_t length = text[0] >= 0xf0 && text[0] <= 0xf4 ? 4 : text[0] >= 0xe0 ? 3 : text[0] >= 0xc2 ? 2 : 0;
+    if (text[0] >= 0xf5)
+        length = 0;
+    for (size_t i = 1; i < length; i++)
+        if ((text[i] & 0xc0) != 0x80)
+            return 0;
+    if ((length == 3 && text[0] == 0xe0 && text[1] < 0xa0) || (length == 3 && text[0] == 0xed && text[1] >= 0xa0) ||
+        (length == 4 && text[0] == 0xf0 && text[1] < 0x90) || (length == 4 && text[0] == 0xf4 && text[1] >= 0x90))
+        return 0; /* overlong, a surrogate, or past U+10FFFF */
+    return length;
+}
+
+/* A JSON string of text (NULL: null) with every byte that is not valid UTF-8
+ * replaced by U+FFFD, so that a case name or message with such bytes is
+ * still recorded (jansson refuses invalid UTF-8) and visibly damaged. */
+static json_t *text_json(const char *text)
+{
+    if (!text)
+        return json_null();
+    size_t length = strlen(text);
+    char *clean = malloc(3 * length + 1), *out = clean;
+    if (!clean)
+        return json_string("(out of memory)");
+    for (const unsigned char *p = (const unsigned char *)text; *p;) {
+        size_t n = utf8_sequence(p);
+        if (n == 0) {
+            memcpy(out, "\xef\xbf\xbd", 3);
+            out += 3;
+            p++;
+        } else {
+            memcpy(out, p, n);
+            out += n;
+            p += n;
+        }
+    }
+    *out = '\0';
+    json_t *string = json_string(clean);
+    free(clean);
+    return string;
+}
+
 static json_t *entry_json(const kcs_result_entry *entry)
 {
     const kcs_run_result *run = entry->run;
     char message[1024];
     written_message(entry, message, sizeof message);
-    json_t *item = json_pack("{s:s, s:s, s:i, s:s, s:s}", "case", entry->case_name, "file",
-                             entry->file ? entry->file : "", "line", entry->line, "status",
-                             written_status(entry), "message", message);
-    json_object_set_new(item, "backend", entry->backend ? json_string(entry->backend) : json_null());
-    json_object_set_new(item, "device", entry->device_id ? json_string(entry->device_id) : json_null());
-    json_object_set_new(item, "kernel", entry->kernel ? json_string(entry->kernel) : json_null());
+    json_t *item = json_pack("{s:o, s:o, s:i, s:s, s:o}", "case", text_json(entry->case_name), "file",
+                             text_json(entry->file ? entry->file : ""), "line", entry->line, "status",
+                             written_status(entry), "message", text_json(message));
+    json_object_set_new(item, "backend", text_json(entry->backend));
+    json_object_set_new(item, "device", text_json(entry->device_id));
+    json_object_set_new(item, "kernel", text_json(entry->kernel));
     if (entry->c)
         add_case_fields(item, entry->c);
     if (entry->expected_from)
-        json_object_set_new(item, "expected_from", json_string(entry->expected_from));
+        json_object_set_new(item, "expected_from", text_json(entry->expected_from));
     if (entry->op && entry->args) {
         json_object_set_new(item, "bytes", number(entry->op->bytes(entry->args)));
         json_object_set_new(item, "flops", number(entry->op->flops(entry->args)));

@@ -241,6 +241,34 @@ static void junit_has_a_testcase_per_result(void **state)
     free_every_kind(&k);
 }
 
+/* A case name and message with bytes that are not UTF-8 are still recorded,
+ * in JSON and JUnit, with U+FFFD in their place (jansson refuses them raw). */
+static void invalid_utf8_is_replaced_not_dropped(void **state)
+{
+    (void)state;
+    kcs_results *results = kcs_results_create();
+    kcs_run_result run = {.outcome = KCS_OUTCOME_ERROR};
+    snprintf(run.message, sizeof run.message, "unknown key 'col\xffour'");
+    kcs_result_entry entry = {.case_name = "bad/n\xc3\x28me", .file = "bad.md", .run = &run};
+    kcs_results_add(results, &entry);
+    kcs_error err = {{0}};
+    char json_path[64], xml_path[64];
+    temp_file(json_path);
+    temp_file(xml_path);
+    assert_int_equal(kcs_results_write_json(results, json_path, &err), KCS_OK);
+    assert_int_equal(kcs_results_write_junit(results, xml_path, &err), KCS_OK);
+    char *json = strdup(read_text(json_path));
+    const char *xml = read_text(xml_path);
+    unlink(json_path);
+    unlink(xml_path);
+    assert_non_null(strstr(json, "unknown key 'col\\uFFFDour'")); /* written ASCII-only */
+    assert_non_null(strstr(json, "bad/n\\uFFFD(me"));
+    assert_non_null(strstr(xml, "bad/n\xef\xbf\xbd(me"));
+    assert_int_equal(occurrences(xml, "<error "), 1);
+    free(json);
+    kcs_results_free(results);
+}
+
 /* A worker's result arrives with its verdict, which is counted and not written. */
 static void a_serialized_result_keeps_its_verdict(void **state)
 {
@@ -284,6 +312,7 @@ int main(void)
         cmocka_unit_test(every_outcome_and_verdict_is_counted),
         cmocka_unit_test(junit_has_a_testcase_per_result),
         cmocka_unit_test(a_serialized_result_keeps_its_verdict),
+        cmocka_unit_test(invalid_utf8_is_replaced_not_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
