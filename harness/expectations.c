@@ -63,7 +63,9 @@ static const kcs_expectation *first_match(const kcs_expectations *expectations, 
 {
     for (size_t i = 0; expectations && s->backend && i < expectations->count; i++) {
         const kcs_expectation *e = &expectations->items[i];
-        if (matches(e->backend, s->backend) && matches(e->device, s->device) && matches(e->driver, s->driver) &&
+        int device = matches(e->device, s->device) || (s->device_id && matches(e->device, s->device_id)) ||
+                     (s->platform && matches(e->device, s->platform));
+        if (matches(e->backend, s->backend) && device && matches(e->driver, s->driver) &&
             matches(e->case_pattern, s->case_name) && matches(e->kernel, s->kernel))
             return e;
     }

@@ -36,10 +36,14 @@ typedef struct {
 /* Reads one file and appends its lines; errors name the file and line. */
 kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectations, kcs_error *err);
 
-/* Who a result is about, in the terms of an expectation's first five fields. */
+/* Who a result is about, in the terms of an expectation's first five fields.
+ * A line's device glob may name the device by its name, its id or its
+ * platform, as `kcs devices` prints them ("*NVIDIA*", "opencl:1", "*Portable*"). */
 typedef struct {
     const char *backend;   /* NULL for a problem no backend was involved in: never listed */
     const char *device;    /* the device's name; "" or NULL without a device */
+    const char *device_id; /* optional: its id as `kcs devices` prints it ("opencl:1") */
+    const char *platform;  /* optional: its platform ("Portable Computing Language", "CUDA") */
     const char *driver;    /* its driver version; "" or NULL without a device */
     const char *case_name; /* the case's full name */
     const char *kernel;    /* the kernel variant; NULL when no kernel ran */

@@ -95,6 +95,36 @@ static kcs_verdict verdict_of(const kcs_expectations *list, const char *backend,
     return kcs_expectations_verdict(list, &subject, outcome);
 }
 
+/* A device glob names the device by its name, its id or its platform, as
+ * `kcs devices` prints them: "*PoCL*"-style lines match through the platform. */
+static void a_device_glob_matches_name_id_or_platform(void **state)
+{
+    (void)state;
+    const char *text = "opencl *Portable* * softmax/* online fail POCL's platform\n"
+                       "opencl opencl:1 * sumsq/* * skip the second device by id\n";
+    char path[] = "/tmp/kcs_expectations_test.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    kcs_expectations list = {0};
+    kcs_error err = {{0}};
+    assert_int_equal(kcs_expectations_read(path, &list, &err), KCS_OK);
+    unlink(path);
+    kcs_expectation_subject pocl = {.backend = "opencl", .device = "cpu-skylake-avx512", .device_id = "opencl:0",
+                                    .platform = "Portable Computing Language", .driver = "5.0",
+                                    .case_name = "softmax/f32-n7", .kernel = "online"};
+    assert_int_equal(kcs_expectations_verdict(&list, &pocl, "fail").kind, KCS_VERDICT_MET);
+    kcs_expectation_subject nvidia = {.backend = "opencl", .device = "NVIDIA H100", .device_id = "opencl:1",
+                                      .platform = "NVIDIA CUDA", .driver = "580", .case_name = "sumsq/f64-n7",
+                                      .kernel = "gpu-strided-tree"};
+    assert_int_equal(kcs_expectations_verdict(&list, &nvidia, "skip").kind, KCS_VERDICT_MET);
+    nvidia.case_name = "softmax/f32-n7";
+    nvidia.kernel = "online";
+    assert_int_equal(kcs_expectations_verdict(&list, &nvidia, "fail").kind, KCS_VERDICT_NONE);
+    kcs_expectations_free(&list);
+}
+
 static void the_verdict_says_how_the_outcome_compares(void **state)
 {
     (void)state;
@@ -158,6 +188,7 @@ int main(void)
         cmocka_unit_test(lines_are_read_with_their_place),
         cmocka_unit_test(malformed_lines_are_errors_naming_the_line),
         cmocka_unit_test(the_verdict_says_how_the_outcome_compares),
+        cmocka_unit_test(a_device_glob_matches_name_id_or_platform),
         cmocka_unit_test(no_matching_line_gives_no_verdict),
         cmocka_unit_test(verdict_names_read_back),
     };

@@ -47,6 +47,8 @@ static void judge(const kcs_runner_options *o, const kcs_open_device *device, kc
 {
     kcs_expectation_subject subject = {.backend = entry->backend,
                                        .device = device ? device->info.name : "",
+                                       .device_id = device ? device->id : NULL,
+                                       .platform = device ? device->info.platform : NULL,
                                        .driver = device ? device->info.driver_version : "",
                                        .case_name = entry->case_name,
                                        .kernel = entry->kernel};
