@@ -27,6 +27,7 @@ static const char usage_text[] =
     "  --backend LIST     comma-separated backends to use (default: all built)\n"
     "  --device N         only device N of each backend (repeatable; default: all)\n"
     "  --platform TEXT    only devices whose platform or name contains TEXT\n"
+    "  --kernel GLOB      only kernel variants matching GLOB (\"softmax\" cases: 'warp-*')\n"
     "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
     "  --junit FILE       also write JUnit XML here\n"
     "  --benchmark        time perf-tagged cases (kernel and end to end) and measure\n"
@@ -149,7 +150,7 @@ static const struct option long_options[] = {
     {"no-save", no_argument, 0, 'N'},          {"ceilings", no_argument, 0, 'C'},
     {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
-    {"strict-expectations", no_argument, 0, 'E'},
+    {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -170,6 +171,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'D': o->run.determinism = 1; break;
     case 'X': ok = take_expectations(value, o); break;
     case 'E': o->strict_expectations = 1; break;
+    case 'K': o->kernel_pattern = value; break;
     case 'T': ok = take_time_limit(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
     case 't': ok = take_min_time(value, o); break;

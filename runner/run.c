@@ -9,6 +9,7 @@
  * (--save-failures, harness/take_away.h).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,12 +177,18 @@ static void run_on_device(const run_context *context, case_in_progress *now, con
         const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
         if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
             continue;
+        if (context->o->kernel_pattern && fnmatch(context->o->kernel_pattern, kernel->variant, 0) != 0)
+            continue;
         kernels_found++;
         run_unit(context, now, device, kernel);
     }
     if (!kernels_found) {
         char reason[256];
-        snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
+        if (context->o->kernel_pattern)
+            snprintf(reason, sizeof reason, "no kernel of %s for %s %s matches --kernel %s", device->backend->name,
+                     c->op, kcs_dtype_name(c->dtype), context->o->kernel_pattern);
+        else
+            snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
                  kcs_dtype_name(c->dtype));
         record_skip(context, now->p, device->backend, device, reason);
     }

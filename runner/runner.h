@@ -37,6 +37,7 @@ typedef struct {
     int device_count;
     const char *platform;
     int strict_expectations; /* an expectation line that matched nothing fails the run */
+    const char *kernel_pattern; /* --kernel: only kernel variants matching this glob; NULL: all */
     const char *results_path;
     const char *junit_path;
     int skip_large;

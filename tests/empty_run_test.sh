@@ -35,6 +35,8 @@ expect 2 "no case in" run --backend reference --no-save --results r.json 'sumsq/
 expect 2 "it is no command" frob --no-save --results r.json
 expect 1 "nothing was checked" run --device 99 --no-save --results r.json "$case"
 expect 1 "nothing was checked" run --platform no-such-platform --no-save --results r.json "$case"
+expect 1 "no kernel of reference for sumsq f64 matches --kernel no-such-kernel" run --backend reference \
+    --kernel no-such-kernel --no-save --results r.json "$case"
 expect 2 "given twice" run --results a.json --results b.json "$case"
 expect 2 "cannot write the results file" run --backend reference --results no-such-folder/r.json "$case"
 printf 'reference * * sumsq/* no-such-kernel fail a misspelt kernel\n' > misspelt.txt
