@@ -343,15 +343,6 @@ static void host_release(kcs_device *device, void *host)
 }
 
 static const kcs_kernel kernels[] = {
-    {"sumsq", KCS_F64, "vector-grid",
-     "16-byte loads, 8 f64 accumulators per thread, block partials summed in order by the last block",
-     kcs_cuda_sumsq_f64, NULL},
-    {"sumsq", KCS_F32, "vector-grid", "as f64: squares and sums in double, rounded once to float",
-     kcs_cuda_sumsq_f32, NULL},
-    {"sumsq", KCS_F64, "cub", "peer: cub::DeviceReduce::TransformReduce squaring into double",
-     kcs_cuda_sumsq_cub_f64, NULL},
-    {"sumsq", KCS_F32, "cub", "peer: cub::DeviceReduce::TransformReduce, float squared in double",
-     kcs_cuda_sumsq_cub_f32, NULL},
     {"gemm", KCS_F32, "tiled",
      "128x128x8 tiles, 256 threads x 8x8 f32 FMAs in registers, LDS.128, double-buffered shared memory; split-k when few tiles",
      kcs_cuda_gemm_tiled_f32, kcs_cuda_gemm_supports},

@@ -96,20 +96,6 @@ kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings,
 /* Records the stop event, waits for it and sets *seconds to the time between. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Kernel rows of sumsq.cu (signatures of kcs_kernel.run). */
-kcs_status kcs_cuda_sumsq_f32(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_f64(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_cub_f32(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err);
-
 /* Kernel rows of gemm.cu: our tiled kernels, the cuBLAS peers and cuBLAS TF32. */
 kcs_status kcs_cuda_gemm_tiled_f32(kcs_device *device, const kcs_op_args *args,
                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
