@@ -343,16 +343,6 @@ static void host_release(kcs_device *device, void *host)
 }
 
 static const kcs_kernel kernels[] = {
-    {"gemm", KCS_F32, "tiled",
-     "128x128x8 tiles, 256 threads x 8x8 f32 FMAs in registers, LDS.128, double-buffered shared memory; split-k when few tiles",
-     kcs_cuda_gemm_tiled_f32, kcs_cuda_gemm_supports},
-    {"gemm", KCS_F64, "tiled", "as f32 with 128x64x8 tiles, 8x4 f64 FMAs per thread", kcs_cuda_gemm_tiled_f64,
-     NULL},
-    {"gemm", KCS_F32, "cublas", "peer: cublasSgemm, default math (no TF32), row-major as C^T = B^T A^T",
-     kcs_cuda_gemm_cublas_f32, kcs_cuda_gemm_supports},
-    {"gemm", KCS_F64, "cublas", "peer: cublasDgemm, row-major as C^T = B^T A^T", kcs_cuda_gemm_cublas_f64, NULL},
-    {"gemm", KCS_F32, "cublas-tf32", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (mode=tf32 cases)",
-     kcs_cuda_gemm_cublas_tf32, kcs_cuda_gemm_supports_tf32},
     {"add", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
      kcs_cuda_add_f32, NULL},
     {"add", KCS_F64, "one-pass", "as f32 with double2", kcs_cuda_add_f64, NULL},

@@ -96,27 +96,6 @@ kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings,
 /* Records the stop event, waits for it and sets *seconds to the time between. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Kernel rows of gemm.cu: our tiled kernels, the cuBLAS peers and cuBLAS TF32. */
-kcs_status kcs_cuda_gemm_tiled_f32(kcs_device *device, const kcs_op_args *args,
-                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                   double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_tiled_f64(kcs_device *device, const kcs_op_args *args,
-                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                   double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_f32(kcs_device *device, const kcs_op_args *args,
-                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                    double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_f64(kcs_device *device, const kcs_op_args *args,
-                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                    double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_tf32(kcs_device *device, const kcs_op_args *args,
-                                     kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                     double *kernel_seconds, kcs_error *err);
-/* supports() of the plain f32 rows: mode=tf32 cases are skipped (cublas-tf32 answers them). */
-kcs_status kcs_cuda_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-/* supports() of cublas-tf32: mode=tf32 cases only. */
-kcs_status kcs_cuda_gemm_supports_tf32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
 /* Kernel rows of elementwise.cu: add, mul, relu, sigmoid, f32 and f64. */
 kcs_status kcs_cuda_add_f32(kcs_device *device, const kcs_op_args *args,
                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
