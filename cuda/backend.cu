@@ -343,17 +343,6 @@ static void host_release(kcs_device *device, void *host)
 }
 
 static const kcs_kernel kernels[] = {
-    {"add", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
-     kcs_cuda_add_f32, NULL},
-    {"add", KCS_F64, "one-pass", "as f32 with double2", kcs_cuda_add_f64, NULL},
-    {"mul", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
-     kcs_cuda_mul_f32, NULL},
-    {"mul", KCS_F64, "one-pass", "as f32 with double2", kcs_cuda_mul_f64, NULL},
-    {"relu", KCS_F32, "one-pass", "x < 0 ? 0 : x (NaN stays NaN), float4 one pass", kcs_cuda_relu_f32, NULL},
-    {"relu", KCS_F64, "one-pass", "as f32 with double2", kcs_cuda_relu_f64, NULL},
-    {"sigmoid", KCS_F32, "one-pass", "1 / (1 + expf(-x)), IEEE divide, float4 one pass",
-     kcs_cuda_sigmoid_f32, NULL},
-    {"sigmoid", KCS_F64, "one-pass", "1 / (1 + exp(-x)), double2 one pass", kcs_cuda_sigmoid_f64, NULL},
     {"softmax", KCS_F32, "on-chip",
      "row held in registers (+ shared memory) by 1-32 lanes or a 512-thread block, read once; online 2-pass beyond",
      kcs_cuda_softmax_f32, kcs_cuda_softmax_supports_f32},

@@ -96,32 +96,6 @@ kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings,
 /* Records the stop event, waits for it and sets *seconds to the time between. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Kernel rows of elementwise.cu: add, mul, relu, sigmoid, f32 and f64. */
-kcs_status kcs_cuda_add_f32(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_add_f64(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_mul_f32(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_mul_f64(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_relu_f32(kcs_device *device, const kcs_op_args *args,
-                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                             double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_relu_f64(kcs_device *device, const kcs_op_args *args,
-                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                             double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sigmoid_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sigmoid_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-
 /* Kernel rows of softmax.cu, and their supports() (rows too long for the depth rule). */
 kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],

@@ -31,14 +31,6 @@
 #include <random>
 #include <string>
 
-kcs_status kcs_cuda_add_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_add_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_mul_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_mul_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_relu_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_relu_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_sigmoid_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_sigmoid_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 kcs_status kcs_cuda_softmax_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 kcs_status kcs_cuda_softmax_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 kcs_status kcs_cuda_softmax_supports_f32(kcs_device *, const kcs_op_args *, kcs_error *);
@@ -52,6 +44,21 @@ kcs_status kcs_cuda_update_f32(kcs_device *, const kcs_op_args *, kcs_buffer *co
 kcs_status kcs_cuda_energy_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 
 typedef kcs_status (*run_fn)(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+
+/* The tables the sources export (cuda/<op>.cu). */
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels;
+
+/* The row of a table for op, dtype and variant, found as the runner finds it. */
+static const kcs_kernel &row_of(const kcs_kernel_table &table, const char *op, kcs_dtype dtype, const char *variant)
+{
+    for (size_t i = 0; i < table.count; i++) {
+        const kcs_kernel &row = table.rows[i];
+        if (std::strcmp(row.op, op) == 0 && row.dtype == dtype && std::strcmp(row.variant, variant) == 0)
+            return row;
+    }
+    std::fprintf(stderr, "emulation: no row %s %d %s\n", op, (int)dtype, variant);
+    std::exit(2);
+}
 
 static long failures = 0, checks = 0;
 static std::mt19937_64 rng(12345);
@@ -153,8 +160,12 @@ template <typename T> static void test_elementwise(int f, run_fn run, size_t n, 
 
 static void elementwise_tests()
 {
-    const run_fn f32[] = {kcs_cuda_add_f32, kcs_cuda_mul_f32, kcs_cuda_relu_f32, kcs_cuda_sigmoid_f32};
-    const run_fn f64[] = {kcs_cuda_add_f64, kcs_cuda_mul_f64, kcs_cuda_relu_f64, kcs_cuda_sigmoid_f64};
+    const char *const names[] = {"add", "mul", "relu", "sigmoid"};
+    run_fn f32[4], f64[4];
+    for (int f = 0; f < 4; f++) {
+        f32[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F32, "one-pass").run;
+        f64[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F64, "one-pass").run;
+    }
     const size_t sizes[] = {0, 1, 3, 7, 93, 1000, 5003, 70001};
     for (int f = 0; f < 4; f++)
         for (size_t n : sizes) {
