@@ -347,23 +347,6 @@ static const kcs_kernel kernels[] = {
      "row held in registers (+ shared memory) by 1-32 lanes or a 512-thread block, read once; online 2-pass beyond",
      kcs_cuda_softmax_f32, kcs_cuda_softmax_supports_f32},
     {"softmax", KCS_F64, "on-chip", "as f32 with double2 slots", kcs_cuda_softmax_f64, kcs_cuda_softmax_supports_f64},
-    {"assign", KCS_F32, "direct",
-     "fused 128x128x8 tiles, 8x8 sums of (x - a)^2 per thread, running (min, index) per point, no n x m matrix",
-     kcs_cuda_assign_direct_f32, NULL},
-    {"assign", KCS_F16, "direct", "as f32, points widened from f16 when staged", kcs_cuda_assign_direct_f16, NULL},
-    {"assign", KCS_F32, "shortlist",
-     "as direct with x.a FMAs ranking ||a||^2 - 2x.a; near ties within a derived margin redone by direct",
-     kcs_cuda_assign_shortlist_f32, NULL},
-    {"assign", KCS_F16, "shortlist", "as f32, points widened from f16 when staged", kcs_cuda_assign_shortlist_f16,
-     NULL},
-    {"reduce", KCS_F32, "sorted-welford",
-     "counting sort by anchor (CUB radix sort for m >= 1536), a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
-     kcs_cuda_reduce_f32, NULL},
-    {"reduce", KCS_F16, "sorted-welford", "as f32, points widened from f16", kcs_cuda_reduce_f16, NULL},
-    {"update", KCS_F32, "elementwise", "v' = fma(mu, v, mean - a) or mu v; a' = fma(lr T, v', a)",
-     kcs_cuda_update_f32, NULL},
-    {"energy", KCS_F32, "vector-grid", "float4 loads, f64 sums, block partials summed in order by the last block",
-     kcs_cuda_energy_f32, NULL},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_all_kernels = KCS_KERNEL_TABLE(kernels);

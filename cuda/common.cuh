@@ -106,30 +106,4 @@ kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
 kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
 kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err);
 
-/* Kernel rows of anneal.cu: assign (direct, shortlist), reduce, update, energy. */
-kcs_status kcs_cuda_assign_direct_f32(kcs_device *device, const kcs_op_args *args,
-                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                      double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *args,
-                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                      double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_reduce_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_reduce_f16(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_update_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_energy_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-
 #endif

@@ -34,19 +34,11 @@
 kcs_status kcs_cuda_softmax_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 kcs_status kcs_cuda_softmax_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 kcs_status kcs_cuda_softmax_supports_f32(kcs_device *, const kcs_op_args *, kcs_error *);
-kcs_status kcs_cuda_assign_direct_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_direct_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_reduce_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_reduce_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_update_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_energy_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 
 typedef kcs_status (*run_fn)(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
 
 /* The tables the sources export (cuda/<op>.cu). */
-extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels;
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_anneal_kernels;
 
 /* The row of a table for op, dtype and variant, found as the runner finds it. */
 static const kcs_kernel &row_of(const kcs_kernel_table &table, const char *op, kcs_dtype dtype, const char *variant)
@@ -387,14 +379,15 @@ static void assign_tests()
     const shape shapes[] = {{100, 8, 10}, {200, 7, 17}, {150, 13, 9}, {50, 1, 5}, {300, 2, 16}, {20, 5, 8},
                             {129, 128, 130}, {257, 16, 300}, {130, 130, 129}, {1, 3, 1}, {0, 4, 3}, {40, 6, 25},
                             {300, 9, 1}, {64, 0, 3}};
-    const run_fn f32[] = {kcs_cuda_assign_direct_f32, kcs_cuda_assign_shortlist_f32};
-    const run_fn f16[] = {kcs_cuda_assign_direct_f16, kcs_cuda_assign_shortlist_f16};
-    for (int v = 0; v < 2; v++)
+    for (const char *variant : {"direct", "shortlist"}) {
+        const run_fn f32 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F32, variant).run;
+        const run_fn f16 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F16, variant).run;
         for (const shape &s : shapes)
             for (int kind : {0, 1, 2, 3}) {
-                test_assign<float>(f32[v], s.n, s.d, s.m, kind, 2, 2);
-                test_assign<__half>(f16[v], s.n, s.d, s.m, kind, 1, 2);
+                test_assign<float>(f32, s.n, s.d, s.m, kind, 2, 2);
+                test_assign<__half>(f16, s.n, s.d, s.m, kind, 1, 2);
             }
+    }
 }
 
 /* ---------------------------------------------------------------- reduce */
@@ -467,10 +460,12 @@ static void reduce_tests()
                             {5, 4, 1}, {2000, 1, 300},
                             /* several counting-sort tiles, a ragged last one; m + 1 > 1536: the radix sort */
                             {5000, 3, 40}, {3000, 2, 1600}};
+    const run_fn f32 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F32, "sorted-welford").run;
+    const run_fn f16 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F16, "sorted-welford").run;
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2}) {
-            test_reduce<float>(kcs_cuda_reduce_f32, s.n, s.d, s.m, kind, 2, 2);
-            test_reduce<__half>(kcs_cuda_reduce_f16, s.n, s.d, s.m, kind, 1, 1);
+            test_reduce<float>(f32, s.n, s.d, s.m, kind, 2, 2);
+            test_reduce<__half>(f16, s.n, s.d, s.m, kind, 1, 1);
         }
 }
 
@@ -498,7 +493,8 @@ static void test_update(size_t m, size_t d)
     kcs_buffer *inputs[] = {&a.buffer, &v.buffer, &mean.buffer, &count.buffer}, *outputs[] = {&a_next.buffer, &v_next.buffer};
     double seconds;
     kcs_error err{};
-    EXPECT(kcs_cuda_update_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
+    const run_fn run = row_of(kcs_cuda_anneal_kernels, "update", KCS_F32, "elementwise").run;
+    EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
     size_t bad = 0;
     const float mu = 0.9f, rate = 0.1f * 0.5f;
     for (size_t i = 0; i < m * d; i++) {
@@ -523,7 +519,8 @@ static void test_energy(size_t n, int kind, size_t offset)
     kcs_buffer *inputs[] = {&dist.buffer}, *outputs[] = {&e.buffer};
     double seconds;
     kcs_error err{};
-    EXPECT(kcs_cuda_energy_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
+    const run_fn run = row_of(kcs_cuda_anneal_kernels, "energy", KCS_F32, "vector-grid").run;
+    EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
     long double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += dist.as<float>()[i];
