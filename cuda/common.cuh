@@ -2,9 +2,11 @@
  *
  * The device and buffer structs, one checking macro per API (CUDA runtime,
  * cuBLAS) that returns KCS_ERROR with the expression, file, line and the
- * error's name and text, reusable scratch memory, event timing, and the run
- * functions of every kernel row. The harness headers are C without
- * extern "C" guards, so they are included inside one here.
+ * error's name and text, reusable scratch memory, event timing, device
+ * selection and the ceilings' measurement. Kernel rows are not declared
+ * here: each op file defines its run functions and exports its own table.
+ * The harness headers are C without extern "C" guards, so they are included
+ * inside one here.
  */
 #ifndef KCS_CUDA_COMMON_CUH
 #define KCS_CUDA_COMMON_CUH
@@ -90,20 +92,10 @@ kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *
 /* Records the start event on the device's stream. */
 kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err);
 
-/* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
-kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
-
 /* Records the stop event, waits for it and sets *seconds to the time between. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Kernel rows of softmax.cu, and their supports() (rows too long for the depth rule). */
-kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err);
+/* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
+kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
 
 #endif

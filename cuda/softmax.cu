@@ -2,8 +2,8 @@
  *
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
  *
- * Input x and output y: rows x cols, row-major. One row of backend.cu's
- * table per type ("on-chip"); the run function picks one of three kernels
+ * Input x and output y: rows x cols, row-major. One row per type
+ * ("on-chip", at the end of this file); the run function picks one of three kernels
  * by the row's length, so that each row is read from memory once where it
  * fits on chip:
  *
@@ -776,9 +776,7 @@ template <typename T> bool rows_are_vectors(const T *x, const T *y, size_t cols)
            reinterpret_cast<uintptr_t>(y) % 16 == 0;
 }
 
-template <typename T>
-kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <typename T> KCS_KERNEL_RUN(run)
 {
     using V = typename vector_of<T>::type;
     const size_t rows = args->softmax.rows, cols = args->softmax.cols;
@@ -817,8 +815,7 @@ kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
 }
 
-template <typename T>
-kcs_status supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+template <typename T> KCS_KERNEL_SUPPORTS(supports)
 {
     const size_t cols = args->softmax.cols;
     size_t shared_available = 0;
@@ -843,26 +840,11 @@ kcs_status supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
 
 } // namespace
 
-kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err)
-{
-    return run<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
+static const kcs_kernel rows[] = {
+    {"softmax", KCS_F32, "on-chip",
+     "row held in registers (+ shared memory) by 1-32 lanes or a 512-thread block, read once; online 2-pass beyond",
+     run<float>, supports<float>},
+    {"softmax", KCS_F64, "on-chip", "as f32 with double2 slots", run<double>, supports<double>},
+};
 
-kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err)
-{
-    return run<double>(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err)
-{
-    return supports<float>(device, args, err);
-}
-
-kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err)
-{
-    return supports<double>(device, args, err);
-}
+extern "C" const kcs_kernel_table kcs_cuda_softmax_kernels = KCS_KERNEL_TABLE(rows);

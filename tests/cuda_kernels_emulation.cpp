@@ -31,14 +31,8 @@
 #include <random>
 #include <string>
 
-kcs_status kcs_cuda_softmax_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_softmax_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *, const kcs_op_args *, kcs_error *);
-
-typedef kcs_status (*run_fn)(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-
 /* The tables the sources export (cuda/<op>.cu). */
-extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_anneal_kernels;
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_softmax_kernels, kcs_cuda_anneal_kernels;
 
 /* The row of a table for op, dtype and variant, found as the runner finds it. */
 static const kcs_kernel &row_of(const kcs_kernel_table &table, const char *op, kcs_dtype dtype, const char *variant)
@@ -123,8 +117,9 @@ template <typename T> static T host_apply(int f, T x, T y)
     }
 }
 
-template <typename T> static void test_elementwise(int f, run_fn run, size_t n, size_t offset_x, size_t offset_y,
-                                                   size_t offset_out, int sm, int bps)
+template <typename T>
+static void test_elementwise(int f, kcs_kernel_run *run, size_t n, size_t offset_x, size_t offset_y, size_t offset_out,
+                             int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * sizeof(T), offset_x), y(n * sizeof(T), offset_y), out(n * sizeof(T), offset_out);
@@ -153,7 +148,7 @@ template <typename T> static void test_elementwise(int f, run_fn run, size_t n, 
 static void elementwise_tests()
 {
     const char *const names[] = {"add", "mul", "relu", "sigmoid"};
-    run_fn f32[4], f64[4];
+    kcs_kernel_run *f32[4], *f64[4];
     for (int f = 0; f < 4; f++) {
         f32[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F32, "one-pass").run;
         f64[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F64, "one-pass").run;
@@ -175,8 +170,8 @@ static void elementwise_tests()
 
 /* ---------------------------------------------------------------- softmax */
 
-template <typename T> static void test_softmax(run_fn run, size_t rows, size_t cols, int kind, size_t offset, int sm,
-                                               int bps)
+template <typename T>
+static void test_softmax(kcs_kernel_run *run, size_t rows, size_t cols, int kind, size_t offset, int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(rows * cols * sizeof(T), offset), y(rows * cols * sizeof(T), offset);
@@ -248,32 +243,36 @@ template <typename T> static void test_softmax(run_fn run, size_t rows, size_t c
 
 static void softmax_tests()
 {
+    const kcs_kernel &row_f32 = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F32, "on-chip");
+    const kcs_kernel &row_f64 = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F64, "on-chip");
+    kcs_kernel_run *const f32 = row_f32.run, *const f64 = row_f64.run;
+    kcs_kernel_supports *const supports_f32 = row_f32.supports;
     struct shape { size_t rows, cols; };
     const shape shapes[] = {{7, 1}, {65, 33}, {9, 1000}, {1, 4097}, {200, 3}, {5, 40}, {40, 128}, {33, 1024},
                             {3, 2048}, {2, 2052}, {3, 8192}, {2, 32768}, {1, 0}, {0, 5}, {300, 4}, {70, 8},
                             {17, 64}, {9, 500}, {4, 300}, {5, 20}, {3, 16}, {6, 24}, {31, 2}};
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2, 3}) {
-            test_softmax<float>(kcs_cuda_softmax_f32, s.rows, s.cols, kind, 0, 2, 2);
-            test_softmax<double>(kcs_cuda_softmax_f64, s.rows, s.cols, kind, 0, 2, 2);
+            test_softmax<float>(f32, s.rows, s.cols, kind, 0, 2, 2);
+            test_softmax<double>(f64, s.rows, s.cols, kind, 0, 2, 2);
         }
     for (int kind : {4, 5, 6, 7}) {
-        test_softmax<float>(kcs_cuda_softmax_f32, 5, 40, kind, 0, 1, 1);
-        test_softmax<float>(kcs_cuda_softmax_f32, 4, 300, kind, 0, 1, 1);
-        test_softmax<double>(kcs_cuda_softmax_f64, 4, 300, kind, 0, 1, 1);
-        test_softmax<float>(kcs_cuda_softmax_f32, 2, 5000, kind, 0, 1, 1);
+        test_softmax<float>(f32, 5, 40, kind, 0, 1, 1);
+        test_softmax<float>(f32, 4, 300, kind, 0, 1, 1);
+        test_softmax<double>(f64, 4, 300, kind, 0, 1, 1);
+        test_softmax<float>(f32, 2, 5000, kind, 0, 1, 1);
     }
     /* f64 32768: a block with 28 shared slots a thread; the online kernel beyond */
-    test_softmax<double>(kcs_cuda_softmax_f64, 2, 32768, 0, 0, 1, 1);
-    test_softmax<double>(kcs_cuda_softmax_f64, 2, 40000, 1, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70000, 1, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70001, 2, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 3, 300000, 3, 0, 1, 1);
-    test_softmax<double>(kcs_cuda_softmax_f64, 1, 65536 + 7, 5, 0, 1, 1);
+    test_softmax<double>(f64, 2, 32768, 0, 0, 1, 1);
+    test_softmax<double>(f64, 2, 40000, 1, 0, 1, 1);
+    test_softmax<float>(f32, 2, 70000, 1, 0, 1, 1);
+    test_softmax<float>(f32, 2, 70001, 2, 0, 1, 1);
+    test_softmax<float>(f32, 3, 300000, 3, 0, 1, 1);
+    test_softmax<double>(f64, 1, 65536 + 7, 5, 0, 1, 1);
     /* rows not 16-byte aligned: scalar slots */
-    test_softmax<float>(kcs_cuda_softmax_f32, 9, 1000, 1, 4, 1, 2);
-    test_softmax<double>(kcs_cuda_softmax_f64, 9, 128, 1, 8, 1, 2);
-    test_softmax<float>(kcs_cuda_softmax_f32, 3, 32768, 0, 4, 1, 2);
+    test_softmax<float>(f32, 9, 1000, 1, 4, 1, 2);
+    test_softmax<double>(f64, 9, 128, 1, 8, 1, 2);
+    test_softmax<float>(f32, 3, 32768, 0, 4, 1, 2);
     /* supports(): far beyond the depth rule */
     {
         kcs_device device = make_device(1, 1);
@@ -282,11 +281,11 @@ static void softmax_tests()
         args.softmax.rows = 1;
         args.softmax.cols = 100000000;
         kcs_error err{};
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_UNSUPPORTED, "supports 1e8 cols");
+        EXPECT(supports_f32(&device, &args, &err) == KCS_UNSUPPORTED, "supports 1e8 cols");
         args.softmax.cols = 32768;
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 32768 cols");
+        EXPECT(supports_f32(&device, &args, &err) == KCS_OK, "supports 32768 cols");
         args.softmax.cols = 3000000;
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 3e6 cols");
+        EXPECT(supports_f32(&device, &args, &err) == KCS_OK, "supports 3e6 cols");
     }
 }
 
@@ -300,7 +299,8 @@ template <typename P> static float widen_host(P v)
         return __half2float(v);
 }
 
-template <typename P> static void test_assign(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+template <typename P>
+static void test_assign(kcs_kernel_run *run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * d * sizeof(P)), a(m * d * sizeof(float)), idx(n * 4), dist(n * 4);
@@ -380,8 +380,8 @@ static void assign_tests()
                             {129, 128, 130}, {257, 16, 300}, {130, 130, 129}, {1, 3, 1}, {0, 4, 3}, {40, 6, 25},
                             {300, 9, 1}, {64, 0, 3}};
     for (const char *variant : {"direct", "shortlist"}) {
-        const run_fn f32 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F32, variant).run;
-        const run_fn f16 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F16, variant).run;
+        kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F32, variant).run;
+        kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F16, variant).run;
         for (const shape &s : shapes)
             for (int kind : {0, 1, 2, 3}) {
                 test_assign<float>(f32, s.n, s.d, s.m, kind, 2, 2);
@@ -392,7 +392,8 @@ static void assign_tests()
 
 /* ---------------------------------------------------------------- reduce */
 
-template <typename P> static void test_reduce(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+template <typename P>
+static void test_reduce(kcs_kernel_run *run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * d * sizeof(P)), idx(n * 4), count(m * 4), mean(m * d * 4), var(m * d * 4);
@@ -460,8 +461,8 @@ static void reduce_tests()
                             {5, 4, 1}, {2000, 1, 300},
                             /* several counting-sort tiles, a ragged last one; m + 1 > 1536: the radix sort */
                             {5000, 3, 40}, {3000, 2, 1600}};
-    const run_fn f32 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F32, "sorted-welford").run;
-    const run_fn f16 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F16, "sorted-welford").run;
+    kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F32, "sorted-welford").run;
+    kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F16, "sorted-welford").run;
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2}) {
             test_reduce<float>(f32, s.n, s.d, s.m, kind, 2, 2);
@@ -493,7 +494,7 @@ static void test_update(size_t m, size_t d)
     kcs_buffer *inputs[] = {&a.buffer, &v.buffer, &mean.buffer, &count.buffer}, *outputs[] = {&a_next.buffer, &v_next.buffer};
     double seconds;
     kcs_error err{};
-    const run_fn run = row_of(kcs_cuda_anneal_kernels, "update", KCS_F32, "elementwise").run;
+    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "update", KCS_F32, "elementwise").run;
     EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
     size_t bad = 0;
     const float mu = 0.9f, rate = 0.1f * 0.5f;
@@ -519,7 +520,7 @@ static void test_energy(size_t n, int kind, size_t offset)
     kcs_buffer *inputs[] = {&dist.buffer}, *outputs[] = {&e.buffer};
     double seconds;
     kcs_error err{};
-    const run_fn run = row_of(kcs_cuda_anneal_kernels, "energy", KCS_F32, "vector-grid").run;
+    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "energy", KCS_F32, "vector-grid").run;
     EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
     long double sum = 0;
     for (size_t i = 0; i < n; i++)
