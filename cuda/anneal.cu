@@ -4,8 +4,8 @@
  * and velocities are f32; indices and counts i32.
  *
  * assign: idx[i] = argmin_j ||x_i - a_j||^2 (ties to the smallest j), dist[i]
- * the minimum. Two variants, rows of backend.cu's table; both are one fused
- * tile kernel that never writes the n x m distances:
+ * the minimum. Two variants, rows at the end of this file; both are one
+ * fused tile kernel that never writes the n x m distances:
  *
  *   direct     a GEMM-shaped tile kernel. A block of 256 threads takes 128
  *              points and walks all anchors 128 at a time, the dimensions 8
@@ -673,9 +673,8 @@ kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kc
     return KCS_OK;
 }
 
-template <typename P>
-kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err, bool shortlist)
+/* The assign rows: the direct kernel alone, or (SHORTLIST) the shortlist pass and the direct one on near ties. */
+template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
 {
     const kcs_anneal_args *a = &args->assign;
     assign_buffers<P> b;
@@ -693,14 +692,14 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
     const size_t list_offset = words_offset + 256;
     const size_t packed_offset = list_offset + align_up(a->n * sizeof(unsigned int));
     const size_t scratch_bytes = packed_offset + align_up(a->n * sizeof(unsigned long long));
-    if (shortlist && a->n > 0 && a->d > 0) {
+    if (SHORTLIST && a->n > 0 && a->d > 0) {
         status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
         if (status != KCS_OK)
             return status;
     }
     unsigned int direct_blocks = 0, shortlist_blocks = 0;
     status = tile_blocks<P, false>(device, a->n, &direct_blocks, err);
-    if (status == KCS_OK && shortlist)
+    if (status == KCS_OK && SHORTLIST)
         status = tile_blocks<P, true>(device, a->n, &shortlist_blocks, err);
     if (status != KCS_OK)
         return status;
@@ -718,7 +717,7 @@ kcs_status run_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         /* Every distance is 0: every point ties at anchor 0. (0 and 0.0f are all-zero bits.) */
         KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
         KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
-    } else if (a->n > 0 && !shortlist) {
+    } else if (a->n > 0 && !SHORTLIST) {
         status = launch_tiles<P, false>(device, b, a, direct_blocks, 1, nullptr, nullptr, nullptr, nullptr, 0.0f,
                                         1.0f, nullptr, nullptr, nullptr, err);
     } else if (a->n > 0) {
@@ -1033,9 +1032,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
     }
 }
 
-template <typename P>
-kcs_status run_reduce(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <typename P> KCS_KERNEL_RUN(run_reduce)
 {
     const kcs_anneal_args *a = &args->reduce;
     const size_t n = a->n, d = a->d, m = a->m;
@@ -1177,8 +1174,7 @@ kcs_update_elements(const float *__restrict__ a, const float *__restrict__ v, co
     }
 }
 
-kcs_status run_update(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+KCS_KERNEL_RUN(run_update)
 {
     const kcs_anneal_update_args *a = &args->update;
     const size_t m = a->m, d = a->d;
@@ -1270,8 +1266,7 @@ kcs_energy_vector_grid(const float *__restrict__ dist, size_t n, double *__restr
         *result = (float)(total / (double)n); /* n = 0: 0/0 = NaN */
 }
 
-kcs_status run_energy(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+KCS_KERNEL_RUN(run_energy)
 {
     const size_t n = args->energy.n;
     if (n > SIZE_MAX / sizeof(float) || inputs[0]->bytes < n * sizeof(float) ||
@@ -1314,52 +1309,22 @@ kcs_status run_energy(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
 
 } // namespace
 
-kcs_status kcs_cuda_assign_direct_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_assign<float>(device, args, inputs, outputs, kernel_seconds, err, false);
-}
+static const kcs_kernel rows[] = {
+    {"assign", KCS_F32, "direct",
+     "fused 128x128x8 tiles, 8x8 sums of (x - a)^2 per thread, running (min, index) per point, no n x m matrix",
+     run_assign<float, false>, NULL},
+    {"assign", KCS_F16, "direct", "as f32, points widened from f16 when staged", run_assign<__half, false>, NULL},
+    {"assign", KCS_F32, "shortlist",
+     "as direct with x.a FMAs ranking ||a||^2 - 2x.a; near ties within a derived margin redone by direct",
+     run_assign<float, true>, NULL},
+    {"assign", KCS_F16, "shortlist", "as f32, points widened from f16 when staged", run_assign<__half, true>, NULL},
+    {"reduce", KCS_F32, "sorted-welford",
+     "counting sort by anchor (CUB radix sort for m >= 1536), a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
+     run_reduce<float>, NULL},
+    {"reduce", KCS_F16, "sorted-welford", "as f32, points widened from f16", run_reduce<__half>, NULL},
+    {"update", KCS_F32, "elementwise", "v' = fma(mu, v, mean - a) or mu v; a' = fma(lr T, v', a)", run_update, NULL},
+    {"energy", KCS_F32, "vector-grid", "float4 loads, f64 sums, block partials summed in order by the last block",
+     run_energy, NULL},
+};
 
-kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                      kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, false);
-}
-
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
-{
-    return run_assign<float>(device, args, inputs, outputs, kernel_seconds, err, true);
-}
-
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err)
-{
-    return run_assign<__half>(device, args, inputs, outputs, kernel_seconds, err, true);
-}
-
-kcs_status kcs_cuda_reduce_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_reduce<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_reduce_f16(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_reduce<__half>(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_update_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_update(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_energy_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_energy(device, args, inputs, outputs, kernel_seconds, err);
-}
+extern "C" const kcs_kernel_table kcs_cuda_anneal_kernels = KCS_KERNEL_TABLE(rows);

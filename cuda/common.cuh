@@ -2,9 +2,11 @@
  *
  * The device and buffer structs, one checking macro per API (CUDA runtime,
  * cuBLAS) that returns KCS_ERROR with the expression, file, line and the
- * error's name and text, reusable scratch memory, event timing, and the run
- * functions of every kernel row. The harness headers are C without
- * extern "C" guards, so they are included inside one here.
+ * error's name and text, reusable scratch memory, event timing, device
+ * selection and the ceilings' measurement. Kernel rows are not declared
+ * here: each op file defines its run functions and exports its own table.
+ * The harness headers are C without extern "C" guards, so they are included
+ * inside one here.
  */
 #ifndef KCS_CUDA_COMMON_CUH
 #define KCS_CUDA_COMMON_CUH
@@ -90,107 +92,10 @@ kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *
 /* Records the start event on the device's stream. */
 kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err);
 
-/* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
-kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
-
 /* Records the stop event, waits for it and sets *seconds to the time between. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Kernel rows of sumsq.cu (signatures of kcs_kernel.run). */
-kcs_status kcs_cuda_sumsq_f32(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_f64(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_cub_f32(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err);
-
-/* Kernel rows of gemm.cu: our tiled kernels, the cuBLAS peers and cuBLAS TF32. */
-kcs_status kcs_cuda_gemm_tiled_f32(kcs_device *device, const kcs_op_args *args,
-                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                   double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_tiled_f64(kcs_device *device, const kcs_op_args *args,
-                                   kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                   double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_f32(kcs_device *device, const kcs_op_args *args,
-                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                    double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_f64(kcs_device *device, const kcs_op_args *args,
-                                    kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                    double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_gemm_cublas_tf32(kcs_device *device, const kcs_op_args *args,
-                                     kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                     double *kernel_seconds, kcs_error *err);
-/* supports() of the plain f32 rows: mode=tf32 cases are skipped (cublas-tf32 answers them). */
-kcs_status kcs_cuda_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-/* supports() of cublas-tf32: mode=tf32 cases only. */
-kcs_status kcs_cuda_gemm_supports_tf32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* Kernel rows of elementwise.cu: add, mul, relu, sigmoid, f32 and f64. */
-kcs_status kcs_cuda_add_f32(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_add_f64(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_mul_f32(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_mul_f64(kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                            double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_relu_f32(kcs_device *device, const kcs_op_args *args,
-                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                             double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_relu_f64(kcs_device *device, const kcs_op_args *args,
-                             kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                             double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sigmoid_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_sigmoid_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-
-/* Kernel rows of softmax.cu, and their supports() (rows too long for the depth rule). */
-kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err);
-
-/* Kernel rows of anneal.cu: assign (direct, shortlist), reduce, update, energy. */
-kcs_status kcs_cuda_assign_direct_f32(kcs_device *device, const kcs_op_args *args,
-                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                      double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_direct_f16(kcs_device *device, const kcs_op_args *args,
-                                      kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                      double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *device, const kcs_op_args *args,
-                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                         double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_reduce_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_reduce_f16(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_update_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
-kcs_status kcs_cuda_energy_f32(kcs_device *device, const kcs_op_args *args,
-                               kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                               double *kernel_seconds, kcs_error *err);
+/* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
+kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
 
 #endif

@@ -3,7 +3,7 @@
  *
  * Inputs x (and y for add and mul): n elements; output out: n elements of the
  * same type, a separate buffer. One kernel template serves the four
- * functions, one row of backend.cu's table per function and type.
+ * functions, one row per function and type (the rows at the end of this file).
  *
  * Algorithm ("vector-grid", one pass): the arrays are read as 16-byte
  * vectors (float4, double2). Block b owns the KCS_ELEMENTWISE_LOADS_IN_FLIGHT
@@ -189,9 +189,7 @@ kcs_elementwise_vector_grid(const T *__restrict__ x, const T *__restrict__ y, T 
     }
 }
 
-template <function F, typename T>
-kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <function F, typename T> KCS_KERNEL_RUN(run)
 {
     constexpr bool binary = is_binary(F);
     constexpr int width = vector_of<T>::width;
@@ -238,18 +236,18 @@ kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in
 
 } // namespace
 
-#define KCS_ELEMENTWISE_ROW(name, F, T)                                                           \
-    kcs_status name(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],      \
-                    kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)         \
-    {                                                                                             \
-        return run<F, T>(device, args, inputs, outputs, kernel_seconds, err);                     \
-    }
+static const kcs_kernel rows[] = {
+    {"add", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
+     run<function::add, float>, NULL},
+    {"add", KCS_F64, "one-pass", "as f32 with double2", run<function::add, double>, NULL},
+    {"mul", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
+     run<function::mul, float>, NULL},
+    {"mul", KCS_F64, "one-pass", "as f32 with double2", run<function::mul, double>, NULL},
+    {"relu", KCS_F32, "one-pass", "x < 0 ? 0 : x (NaN stays NaN), float4 one pass", run<function::relu, float>, NULL},
+    {"relu", KCS_F64, "one-pass", "as f32 with double2", run<function::relu, double>, NULL},
+    {"sigmoid", KCS_F32, "one-pass", "1 / (1 + expf(-x)), IEEE divide, float4 one pass", run<function::sigmoid, float>,
+     NULL},
+    {"sigmoid", KCS_F64, "one-pass", "1 / (1 + exp(-x)), double2 one pass", run<function::sigmoid, double>, NULL},
+};
 
-KCS_ELEMENTWISE_ROW(kcs_cuda_add_f32, function::add, float)
-KCS_ELEMENTWISE_ROW(kcs_cuda_add_f64, function::add, double)
-KCS_ELEMENTWISE_ROW(kcs_cuda_mul_f32, function::mul, float)
-KCS_ELEMENTWISE_ROW(kcs_cuda_mul_f64, function::mul, double)
-KCS_ELEMENTWISE_ROW(kcs_cuda_relu_f32, function::relu, float)
-KCS_ELEMENTWISE_ROW(kcs_cuda_relu_f64, function::relu, double)
-KCS_ELEMENTWISE_ROW(kcs_cuda_sigmoid_f32, function::sigmoid, float)
-KCS_ELEMENTWISE_ROW(kcs_cuda_sigmoid_f64, function::sigmoid, double)
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels = KCS_KERNEL_TABLE(rows);

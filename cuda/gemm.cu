@@ -4,8 +4,8 @@
  *
  * Inputs a, b, c and output c_out, in harness/op_gemm.c's order: a is m x k
  * (k x m when transposed), b is k x n (n x k when transposed), c and c_out
- * are m x n, all dense row-major in the case type. Variants, rows of
- * backend.cu's table:
+ * are m x n, all dense row-major in the case type. Variants, the rows at
+ * the end of this file:
  *
  *   tiled        our kernel, f32 and f64. Each block computes a BM x BN tile
  *                of C_out with 256 threads, each thread a TM x TN micro-tile
@@ -698,9 +698,7 @@ kcs_status launch_scale(kcs_device *device, const kcs_gemm_args *g, const T *c, 
     return KCS_OK;
 }
 
-template <typename T>
-kcs_status run_tiled(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                     kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <typename T> KCS_KERNEL_RUN(run_tiled)
 {
     kcs_status status = check_buffers<T>(args, inputs, outputs, err);
     if (status == KCS_OK)
@@ -748,40 +746,30 @@ kcs_status run_tiled(kcs_device *device, const kcs_op_args *args, kcs_buffer *co
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
 }
 
-/* cuBLAS, column-major: C^T = op(B)^T op(A)^T (docs/gemm.md), into c_out. */
-kcs_status cublas_gemm(kcs_device *device, const kcs_gemm_args *g, const float *a, const float *b, float *c_out,
-                       bool tf32, kcs_error *err)
+/* cuBLAS, column-major: C^T = op(B)^T op(A)^T (docs/gemm.md), into c_out:
+ * cublasSgemm or cublasDgemm, or with TF32 cublasGemmEx on TF32 tensor cores. */
+template <typename T, bool TF32>
+kcs_status cublas_gemm(kcs_device *device, const kcs_gemm_args *g, const T *a, const T *b, T *c_out, kcs_error *err)
 {
-    const float alpha = (float)g->alpha, beta = (float)g->beta;
+    static_assert(!TF32 || sizeof(T) == 4, "TF32 is an f32 mode");
+    const T alpha = (T)g->alpha, beta = (T)g->beta;
     const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
     const cublasOperation_t op_b = g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_a = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int ldb = g->transpose_b ? k : n, lda = g->transpose_a ? m : k;
-    if (tf32)
+    if constexpr (TF32)
         KCS_CUBLAS_CHECK(cublasGemmEx(device->blas, op_b, op_a, n, m, k, &alpha, b, CUDA_R_32F, ldb, a,
                                       CUDA_R_32F, lda, &beta, c_out, CUDA_R_32F, n,
                                       CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-    else
+    else if constexpr (sizeof(T) == 4)
         KCS_CUBLAS_CHECK(cublasSgemm(device->blas, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c_out, n));
+    else
+        KCS_CUBLAS_CHECK(cublasDgemm(device->blas, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c_out, n));
     return KCS_OK;
 }
 
-kcs_status cublas_gemm(kcs_device *device, const kcs_gemm_args *g, const double *a, const double *b,
-                       double *c_out, bool tf32, kcs_error *err)
-{
-    (void)tf32;
-    const double alpha = g->alpha, beta = g->beta;
-    const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
-    const cublasOperation_t op_b = g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_a = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const int ldb = g->transpose_b ? k : n, lda = g->transpose_a ? m : k;
-    KCS_CUBLAS_CHECK(cublasDgemm(device->blas, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c_out, n));
-    return KCS_OK;
-}
-
-template <typename T>
-kcs_status run_cublas(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                      kcs_buffer *const outputs[], bool tf32, double *kernel_seconds, kcs_error *err)
+/* A cuBLAS peer row: c copied into c_out where cuBLAS would read it, then cublas_gemm<T, TF32>. */
+template <typename T, bool TF32> KCS_KERNEL_RUN(run_cublas)
 {
     kcs_status status = check_buffers<T>(args, inputs, outputs, err);
     if (status == KCS_OK)
@@ -807,16 +795,15 @@ kcs_status run_cublas(kcs_device *device, const kcs_op_args *args, kcs_buffer *c
         if (g->beta != 0.0 && (const void *)c != (const void *)c_out)
             KCS_CUDA_CHECK(cudaMemcpyAsync(c_out, c, g->m * g->n * sizeof(T), cudaMemcpyDeviceToDevice,
                                            device->stream));
-        status = cublas_gemm(device, g, a, b, c_out, tf32, err);
+        status = cublas_gemm<T, TF32>(device, g, a, b, c_out, err);
         if (status != KCS_OK)
             return status;
     }
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
 }
 
-} // namespace
-
-kcs_status kcs_cuda_gemm_supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* supports() of the plain f32 rows: mode=tf32 cases are the cublas-tf32 row's. */
+KCS_KERNEL_SUPPORTS(supports_plain_f32)
 {
     (void)device;
     if (args->gemm.tf32)
@@ -826,7 +813,8 @@ kcs_status kcs_cuda_gemm_supports(kcs_device *device, const kcs_op_args *args, k
     return KCS_OK;
 }
 
-kcs_status kcs_cuda_gemm_supports_tf32(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* supports() of cublas-tf32: mode=tf32 cases only. */
+KCS_KERNEL_SUPPORTS(supports_tf32_only)
 {
     (void)device;
     if (!args->gemm.tf32)
@@ -835,32 +823,18 @@ kcs_status kcs_cuda_gemm_supports_tf32(kcs_device *device, const kcs_op_args *ar
     return KCS_OK;
 }
 
-kcs_status kcs_cuda_gemm_tiled_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                   kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_tiled<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
+} // namespace
 
-kcs_status kcs_cuda_gemm_tiled_f64(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                   kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_tiled<double>(device, args, inputs, outputs, kernel_seconds, err);
-}
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_F32, "tiled",
+     "128x128x8 tiles, 256 threads x 8x8 f32 FMAs in registers, LDS.128, double-buffered shared memory; split-k when few tiles",
+     run_tiled<float>, supports_plain_f32},
+    {"gemm", KCS_F64, "tiled", "as f32 with 128x64x8 tiles, 8x4 f64 FMAs per thread", run_tiled<double>, NULL},
+    {"gemm", KCS_F32, "cublas", "peer: cublasSgemm, default math (no TF32), row-major as C^T = B^T A^T",
+     run_cublas<float, false>, supports_plain_f32},
+    {"gemm", KCS_F64, "cublas", "peer: cublasDgemm, row-major as C^T = B^T A^T", run_cublas<double, false>, NULL},
+    {"gemm", KCS_F32, "cublas-tf32", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (mode=tf32 cases)",
+     run_cublas<float, true>, supports_tf32_only},
+};
 
-kcs_status kcs_cuda_gemm_cublas_f32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                    kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_cublas<float>(device, args, inputs, outputs, false, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_gemm_cublas_f64(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                    kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_cublas<double>(device, args, inputs, outputs, false, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_gemm_cublas_tf32(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                     kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
-{
-    return run_cublas<float>(device, args, inputs, outputs, true, kernel_seconds, err);
-}
+extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);

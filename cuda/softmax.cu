@@ -2,44 +2,58 @@
  *
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
  *
- * Input x and output y: rows x cols, row-major. One row of backend.cu's
- * table per type ("on-chip"); the run function picks one of three kernels
- * by the row's length, so that each row is read from memory once where it
- * fits on chip:
+ * Input x and output y: rows x cols, row-major. A row is held in slots: a
+ * 16-byte vector (float4, double2) when every row starts 16-byte aligned
+ * (cols * sizeof(T) a multiple of 16), else one element. Four kernel
+ * families, each a variant of its own (rows of the table at the end of this
+ * file, f32 and f64), so that the runner runs, times and reports each on its
+ * own; their supports() refuses, with the reason, the rows a family cannot
+ * hold:
  *
- *   resident, a group of threads per row. A group of GROUP threads (1 to 32
- *     lanes of a warp, shuffles only; or a whole block of 512) holds its row
- *     in registers (REG slots a thread) and, for the block, also in shared
- *     memory (a run-time number of slots a thread, filled by cp.async). A
- *     slot is a 16-byte vector (float4, double2) when every row starts
- *     16-byte aligned (cols * sizeof(T) a multiple of 16), else one element.
- *     Slot k of a thread holds the row's slot k * GROUP + lane, so every load
- *     and store is coalesced. Per row: the max (a butterfly of shuffles, then
- *     across warps through shared memory), then e = exp(x - M) kept in place
- *     and summed, the sum reduced the same way, then y = e * (1 / sum). While
- *     a thread stores slot k of its row it already loads slot k of its next
- *     row (the grid is persistent, rows grid-strided), so a row's reads
- *     overlap the previous row's reductions and writes.
- *     Configurations (GROUP, REG): (1,4) (2,4) (4,4) (8,4) (16,4) (32,4)
- *     (32,8) in blocks of 256 threads, the first whose GROUP * REG slots
- *     hold the row: cols = 128 f32 is 8 lanes of 4 float4 (4 rows a warp),
- *     cols = 1024 f32 a warp of 8 float4 a lane. The warp-per-row
- *     configurations (GROUP 32) run a staged variant (kcs_softmax_warp_staged):
- *     the next row is copied by cp.async into REG shared-memory slots a thread
- *     as soon as the current row has moved from there into registers, so a
- *     warp has its next row in flight during the whole of its current row's
- *     reductions, exps and stores; outputs use streaming stores (__stcs).
- *     32 KB a block, 4 blocks (32 warps) an SM for cols = 1024 f32. Longer rows: a block of 512
- *     threads with 4 register slots and up to the device's shared memory per
- *     block (cols = 32768 f32: 4 float4 in registers and 12 in shared memory
- *     a thread, 96 KB a block, two blocks an SM; up to 65536 f32 or 32768
- *     f64 on a 227-KB H100/H200).
- *   online, a block of 1024 threads (512 for f64) per row, for longer rows:
- *     pass 1 reads the row once keeping a running max m and a sum s rescaled
- *     by exp(m_old - m_new) when m grows (once per batch of 4 slots at most),
- *     merged across the block by max and rescaled sums; pass 2 reads it again
- *     and writes exp(x - M) / S. Special values are tracked by a flag here
- *     (NaN or +inf anywhere, or a maximum of -inf, makes the row NaN).
+ *   auto            what library users call: the first family below that
+ *                   holds the row, so that each row is read from memory
+ *                   once where it fits on chip, and online beyond.
+ *   warp-groups     rows of at most 64 slots (256 f32 or 128 f64 columns
+ *                   when aligned): kcs_softmax_resident with GROUP lanes of
+ *                   a warp a row, the fewest of 1, 2, 4, 8, 16 whose 4
+ *                   register slots a lane hold it (cols = 128 f32 is 8 lanes
+ *                   of 4 float4, 4 rows a warp); shuffles only.
+ *   warp-staged     rows of at most 256 slots (1024 f32, 512 f64 columns):
+ *                   kcs_softmax_warp_staged, a warp a row with 4 or 8
+ *                   register slots a lane (the fewer that hold it); the next
+ *                   row is copied by cp.async into as many shared-memory
+ *                   slots as soon as the current row has moved from there
+ *                   into registers, so a warp has its next row in flight
+ *                   during the whole of its current row's reductions, exps
+ *                   and stores; outputs use streaming stores (__stcs). 32 KB
+ *                   a block, 4 blocks (32 warps) an SM for cols = 1024 f32.
+ *   block-resident  rows whose slots beyond 4 a thread fit the device's
+ *                   shared memory a block (up to 65536 f32 or 32768 f64
+ *                   columns on a 227-KB H100/H200): kcs_softmax_resident
+ *                   with a block of 512 threads a row, 4 register slots a
+ *                   thread and the rest in shared memory, filled by cp.async
+ *                   (cols = 32768 f32: 4 float4 in registers and 12 in
+ *                   shared memory a thread, 96 KB a block, two blocks an SM).
+ *   online          rows within the depth rule (below): kcs_softmax_online,
+ *                   a block of 1024 threads (512 for f64) a row. Pass 1
+ *                   reads the row once keeping a running max m and a sum s
+ *                   rescaled by exp(m_old - m_new) when m grows (once per
+ *                   batch of 4 slots at most), merged across the block by
+ *                   max and rescaled sums; pass 2 reads it again and writes
+ *                   exp(x - M) / S. Special values are tracked by a flag
+ *                   here (NaN or +inf anywhere, or a maximum of -inf, makes
+ *                   the row NaN).
+ *
+ * The resident kernel (warp-groups, block-resident): a group of GROUP
+ * threads holds its row in REG register slots a thread and, for the block,
+ * also in shared-memory slots. Slot k of a thread holds the row's slot
+ * k * GROUP + lane, so every load and store is coalesced. Per row: the max
+ * (a butterfly of shuffles, then across warps through shared memory), then
+ * e = exp(x - M) kept in place and summed, the sum reduced the same way,
+ * then y = e * (1 / sum). While a thread stores slot k of its row it
+ * already loads slot k of its next row (the grid is persistent, rows
+ * grid-strided), so a row's reads overlap the previous row's reductions and
+ * writes. The staged warp kernel is the same algorithm with GROUP 32.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -53,25 +67,31 @@
  * (docs/softmax.md, D(cols) = min(cols - 1, 2048 + ceil(log2 cols))): a
  * resident thread sums its own at most 128 elements in one chain, then
  * a butterfly of at most 5 levels and a chain over at most 16 warp sums:
- * under 500 in all. Online: a term passes through at most width + 4
- * additions in its batch, then at most 9 (an addition and a rescaling,
- * which counts as 8) per later batch of its thread, then 10 merge levels
- * (9 each): supports() refuses rows for which that exceeds 2048 (beyond
- * about 3.5e6 f32 or 8.8e5 f64 columns, a quarter or a half of that when
- * rows are not 16-byte aligned), rather than break the rule.
+ * under 500 in all. On short rows most of those add the exact 0 of a lane
+ * or a warp that holds none of the row, which rounds nothing, so every
+ * resident family keeps to the rule for every row it holds. Online: a term
+ * passes through at most width + 4 additions in its batch, then at most 9
+ * (an addition and a rescaling, which counts as 8) per later batch of its
+ * thread, then 10 merge levels (9 each): supports() refuses rows for which
+ * that exceeds D(cols), rather than break the rule: beyond about 3.5e6 f32
+ * or 8.8e5 f64 columns (a quarter or a half of that when rows are not
+ * 16-byte aligned), and below about 108 columns, where the count (which
+ * does not credit merges with an empty side for being exact) passes
+ * cols - 1; auto never gives such short rows to the online kernel.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
- * kernel; the online kernel reads twice.
+ * and staged kernels; the online kernel reads twice.
  *
  * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the block
  * kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
  *
- * Run only it: ./build/kcs run --backend cuda softmax (add --benchmark to
- * time the perf cases).
+ * Run only it: ./build/kcs run --backend cuda softmax (every row, each
+ * reported on its own; add --benchmark to time the perf cases).
  */
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 #include <cuda/std/limits>
 
@@ -91,6 +111,9 @@ namespace {
 constexpr int warp_block_threads = 256;   /* blocks of the warp-group kernels */
 constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
 constexpr int block_register_slots = 4;   /* register slots of the block kernel */
+constexpr int group_registers = 4;        /* register slots a lane of the warp groups */
+constexpr int largest_group = 16;         /* lanes of the largest warp group */
+constexpr int staged_registers[] = {4, 8}; /* register slots a lane of the staged warp, fewer first */
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads = sizeof(T) == 4 ? KCS_SOFTMAX_ONLINE_THREADS : KCS_SOFTMAX_ONLINE_THREADS / 2;
@@ -704,69 +727,135 @@ kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* How a row is laid out in slots, and which kernel holds it. */
-struct choice {
-    int kind;             /* 0: warp groups, 1: block, 2: online */
-    int group;            /* warp groups: lanes per row */
-    int registers;        /* warp groups: register slots a thread */
-    int shared_slots;     /* block: shared-memory slots a thread */
-    size_t shared_bytes;  /* block: dynamic shared memory */
-};
-
-choice choose(size_t row_slots, size_t slot_bytes, size_t shared_available)
+/* The block-resident kernel: a block per row, register and shared-memory slots. */
+template <typename T, typename V>
+kcs_status launch_block_resident(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, int shared_slots,
+                                 size_t shared_bytes, bool launch, unsigned int *blocks, kcs_error *err)
 {
-    static const int groups[][2] = {{1, 4}, {2, 4}, {4, 4}, {8, 4}, {16, 4}, {32, 4}, {32, 8}};
-    for (const auto &g : groups)
-        if (row_slots <= (size_t)g[0] * (size_t)g[1])
-            return choice{0, g[0], g[1], 0, 0};
-    const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
-    const size_t shared_slots =
-        per_thread > (size_t)block_register_slots ? per_thread - block_register_slots : 0;
-    const size_t shared_bytes = shared_slots * block_threads * slot_bytes;
-    /* 1 KB for the kernel's static shared memory and the runtime's reserve */
-    if (shared_bytes + 1024 <= shared_available)
-        return choice{1, block_threads, block_register_slots, (int)shared_slots, shared_bytes};
-    return choice{2, 0, 0, 0, 0};
+    auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots,
+                                       2048 / block_threads >= 2 ? 2 : 1>;
+    if (!launch) {
+        KCS_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+        return persistent_blocks(device, (const void *)kernel, block_threads, shared_bytes, rows, 1, blocks, err);
+    }
+    kernel<<<*blocks, block_threads, shared_bytes, device->stream>>>(x, y, rows, cols, shared_slots);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
+    return KCS_OK;
 }
 
-/* Sizes (launch false) or launches (launch true) the kernel that suits the rows. */
+/* The online kernel: a block per row, two reads. */
 template <typename T, typename V>
-kcs_status launch_with_slots(kcs_device *device, const T *x, T *y, size_t rows, size_t cols,
-                             size_t shared_available, bool launch, unsigned int *blocks, kcs_error *err)
+kcs_status launch_online(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
+                         unsigned int *blocks, kcs_error *err)
 {
-    constexpr int width = sizeof(V) / sizeof(T);
-    const size_t row_slots = cols / width;
-    const choice c = choose(row_slots, sizeof(V), shared_available);
-    if (c.kind == 0) {
-        switch (c.group * 100 + c.registers) {
-        case 104: return launch_warp_groups<T, V, 1, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 204: return launch_warp_groups<T, V, 2, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 404: return launch_warp_groups<T, V, 4, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 804: return launch_warp_groups<T, V, 8, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 1604: return launch_warp_groups<T, V, 16, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 3204: return launch_warp_staged<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
-        default: return launch_warp_staged<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
-        }
-    }
-    if (c.kind == 1) {
-        auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots,
-                                           2048 / block_threads >= 2 ? 2 : 1>;
-        if (!launch) {
-            KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                (int)c.shared_bytes));
-            return persistent_blocks(device, (const void *)kernel, block_threads, c.shared_bytes, rows, 1,
-                                     blocks, err);
-        }
-        kernel<<<*blocks, block_threads, c.shared_bytes, device->stream>>>(x, y, rows, cols, c.shared_slots);
-        KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
-        return KCS_OK;
-    }
     auto kernel = kcs_softmax_online<T, V>;
     if (!launch)
         return persistent_blocks(device, (const void *)kernel, online_threads<T>, 0, rows, 1, blocks, err);
     kernel<<<*blocks, online_threads<T>, 0, device->stream>>>(x, y, rows, cols);
     KCS_CUDA_CHECK_LAUNCH("kcs_softmax_online");
     return KCS_OK;
+}
+
+/* The kernel families, a row of the table each, in the order in which
+ * "auto" tries them; automatic stands for "auto" itself. */
+enum class family { warp_groups, warp_staged, block_resident, online, automatic };
+
+/* A family and the configuration in which it holds rows of one length. */
+struct plan {
+    family kernel;       /* never automatic */
+    int group;           /* warp-groups: lanes a row */
+    int registers;       /* warp-groups, warp-staged: register slots a thread */
+    int shared_slots;    /* block-resident: shared-memory slots a thread */
+    size_t shared_bytes; /* block-resident: dynamic shared memory */
+};
+
+/* How family f holds rows of cols elements in slots of width elements on a
+ * device with shared_available bytes of shared memory a block, or
+ * KCS_UNSUPPORTED with the reason when it cannot hold them. automatic takes
+ * the first family that can; the online kernel holds any row. */
+template <typename T>
+kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, plan *p, kcs_error *err)
+{
+    const size_t row_slots = cols / (size_t)width;
+    switch (f) {
+    case family::warp_groups:
+        for (int group = 1; group <= largest_group; group *= 2)
+            if (row_slots <= (size_t)group * group_registers) {
+                *p = plan{f, group, group_registers, 0, 0};
+                return KCS_OK;
+            }
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
+                        "(%d lanes x %d register slots)",
+                        cols, row_slots, width, largest_group * group_registers, largest_group, group_registers);
+    case family::warp_staged:
+        for (int registers : staged_registers)
+            if (row_slots <= (size_t)32 * registers) {
+                *p = plan{f, 32, registers, 0, 0};
+                return KCS_OK;
+            }
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "softmax rows of %zu columns are %zu slots of %d; a staged warp holds at most %d "
+                        "(32 lanes x %d register slots)",
+                        cols, row_slots, width, 32 * staged_registers[1], staged_registers[1]);
+    case family::block_resident: {
+        const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
+        const size_t shared_slots =
+            per_thread > (size_t)block_register_slots ? per_thread - block_register_slots : 0;
+        const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
+        /* 1 KB for the kernel's static shared memory and the runtime's reserve */
+        if (shared_bytes + 1024 <= shared_available) {
+            *p = plan{f, block_threads, block_register_slots, (int)shared_slots, shared_bytes};
+            return KCS_OK;
+        }
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "softmax rows of %zu columns need %zu bytes of shared memory a block (%d threads, %zu "
+                        "slots of %d a thread beyond %d in registers); this device has %zu, 1 KB of it reserved",
+                        cols, shared_bytes, block_threads, shared_slots, width, block_register_slots,
+                        shared_available);
+    }
+    case family::online:
+        *p = plan{f, 0, 0, 0, 0};
+        return KCS_OK;
+    case family::automatic:
+        break;
+    }
+    kcs_error not_this_one = {{0}};
+    for (family each : {family::warp_groups, family::warp_staged, family::block_resident})
+        if (plan_for<T>(each, cols, width, shared_available, p, &not_this_one) == KCS_OK)
+            return KCS_OK;
+    return plan_for<T>(family::online, cols, width, shared_available, p, err);
+}
+
+/* Sizes (launch false) or launches (launch true) the kernel of plan p, in
+ * the configurations plan_for picks. */
+template <typename T, typename V>
+kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
+                       unsigned int *blocks, kcs_error *err)
+{
+    static_assert(group_registers == 4 && largest_group == 16 && staged_registers[0] == 4 &&
+                      staged_registers[1] == 8,
+                  "the instantiations below are plan_for's configurations");
+    switch (p.kernel) {
+    case family::warp_groups:
+        switch (p.group) {
+        case 1: return launch_warp_groups<T, V, 1, 4>(device, x, y, rows, cols, launch, blocks, err);
+        case 2: return launch_warp_groups<T, V, 2, 4>(device, x, y, rows, cols, launch, blocks, err);
+        case 4: return launch_warp_groups<T, V, 4, 4>(device, x, y, rows, cols, launch, blocks, err);
+        case 8: return launch_warp_groups<T, V, 8, 4>(device, x, y, rows, cols, launch, blocks, err);
+        default: return launch_warp_groups<T, V, 16, 4>(device, x, y, rows, cols, launch, blocks, err);
+        }
+    case family::warp_staged:
+        if (p.registers == 4)
+            return launch_warp_staged<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
+        return launch_warp_staged<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
+    case family::block_resident:
+        return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, launch, blocks,
+                                           err);
+    default:
+        return launch_online<T, V>(device, x, y, rows, cols, launch, blocks, err);
+    }
 }
 
 /* Whether every row starts 16-byte aligned, so that slots can be vectors. */
@@ -776,9 +865,10 @@ template <typename T> bool rows_are_vectors(const T *x, const T *y, size_t cols)
            reinterpret_cast<uintptr_t>(y) % 16 == 0;
 }
 
-template <typename T>
-kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-               kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+/* The run function of variant F: family F's kernel (auto: the kernel of the
+ * first family that holds rows of this length), its grid sized before the
+ * timer starts and launched inside it. */
+template <typename T, family F> KCS_KERNEL_RUN(run)
 {
     using V = typename vector_of<T>::type;
     const size_t rows = args->softmax.rows, cols = args->softmax.cols;
@@ -798,6 +888,13 @@ kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in
     T *y = (T *)outputs[0]->data;
     const bool vectors = rows_are_vectors(x, y, cols);
     const bool work = rows > 0 && cols > 0;
+    plan p = {};
+    if (work) {
+        /* rows that are not 16-byte aligned take 4 or 2 times the slots supports() assumed: refused here */
+        status = plan_for<T>(F, cols, vectors ? (int)(sizeof(V) / sizeof(T)) : 1, shared_available, &p, err);
+        if (status != KCS_OK)
+            return status;
+    }
     unsigned int blocks = 0;
     for (int launch = 0; launch < 2; launch++) {
         if (launch) {
@@ -806,33 +903,35 @@ kcs_status run(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in
                 return status;
         }
         if (work && vectors)
-            status = launch_with_slots<T, V>(device, x, y, rows, cols, shared_available, launch, &blocks,
-                                             err);
+            status = launch_plan<T, V>(device, p, x, y, rows, cols, launch, &blocks, err);
         else if (work)
-            status = launch_with_slots<T, T>(device, x, y, rows, cols, shared_available, launch, &blocks,
-                                             err);
+            status = launch_plan<T, T>(device, p, x, y, rows, cols, launch, &blocks, err);
         if (status != KCS_OK)
             return status;
     }
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
 }
 
-template <typename T>
-kcs_status supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
+/* The supports() of variant F: whether family F (auto: the family it would
+ * take) holds rows of these args' length, and, for the online kernel,
+ * whether it keeps to the depth rule. Assumes buffers from cudaMalloc
+ * (256-byte aligned), as the runner's are. */
+template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 {
     const size_t cols = args->softmax.cols;
     size_t shared_available = 0;
     kcs_status status = kcs_cuda_select(device, err);
     if (status == KCS_OK)
         status = shared_limit(device, &shared_available, err);
-    if (status != KCS_OK)
+    if (status != KCS_OK || cols == 0)
         return status;
-    /* The slot width the run will use for buffers from cudaMalloc (256-byte aligned). */
+    /* The slot width the run will use for buffers from cudaMalloc. */
     const int width = (cols * sizeof(T)) % 16 == 0 ? 16 / (int)sizeof(T) : 1;
-    const size_t row_slots = cols / (size_t)width;
-    if (cols == 0 || choose(row_slots, (size_t)width * sizeof(T), shared_available).kind != 2)
-        return KCS_OK;
-    const size_t depth = online_depth<T>(row_slots, width);
+    plan p = {};
+    status = plan_for<T>(F, cols, width, shared_available, &p, err);
+    if (status != KCS_OK || p.kernel != family::online)
+        return status;
+    const size_t depth = online_depth<T>(cols / (size_t)width, width);
     if (depth > depth_limit(cols))
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns: the online kernel's summation depth (%zu) would "
@@ -843,26 +942,33 @@ kcs_status supports(kcs_device *device, const kcs_op_args *args, kcs_error *err)
 
 } // namespace
 
-kcs_status kcs_cuda_softmax_f32(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err)
-{
-    return run<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
+/* A family's f32 and f64 rows. */
+#define SOFTMAX_ROWS(variant, F, description, f64_description)                                              \
+    {"softmax", KCS_F32, variant, description, run<float, F>, supports<float, F>},                            \
+    {"softmax", KCS_F64, variant, f64_description, run<double, F>, supports<double, F>}
 
-kcs_status kcs_cuda_softmax_f64(kcs_device *device, const kcs_op_args *args,
-                                kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                double *kernel_seconds, kcs_error *err)
-{
-    return run<double>(device, args, inputs, outputs, kernel_seconds, err);
-}
+static const kcs_kernel rows[] = {
+    SOFTMAX_ROWS("auto", family::automatic,
+                 "what library users call: warp-groups to 64 slots, warp-staged to 256, block-resident while "
+                 "shared memory holds the row, online beyond",
+                 "as f32 with double2 slots"),
+    SOFTMAX_ROWS("warp-groups", family::warp_groups,
+                 "1-16 lanes of a warp a row (the fewest that hold it), 4 float4 register slots a lane, shuffles "
+                 "only, read once",
+                 "as f32 with double2 slots"),
+    SOFTMAX_ROWS("warp-staged", family::warp_staged,
+                 "a warp a row, 4 or 8 register slots a lane, the next row copied into shared memory (cp.async) "
+                 "meanwhile",
+                 "as f32 with double2 slots"),
+    SOFTMAX_ROWS("block-resident", family::block_resident,
+                 "a 512-thread block a row, 4 register slots a thread and the rest in shared memory (cp.async), "
+                 "read once",
+                 "as f32 with double2 slots"),
+    SOFTMAX_ROWS("online", family::online,
+                 "a 1024-thread block a row, two reads: running max and rescaled sum, then the outputs",
+                 "as f32 with double2 slots, 512 threads"),
+};
 
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *device, const kcs_op_args *args, kcs_error *err)
-{
-    return supports<float>(device, args, err);
-}
+#undef SOFTMAX_ROWS
 
-kcs_status kcs_cuda_softmax_supports_f64(kcs_device *device, const kcs_op_args *args, kcs_error *err)
-{
-    return supports<double>(device, args, err);
-}
+extern "C" const kcs_kernel_table kcs_cuda_softmax_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,7 +1,7 @@
 /* sumsq.cu: sum of squares on CUDA, s = sum over i < n of x[i]^2 (docs/sumsq.md).
  *
  * Input x: n elements of float or double in device memory; output s: one
- * element of the same type. Two variants, rows of backend.cu's table:
+ * element of the same type. Two variants, the rows at the end of this file:
  *
  *   vector-grid  our kernel. One launch. Each thread walks the input with a
  *                grid-wide stride in 16-byte vectors (float4, double2), four
@@ -207,9 +207,7 @@ kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[],
     return KCS_OK;
 }
 
-template <typename T>
-kcs_status run_vector_grid(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                           kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <typename T> KCS_KERNEL_RUN(run_vector_grid)
 {
     kcs_status status = check_buffers<T>(args, inputs, outputs, err);
     if (status == KCS_OK)
@@ -263,9 +261,7 @@ size_t cub_chunk_elements(int sm_count)
     return chunk / 4 * 4;
 }
 
-template <typename T>
-kcs_status run_cub(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                   kcs_buffer *const outputs[], double *kernel_seconds, kcs_error *err)
+template <typename T> KCS_KERNEL_RUN(run_cub)
 {
     kcs_status status = check_buffers<T>(args, inputs, outputs, err);
     if (status == KCS_OK)
@@ -333,30 +329,16 @@ kcs_status run_cub(kcs_device *device, const kcs_op_args *args, kcs_buffer *cons
 
 } // namespace
 
-kcs_status kcs_cuda_sumsq_f32(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err)
-{
-    return run_vector_grid<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
+static const kcs_kernel rows[] = {
+    {"sumsq", KCS_F64, "vector-grid",
+     "16-byte loads, 8 f64 accumulators per thread, block partials summed in order by the last block",
+     run_vector_grid<double>, NULL},
+    {"sumsq", KCS_F32, "vector-grid", "as f64: squares and sums in double, rounded once to float",
+     run_vector_grid<float>, NULL},
+    {"sumsq", KCS_F64, "cub", "peer: cub::DeviceReduce::TransformReduce squaring into double", run_cub<double>,
+     NULL},
+    {"sumsq", KCS_F32, "cub", "peer: cub::DeviceReduce::TransformReduce, float squared in double", run_cub<float>,
+     NULL},
+};
 
-kcs_status kcs_cuda_sumsq_f64(kcs_device *device, const kcs_op_args *args,
-                              kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                              double *kernel_seconds, kcs_error *err)
-{
-    return run_vector_grid<double>(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_sumsq_cub_f32(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err)
-{
-    return run_cub<float>(device, args, inputs, outputs, kernel_seconds, err);
-}
-
-kcs_status kcs_cuda_sumsq_cub_f64(kcs_device *device, const kcs_op_args *args,
-                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                  double *kernel_seconds, kcs_error *err)
-{
-    return run_cub<double>(device, args, inputs, outputs, kernel_seconds, err);
-}
+extern "C" const kcs_kernel_table kcs_cuda_sumsq_kernels = KCS_KERNEL_TABLE(rows);

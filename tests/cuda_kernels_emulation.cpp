@@ -2,7 +2,8 @@
  * cuda/anneal.cu run on the host (tests/cuda_kernels_emulation.sh builds and
  * runs it; tests/cuda_kernels_emulation.h says what is emulated).
  *
- * Each test calls a kernel row's run function, as the runner would, on
+ * Each test takes a kernel row from the table its file exports (by op,
+ * dtype and variant) and calls its run function, as the runner would, on
  * buffers of exactly the array's size (AddressSanitizer catches a read or
  * write past them) poisoned with NaN bits, sometimes starting a few bytes
  * past an alignment boundary, with small grids (one or two SMs' worth) so
@@ -10,11 +11,16 @@
  *   elementwise  bit for bit against the same formula on the host, over
  *                special values, sizes around the vector width, misaligned
  *                and differently aligned arrays;
- *   softmax      against long double within 1e-5 (f32) or 1e-13 (f64)
- *                relative, NaN rows, masked entries exactly 0, for shapes
- *                that select every configuration (warp groups of 1 to 32
- *                lanes, the block with and without shared-memory slots, the
- *                online kernel, vector and scalar slots), and supports();
+ *   softmax      every row (auto and the four kernel families) on every
+ *                shape its supports() takes: against long double within
+ *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
+ *                entries exactly 0, for shapes that select every
+ *                configuration (warp groups of 1 to 16 lanes, the staged
+ *                warp with 4 and 8 slots, the block with and without
+ *                shared-memory slots, the online kernel, vector and scalar
+ *                slots); auto bit for bit the same as the family it picks;
+ *                where each family's supports() stops, and run() refusing
+ *                rows that misalignment makes too long;
  *   assign       both variants, f32 and f16: idx against long double (only
  *                near ties of random data may differ; ties of integer data
  *                must go to the smallest index) and dist within gamma(d + 2);
@@ -30,28 +36,22 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
-kcs_status kcs_cuda_add_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_add_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_mul_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_mul_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_relu_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_relu_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_sigmoid_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_sigmoid_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_softmax_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_softmax_f64(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_softmax_supports_f32(kcs_device *, const kcs_op_args *, kcs_error *);
-kcs_status kcs_cuda_assign_direct_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_direct_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_shortlist_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_assign_shortlist_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_reduce_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_reduce_f16(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_update_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
-kcs_status kcs_cuda_energy_f32(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+/* The tables the sources export (cuda/<op>.cu). */
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_softmax_kernels, kcs_cuda_anneal_kernels;
 
-typedef kcs_status (*run_fn)(kcs_device *, const kcs_op_args *, kcs_buffer *const[], kcs_buffer *const[], double *, kcs_error *);
+/* The row of a table for op, dtype and variant, found as the runner finds it. */
+static const kcs_kernel &row_of(const kcs_kernel_table &table, const char *op, kcs_dtype dtype, const char *variant)
+{
+    for (size_t i = 0; i < table.count; i++) {
+        const kcs_kernel &row = table.rows[i];
+        if (std::strcmp(row.op, op) == 0 && row.dtype == dtype && std::strcmp(row.variant, variant) == 0)
+            return row;
+    }
+    std::fprintf(stderr, "emulation: no row %s %d %s\n", op, (int)dtype, variant);
+    std::exit(2);
+}
 
 static long failures = 0, checks = 0;
 static std::mt19937_64 rng(12345);
@@ -124,8 +124,9 @@ template <typename T> static T host_apply(int f, T x, T y)
     }
 }
 
-template <typename T> static void test_elementwise(int f, run_fn run, size_t n, size_t offset_x, size_t offset_y,
-                                                   size_t offset_out, int sm, int bps)
+template <typename T>
+static void test_elementwise(int f, kcs_kernel_run *run, size_t n, size_t offset_x, size_t offset_y, size_t offset_out,
+                             int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * sizeof(T), offset_x), y(n * sizeof(T), offset_y), out(n * sizeof(T), offset_out);
@@ -153,8 +154,12 @@ template <typename T> static void test_elementwise(int f, run_fn run, size_t n, 
 
 static void elementwise_tests()
 {
-    const run_fn f32[] = {kcs_cuda_add_f32, kcs_cuda_mul_f32, kcs_cuda_relu_f32, kcs_cuda_sigmoid_f32};
-    const run_fn f64[] = {kcs_cuda_add_f64, kcs_cuda_mul_f64, kcs_cuda_relu_f64, kcs_cuda_sigmoid_f64};
+    const char *const names[] = {"add", "mul", "relu", "sigmoid"};
+    kcs_kernel_run *f32[4], *f64[4];
+    for (int f = 0; f < 4; f++) {
+        f32[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F32, "one-pass").run;
+        f64[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F64, "one-pass").run;
+    }
     const size_t sizes[] = {0, 1, 3, 7, 93, 1000, 5003, 70001};
     for (int f = 0; f < 4; f++)
         for (size_t n : sizes) {
@@ -172,13 +177,23 @@ static void elementwise_tests()
 
 /* ---------------------------------------------------------------- softmax */
 
-template <typename T> static void test_softmax(run_fn run, size_t rows, size_t cols, int kind, size_t offset, int sm,
-                                               int bps)
+/* cuda/softmax.cu's rows: "auto", then the families in the order auto tries them. */
+static const char *const softmax_variants[] = {"auto", "warp-groups", "warp-staged", "block-resident", "online"};
+
+static kcs_op_args softmax_args(size_t rows, size_t cols)
 {
-    kcs_device device = make_device(sm, bps);
-    host_buffer x(rows * cols * sizeof(T), offset), y(rows * cols * sizeof(T), offset);
+    kcs_op_args args{};
+    args.op = "softmax";
+    args.softmax.rows = rows;
+    args.softmax.cols = cols;
+    return args;
+}
+
+/* rows x cols inputs of one kind (see the comments). */
+template <typename T> static std::vector<T> softmax_input(size_t rows, size_t cols, int kind)
+{
+    std::vector<T> x(rows * cols);
     std::normal_distribution<double> normal(0.0, 3.0);
-    T *xv = x.as<T>(), *yv = y.as<T>();
     for (size_t i = 0; i < rows * cols; i++) {
         double v = normal(rng);
         if (kind == 1 && rng() % 10 == 0) v = -INFINITY;             /* masked */
@@ -188,20 +203,34 @@ template <typename T> static void test_softmax(run_fn run, size_t rows, size_t c
         if (kind == 5) v = 9990.0 + (double)(rng() % 1000) / 100.0;  /* near 1e4 */
         if (kind == 6) v = (i % cols) * 0.5;                         /* ramp: underflow */
         if (kind == 7 && rng() % 5 == 0) v = (rng() % 2 ? 1 : -1) * 3e38;
-        xv[i] = (T)v;
+        x[i] = (T)v;
     }
     if (kind == 2 && rows > 1) {
-        for (size_t k = 0; k < cols; k++) xv[k] = NAN; /* a whole NaN row */
+        for (size_t k = 0; k < cols; k++) x[k] = NAN; /* a whole NaN row */
     }
-    kcs_op_args args{};
-    args.op = "softmax";
-    args.softmax.rows = rows;
-    args.softmax.cols = cols;
+    return x;
+}
+
+/* Runs row on input in buffers offset bytes past 16-byte alignment and checks every output against long
+ * double; *output gets the outputs. False when run() refused the rows (KCS_UNSUPPORTED): only rows that
+ * are not 16-byte aligned, so held in 4 or 2 times as many slots as supports() assumed, may be refused. */
+template <typename T>
+static bool check_softmax(const kcs_kernel &row, const std::vector<T> &input, size_t rows, size_t cols, int kind,
+                          size_t offset, int sm, int bps, std::vector<T> *output)
+{
+    kcs_device device = make_device(sm, bps);
+    host_buffer x(rows * cols * sizeof(T), offset), y(rows * cols * sizeof(T), offset);
+    T *xv = x.as<T>(), *yv = y.as<T>();
+    if (!input.empty())
+        std::memcpy(xv, input.data(), input.size() * sizeof(T));
+    const kcs_op_args args = softmax_args(rows, cols);
     kcs_buffer *inputs[] = {&x.buffer}, *outputs[] = {&y.buffer};
     double seconds;
     kcs_error err{};
-    kcs_status status = run(&device, &args, inputs, outputs, &seconds, &err);
-    EXPECT(status == KCS_OK, "softmax status %d: %s", status, err.message);
+    kcs_status status = row.run(&device, &args, inputs, outputs, &seconds, &err);
+    if (status == KCS_UNSUPPORTED && offset % 16 != 0)
+        return false;
+    EXPECT(status == KCS_OK, "softmax %s status %d: %s", row.variant, status, err.message);
     const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-13;
     size_t bad = 0;
     double worst = 0;
@@ -232,15 +261,105 @@ template <typename T> static void test_softmax(run_fn run, size_t rows, size_t c
             double allowed = tolerance * (double)g + (sizeof(T) == 4 ? 2e-38 : 4e-308);
             if (!(error <= allowed)) {
                 if (bad < 3)
-                    std::printf("  softmax %zux%zu kind %d row %zu col %zu: %.9g vs %.9Lg\n", rows, cols, kind, r, k,
-                                (double)out[k], g);
+                    std::printf("  softmax %s %zux%zu kind %d row %zu col %zu: %.9g vs %.9Lg\n", row.variant, rows,
+                                cols, kind, r, k, (double)out[k], g);
                 bad++;
             }
             if (g > 0) worst = std::max(worst, error / (double)g);
         }
     }
-    EXPECT(bad == 0, "softmax %s %zux%zu kind %d offset %zu: %zu wrong (worst relative %.3g)",
+    EXPECT(bad == 0, "softmax %s %s %zux%zu kind %d offset %zu: %zu wrong (worst relative %.3g)", row.variant,
            sizeof(T) == 4 ? "f32" : "f64", rows, cols, kind, offset, bad, worst);
+    output->assign(yv, yv + rows * cols);
+    return true;
+}
+
+/* Every row whose supports() takes the shape, on the same input: each checked, and auto bit for bit the
+ * same as the first family that runs it (the one auto picks: cuda/softmax.cu's plan_for). */
+template <typename T> static void test_softmax(size_t rows, size_t cols, int kind, size_t offset, int sm, int bps)
+{
+    const std::vector<T> input = softmax_input<T>(rows, cols, kind);
+    const kcs_op_args args = softmax_args(rows, cols);
+    std::vector<T> chosen, output;
+    bool family_ran = false;
+    for (const char *variant : softmax_variants) {
+        const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", sizeof(T) == 4 ? KCS_F32 : KCS_F64,
+                                       variant);
+        const bool automatic = std::strcmp(variant, "auto") == 0;
+        kcs_device device = make_device(sm, bps);
+        kcs_error err{};
+        const kcs_status supported = row.supports(&device, &args, &err);
+        EXPECT(supported == KCS_OK || (supported == KCS_UNSUPPORTED && !automatic), "softmax %s %zux%zu: %s",
+               variant, rows, cols, err.message);
+        if (supported != KCS_OK || !check_softmax<T>(row, input, rows, cols, kind, offset, sm, bps, &output))
+            continue;
+        if (automatic) {
+            chosen = output;
+        } else if (!family_ran) {
+            family_ran = true;
+            EXPECT(output.size() == chosen.size() &&
+                       (output.empty() || std::memcmp(output.data(), chosen.data(), output.size() * sizeof(T)) == 0),
+                   "softmax %s %zux%zu kind %d offset %zu: auto's bits differ from %s's",
+                   sizeof(T) == 4 ? "f32" : "f64", rows, cols, kind, offset, variant);
+        }
+    }
+    EXPECT(family_ran, "softmax %zux%zu: no family ran it", rows, cols);
+}
+
+/* supports(): where each family's reach ends, for rows from cudaMalloc (the emulated device has 227 KB of
+ * shared memory a block), and the depth rule at both ends for the online kernel. */
+static void test_softmax_reach()
+{
+    struct reach {
+        const char *variant;
+        kcs_dtype dtype;
+        size_t cols;
+        bool supported;
+    };
+    const reach reaches[] = {
+        {"auto", KCS_F32, 100000000, false}, {"auto", KCS_F32, 32768, true}, {"auto", KCS_F32, 3000000, true},
+        {"auto", KCS_F32, 100, true},        {"auto", KCS_F64, 1, true},
+        /* 64 slots: 256 f32 or 128 f64 columns as vectors, 64 as elements (63: not 16-byte rows) */
+        {"warp-groups", KCS_F32, 256, true}, {"warp-groups", KCS_F32, 260, false},
+        {"warp-groups", KCS_F32, 63, true},  {"warp-groups", KCS_F32, 65, false},
+        {"warp-groups", KCS_F64, 128, true}, {"warp-groups", KCS_F64, 130, false},
+        /* 256 slots */
+        {"warp-staged", KCS_F32, 1024, true}, {"warp-staged", KCS_F32, 1028, false},
+        {"warp-staged", KCS_F64, 512, true},  {"warp-staged", KCS_F64, 514, false},
+        {"warp-staged", KCS_F32, 1, true},
+        /* 28 shared slots a thread fit 227 KB, 29 do not */
+        {"block-resident", KCS_F32, 65536, true}, {"block-resident", KCS_F32, 65540, false},
+        {"block-resident", KCS_F64, 32768, true}, {"block-resident", KCS_F64, 32770, false},
+        {"block-resident", KCS_F32, 1, true},
+        /* depth: at most cols - 1, and at most 2048 + ceil(log2 cols) */
+        {"online", KCS_F32, 3000000, true}, {"online", KCS_F32, 100000000, false},
+        {"online", KCS_F32, 128, true},     {"online", KCS_F32, 100, false},
+        {"online", KCS_F64, 0, true},
+    };
+    for (const reach &r : reaches) {
+        kcs_device device = make_device(1, 1);
+        const kcs_op_args args = softmax_args(1, r.cols);
+        const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", r.dtype, r.variant);
+        kcs_error err{};
+        const kcs_status status = row.supports(&device, &args, &err);
+        EXPECT(status == (r.supported ? KCS_OK : KCS_UNSUPPORTED), "softmax %s %s supports(%zu cols) = %d: %s",
+               r.variant, r.dtype == KCS_F32 ? "f32" : "f64", r.cols, status, err.message);
+        EXPECT(r.supported || std::strstr(err.message, "softmax rows of") == err.message,
+               "softmax %s %zu cols: the reason \"%s\" does not say what is refused", r.variant, r.cols,
+               err.message);
+    }
+    /* run() refuses what supports() took when the rows turn out not to be 16-byte aligned */
+    {
+        const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F32, "warp-groups");
+        kcs_device device = make_device(1, 1);
+        host_buffer x(2 * 256 * 4, 4), y(2 * 256 * 4, 4);
+        const kcs_op_args args = softmax_args(2, 256);
+        kcs_buffer *inputs[] = {&x.buffer}, *outputs[] = {&y.buffer};
+        double seconds;
+        kcs_error err{};
+        EXPECT(row.run(&device, &args, inputs, outputs, &seconds, &err) == KCS_UNSUPPORTED,
+               "softmax warp-groups: 256 unaligned f32 columns (256 slots) must be refused");
+    }
 }
 
 static void softmax_tests()
@@ -251,40 +370,27 @@ static void softmax_tests()
                             {17, 64}, {9, 500}, {4, 300}, {5, 20}, {3, 16}, {6, 24}, {31, 2}};
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2, 3}) {
-            test_softmax<float>(kcs_cuda_softmax_f32, s.rows, s.cols, kind, 0, 2, 2);
-            test_softmax<double>(kcs_cuda_softmax_f64, s.rows, s.cols, kind, 0, 2, 2);
+            test_softmax<float>(s.rows, s.cols, kind, 0, 2, 2);
+            test_softmax<double>(s.rows, s.cols, kind, 0, 2, 2);
         }
     for (int kind : {4, 5, 6, 7}) {
-        test_softmax<float>(kcs_cuda_softmax_f32, 5, 40, kind, 0, 1, 1);
-        test_softmax<float>(kcs_cuda_softmax_f32, 4, 300, kind, 0, 1, 1);
-        test_softmax<double>(kcs_cuda_softmax_f64, 4, 300, kind, 0, 1, 1);
-        test_softmax<float>(kcs_cuda_softmax_f32, 2, 5000, kind, 0, 1, 1);
+        test_softmax<float>(5, 40, kind, 0, 1, 1);
+        test_softmax<float>(4, 300, kind, 0, 1, 1);
+        test_softmax<double>(4, 300, kind, 0, 1, 1);
+        test_softmax<float>(2, 5000, kind, 0, 1, 1);
     }
     /* f64 32768: a block with 28 shared slots a thread; the online kernel beyond */
-    test_softmax<double>(kcs_cuda_softmax_f64, 2, 32768, 0, 0, 1, 1);
-    test_softmax<double>(kcs_cuda_softmax_f64, 2, 40000, 1, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70000, 1, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 2, 70001, 2, 0, 1, 1);
-    test_softmax<float>(kcs_cuda_softmax_f32, 3, 300000, 3, 0, 1, 1);
-    test_softmax<double>(kcs_cuda_softmax_f64, 1, 65536 + 7, 5, 0, 1, 1);
+    test_softmax<double>(2, 32768, 0, 0, 1, 1);
+    test_softmax<double>(2, 40000, 1, 0, 1, 1);
+    test_softmax<float>(2, 70000, 1, 0, 1, 1);
+    test_softmax<float>(2, 70001, 2, 0, 1, 1);
+    test_softmax<float>(3, 300000, 3, 0, 1, 1);
+    test_softmax<double>(1, 65536 + 7, 5, 0, 1, 1);
     /* rows not 16-byte aligned: scalar slots */
-    test_softmax<float>(kcs_cuda_softmax_f32, 9, 1000, 1, 4, 1, 2);
-    test_softmax<double>(kcs_cuda_softmax_f64, 9, 128, 1, 8, 1, 2);
-    test_softmax<float>(kcs_cuda_softmax_f32, 3, 32768, 0, 4, 1, 2);
-    /* supports(): far beyond the depth rule */
-    {
-        kcs_device device = make_device(1, 1);
-        kcs_op_args args{};
-        args.op = "softmax";
-        args.softmax.rows = 1;
-        args.softmax.cols = 100000000;
-        kcs_error err{};
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_UNSUPPORTED, "supports 1e8 cols");
-        args.softmax.cols = 32768;
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 32768 cols");
-        args.softmax.cols = 3000000;
-        EXPECT(kcs_cuda_softmax_supports_f32(&device, &args, &err) == KCS_OK, "supports 3e6 cols");
-    }
+    test_softmax<float>(9, 1000, 1, 4, 1, 2);
+    test_softmax<double>(9, 128, 1, 8, 1, 2);
+    test_softmax<float>(3, 32768, 0, 4, 1, 2);
+    test_softmax_reach();
 }
 
 /* ---------------------------------------------------------------- assign */
@@ -297,7 +403,8 @@ template <typename P> static float widen_host(P v)
         return __half2float(v);
 }
 
-template <typename P> static void test_assign(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+template <typename P>
+static void test_assign(kcs_kernel_run *run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * d * sizeof(P)), a(m * d * sizeof(float)), idx(n * 4), dist(n * 4);
@@ -376,19 +483,21 @@ static void assign_tests()
     const shape shapes[] = {{100, 8, 10}, {200, 7, 17}, {150, 13, 9}, {50, 1, 5}, {300, 2, 16}, {20, 5, 8},
                             {129, 128, 130}, {257, 16, 300}, {130, 130, 129}, {1, 3, 1}, {0, 4, 3}, {40, 6, 25},
                             {300, 9, 1}, {64, 0, 3}};
-    const run_fn f32[] = {kcs_cuda_assign_direct_f32, kcs_cuda_assign_shortlist_f32};
-    const run_fn f16[] = {kcs_cuda_assign_direct_f16, kcs_cuda_assign_shortlist_f16};
-    for (int v = 0; v < 2; v++)
+    for (const char *variant : {"direct", "shortlist"}) {
+        kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F32, variant).run;
+        kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F16, variant).run;
         for (const shape &s : shapes)
             for (int kind : {0, 1, 2, 3}) {
-                test_assign<float>(f32[v], s.n, s.d, s.m, kind, 2, 2);
-                test_assign<__half>(f16[v], s.n, s.d, s.m, kind, 1, 2);
+                test_assign<float>(f32, s.n, s.d, s.m, kind, 2, 2);
+                test_assign<__half>(f16, s.n, s.d, s.m, kind, 1, 2);
             }
+    }
 }
 
 /* ---------------------------------------------------------------- reduce */
 
-template <typename P> static void test_reduce(run_fn run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
+template <typename P>
+static void test_reduce(kcs_kernel_run *run, size_t n, size_t d, size_t m, int kind, int sm, int bps)
 {
     kcs_device device = make_device(sm, bps);
     host_buffer x(n * d * sizeof(P)), idx(n * 4), count(m * 4), mean(m * d * 4), var(m * d * 4);
@@ -456,10 +565,12 @@ static void reduce_tests()
                             {5, 4, 1}, {2000, 1, 300},
                             /* several counting-sort tiles, a ragged last one; m + 1 > 1536: the radix sort */
                             {5000, 3, 40}, {3000, 2, 1600}};
+    kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F32, "sorted-welford").run;
+    kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F16, "sorted-welford").run;
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2}) {
-            test_reduce<float>(kcs_cuda_reduce_f32, s.n, s.d, s.m, kind, 2, 2);
-            test_reduce<__half>(kcs_cuda_reduce_f16, s.n, s.d, s.m, kind, 1, 1);
+            test_reduce<float>(f32, s.n, s.d, s.m, kind, 2, 2);
+            test_reduce<__half>(f16, s.n, s.d, s.m, kind, 1, 1);
         }
 }
 
@@ -487,7 +598,8 @@ static void test_update(size_t m, size_t d)
     kcs_buffer *inputs[] = {&a.buffer, &v.buffer, &mean.buffer, &count.buffer}, *outputs[] = {&a_next.buffer, &v_next.buffer};
     double seconds;
     kcs_error err{};
-    EXPECT(kcs_cuda_update_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
+    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "update", KCS_F32, "elementwise").run;
+    EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
     size_t bad = 0;
     const float mu = 0.9f, rate = 0.1f * 0.5f;
     for (size_t i = 0; i < m * d; i++) {
@@ -512,7 +624,8 @@ static void test_energy(size_t n, int kind, size_t offset)
     kcs_buffer *inputs[] = {&dist.buffer}, *outputs[] = {&e.buffer};
     double seconds;
     kcs_error err{};
-    EXPECT(kcs_cuda_energy_f32(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
+    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "energy", KCS_F32, "vector-grid").run;
+    EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
     long double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += dist.as<float>()[i];
