@@ -4,17 +4,18 @@
  * tests/cuda_kernels_emulation.sh, which rewrites those sources to include
  * this instead of common.cuh.
  *
- * Every thread of a block is a std::thread and blocks run one after
- * another; __syncthreads is a block barrier; a warp shuffle writes to an
- * exchange buffer between two barriers of its warp (so a lane that skips a
- * shuffle its warp makes hangs the run instead of passing); __shared__
- * becomes static (one block at a time); dynamic shared memory and scratch
- * start as garbage; cp.async is a memcpy; CUB's radix sort is a stable sort
- * on the same key bits; the runtime calls the run functions make succeed,
- * with the occupancy the test sets. It checks index arithmetic, bounds (with
- * AddressSanitizer), alignment of vector accesses (UBSan, the vector types
- * being aligned as on the device), barrier and shuffle discipline and the
- * arithmetic's semantics, not the GPU's memory model, its exp or its speed. */
+ * Every thread of a block is a std::thread (one team per launch runs its
+ * blocks one after another); __syncthreads is a block barrier; a warp
+ * shuffle writes to an exchange buffer between two barriers of its warp (so
+ * a lane that skips a shuffle its warp makes hangs the run instead of
+ * passing); __shared__ becomes static (one block at a time); dynamic shared
+ * memory and scratch start as garbage; cp.async is a memcpy; CUB's radix
+ * sort is a stable sort on the same key bits; the runtime calls the run
+ * functions make succeed, with the occupancy the test sets. It checks index
+ * arithmetic, bounds (with AddressSanitizer), alignment of vector accesses
+ * (UBSan, the vector types being aligned as on the device), barrier and
+ * shuffle discipline and the arithmetic's semantics, not the GPU's memory
+ * model, its exp or its speed. */
 #ifndef KCS_CUDA_KERNELS_EMULATION_H
 #define KCS_CUDA_KERNELS_EMULATION_H
 #include <algorithm>
@@ -248,7 +249,12 @@ static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cuda
     return cudaSuccess;
 }
 
-/* A launch: blocks one after another (x fastest, then y), each a team of std::threads. */
+/* A launch: blocks one after another (x fastest, then y), run by one team of
+ * std::threads, a thread per thread of a block, made once per launch (under
+ * AddressSanitizer making 256 threads costs about 25 times what the two
+ * barriers between blocks cost). The team waits at a barrier of its own
+ * between blocks, so a thread that returns while others of its block wait
+ * in __syncthreads still hangs the run, as it would with threads per block. */
 inline long emu_launches = 0;
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
@@ -269,28 +275,30 @@ template <typename... P> struct emu_launcher {
         gridDim = grid;
         blockDim = block;
         std::vector<unsigned char> shared(shared_bytes + 16);
-        for (unsigned by = 0; by < grid.y; by++)
-        for (unsigned b = 0; b < grid.x; b++) {
-            emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
-            /* garbage, as on a GPU */
-            for (size_t i = 0; i < shared_bytes; i++)
-                emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
-            std::barrier<> block_barrier((std::ptrdiff_t)block.x);
-            emu_block_barrier = &block_barrier;
-            emu_warp_barriers.clear();
-            for (unsigned w = 0; w < block.x / 32; w++)
-                emu_warp_barriers.emplace_back(new std::barrier<>(32));
-            std::vector<std::thread> threads;
-            threads.reserve(block.x);
-            for (unsigned t = 0; t < block.x; t++)
-                threads.emplace_back([&, t, b] {
-                    threadIdx = dim3(t);
-                    blockIdx = dim3(b, by);
-                    std::apply(kernel, converted);
-                });
-            for (auto &thread : threads)
-                thread.join();
-        }
+        emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
+        std::barrier<> block_barrier((std::ptrdiff_t)block.x), between_blocks((std::ptrdiff_t)block.x);
+        emu_block_barrier = &block_barrier;
+        emu_warp_barriers.clear();
+        for (unsigned w = 0; w < block.x / 32; w++)
+            emu_warp_barriers.emplace_back(new std::barrier<>(32));
+        std::vector<std::thread> threads;
+        threads.reserve(block.x);
+        for (unsigned t = 0; t < block.x; t++)
+            threads.emplace_back([&, t] {
+                threadIdx = dim3(t);
+                for (unsigned by = 0; by < grid.y; by++)
+                    for (unsigned b = 0; b < grid.x; b++) {
+                        if (t == 0) /* garbage, as on a GPU, once the previous block is done with it */
+                            for (size_t i = 0; i < shared_bytes; i++)
+                                emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
+                        between_blocks.arrive_and_wait();
+                        blockIdx = dim3(b, by);
+                        std::apply(kernel, converted);
+                        between_blocks.arrive_and_wait();
+                    }
+            });
+        for (auto &thread : threads)
+            thread.join();
     }
 };
 template <typename... P>
