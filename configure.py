@@ -512,6 +512,24 @@ def main():
                 variables={"runner": runner})
         test_stamps.append(stamp)
 
+    # The CUDA kernels emulated on the host (tests/cuda_*_emulation.sh): every
+    # launch configuration of cuda/*.cu runs under ASan without a GPU. They need
+    # g++ with C++20, not nvcc; --quick is the subset that reaches every configuration.
+    gxx = shutil.which("g++")
+    if gxx and probe(gxx, "#include <barrier>\nint main(){std::barrier b(1); b.arrive_and_wait();}\n",
+                     "-std=c++20 -x c++", "-pthread"):
+        n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+               "TEST $in (CUDA kernels emulated on the host)")
+        for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
+            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+            n.build(stamp, "emulation_test", script,
+                    implicit=sorted(glob.glob("cuda/*.cu") + glob.glob("cuda/*.cuh") +
+                                    glob.glob("tests/cuda_*_emulation.*")),
+                    variables={"arguments": arguments})
+            test_stamps.append(stamp)
+    else:
+        print("  left out       CUDA emulation tests: no g++ with C++20 (std::barrier)")
+
     # The test-only ops (tests/cases/*.md, e.g. scale: the proof that a new op
     # takes new files only) on every backend built, through the normal runner.
     n.rule("test_ops_run", "$in run --cases tests/cases --no-save --results $results > $out.log 2>&1 "
