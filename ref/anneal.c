@@ -165,11 +165,11 @@ static KCS_KERNEL_RUN(kcs_reference_assign_f32)
 {
     (void)device, (void)err;
     const kcs_anneal_args *s = &args->assign;
-    double start = kcs_reference_now();
+    double start = kcs_reference_cpu_seconds();
     kcs_ref_assign_f32(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),
                        s->n, s->d, s->m, kcs_reference_buffer_data(outputs[0]),
                        kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_now() - start;
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }
 
@@ -177,11 +177,11 @@ static KCS_KERNEL_RUN(kcs_reference_assign_f16)
 {
     (void)device;
     const kcs_anneal_args *s = &args->assign;
-    double start = kcs_reference_now();
+    double start = kcs_reference_cpu_seconds();
     int status = kcs_ref_assign_f16(
         kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]), s->n, s->d,
         s->m, kcs_reference_buffer_data(outputs[0]), kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_now() - start;
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
 }
 
@@ -204,12 +204,12 @@ static kcs_status check_indices(const kcs_anneal_args *s, const int32_t *idx, kc
         const int32_t *idx = kcs_reference_buffer_data(inputs[1]);                                 \
         if (check_indices(s, idx, err) != KCS_OK)                                                  \
             return KCS_ERROR;                                                                      \
-        double start = kcs_reference_now();                                                        \
+        double start = kcs_reference_cpu_seconds();                                                        \
         int status = kcs_ref_reduce_##suffix(kcs_reference_buffer_data(inputs[0]), idx, s->n, s->d, s->m, \
                                              kcs_reference_buffer_data(outputs[0]),                \
                                              kcs_reference_buffer_data(outputs[1]),                \
                                              kcs_reference_buffer_data(outputs[2]));               \
-        *kernel_seconds = kcs_reference_now() - start;                                             \
+        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");                   \
     }
 KCS_ANNEAL_POINT_TYPES(DEFINE_REDUCE_ADAPTER)
@@ -218,22 +218,22 @@ static KCS_KERNEL_RUN(kcs_reference_update_f32)
 {
     (void)device, (void)err;
     const kcs_anneal_update_args *s = &args->update;
-    double start = kcs_reference_now();
+    double start = kcs_reference_cpu_seconds();
     kcs_ref_update_f32(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),
                        kcs_reference_buffer_data(inputs[2]), kcs_reference_buffer_data(inputs[3]),
                        s->m, s->d, (float)s->temperature, (float)s->learning_rate,
                        (float)s->momentum, kcs_reference_buffer_data(outputs[0]),
                        kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_now() - start;
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }
 
 static KCS_KERNEL_RUN(kcs_reference_energy_f32)
 {
     (void)device, (void)err;
-    double start = kcs_reference_now();
+    double start = kcs_reference_cpu_seconds();
     float result = kcs_ref_energy_f32(kcs_reference_buffer_data(inputs[0]), args->energy.n);
-    *kernel_seconds = kcs_reference_now() - start;
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
     return KCS_OK;
 }

@@ -13,7 +13,11 @@
 /* The host memory behind a reference buffer. */
 void *kcs_reference_buffer_data(kcs_buffer *buffer);
 
-/* The monotonic clock in seconds, for kernel times. */
-double kcs_reference_now(void);
+/* The calling thread's CPU time in seconds, for kernel times and the copy
+ * ceiling. The reference runs on the calling thread, so this is the
+ * kernel's own time: on a shared host, wall time would also count the
+ * time other processes held the core, and two runs of the same kernel
+ * would differ by the machine's load (docs/backends.md). */
+double kcs_reference_cpu_seconds(void);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kcs_ref.h"
+#include "reference_backend.h"
 #include "saboteur_backend.h"
 
 static kcs_status hangs(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
@@ -98,31 +99,40 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
-/* The right sum of squares, timed on the host's clock, with (factor - 1) x n
- * more elements' work added when KCS_SABOTEUR_SLOWDOWN=factor is set: the
- * planted slowdown that a comparison of two runs must report (and, unset,
- * the same kernel that two runs must not call changed). */
-static kcs_status slows_down(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
-                             kcs_buffer *const out[], double *seconds, kcs_error *err)
+/* The reference's kernel for op and dtype, run as it is (the saboteur
+ * borrows the reference's device and buffers), and timed as it times itself
+ * (CPU time); with KCS_SABOTEUR_SLOWDOWN=factor set, it then works on until
+ * it has taken factor times as long: the planted slowdown that a comparison
+ * of two runs must report (and, unset, the same kernel that two runs must not
+ * call changed). The extra work is measured in time rather than in elements,
+ * because extra elements still in the cache cost less than their share. */
+static kcs_status slow_down(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const in[], kcs_buffer *const out[], double *seconds, kcs_error *err)
 {
-    size_t n = args->sumsq.n;
-    void *x;
-    kcs_status status = kcs_saboteur_fetch(device, in[0], n * sizeof(double), &x, err);
-    if (status != KCS_OK)
-        return status;
+    const kcs_kernel *reference = kcs_backend_find_kernel(&kcs_reference_backend, op, dtype, NULL);
+    if (!reference)
+        return kcs_fail(err, KCS_ERROR, "the reference has no kernel for %s %s", op, kcs_dtype_name(dtype));
     const char *factor_text = getenv("KCS_SABOTEUR_SLOWDOWN");
     double factor = factor_text ? atof(factor_text) : 1.0;
-    size_t extra = factor > 1.0 ? (size_t)((factor - 1.0) * (double)n) : 0;
-    struct timespec start, stop;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    double sum = kcs_ref_sumsq_f64(x, n);
-    volatile double wasted = extra ? kcs_ref_sumsq_f64(x, extra < n ? extra : n) : 0.0;
-    (void)wasted;
-    clock_gettime(CLOCK_MONOTONIC, &stop);
-    *seconds = (double)(stop.tv_sec - start.tv_sec) + 1e-9 * (double)(stop.tv_nsec - start.tv_nsec);
-    status = kcs_saboteur_store(device, out[0], &sum, sizeof sum, err);
-    free(x);
+    double start = kcs_reference_cpu_seconds();
+    kcs_status status = reference->run(device, args, in, out, seconds, err);
+    double target = start + factor * (kcs_reference_cpu_seconds() - start);
+    volatile double wasted = 0.0;
+    for (double x = 1.0; status == KCS_OK && factor > 1.0 && kcs_reference_cpu_seconds() < target;)
+        for (int i = 0; i < 1000; i++)
+            wasted += (x = x * 1.0000001 + 1e-9);
+    *seconds = kcs_reference_cpu_seconds() - start;
     return status;
+}
+
+static KCS_KERNEL_RUN(sumsq_slows_down)
+{
+    return slow_down("sumsq", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+static KCS_KERNEL_RUN(gemm_slows_down)
+{
+    return slow_down("gemm", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
@@ -136,7 +146,15 @@ static const kcs_kernel rows[] = {
     {"sumsq", KCS_F64, "hangs", "never returns", hangs, NULL},
     {"sumsq", KCS_F64, "crashes", "raises SIGSEGV", crashes, NULL},
     {"sumsq", KCS_F64, "device-error", "fails as a device out of resources", reports_device_error, NULL},
-    {"sumsq", KCS_F64, "slows-down", "right, and slower by KCS_SABOTEUR_SLOWDOWN (a factor) when set", slows_down,
-     NULL},
+    {"sumsq", KCS_F64, "slows-down", "the reference, slower by KCS_SABOTEUR_SLOWDOWN (a factor) when set",
+     sumsq_slows_down, NULL},
 };
 const kcs_kernel_table kcs_fault_sumsq_kernels = KCS_KERNEL_TABLE(rows);
+
+/* GEMM's, for a timed kernel whose data stays in the cache: its time varies
+ * less with a shared machine's memory traffic than a sum over 16 MB does. */
+static const kcs_kernel gemm_rows[] = {
+    {"gemm", KCS_F64, "slows-down", "the reference, slower by KCS_SABOTEUR_SLOWDOWN (a factor) when set",
+     gemm_slows_down, NULL},
+};
+const kcs_kernel_table kcs_fault_gemm_kernels = KCS_KERNEL_TABLE(gemm_rows);
