@@ -13,15 +13,19 @@ Each (case, backend, kernel, device) present on both sides is then classified tw
   result that passed fails or errors; "expected" when it fails as an expectations file says it
   will (with the reason: not a regression); "fixed" when a failure passes; else "unchanged";
 - speed (classify_speed), against the noise both runs measured and a minimum effect:
-  "same" when the medians differ by no more than the minimum effect; "unclear" when they differ
+  "same" when the medians differ by no more than the minimum effect (and neither run's block
+  medians drifted by more than it, else "unclear": a change that size could hide); "unclear" when they differ
   by more but by no more than the noise (the wider of the two runs' interquartile ranges, as a
   fraction of the median), or when the difference is not significant (a two-sided Mann-Whitney
   rank test of the repeats at the given level when both files keep them, "samples_s"; else the
   two interquartile ranges must not overlap), or when a side has too few repeats; "slower" or
-  "faster" only beyond both and significant. Where a device's measured ceilings (copy, FMA,
-  GEMM rate) differ by more than the minimum effect between the runs, the machine did not
+  "faster" only beyond both and significant. The noise of a side is the wider of its
+  interquartile range and the drift of its block medians (its repeats, in timed order, split into
+  BLOCKS consecutive blocks, where it has BLOCK_REPEATS a block); with blocks on both sides the
+  rank test compares the block medians, not the repeats, which are not independent. Where a device's measured ceilings (copy, FMA,
+  GEMM rate) differ by more than --ceiling-change (20%) between the runs, the machine did not
   measure the same (a loaded host, other clocks): its slower and faster verdicts become
-  "unclear", and a warning says why.
+  "unclear"; smaller differences are a warning only.
 
 What made the runs (the "comparability" object: compiler, flags, build options, CUDA
 architecture; each device's driver and runtime) is compared, and each difference is a warning.
@@ -59,8 +63,9 @@ class CompareError(Exception):
 class Options:
     """The knobs of the comparison."""
 
-    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=()):
+    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=(), ceiling_change=0.20):
         self.min_effect = min_effect      # a change must exceed this fraction to count at all
+        self.ceiling_change = ceiling_change  # a device's ceilings moved more: its speed is not judged
         self.significance = significance  # the rank test's level (two-sided)
         self.min_repeats = min_repeats    # fewer timed repeats on a side: "unclear"
         self.maps = list(maps)            # (OLD, NEW) device ids or names from --map
@@ -71,6 +76,8 @@ class Options:
             raise CompareError(f"--min-effect {self.min_effect}: give a fraction in [0, 1), e.g. 0.05 for 5%")
         if not (0 < self.significance < 1):
             raise CompareError(f"--significance {self.significance}: give a level in (0, 1), e.g. 0.01")
+        if not (math.isfinite(self.ceiling_change) and self.ceiling_change > 0):
+            raise CompareError(f"--ceiling-change {self.ceiling_change}: give a positive fraction, e.g. 0.2 for 20%")
         if self.min_repeats < 1:
             raise CompareError(f"--min-repeats {self.min_repeats}: give at least 1")
 
@@ -212,17 +219,32 @@ def classify_correctness(old_outcome, new_outcome):
     return "unchanged"
 
 
+# Repeats are split, in the order they were timed, into this many consecutive blocks. Repeats
+# taken milliseconds apart are not independent (a clock, a neighbour's load or the cache persists
+# from one to the next), so a rank test over hundreds of them calls a 3% drift "p < 1e-15"; the
+# medians of blocks spread over the whole timing are closer to independent, and how far they
+# drift apart within one run is the least two runs can be expected to differ by.
+BLOCKS = 5
+BLOCK_REPEATS = 5  # repeats a block needs at least: fewer make block medians noisier than the repeats
+
+
 class Spread:
     """One side's kernel timing as the speed rule sees it: median, quartiles and the repeats
-    themselves when the file keeps them ("samples_s"), else the file's figures."""
+    themselves when the file keeps them ("samples_s", in timed order), else the file's figures;
+    with enough repeats, the medians of BLOCKS consecutive blocks of them."""
 
     def __init__(self, kernel):
         samples = kernel.get("samples_s")
+        self.blocks = None
         if samples:
             self.samples = sorted(samples)
             self.median = quantile(self.samples, 0.5)
             self.lower, self.upper = quantile(self.samples, 0.25), quantile(self.samples, 0.75)
             self.repeats = len(self.samples)
+            if len(samples) >= BLOCKS * BLOCK_REPEATS:
+                size = len(samples) / BLOCKS
+                self.blocks = [quantile(sorted(samples[round(b * size):round((b + 1) * size)]), 0.5)
+                               for b in range(BLOCKS)]
         else:
             self.samples = None
             self.median = kernel["median_s"]
@@ -231,11 +253,21 @@ class Spread:
             repeats = kernel.get("repeats")
             self.repeats = int(repeats) if _finite_or_none(repeats) is not None else 0
 
+    def drift(self):
+        """How far the block medians spread, as a fraction of the median: how much the median
+        itself moved while this run timed it; None without blocks."""
+        if not self.blocks or self.median <= 0:
+            return None
+        return (max(self.blocks) - min(self.blocks)) / self.median
+
     def relative_spread(self):
-        """The interquartile range as a fraction of the median; None when no quartiles are known."""
+        """The noise this side shows, as a fraction of the median: the wider of the interquartile
+        range and the range of the block medians (drift within the run); None when no quartiles
+        are known."""
         if self.lower is None or self.upper is None or self.median <= 0:
             return None
-        return max(0.0, self.upper - self.lower) / self.median
+        spread = max(0.0, self.upper - self.lower) / self.median
+        return max(spread, self.drift() or 0.0)
 
 
 def _finite_or_none(value):
@@ -269,9 +301,14 @@ def classify_speed(old_kernel, new_kernel, options=None):
     repeats = min(old.repeats, new.repeats)
     if repeats < o.min_repeats:
         return Speed("unclear", ratio, f"too few repeats to tell ({repeats} < {o.min_repeats})")
-    if change <= o.min_effect:
-        return Speed("same", ratio, f"{change:.1%} {way}: within the minimum effect ({o.min_effect:.0%})")
     spreads = [s for s in (old.relative_spread(), new.relative_spread()) if s is not None]
+    if change <= o.min_effect:
+        drift = max([d for d in (old.drift(), new.drift()) if d is not None], default=0.0)
+        if drift > o.min_effect:
+            return Speed("unclear", ratio, f"{change:.1%} {way}, within the minimum effect ({o.min_effect:.0%}), but "
+                                           f"the block medians of a run drifted by {drift:.0%}: a change of the "
+                                           f"minimum effect could hide in that", drift, o.min_effect)
+        return Speed("same", ratio, f"{change:.1%} {way}: within the minimum effect ({o.min_effect:.0%})")
     if len(spreads) < 2:
         return Speed("unclear", ratio, f"{change:.0%} {way}, but a side recorded no quartiles or repeats: "
                                        f"its noise is unknown")
@@ -279,8 +316,16 @@ def classify_speed(old_kernel, new_kernel, options=None):
     threshold = max(o.min_effect, noise)
     if change <= noise:
         return Speed("unclear", ratio, f"{change:.0%} {way}, within the noise the runs measured (interquartile "
-                                       f"range {noise:.0%} of the median)", noise, threshold)
-    if old.samples and new.samples:
+                                       f"range or drift of the block medians, {noise:.0%} of the median)",
+                     noise, threshold)
+    if old.blocks and new.blocks:
+        _, p = rank_sum_test(new.blocks, old.blocks)
+        if p >= o.significance:
+            return Speed("unclear", ratio, f"{change:.0%} {way}, beyond the noise ({noise:.1%}), but the rank "
+                                           f"test of the {BLOCKS} block medians a side does not show it "
+                                           f"(p = {p:.2g} ≥ {o.significance:g})", noise, threshold, p)
+        evidence = f"every block median {way} (rank test of the block medians p = {p:.2g})"
+    elif old.samples and new.samples:
         _, p = rank_sum_test(new.samples, old.samples)
         if p >= o.significance:
             return Speed("unclear", ratio, f"{change:.0%} {way}, beyond the noise ({noise:.1%}), but the rank "
@@ -382,16 +427,20 @@ class Comparison:
             for key, before, after in changes:
                 name, unit = CEILING_LABELS[key]
                 texts.append(f"{name} {fmt_rate(before, unit)} → {fmt_rate(after, unit)} (×{after / before:.3g})")
+            large = [t for (k, before, after), t in zip(changes, texts)
+                     if k in KERNEL_CEILINGS and _change(after / before) > self.options.ceiling_change]
+            if large:
+                self._moved_ceilings[(id(pair.run), str(pair.new.get("id")))] = "; ".join(large)
             if changes:
                 self.warnings.append(("ceilings", f"{where}: the measured ceilings differ by more than the minimum "
-                                                  f"effect ({self.options.min_effect:.0%}): {'; '.join(texts)}. A "
-                                                  f"loaded machine or other clocks: "
-                                                  + ("its kernels' slower and faster verdicts are unclear"
-                                                     if any(k in KERNEL_CEILINGS for k, _, _ in changes)
-                                                     else "end-to-end times are not comparable")))
-            kernel_moves = [t for (k, _, _), t in zip(changes, texts) if k in KERNEL_CEILINGS]
-            if kernel_moves:
-                self._moved_ceilings[(id(pair.run), str(pair.new.get("id")))] = "; ".join(kernel_moves)
+                                                  f"effect ({self.options.min_effect:.0%}): {'; '.join(texts)}. "
+                                                  + (f"More than {self.options.ceiling_change:.0%}: a loaded machine "
+                                                     f"or other clocks; its kernels' slower and faster verdicts are "
+                                                     f"unclear" if large else
+                                                     f"Within {self.options.ceiling_change:.0%} (--ceiling-change), "
+                                                     f"what the copy bandwidth of a shared host varies by from run "
+                                                     f"to run: the kernels are judged, but read their verdicts "
+                                                     f"with this in mind")))
             if bool(pair.old.get("ceilings")) != bool(pair.new.get("ceilings")):
                 self.warnings.append(("ceilings", f"{where}: ceilings measured in "
                                                   f"{'the baseline' if pair.old.get('ceilings') else pair.run.label} "

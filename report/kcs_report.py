@@ -707,6 +707,9 @@ Exit status:
                         help="level of the two-sided rank test of the repeats (default: 0.01)")
     parser.add_argument("--min-repeats", type=int, default=5, metavar="N",
                         help="fewer timed repeats on either side makes the speed 'unclear' (default: 5)")
+    parser.add_argument("--ceiling-change", type=float, default=0.20, metavar="FRACTION",
+                        help="a device whose measured ceilings moved by more than this fraction between the runs is "
+                             "not judged for speed (default: 0.2)")
     parser.add_argument("--map", action="append", default=[], metavar="OLD=NEW",
                         help="compare baseline device OLD with new device NEW (each a device id such as cuda:0, or "
                              "a device name); repeatable")
@@ -719,7 +722,8 @@ def main(argv=None):
     except SystemExit as done:  # argparse: --help (0) or a bad option (2), already printed
         return done.code if isinstance(done.code, int) else EXIT_USAGE
     try:
-        options = Options(args.min_effect, args.significance, args.min_repeats, [parse_map(m) for m in args.map])
+        options = Options(args.min_effect, args.significance, args.min_repeats, [parse_map(m) for m in args.map],
+                          args.ceiling_change)
         options.check()
         if args.map and not args.baseline:
             raise CompareError("--map needs --baseline")
