@@ -33,6 +33,9 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 
 # Folders whose files are found by globbing: adding or removing a file in one
 # of them regenerates build.ninja.
+# Script tests that time kernels and compare the timings (docs/comparing.md): run alone, last.
+TIMING_TESTS = ["tests/compare_test.sh"]
+
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "report/templates"]
 
@@ -503,11 +506,12 @@ def main():
     safe_backends = [b for b in backends if b.row.sanitizer_safe]
     asan_runner, _, asan_stamps = emit_build("asan", safe_backends, sanitizers, sanitizers, "-O1 -g")
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
+    # Those that time kernels (TIMING_TESTS) are built last, below.
+    report_files = sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
     for script in sorted(glob.glob("tests/*_test.sh")):
-        if script.endswith("report_test.sh") and not python:
+        if (script.endswith("report_test.sh") and not python) or script in TIMING_TESTS:
             continue
         stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
-        report_files = sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
         n.build(stamp, "script_test", script, implicit=[runner, built("kcs-saboteur")] + report_files,
                 variables={"runner": runner})
         test_stamps.append(stamp)
@@ -546,6 +550,16 @@ def main():
         stamp = built("tests/report_unittest.passed")
         n.build(stamp, "python_test", implicit=sorted(glob.glob("report/*.py") + glob.glob("report/templates/*")))
         test_stamps.append(stamp)
+
+    # Tests that compare timings run alone, after every other test: on a 2-core
+    # machine a test running beside them is the noise they would measure.
+    for script in TIMING_TESTS:
+        if python:
+            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+            n.build(stamp, "script_test", script,
+                    implicit=[runner, built("kcs-saboteur")] + report_files + list(test_stamps),
+                    variables={"runner": runner})
+            test_stamps.append(stamp)
 
     results = built("results.json")
     failures = built("failures")

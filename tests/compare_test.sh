@@ -1,0 +1,100 @@
+#!/bin/sh
+# compare_test.sh: the comparison of two real runs (docs/comparing.md) on this
+# machine: the same kernel run twice back to back is not called a
+# regression; the same kernel made 10% slower (the saboteur slows-down: the
+# reference's f64 GEMM of 160^3, about 1.6 ms a call, with
+# KCS_SABOTEUR_SLOWDOWN=1.1) is called slower (exit 4); a
+# result that fails on a device renamed in between is found with --map
+# (exit 3) and the unmatched devices are named without it.
+# usage: tests/compare_test.sh build/kcs   (uses build/kcs-saboteur beside it)
+set -u
+python=${KCS_PYTHON:-/usr/bin/python3}
+source=$(cd "$(dirname "$0")/.." && pwd)
+saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; cat compare.log 2>/dev/null; failures=$((failures + 1)); }
+mkdir cases
+cat > cases/timed.md <<'CASES'
+# A timed GEMM of about 1.6 ms on the saboteur's host device, its
+# 3 x 200 KiB in the cache: compute-bound, so its time hardly depends on
+# the memory traffic of whatever else this machine runs.
+
+```kcs-case
+case: f64-160
+op: gemm
+dtype: f64
+sizes: m=160 n=160 k=160
+input a: uniform lo=-1 hi=1
+input b: uniform lo=-1 hi=1
+input c: uniform lo=-1 hi=1
+
+expect: oracle
+tags: perf
+```
+CASES
+run() { # run OUT.json [environment...]: the slows-down kernel, timed
+    out=$1
+    shift
+    env "$@" "$saboteur" run --cases cases --backend saboteur --kernel slows-down --benchmark --min-time 1 \
+        --no-save --quiet --results "$out" > "$out.log" 2>&1 || { cat "$out.log"; fail "run $out"; }
+}
+compare() { # compare NEW BASELINE STATUS [options...]
+    new=$1 old=$2 want=$3
+    shift 3
+    "$python" "$source/report/kcs_report.py" "$new" --baseline "$old" --output html "$@" > compare.log 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || fail "comparing $new with $old: exit $got, not $want"
+}
+# measurable FILE...: whether every run timed its kernel steadily enough to
+# see a 10% change: the drift of its block medians within the 5% minimum
+# effect (report/kcs_compare.py). A run on a machine busier than that cannot
+# show the planted slowdown, and the comparison rightly calls it unclear.
+measurable() {
+    PYTHONPATH="$source/report" "$python" - "$@" <<'PY'
+import json, sys
+from kcs_compare import Spread
+drifts = [Spread(json.load(open(path))["results"][0]["timing"]["kernel"]).drift() for path in sys.argv[1:]]
+print("block-median drifts: " + ", ".join(f"{d:.1%}" for d in drifts))
+sys.exit(0 if all(d is not None and d <= 0.05 for d in drifts) else 1)
+PY
+}
+# The sensitivity half needs a machine quiet enough for a 10% change to show:
+# up to four attempts, and a failure saying so when none was.
+attempt=0
+while :; do
+    attempt=$((attempt + 1))
+    run first.json
+    run second.json
+    run slower.json KCS_SABOTEUR_SLOWDOWN=1.1
+    measurable first.json second.json slower.json > drift.log && break
+    [ $attempt -lt 4 ] || { cat drift.log; fail "4 attempts, each too noisy to time a 1.6 ms kernel within 5%"; break; }
+done
+# Whatever the noise: an identical rerun is never a regression.
+compare second.json first.json 0
+grep -q "^verdict: no regression in 1 compared" compare.log || fail "an identical rerun is not 'no regression'"
+compare slower.json first.json 4
+grep -q "SLOWER: timed/f64-160 \[saboteur slows-down on saboteur:0" compare.log ||
+    fail "the 10% slowdown is not named slower ($(cat drift.log))"
+# The same results on a device renamed " (rev 2)", one of them now failing.
+"$python" - first.json renamed.json <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+for device in data["devices"]:
+    device["name"] += " (rev 2)"
+result = data["results"][0]
+result["status"], result["message"] = "fail", "planted failure"
+data["summary"]["passed"] -= 1
+data["summary"]["failed"] += 1
+json.dump(data, open(sys.argv[2], "w"))
+PY
+compare renamed.json first.json 2
+grep -q "nothing in the baseline matched device saboteur:0 .* (rev 2)" compare.log ||
+    fail "without --map, the renamed device is not named as unmatched"
+compare renamed.json first.json 3 --map saboteur:0=saboteur:0
+grep -q "REGRESSED: timed/f64-160 .*planted failure" compare.log ||
+    fail "the failure on the renamed device is not found with --map"
+[ $failures -eq 0 ] || { echo "$failures failed"; exit 1; }
+echo "comparison: a rerun is not a regression, a 10% slowdown is slower (exit 4), a renamed device's failure is found"
