@@ -310,6 +310,16 @@ static json_t *text_json(const char *text)
     return string;
 }
 
+/* "saved": where the result's data went and the command that replays it. */
+static json_t *saved_json(const kcs_saved_paths *saved)
+{
+    json_t *item = json_object();
+    json_object_set_new(item, "case_folder", text_json(saved->case_folder));
+    json_object_set_new(item, "outputs_folder", text_json(saved->outputs_folder));
+    json_object_set_new(item, "replay", text_json(saved->replay));
+    return item;
+}
+
 static json_t *entry_json(const kcs_result_entry *entry)
 {
     const kcs_run_result *run = entry->run;
@@ -335,6 +345,8 @@ static json_t *entry_json(const kcs_result_entry *entry)
         json_object_set_new(item, "timing", run_timing_json(entry));
     if (entry->verdict.line)
         json_object_set_new(item, "expected", expected_json(&entry->verdict));
+    if (entry->saved)
+        json_object_set_new(item, "saved", saved_json(entry->saved));
     return item;
 }
 
@@ -420,7 +432,8 @@ kcs_status kcs_results_add_serialized(kcs_results *results, const char *text, kc
 }
 
 kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *identity, const char *message,
-                                           kcs_verdict_kind *verdict, kcs_error *err)
+                                           const kcs_saved_paths *saved, kcs_verdict_kind *verdict,
+                                           kcs_error *err)
 {
     json_t *item = parse_serialized(identity, err);
     if (!item)
@@ -430,6 +443,8 @@ kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *id
     json_object_set_new(item, "message", json_string(message));
     json_object_del(item, "accuracy");
     json_object_del(item, "timing");
+    if (saved)
+        json_object_set_new(item, "saved", saved_json(saved));
     add_item(results, item, *verdict);
     return KCS_OK;
 }

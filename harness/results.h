@@ -13,6 +13,14 @@
 
 typedef struct kcs_results kcs_results;
 
+/* Where a result's data was saved to be taken away (--save-failures,
+ * harness/take_away.h) and the command that replays it. */
+typedef struct {
+    const char *case_folder;    /* the case's inputs, expected values and bounds */
+    const char *outputs_folder; /* the kernel's outputs; NULL when it hung or crashed */
+    const char *replay;         /* the `kcs apply` command that runs it again */
+} kcs_saved_paths;
+
 /* One line of the results: a case on a device with a kernel, or a problem
  * with a case that never reached a device (device_id NULL). */
 typedef struct {
@@ -29,6 +37,7 @@ typedef struct {
     const kcs_run_result *run;   /* outcome, message, accuracy, timing */
     const kcs_ceilings *ceilings; /* the device's, when measured; NULL otherwise */
     kcs_verdict verdict;         /* what the expectations say of it, decided by the runner */
+    const kcs_saved_paths *saved; /* where its data was saved; NULL when nothing was */
 } kcs_result_entry;
 
 /* Counts of outcomes, by each result's verdict (expectations.h): a met
@@ -73,9 +82,11 @@ kcs_status kcs_results_add_serialized(kcs_results *results, const char *text, kc
 
 /* Adds an error result for the unit a worker had begun when the worker
  * hung or died there: identity is the unit's result serialized with the
- * outcome error, and so with the verdict on an error, which goes to verdict. */
+ * outcome error, and so with the verdict on an error, which goes to verdict;
+ * saved (or NULL) says where the runner saved the unit's case to replay it. */
 kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *identity, const char *message,
-                                           kcs_verdict_kind *verdict, kcs_error *err);
+                                           const kcs_saved_paths *saved, kcs_verdict_kind *verdict,
+                                           kcs_error *err);
 
 /* Adds a device sent by a worker, unless one with its id is there already. */
 kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *text, kcs_error *err);

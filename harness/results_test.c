@@ -286,7 +286,7 @@ static void a_serialized_result_keeps_its_verdict(void **state)
     kcs_error err = {{0}};
     kcs_verdict_kind verdict = KCS_VERDICT_NONE;
     assert_int_equal(kcs_results_add_serialized(results, sent, &err), KCS_OK);
-    assert_int_equal(kcs_results_add_serialized_error(results, begun, "no progress", &verdict, &err), KCS_OK);
+    assert_int_equal(kcs_results_add_serialized_error(results, begun, "no progress", NULL, &verdict, &err), KCS_OK);
     assert_int_equal(verdict, KCS_VERDICT_MET);
     kcs_result_counts counts = kcs_results_counts(results);
     assert_int_equal(counts.unexpected_passes, 1);

@@ -38,7 +38,8 @@ static const char usage_text[] =
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
     "  --save-failures DIR  write failing cases' inputs, expected and actual outputs as\n"
     "                     .npy under DIR, with a replay command (default: kcs-failures)\n"
-    "  --save-all         write every case that way, not only failures\n"
+    "  --save-all         write every case that way, not only failures (default\n"
+    "                     folder then: kcs-saved)\n"
     "  --no-save          write no .npy files\n"
     "  --time-limit S     a case making no progress for S seconds is an error and the\n"
     "                     run goes on (default 600; 0: no limit)\n"
@@ -202,6 +203,13 @@ kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options 
         if (outcome != KCS_OPTIONS_PARSED)
             return outcome;
     }
+    if (given['A'] && given['N']) {
+        fprintf(stderr, "kcs: --save-all and --no-save contradict each other\n");
+        return KCS_OPTIONS_BAD;
+    }
+    /* Every case's data is not a folder of failures: name it for what it holds. */
+    if (given['A'] && !given['S'])
+        o->save_dir = "kcs-saved";
     o->patterns = argv + optind;
     o->pattern_count = argc - optind;
     return KCS_OPTIONS_PARSED;

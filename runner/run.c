@@ -98,27 +98,39 @@ static void record_skip(const run_context *run, const kcs_prepared_case *p, cons
 }
 
 /* Writes a case's inputs and expected values (once) and a kernel's outputs
- * as .npy, and prints where they are and the command that replays the run. */
-static void take_away(const kcs_runner_options *o, case_in_progress *now, const kcs_open_device *device,
-                      const kcs_kernel *kernel, const kcs_run_result *run)
+ * as .npy, with the command that replays the run; returns 0, with the
+ * reason printed, when it cannot. */
+static int take_away(const kcs_runner_options *o, case_in_progress *now, const kcs_open_device *device,
+                     const kcs_kernel *kernel, const kcs_run_result *run, kcs_take_away *saved)
 {
     kcs_error err = {{0}};
     if (!now->case_dir[0] && kcs_save_case(o->save_dir, now->p, now->case_dir, sizeof now->case_dir, &err) != KCS_OK) {
         now->case_dir[0] = '\0';
         printf("      could not save the case: %s\n", err.message);
-        return;
+        return 0;
     }
-    char label[256], run_dir[4400], replay_dir[4500], command[8192];
+    char label[256], replay_dir[4500];
     snprintf(label, sizeof label, "%s-%d-%s", device->backend->name, device->index, kernel->variant);
-    if (kcs_save_actual(now->case_dir, label, &now->p->layout, run->actual, run_dir, sizeof run_dir, &err) !=
-        KCS_OK) {
+    if (kcs_save_actual(now->case_dir, label, &now->p->layout, run->actual, saved->outputs_folder,
+                        sizeof saved->outputs_folder, &err) != KCS_OK) {
         printf("      could not save the outputs: %s\n", err.message);
-        return;
+        return 0;
     }
-    snprintf(replay_dir, sizeof replay_dir, "%s/replay", run_dir);
+    snprintf(saved->case_folder, sizeof saved->case_folder, "%s", now->case_dir);
+    snprintf(replay_dir, sizeof replay_dir, "%s/replay", saved->outputs_folder);
     kcs_replay_command(o->program, now->p, now->case_dir, device->backend->name, device->index, kernel->variant,
-                       replay_dir, command, sizeof command);
-    printf("      saved: %s (inputs and expected in %s)\n      replay: %s\n", run_dir, now->case_dir, command);
+                       replay_dir, saved->replay, sizeof saved->replay);
+    saved->paths = (kcs_saved_paths){saved->case_folder, saved->outputs_folder, saved->replay};
+    return 1;
+}
+
+void kcs_print_take_away(const kcs_take_away *saved)
+{
+    if (saved->paths.outputs_folder)
+        printf("      saved: %s (inputs and expected in %s)\n", saved->outputs_folder, saved->case_folder);
+    else
+        printf("      saved: inputs and expected in %s\n", saved->case_folder);
+    printf("      replay: %s\n", saved->replay);
 }
 
 /* Runs a kernel, unless the case is tagged too slow for the reference. */
@@ -161,10 +173,14 @@ static void run_unit(const run_context *context, case_in_progress *now, const kc
     kcs_run_result run;
     run_kernel(o, now->p, device, kernel, &run);
     kcs_result_entry entry = result_of(o, now->p, device->backend, device, kernel, &run);
+    kcs_take_away saved = {.case_folder = ""};
+    if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])) &&
+        take_away(o, now, device, kernel, &run, &saved))
+        entry.saved = &saved.paths;
     kcs_sink_result(context->out, &entry);
     print_kernel_result(o, device, &entry);
-    if (o->save_dir && (run.outcome == KCS_OUTCOME_FAIL || (o->save_all && run.actual[0])))
-        take_away(o, now, device, kernel, &run);
+    if (entry.saved)
+        kcs_print_take_away(&saved);
     kcs_run_result_free(&run);
 }
 
@@ -203,6 +219,34 @@ static kcs_status prepare(const run_context *context, const kcs_case *c, kcs_pre
         return KCS_ERROR;
     }
     return kcs_prepare_case(c, context->golden, p, err);
+}
+
+int kcs_save_unfinished_unit(const kcs_runner_options *o, const kcs_case *c, const char *backend,
+                             int device_index, const char *kernel, kcs_take_away *saved)
+{
+    kcs_golden *golden = NULL;
+    run_context context = {.o = o};
+    if (kcs_golden_open(o->golden_dir, &golden, &context.golden_error) == KCS_OK)
+        context.golden = golden;
+    kcs_prepared_case p;
+    kcs_error err = {{0}};
+    int done = 0;
+    if (prepare(&context, c, &p, &err) != KCS_OK)
+        printf("      could not save the case: %s\n", err.message);
+    else if (kcs_save_case(o->save_dir, &p, saved->case_folder, sizeof saved->case_folder, &err) != KCS_OK)
+        printf("      could not save the case: %s\n", err.message);
+    else {
+        char replay_dir[4500];
+        snprintf(replay_dir, sizeof replay_dir, "%s/%s-%d-%s/replay", saved->case_folder, backend, device_index,
+                 kernel);
+        kcs_replay_command(o->program, &p, saved->case_folder, backend, device_index, kernel, replay_dir,
+                           saved->replay, sizeof saved->replay);
+        saved->paths = (kcs_saved_paths){saved->case_folder, NULL, saved->replay};
+        done = 1;
+    }
+    kcs_prepared_case_free(&p);
+    kcs_golden_close(golden);
+    return done;
 }
 
 /* Runs one case: prepares it, then reports backends without devices and
@@ -360,7 +404,7 @@ static int checked_something(const kcs_runner_options *o, const kcs_results *res
 {
     int fine = 1;
     if (kcs_results_checked(results, NULL) == 0) {
-        fprintf(stderr, "kcs: nothing was checked: every result was skipped (see the reasons above)\n");
+        fprintf(stderr, "kcs: nothing was checked: no result passed or failed (every one was skipped or an error: see above)\n");
         fine = 0;
     }
     char names[sizeof o->backends];

@@ -148,6 +148,24 @@ void kcs_print_device(const kcs_runner_options *o, const kcs_open_device *device
 void kcs_print_result(const kcs_runner_options *o, const char *case_name, const char *where,
                       const kcs_run_result *run, const kcs_speed *speed, const kcs_verdict *verdict);
 
+/* The paths a take-away wrote (kcs_saved_paths points into them). */
+typedef struct {
+    char case_folder[4096];
+    char outputs_folder[4400];
+    char replay[8192];
+    kcs_saved_paths paths;
+} kcs_take_away;
+
+/* Saves the case a worker hung or died in (its inputs and expected values,
+ * as for a failure) with the command that replays the unit's kernel, where
+ * --save-failures is on; returns 0 with the reason printed when it cannot.
+ * backend, device_index and kernel name the unit. */
+int kcs_save_unfinished_unit(const kcs_runner_options *o, const kcs_case *c, const char *backend,
+                             int device_index, const char *kernel, kcs_take_away *saved);
+
+/* Prints where a take-away went: "saved: ..." and "replay: ...". */
+void kcs_print_take_away(const kcs_take_away *saved);
+
 /* Prints the line of a unit whose worker hung or died; expected: an expectation lists the error. */
 void kcs_print_unit_error(const char *case_name, const char *where, const char *message, int expected);
 

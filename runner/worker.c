@@ -324,23 +324,34 @@ static void record_failure_before_first_case(kcs_results *results, const char *m
     kcs_results_add(results, &entry);
 }
 
-/* Records the unit a worker hung or died in as an error and prints its line. */
-static void record_unit_error(kcs_results *results, const kcs_case_list *cases, const unit_in_progress *unit,
-                              const char *message)
+/* Records the unit a worker hung or died in as an error and prints its
+ * line; with --save-failures, saves the case with the command that replays
+ * the unit (never for unit 0: the case itself could not be prepared). */
+static void record_unit_error(const kcs_runner_options *o, kcs_results *results, const kcs_case_list *cases,
+                              const unit_in_progress *unit, const char *message)
 {
+    json_t *identity = json_loads(unit->identity, 0, NULL);
+    const char *backend = json_string_value(json_object_get(identity, "backend"));
+    const char *device = json_string_value(json_object_get(identity, "device"));
+    const char *kernel = json_string_value(json_object_get(identity, "kernel"));
+    const char *index = device ? strrchr(device, ':') : NULL;
+    const kcs_case *c = &cases->cases[unit->case_index];
+    kcs_take_away saved = {.case_folder = ""};
+    int was_saved = o->save_dir && unit->unit > 0 && backend && index && kernel &&
+                    kcs_save_unfinished_unit(o, c, backend, atoi(index + 1), kernel, &saved);
     kcs_error err = {{0}};
     kcs_verdict_kind verdict = KCS_VERDICT_NONE;
-    if (kcs_results_add_serialized_error(results, unit->identity, message, &verdict, &err) != KCS_OK)
+    if (kcs_results_add_serialized_error(results, unit->identity, message, was_saved ? &saved.paths : NULL,
+                                         &verdict, &err) != KCS_OK)
         fprintf(stderr, "kcs: %s\n", err.message);
     /* The unit's identity names its device and kernel: the line says where it hung or died. */
     char where[200] = "-";
-    json_t *identity = json_loads(unit->identity, 0, NULL);
-    const char *device = json_string_value(json_object_get(identity, "device"));
-    const char *kernel = json_string_value(json_object_get(identity, "kernel"));
     if (device)
         snprintf(where, sizeof where, "%s %s", device, kernel ? kernel : "");
+    kcs_print_unit_error(c->name, where, message, verdict == KCS_VERDICT_MET);
+    if (was_saved)
+        kcs_print_take_away(&saved);
     json_decref(identity);
-    kcs_print_unit_error(cases->cases[unit->case_index].name, where, message, verdict == KCS_VERDICT_MET);
 }
 
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
@@ -368,7 +379,7 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
             record_failure_before_first_case(results, message);
             return;
         }
-        record_unit_error(results, cases, &unit, message);
+        record_unit_error(o, results, cases, &unit, message);
         free(unit.identity);
         /* After a failure in preparing a case (unit 0) none of its units can run. */
         resume.skip_case = unit.case_index;
