@@ -791,6 +791,18 @@ class ReportTests(Scratch):
         self.assertIn("fraction of copy bandwidth", index)
         self.assertIn("no ceiling measured", index)
 
+    def test_a_saved_failure_shows_its_replay_command(self):
+        entry = fx.result("sumsq/f64-n93", fx.REFERENCE, "k", "fail", n=93, message="outside the bound")
+        entry["saved"] = {"case_folder": "kcs-failures/sumsq/f64-n93", "outputs_folder": None,
+                          "replay": "build/kcs apply sumsq --dtype f64 --size n=93 --backend reference"}
+        doc = fx.document([fx.REFERENCE], [entry])
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        failures = self.section(index, "failures")
+        self.assertIn("<code>build/kcs apply sumsq --dtype f64 --size n=93 --backend reference</code>", failures)
+        self.assertIn("<code>kcs-failures/sumsq/f64-n93</code>", failures)
+        self.assertNotIn("outputs:", failures)  # a hang or crash wrote none
+
     def test_no_ceilings_anywhere_says_so(self):
         doc = fx.document([fx.REFERENCE], [fx.result("sumsq/f64-n1000003", fx.REFERENCE, "k", n=1000003,
                                                      median=1e-3)])
