@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         return KCS_EXIT_PASSED;
     if (parsed == KCS_OPTIONS_BAD || !kcs_check_backend_names(&o))
         return KCS_EXIT_USAGE;
-    if (strcmp(o.command, "devices") == 0)
-        return kcs_command_devices(&o);
-    return run_command_on_cases(&o, argc, argv);
+    int status = strcmp(o.command, "devices") == 0 ? kcs_command_devices(&o) : run_command_on_cases(&o, argc, argv);
+    kcs_expectations_free(&o.expectations);
+    return status;
 }
