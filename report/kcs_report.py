@@ -13,6 +13,7 @@ perf cases' peers side by side, the accuracy views, and last the devices and the
 Each op page is cases/<op>.md rendered, with each kcs-case block replaced by that case's latest
 results (fraction of the bound used with its distribution, the worst element, the rate against
 its ceiling), then the op's peers. The pages load nothing: the rooflines are inline SVG.
+docs/report.md is the reader's account of every view.
 
 DIR defaults to build/report under the kcs checkout that holds this script, whatever the current
 directory (the path printed last says where it went).
