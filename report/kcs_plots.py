@@ -21,11 +21,12 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 DISPLAY_DPI = 96    # SVG user units are points; the page shows them at CSS pixels
 # One colour per op (kcs_report gives each op its index, stable across the report), one marker
-# per kernel variant of an op; a vendor library's kernel (cuBLAS, CUB) is a star.
+# per kernel variant of an op; a vendor library's kernel (cuBLAS, CUB) is a star (a pentagon for a
+# second library kernel of the op, ...).
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1a1a6e", "#f4a6a6"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">"]
-LIBRARY_MARKER = "*"
+LIBRARY_MARKERS = ["*", "p", "h", "8"]
 
 plt.rcParams.update({
     "font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold",
@@ -77,7 +78,10 @@ def _svg(fig, ident, titles, css_class, alt):
 
 
 def _marker(series):
-    return LIBRARY_MARKER if series["marker"] < 0 else MARKERS[series["marker"] % len(MARKERS)]
+    """series['marker']: 0, 1, ... a kcs variant's; -1, -2, ... a library kernel's."""
+    if series["marker"] < 0:
+        return LIBRARY_MARKERS[(-1 - series["marker"]) % len(LIBRARY_MARKERS)]
+    return MARKERS[series["marker"] % len(MARKERS)]
 
 
 def roofline_svg(plot, ident):
@@ -124,17 +128,19 @@ def roofline_svg(plot, ident):
     for series in plot["series"]:
         color = PALETTE[series["color"] % len(PALETTE)]
         marker = _marker(series)
-        labelled = False
-        for point in sorted(series["points"], key=lambda p: -p["run"]):
+        # Earlier files first, so that the latest file's filled point is drawn over a hollow one
+        # at the same place, and is the one the legend shows.
+        points = sorted(series["points"], key=lambda p: p["run"])
+        for number, point in enumerate(points):
             gid = f"pt-{count}"
             count += 1
             hollow = point["run"] != last_run
-            collection = axes.scatter([point["x"]], [point["y"]], marker=marker, s=70 if marker == "*" else 30,
+            collection = axes.scatter([point["x"]], [point["y"]], marker=marker, s=70 if marker in LIBRARY_MARKERS else 30,
                                       facecolors="white" if hollow else color, edgecolors=color, linewidths=1.1,
-                                      zorder=4, label=None if labelled else _text(series["label"]))
+                                      zorder=4 if hollow else 5,
+                                      label=_text(series["label"]) if number == len(points) - 1 else None)
             collection.set_gid(gid)
             titles[gid] = point["title"]
-            labelled = True
     formatter_y = FuncFormatter(lambda y, _: si(y, "FLOP/s"))
     axes.yaxis.set_major_formatter(formatter_y)
     # Few decades: ticks at 1, 2 and 5 of each, so that the axis has at least two labels.

@@ -241,13 +241,14 @@ def rooflines(lines, device_label, op_color, fmt_time, fmt_si):
             if len(points) > 1:
                 ordered = sorted(points, key=lambda p: p["run"])
                 links += [(a["x"], a["y"], b["x"], b["y"]) for a, b in zip(ordered, ordered[1:])]
-        # Within an op, each variant its own marker; library kernels a star of their own.
+        # Within an op, each variant its own marker (0, 1, ...), and each library kernel its own
+        # among the library markers (-1, -2, ...: a star first).
         markers = {}
         for entry in series.values():
-            if not entry["library"]:
-                markers.setdefault(entry["op"], []).append(entry["label"])
+            markers.setdefault((entry["op"], entry["library"]), []).append(entry["label"])
         for entry in series.values():
-            entry["marker"] = -1 if entry["library"] else markers[entry["op"]].index(entry["label"])
+            place = markers[(entry["op"], entry["library"])].index(entry["label"])
+            entry["marker"] = -1 - place if entry["library"] else place
         anchor = latest[0]
         plots.append({"slot": slot, "title": device_label(anchor), "runs": runs,
                       "series": sorted(series.values(), key=lambda s: (s["op"], s["library"], s["label"])),
