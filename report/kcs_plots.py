@@ -96,8 +96,12 @@ def roofline_svg(plot, ident):
     ys = [p["y"] for s in plot["series"] for p in s["points"]]
     tops = [rate for run in runs for _, rate in run["compute"]]
     ridges = [rate / run["copy"] for run in runs if run["copy"] for _, rate in run["compute"]]
-    x_low, x_high = min(xs + ridges) / 4, max(xs + ridges) * 4
-    y_low, y_high = min(ys) / 4, max(ys + tops) * 3
+    # Every point and the ridge points (where a flat roof meets the sloped one) in view; without
+    # points (no kernel had both flops and bytes), the roofs alone.
+    x_low, x_high = min(xs + ridges + [1.0]) / 4, max(xs + ridges + [1.0]) * 4
+    copies = [run["copy"] * x for run in runs if run["copy"] for x in (x_low, x_high)]
+    y_low = min(ys) / 4 if ys else min(tops + copies + [1e9]) / 10
+    y_high = max(ys + tops + [y_low * 10]) * 3
     fig, axes = plt.subplots(figsize=(6.6, 4.1))
     axes.set_xscale("log")
     axes.set_yscale("log")

@@ -485,7 +485,7 @@ def index_page(model):
             "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures, "expected": expected,
             "rooflines": rooflines, "peers": peers, "flagged": flagged,
             "accuracy_by_op": kcs_views.accuracy_by_op(latest), "near_bound": kcs_views.near_bound(model.lines),
-            "moved": kcs_views.log_ratio_changes(model.lines, model.min_effect) if model.lines.overlaid
+            "moved": kcs_views.moved_medians(model.lines, model.min_effect) if model.lines.overlaid
             and not model.comparison else [],
             "device_rows": device_rows(model),
             "verdict": model.comparison.verdict() if model.comparison else None,

@@ -29,7 +29,7 @@ every figure a view shows is decided here, once:
 
 import math
 
-from kcs_results import finite, fraction_histogram, kernel_timing, number, outcome
+from kcs_results import device_uuid, finite, fraction_histogram, kernel_timing, number, outcome
 
 # A pass that used more than this fraction of its bound is "near the bound". Bounds are
 # worst-case derivations (each rounding at its largest, errors adding up in the worst order); a
@@ -234,7 +234,7 @@ def rooflines(lines, device_label, op_color, fmt_time, fmt_si):
                          f" ({fraction}); {x:.3g} FLOP/byte")
                 points.append({"run": position, "x": x, "y": y, "title": title})
             if not points:
-                continue
+                continue  # untimed everywhere, or only off the plot (named under it)
             entry = series.setdefault(label, {"label": label, "op": op, "library": bool(library),
                                               "color": op_color(op), "points": []})
             entry["points"] += points
@@ -263,12 +263,8 @@ def rooflines(lines, device_label, op_color, fmt_time, fmt_si):
 def card_of(device):
     """What makes two devices one card: its uuid, else its name (a card's CUDA and OpenCL devices
     share both)."""
-    details = str((device or {}).get("details") or "")
-    for part in details.replace(",", ";").split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == "uuid" and value:
-            return "uuid " + value
-    return "name " + str((device or {}).get("name") or (device or {}).get("id"))
+    uuid = device_uuid(device)
+    return "uuid " + uuid if uuid else "name " + str((device or {}).get("name") or (device or {}).get("id"))
 
 
 def peers(lines, case_order, fmt_time):
@@ -443,7 +439,7 @@ def closeness(results):
     return sorted(rows, key=lambda row: row["ceiling"] != "copy bandwidth")
 
 
-def log_ratio_changes(lines, min_effect):
+def moved_medians(lines, min_effect):
     """Lines whose latest kernel median moved by more than min_effect against the first file's,
     largest first: [(ratio, line)]. Not a verdict (no noise is weighed: --baseline judges)."""
     moved = []

@@ -1016,7 +1016,7 @@ class ViewTests(Scratch):
             self.assertIn(label, cuda)
         # The tooltip gives the fraction of the ceiling the runner wrote, and the intensity.
         gemm = next(r for r in timed if r["case"] == "gemm/f32-4096" and r["kernel"] == "cublas")
-        self.assertIn(f"gemm/f32-4096 · cuda cublas (cuBLAS)\n", cuda)
+        self.assertIn("gemm/f32-4096 · cuda cublas (cuBLAS)\n", cuda)
         self.assertIn(f"{gemm['timing']['ceiling']['fraction']:.3g} of GEMM rate); "
                       f"{gemm['flops'] / gemm['bytes']:.3g} FLOP/byte", cuda)
         # The reference measured only its copy bandwidth: the others are "not measured", not missing.
