@@ -16,6 +16,16 @@ large case is skipped and one case is new), to try the report without a GPU:
 and, against the same baseline, OUTDIR/demo-rerun.json (the baseline's build rerun on another
 machine of the same model: no regression, exit 0) and OUTDIR/demo-slower.json (that rerun with
 one 20 ms kernel 10% slower: exit 4).
+
+It also writes OUTDIR/perf-a.json and OUTDIR/perf-b.json: a whole suite run on an H100 machine as
+the runner writes it with the fields of results schema version 2 that the report reads for its
+roofline, peers and accuracy views (docs/results.md): each device's copy, FMA and GEMM ceilings
+(OpenCL devices' GEMM rate included), a fraction_histogram in every check, "bound_tight" where the
+case file says the case uses its bound by construction, and "kernel_library" on the rows that call
+cuBLAS or CUB; about two hundred cases on four devices, the perf cases timed. perf-b.json is the
+same suite a day later on a newer driver, to overlay the two:
+
+    /usr/bin/python3 report/kcs_report.py OUTDIR/perf-a.json OUTDIR/perf-b.json
 """
 
 import copy
@@ -374,6 +384,225 @@ def demo_baseline(new):
     return old
 
 
+# ---- a whole suite run on an H100 machine, with the fields the roofline, peers and accuracy views read
+
+HISTOGRAM_LOG2 = list(range(-20, 1))  # the checker's bins: fraction of the bound in (2^(k-1), 2^k]
+
+
+def fraction_histogram(checked, worst, rng):
+    """A "fraction_histogram" of `checked` elements whose largest fraction of the bound is `worst`:
+    most elements a few binades below the worst one, one element in the worst's bin (or "above"
+    for a fraction over 1); exact results (worst 0) all in the first bin."""
+    counts = [0] * len(HISTOGRAM_LOG2)
+    above = 0
+    checked = int(checked)
+    if checked <= 0:
+        return {"log2_upper": list(HISTOGRAM_LOG2), "counts": counts, "above": 0}
+    if not isinstance(worst, float) or not math.isfinite(worst) or worst > 1:
+        top = None
+        above = 1
+    elif worst <= 2.0 ** -20:
+        counts[0] = checked
+        return {"log2_upper": list(HISTOGRAM_LOG2), "counts": counts, "above": 0}
+    else:
+        top = max(0, min(len(HISTOGRAM_LOG2) - 1, math.ceil(math.log2(worst)) + 20))
+        counts[top] = 1
+    highest = len(HISTOGRAM_LOG2) - 1 if top is None else top
+    for _ in range(checked - 1):
+        counts[max(0, min(highest, highest - int(abs(rng.gauss(3.0, 2.0)))))] += 1
+    return {"log2_upper": list(HISTOGRAM_LOG2), "counts": counts, "above": above}
+
+
+def with_histogram(entry, rng, checked=None):
+    """A checked entry given its "fraction_histogram" (and the number of elements it checked)."""
+    accuracy = entry.get("accuracy")
+    if accuracy:
+        if checked is not None:
+            accuracy["checked"] = checked
+        fraction = accuracy["fraction_of_bound"]
+        worst = float("nan") if isinstance(fraction, str) else float(fraction)
+        accuracy["fraction_histogram"] = fraction_histogram(min(accuracy["checked"], 4096), worst, rng)
+        accuracy["fraction_histogram"]["counts"][0] += max(0, int(accuracy["checked"]) - 4096)
+    return entry
+
+
+def set_fraction(entry, fraction):
+    """A checked entry's worst element made to use this fraction of its bound."""
+    accuracy = entry["accuracy"]
+    accuracy["fraction_of_bound"] = fraction
+    worst = accuracy["worst"]
+    worst["error"] = fraction * worst["bound"]
+    worst["actual"] = worst["expected"] + worst["error"]
+
+
+H100_REFERENCE = device("reference:0", "host x86_64 (52 cores)", "host", "6.8.0", "C compiler 12.2.0", 1.0e12,
+                        ceilings={"copy_bytes_per_s": 1.2e10, "method": "copy: memcpy of 256 MiB on one thread"},
+                        vendor="Linux", details="strict IEEE: -ffp-contract=off, no fast-math")
+H100_POCL = device("opencl:0", "cpu-sapphirerapids-Intel Xeon Platinum 8480+", "Portable Computing Language",
+                   "5.0+debian", "OpenCL 3.0 PoCL 5.0+debian", 1.0e12, vendor="GenuineIntel",
+                   ceilings={"copy_bytes_per_s": 6.1e10, "host_to_device_bytes_per_s": 1.1e10,
+                             "fma_flops_per_s": 2.4e12, "gemm_flops_per_s": 6.5e11,
+                             "method": "GEMM: kcs's packed-128x128 kernel, 2048^3 f32"})
+H100_OPENCL = device("opencl:1", "NVIDIA H100 80GB HBM3", "NVIDIA CUDA", "550.54.15", "OpenCL 3.0 CUDA 12.4.131",
+                     85e9, vendor="NVIDIA", details="uuid=GPU-5ad8e6b4-0c1f-4b7e-9a52-3f0e1d2c4b6a",
+                     ceilings={"copy_bytes_per_s": 2.9e12, "host_to_device_bytes_per_s": 2.5e10,
+                               "fma_flops_per_s": 5.9e13, "gemm_flops_per_s": 2.6e13,
+                               "method": "GEMM: kcs's packed-128x128 kernel, 4096^3 f32"})
+H100_CUDA = device("cuda:0", "NVIDIA H100 80GB HBM3", "CUDA", "550.54.15", "CUDA runtime 12.4", 85e9,
+                   vendor="NVIDIA", details="sm_90; 132 SMs; uuid=GPU-5ad8e6b4-0c1f-4b7e-9a52-3f0e1d2c4b6a",
+                   ceilings={"copy_bytes_per_s": 2.95e12, "host_to_device_bytes_per_s": 2.6e10,
+                             "fma_flops_per_s": 6.1e13, "gemm_flops_per_s": 5.1e13,
+                             "method": "GEMM: cublasSgemm 4096^3 default math"})
+PERF_DEVICES = [H100_REFERENCE, H100_POCL, H100_OPENCL, H100_CUDA]
+
+# The suite's perf cases: (case, op, dtype, bytes, flops, the ceiling it is held to, and per device
+# the kernels that run it as (kernel, fraction of that ceiling reached, library or None)). A device
+# not listed skips the case (the reference: too slow, "no-reference"; POCL: no such kernel).
+PERF_CASES = [
+    ("sumsq/f64-n100000000", "sumsq", "f64", 8e8, 2e8, "copy",
+     {"reference:0": [("blocked-pairwise", 0.55, None)], "opencl:0": [("cpu-contiguous-chunks", 0.71, None)],
+      "opencl:1": [("gpu-strided-tree", 0.86, None)], "cuda:0": [("vector-grid", 0.91, None), ("cub", 0.91, "CUB")]}),
+    ("sumsq/f32-n100000000", "sumsq", "f32", 4e8, 2e8, "copy",
+     {"opencl:0": [("cpu-contiguous-chunks", 0.66, None)], "opencl:1": [("gpu-strided-tree", 0.81, None)],
+      "cuda:0": [("vector-grid", 0.88, None), ("cub", 0.90, "CUB")]}),
+    ("gemm/f32-512", "gemm", "f32", 3.1e6, 2.68e8, "gemm",
+     {"reference:0": [("plain-k-order", None, None)], "opencl:0": [("packed-128x128", 0.40, None),
+                                                                  ("direct", 0.08, None)],
+      "opencl:1": [("packed-128x128", 0.21, None), ("direct", 0.05, None)],
+      "cuda:0": [("tiled", 0.19, None), ("cublas", 0.22, "cuBLAS")]}),
+    ("gemm/f32-4096", "gemm", "f32", 2.0e8, 1.374e11, "gemm",
+     {"opencl:1": [("packed-128x128", 0.112, None)], "cuda:0": [("tiled", 0.84, None), ("cublas", 0.885, "cuBLAS")]}),
+    ("gemm/f32-tf32-4096", "gemm", "f32", 2.0e8, 1.374e11, "gemm", {"cuda:0": [("cublas-tf32", 7.4, "cuBLAS")]}),
+    ("gemm/f64-4096", "gemm", "f64", 4.0e8, 1.374e11, "gemm",
+     {"opencl:1": [("packed-128x128", 0.19, None)], "cuda:0": [("tiled", 0.62, None), ("cublas", 1.02, "cuBLAS")]}),
+    ("elementwise/add-f32-n100000000", "add", "f32", 1.2e9, 1e8, "copy",
+     {"opencl:0": [("vectorized", 0.62, None)], "opencl:1": [("vectorized", 0.90, None)],
+      "cuda:0": [("one-pass", 0.93, None)]}),
+    ("elementwise/mul-f32-n100000000", "mul", "f32", 1.2e9, 1e8, "copy",
+     {"opencl:0": [("vectorized", 0.61, None)], "opencl:1": [("vectorized", 0.90, None)],
+      "cuda:0": [("one-pass", 0.93, None)]}),
+    ("elementwise/relu-f32-n100000000", "relu", "f32", 8e8, 1e8, "copy",
+     {"opencl:0": [("vectorized", 0.64, None)], "opencl:1": [("vectorized", 0.89, None)],
+      "cuda:0": [("one-pass", 0.92, None)]}),
+    ("elementwise/sigmoid-f32-n100000000", "sigmoid", "f32", 8e8, 4e8, "copy",
+     {"opencl:0": [("vectorized", 0.31, None)], "opencl:1": [("vectorized", 0.88, None)],
+      "cuda:0": [("one-pass", 0.92, None)]}),
+    ("softmax/f32-32768x1024", "softmax", "f32", 2.68e8, 1.68e8, "copy",
+     {"opencl:0": [("cpu-rows", 0.45, None)], "opencl:1": [("group-registers", 0.78, None),
+                                                          ("group-online", 0.61, None)],
+      "cuda:0": [("warp-registers", 0.84, None), ("block-online", 0.66, None)]}),
+    ("softmax/f32-4096x32768", "softmax", "f32", 1.07e9, 6.7e8, "copy",
+     {"opencl:1": [("group-registers", 0.74, None), ("group-online", 0.58, None)],
+      "cuda:0": [("block-registers", 0.81, None), ("block-online", 0.63, None)]}),
+    ("softmax/f32-1000000x128", "softmax", "f32", 1.02e9, 6.4e8, "copy",
+     {"opencl:1": [("group-registers", 0.70, None)], "cuda:0": [("warp-registers", 0.87, None)]}),
+    ("anneal/assign-f32-1000000x128-m1024", "assign", "f32", 5.2e8, 3.93e11, "gemm",
+     {"opencl:1": [("tiled-local", 0.31, None)], "cuda:0": [("direct", 0.22, None), ("shortlist", 0.41, None)]}),
+    ("anneal/assign-f16-1000000x128-m1024", "assign", "f16", 2.6e8, 3.93e11, "gemm",
+     {"opencl:1": [("tiled-local", 0.29, None)], "cuda:0": [("direct", 0.21, None), ("shortlist", 0.40, None)]}),
+    ("anneal/reduce-f32-1000000x128-m1024", "reduce", "f32", 5.2e8, 5.1e8, "copy",
+     {"opencl:0": [("sorted-two-pass", 0.21, None)], "opencl:1": [("sorted-two-pass", 0.33, None)],
+      "cuda:0": [("sorted-welford", 0.52, None)]}),
+    ("anneal/update-f32-1024x128", "update", "f32", 2.6e6, 6.6e5, "copy",
+     {"reference:0": [("elementwise", 0.22, None)], "opencl:0": [("elementwise", 0.17, None)],
+      "opencl:1": [("elementwise", 0.11, None)], "cuda:0": [("elementwise", 0.14, None)]}),
+    ("anneal/energy-f32-n1000000", "energy", "f32", 4e6, 1e6, "copy",
+     {"reference:0": [("blocked-pairwise-f64", 0.28, None)], "opencl:0": [("strided-tree-f64", 0.07, None)],
+      "opencl:1": [("strided-tree-f64", 0.19, None)], "cuda:0": [("vector-grid", 0.24, None)]}),
+]
+# The case that uses its bound by construction (its case file's bound-tight line), and why.
+BOUND_TIGHT = {"anneal/update-f32-1024x128": "the bound is the rounding of each of the two fused steps, which the "
+                                             "oracle's inputs are chosen to reach"}
+# Untimed correctness cases per op: how many, so that the suite has about two hundred cases.
+SMALL_CASES = {"sumsq": 24, "gemm": 60, "add": 10, "mul": 10, "relu": 10, "sigmoid": 12, "softmax": 22,
+               "assign": 8, "reduce": 8, "update": 4, "energy": 6}
+STEMS = {"add": "elementwise", "mul": "elementwise", "relu": "elementwise", "sigmoid": "elementwise",
+         "assign": "anneal", "reduce": "anneal", "update": "anneal", "energy": "anneal"}
+
+
+def perf_entry(case, op, dtype, size_bytes, flops, kind, dev, kernel, fraction, library, line, rng):
+    """One timed pass of a perf case: the median time that reaches `fraction` of the device's
+    `kind` ceiling (or, with fraction None, a slow scalar reference), its repeats, and its check."""
+    key, measure = ("gemm_flops_per_s", flops) if kind == "gemm" else ("copy_bytes_per_s", size_bytes)
+    rate = dev["ceilings"].get(key) or dev["ceilings"]["copy_bytes_per_s"]
+    median = measure / (rate * fraction) if fraction else flops / 2.7e9
+    entry = result(case, dev, kernel, n=1, dtype=dtype, op=op, line=line, tags=["perf"],
+                   fraction=rng.choice([0.0061, 0.021, 0.043, 0.12, 0.26]),
+                   median=median, samples=noisy_samples(median, rng.randrange(1 << 30), count=40))
+    entry["bytes"], entry["flops"] = float(size_bytes), float(flops)
+    entry["sizes"] = {}  # the case name says them
+    entry["timing"]["kernel_bytes_per_s"] = size_bytes / entry["timing"]["kernel"]["median_s"]
+    entry["timing"]["kernel_flops_per_s"] = flops / entry["timing"]["kernel"]["median_s"]
+    entry["timing"]["ceiling"] = ceiling(entry, dev, entry["timing"]["kernel"]["median_s"])
+    if library:
+        entry["kernel_library"] = library
+    return entry
+
+
+def perf_suite(seed=1, created="2026-11-26T02:30:00Z", driver=None):
+    """A suite run on an H100 machine (reference, POCL, NVIDIA OpenCL, CUDA): every perf case timed
+    on the devices that have a kernel for it, about two hundred untimed cases on every device,
+    histograms in every check, the bound-tight case marked, the library kernels named. With
+    driver, the GPU devices report that driver version instead."""
+    rng = random.Random(seed)
+    devices = copy.deepcopy(PERF_DEVICES)
+    if driver:
+        for dev in devices:
+            if dev["vendor"] == "NVIDIA":
+                dev["driver_version"] = driver
+    by_id = {d["id"]: d for d in devices}
+    results = []
+    for line, (case, op, dtype, size_bytes, flops, kind, runs) in enumerate(PERF_CASES):
+        for dev in devices:
+            kernels = runs.get(dev["id"])
+            if not kernels:
+                why = ("tagged no-reference: too slow for the scalar reference" if dev["backend"] == "reference"
+                       else f"no {dev['backend']} kernel for {op} {dtype} on this device")
+                results.append(result(case, dev, "-", "skip", dtype=dtype, op=op, line=1000 + line, message=why,
+                                      tags=["perf"]))
+                continue
+            for kernel, fraction, library in kernels:
+                entry = perf_entry(case, op, dtype, size_bytes, flops, kind, dev, kernel, fraction, library,
+                                   1000 + line, rng)
+                if case in BOUND_TIGHT:
+                    entry["bound_tight"] = BOUND_TIGHT[case]
+                    set_fraction(entry, 0.986)
+                results.append(with_histogram(entry, rng, checked=262144))
+    # One OpenCL GEMM whose end-to-end time came out below its kernel time (46.4 against 47.0 ms),
+    # as the issue saw on the H100: the report flags it.
+    gemm = next(e for e in results if e["case"] == "gemm/f32-4096" and e["device"] == "opencl:1")
+    gemm["timing"]["end_to_end"]["median_s"] = gemm["timing"]["kernel"]["median_s"] * (46.4 / 47.0)
+    gemm["timing"]["end_to_end"].pop("samples_s", None)
+    kernels = {"reference": "loop", "opencl": "vectorized", "cuda": "one-pass"}
+    line = 10
+    for op, count in SMALL_CASES.items():
+        stem = STEMS.get(op, op)
+        for number in range(count):
+            dtype = ("f32", "f64")[number % 2]
+            case = f"{stem}/{op}-{dtype}-{number}" if stem != op else f"{op}/{dtype}-{number}"
+            line += 9
+            for dev in devices:
+                worst = rng.choice([0.0, 0.0039, 0.011, 0.047, 0.13, 0.31, 0.002])
+                entry = result(case, dev, kernels[dev["backend"]], n=7 + 31 * number, dtype=dtype, op=op, line=line,
+                               fraction=worst)
+                results.append(with_histogram(entry, rng, checked=7 + 31 * number))
+    # A pass close to its bound by accident (0.71 of it, no bound-tight line), one failure, one error.
+    close = next(e for e in results if e["case"] == "gemm/f64-7" and e["device"] == "cuda:0")
+    set_fraction(close, 0.71)
+    with_histogram(close, rng)
+    failed = next(e for e in results if e["case"] == "softmax/f64-3" and e["device"] == "opencl:1")
+    failed.update(result("softmax/f64-3", by_id["opencl:1"], "vectorized", "fail", n=100, dtype="f64", op="softmax",
+                         line=failed["line"], fraction=37.5, expected=0.25, actual=0.2500000000001,
+                         message="y[17]: expected 0.25, got 0.2500000000001: 37.5 times the bound"))
+    with_histogram(failed, rng, checked=100)
+    broken = next(e for e in results if e["case"] == "gemm/f64-9" and e["device"] == "opencl:0")
+    broken.update(result("gemm/f64-9", by_id["opencl:0"], "vectorized", "error", n=9, dtype="f64", op="gemm",
+                         line=broken["line"], message="clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES"))
+    doc = document(devices, results, created=created, hostname="h100-node-7")
+    doc["options"]["min_seconds"] = 0.5
+    return doc
+
+
 def main(argv):
     if len(argv) != 2 or argv[1].startswith("-"):
         print(__doc__.strip(), file=sys.stderr)
@@ -386,11 +615,15 @@ def main(argv):
     for entry in slower["results"]:
         if entry["case"] == "sumsq/f64-n100000000" and entry["device"] == "opencl:0":
             slow_down(entry, 1.10)
+    perf_a = perf_suite(seed=1)
+    perf_b = rerun(perf_suite(seed=1, created="2026-11-27T02:30:00Z", driver="560.28.03"), seed=5,
+                   offset=between_machines, created="2026-11-27T02:30:00Z")
     for name, data in (("demo-new.json", new), ("demo-baseline.json", old), ("demo-rerun.json", again),
-                       ("demo-slower.json", slower)):
+                       ("demo-slower.json", slower), ("perf-a.json", perf_a), ("perf-b.json", perf_b)):
         with open(os.path.join(argv[1], name), "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1, allow_nan=False, default=str)
-    for name in ("demo-new.json", "demo-baseline.json", "demo-rerun.json", "demo-slower.json"):
+    for name in ("demo-new.json", "demo-baseline.json", "demo-rerun.json", "demo-slower.json", "perf-a.json",
+                 "perf-b.json"):
         print(os.path.join(argv[1], name))
     return 0
 

@@ -1,25 +1,32 @@
-"""The report's plots (matplotlib, Agg), each returned as a PNG data URI to embed in the page.
+"""The report's plots (matplotlib): the roofline of each device, as SVG inlined into the page.
 
-Plots take plain data (lists of series with labels and points) so that they know nothing of the
-results schema. A series has a 'label', a 'color' index (stable per device across all plots of a
-report) and a 'style' index (per dtype). Axes turn logarithmic where values span decades.
+Plots take plain data (kcs_views.rooflines: series with labels and points, the ceilings of each
+results file) so that they know nothing of the results schema. SVG rather than PNG: a roofline is
+a few lines and points, which as vectors weigh a few tens of kilobytes where a PNG of the same
+plot weighed hundreds once base64-encoded (the PNGs were 97% of a 3.9 MB index.html), stays
+sharp at any zoom, keeps its text as text, and lets each point carry a tooltip (<title>) with its
+case, kernel, time, rate and fraction of its ceiling.
 """
 
-import base64
+import html
 import io
 import math
+import re
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the Agg backend must be chosen first)
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-DPI = 144           # rendered at 1.5x the displayed size, so plots stay crisp on dense screens
-DISPLAY_DPI = 96
-PALETTE = ["#2f6db3", "#d9822b", "#2e9e5b", "#b8405e", "#7c5cbf", "#8c6d46",
-           "#c060a6", "#5f6b73", "#a8a02a", "#2aa3b8"]
-STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-")]
+DISPLAY_DPI = 96    # SVG user units are points; the page shows them at CSS pixels
+# One colour per op (kcs_report gives each op its index, stable across the report), one marker
+# per kernel variant of an op; a vendor library's kernel (cuBLAS, CUB) is a star (a pentagon for a
+# second library kernel of the op, ...).
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1a1a6e", "#f4a6a6"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">"]
+LIBRARY_MARKERS = ["*", "p", "h", "8"]
 
 plt.rcParams.update({
     "font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold",
@@ -27,41 +34,14 @@ plt.rcParams.update({
     "axes.edgecolor": "#888888", "axes.grid": True, "grid.color": "#e4e4e4", "grid.linewidth": 0.7,
     "legend.fontsize": 8, "legend.frameon": False, "xtick.color": "#444444",
     "ytick.color": "#444444", "figure.facecolor": "white",
+    "svg.fonttype": "none",   # text stays text: lighter, selectable, in the page's font
+    "svg.hashsalt": "kcs",    # ids that do not change from run to run
 })
-
-
-class Image:
-    """A rendered plot: the data URI and its display size in CSS pixels."""
-
-    def __init__(self, uri, width, height, alt):
-        self.uri, self.width, self.height, self.alt = uri, width, height, alt
-
-
-def _finish(fig, alt):
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    width, height = fig.get_size_inches()
-    plt.close(fig)
-    uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    return Image(uri, round(width * DISPLAY_DPI), round(height * DISPLAY_DPI), alt)
 
 
 def _text(label):
     """A label as plain text: '$' would otherwise start matplotlib's mathtext."""
     return str(label).replace("$", r"\$")
-
-
-def _color(series):
-    return PALETTE[series.get("color", 0) % len(PALETTE)]
-
-
-def _style(series):
-    return STYLES[series.get("style", 0) % len(STYLES)]
-
-
-def _spans_decades(values, factor=30.0):
-    positive = [v for v in values if v > 0 and math.isfinite(v)]
-    return len(positive) > 1 and max(positive) / min(positive) >= factor
 
 
 def si(value, unit):
@@ -75,159 +55,109 @@ def si(value, unit):
     return f"{value:.3g} {unit}"
 
 
-def _size_axis(axes, sizes):
-    """A log axis of bytes per call; with few distinct sizes, ticks exactly at them."""
-    sizes = sorted({x for x in sizes if x > 0 and math.isfinite(x)})
+def _svg(fig, ident, titles, css_class, alt):
+    """The figure as an <svg> element to inline in HTML: no XML prologue or namespaces (HTML
+    supplies them), every id prefixed with ident so that several plots share a page, a <title>
+    (tooltip) in each group whose gid titles names, and the display size in CSS pixels."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
+    width, height = fig.get_size_inches()
+    plt.close(fig)
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text, count=3)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r'id="([^"]+)"', lambda m: f'id="{ident}-{m.group(1)}"', text)
+    text = re.sub(r'(url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}{ident}-{m.group(2)}", text)
+    for gid, title in titles.items():
+        text = text.replace(f'<g id="{ident}-{gid}">', f'<g id="{ident}-{gid}"><title>{html.escape(title)}</title>', 1)
+    size = f'width="{round(width * DISPLAY_DPI)}" height="{round(height * DISPLAY_DPI)}"'
+    text = re.sub(r'<svg\s+width="[^"]*"\s+height="[^"]*"',
+                  f'<svg class="{css_class}" id="{ident}" role="img" aria-label="{html.escape(alt)}" {size}', text, count=1)
+    return text
+
+
+def _marker(series):
+    """series['marker']: 0, 1, ... a kcs variant's; -1, -2, ... a library kernel's."""
+    if series["marker"] < 0:
+        return LIBRARY_MARKERS[(-1 - series["marker"]) % len(LIBRARY_MARKERS)]
+    return MARKERS[series["marker"] % len(MARKERS)]
+
+
+def roofline_svg(plot, ident):
+    """A device's roofline as inline SVG: each kernel at (arithmetic intensity, achieved FLOP/s) on
+    log-log axes, under the copy bandwidth (the sloped roof: bytes/s x FLOP/byte) and every compute
+    rate measured (flat roofs); the latest file's ceilings solid and labelled, earlier files'
+    dotted, and each kernel's earlier points hollow, joined to its latest by a thin line.
+    plot: kcs_views.rooflines() entry; ident: the element id, unique in the page."""
+    runs = plot["runs"]
+    last_run = max((r["run"] for r in runs), default=0)
+    xs = [p["x"] for s in plot["series"] for p in s["points"]]
+    ys = [p["y"] for s in plot["series"] for p in s["points"]]
+    tops = [rate for run in runs for _, rate in run["compute"]]
+    ridges = [rate / run["copy"] for run in runs if run["copy"] for _, rate in run["compute"]]
+    # Every point and the ridge points (where a flat roof meets the sloped one) in view; without
+    # points (no kernel had both flops and bytes), the roofs alone.
+    x_low, x_high = min(xs + ridges + [1.0]) / 4, max(xs + ridges + [1.0]) * 4
+    copies = [run["copy"] * x for run in runs if run["copy"] for x in (x_low, x_high)]
+    y_low = min(ys) / 4 if ys else min(tops + copies + [1e9]) / 10
+    y_high = max(ys + tops + [y_low * 10]) * 3
+    fig, axes = plt.subplots(figsize=(6.6, 4.1))
     axes.set_xscale("log")
-    if not sizes:
-        return
-    axes.set_xlim(sizes[0] / 1.6, sizes[-1] * 1.6)
-    if len(sizes) <= 8 and sizes[-1] / sizes[0] < 10:
-        axes.xaxis.set_major_locator(FixedLocator(sizes))
-        axes.xaxis.set_minor_locator(NullLocator())
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: si(x, "B")))
-    else:
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: si(x, "B")))
-        axes.xaxis.set_minor_formatter(NullFormatter())
-
-
-def _legend(fig, axes_list, count):
-    handles, labels = axes_list[0].get_legend_handles_labels()
-    if not handles:
-        return 0.0
-    columns = 1 if count <= 2 else 2 if count <= 8 else 3
-    rows = math.ceil(count / columns)
-    fig.legend(handles, labels, loc="lower center", ncol=columns, bbox_to_anchor=(0.5, 0.0))
-    return 0.18 * rows + 0.15  # inches the legend needs below the axes
-
-
-def throughput_plot(op, series):
-    """Bytes/s and flops/s (kernel medians, quartile error bars) against bytes moved.
-    series: [{'label', 'color', 'style', 'points': [{'bytes', 'flops', 'median', 'lower', 'upper'}]}]"""
-    has_flops = any(p["flops"] and p["flops"] > 0 for s in series for p in s["points"])
-    panels = [("bytes", "bytes/s", "bytes moved / kernel time")]
-    if has_flops:
-        panels.append(("flops", "flop/s", "flops / kernel time"))
-    legend_rows = math.ceil(len(series) / (1 if len(series) <= 2 else 2 if len(series) <= 8 else 3))
-    height = 3.3 + 0.18 * legend_rows
-    fig, axes_list = plt.subplots(1, len(panels), figsize=(10, height), squeeze=False)
-    axes_list = list(axes_list[0])
-    all_x = [p["bytes"] for s in series for p in s["points"]]
-    for axes, (field, unit, title) in zip(axes_list, panels):
-        all_y = []
-        for s in series:
-            points = sorted((p for p in s["points"] if p[field] and p[field] > 0), key=lambda p: p["bytes"])
-            if not points:
-                continue
-            x = [p["bytes"] for p in points]
-            y = [p[field] / p["median"] for p in points]
-            below = [max(0.0, p[field] / p["median"] - p[field] / p["upper"]) for p in points]
-            above = [max(0.0, p[field] / p["lower"] - p[field] / p["median"]) for p in points]
-            all_y.extend(y)
-            marker, line = _style(s)
-            axes.errorbar(x, y, yerr=[below, above], color=_color(s), marker=marker, linestyle=line,
-                          markersize=5, linewidth=1.4, capsize=3, label=_text(s["label"]))
-        axes.set_title(f"{op}: {title}")
-        axes.set_xlabel("bytes moved per call (from the op's definition)")
-        axes.set_ylabel(unit)
-        _size_axis(axes, all_x)
-        suffix = "flop/s" if field == "flops" else "B/s"
-        formatter = FuncFormatter(lambda y, _, suffix=suffix: si(y, suffix))
-        if _spans_decades(all_y):
-            axes.set_yscale("log")
-        else:
-            axes.set_ylim(bottom=0, top=max(all_y, default=1) * 1.15)
-        axes.yaxis.set_major_formatter(formatter)
-        axes.yaxis.set_minor_formatter(NullFormatter())
-    below = _legend(fig, axes_list, len(series))
-    fig.tight_layout(rect=(0, below / height, 1, 1))
-    return _finish(fig, f"{op}: kernel throughput by device and size")
-
-
-def ceiling_plot(op, series, what):
-    """Fraction of a device ceiling against bytes moved; `what` names the ceiling.
-    series: [{'label', 'color', 'style', 'points': [{'bytes', 'fraction', 'lower', 'upper'}]}]"""
-    legend_rows = math.ceil(len(series) / (1 if len(series) <= 2 else 2 if len(series) <= 8 else 3))
-    height = 3.0 + 0.18 * legend_rows
-    fig, axes = plt.subplots(figsize=(10, height))
-    all_x, top = [], 1.0
-    for s in series:
-        points = sorted(s["points"], key=lambda p: p["bytes"])
-        x = [p["bytes"] for p in points]
-        y = [p["fraction"] for p in points]
-        below = [max(0.0, p["fraction"] - p["lower"]) for p in points]
-        above = [max(0.0, p["upper"] - p["fraction"]) for p in points]
-        all_x.extend(x)
-        top = max([top] + [p["upper"] for p in points if math.isfinite(p["upper"])])
-        marker, line = _style(s)
-        axes.errorbar(x, y, yerr=[below, above], color=_color(s), marker=marker, linestyle=line,
-                      markersize=5, linewidth=1.4, capsize=3, label=_text(s["label"]))
-    axes.axhline(1.0, color="#444444", linewidth=1, linestyle="--")
-    axes.set_ylim(0, top * 1.1)
-    axes.set_title(f"{op}: fraction of {what}")
-    axes.set_xlabel("bytes moved per call")
-    axes.set_ylabel(f"fraction of {what}")
-    _size_axis(axes, all_x)
-    below = _legend(fig, [axes], len(series))
-    fig.tight_layout(rect=(0, below / height, 1, 1))
-    return _finish(fig, f"{op}: fraction of {what}")
-
-
-def accuracy_plot(op, cases, series):
-    """Fraction of the error bound used, per case (rows) and series (markers), log scale, with
-    the line at 1. Exact results (0) sit at the left edge, hollow; NaN or infinite fractions at
-    the right edge as crosses. series: [{'label', 'color', 'values': {case: fraction}}]"""
-    finite = [v for s in series for v in s["values"].values() if v is not None and math.isfinite(v)]
-    positive = [v for v in finite if v > 0]
-    floor = 10 ** (math.floor(math.log10(min(positive))) - 1) if positive else 1e-6
-    floor = min(floor, 1e-3)
-    # Far-off failures are drawn at a capped right edge (as triangles), so that the line at 1 and
-    # the passing cases keep most of the width; the tables give the exact figures.
-    limit = 1e3
-    ceiling = min(limit, 10 ** (math.ceil(math.log10(max(positive + [1.0]))) + 1))
-    legend_rows = math.ceil(len(series) / (1 if len(series) <= 2 else 2 if len(series) <= 8 else 3))
-    height = 1.2 + 0.22 * len(cases) + 0.18 * legend_rows
-    fig, axes = plt.subplots(figsize=(10, height))
-    positions = {case: len(cases) - 1 - n for n, case in enumerate(cases)}
-    count = len(series)
-    for k, s in enumerate(series):
-        offset = (k - (count - 1) / 2) * min(0.18, 0.7 / max(count, 1))
-        normal, zero, bad, beyond = ([], []), ([], []), ([], []), ([], [])
-        for case, value in s["values"].items():
-            if case not in positions or value is None:
-                continue
-            y = positions[case] + offset
-            if not math.isfinite(value):
-                bad[0].append(ceiling)
-                bad[1].append(y)
-            elif value > ceiling:
-                beyond[0].append(ceiling)
-                beyond[1].append(y)
-            elif value <= 0:
-                zero[0].append(floor)
-                zero[1].append(y)
-            else:
-                normal[0].append(value)
-                normal[1].append(y)
-        color = _color(s)
-        axes.scatter(normal[0], normal[1], color=color, s=22, zorder=3, label=_text(s["label"]))
-        if zero[0]:
-            axes.scatter(zero[0], zero[1], facecolors="none", edgecolors=color, s=22, zorder=3)
-        if bad[0]:
-            axes.scatter(bad[0], bad[1], color=color, marker="x", s=30, zorder=3)
-        if beyond[0]:
-            axes.scatter(beyond[0], beyond[1], color=color, marker=">", s=34, zorder=3)
-    axes.axvspan(1.0, ceiling * 1.5, color="#f6d5d5", zorder=0)
-    axes.axvline(1.0, color="#b03030", linewidth=1.2, zorder=2)
-    axes.set_xscale("log")
-    axes.set_xlim(floor / 1.5, ceiling * 1.5)
-    axes.set_yticks(range(len(cases)))
-    axes.set_yticklabels([_text(c) for c in reversed(cases)], fontsize=8)
-    axes.set_ylim(-0.7, len(cases) - 0.3)
-    axes.grid(axis="y", visible=False)
-    axes.set_title(f"{op}: fraction of the error bound used (1 = at the bound; right of the line fails)")
-    axes.set_xlabel("worst |error| / bound over the checked elements.  Hollow: exact (0), at the left edge;  "
-                    f"▶: beyond {ceiling:.0e}, at the right edge;  x: NaN or infinite")
-    below = _legend(fig, [axes], len(series))
-    fig.tight_layout(rect=(0, below / height, 1, 1))
-    return _finish(fig, f"{op}: fraction of the error bound used per case")
+    axes.set_yscale("log")
+    axes.set_xlim(x_low, x_high)
+    axes.set_ylim(y_low, y_high)
+    for run in sorted(runs, key=lambda r: r["run"] == last_run):
+        latest = run["run"] == last_run
+        style = {"color": "#3d4650" if latest else "#9aa3ad", "linewidth": 1.3 if latest else 1.0,
+                 "linestyle": "-" if latest else ":", "zorder": 2}
+        if run["copy"]:
+            axes.plot([x_low, x_high], [run["copy"] * x_low, run["copy"] * x_high], **style)
+            if latest:
+                x = max(x_low * 1.3, y_low * 1.6 / run["copy"])
+                axes.annotate(f"copy {si(run['copy'], 'B/s')}", (x, run["copy"] * x), xytext=(2, 6),
+                              textcoords="offset points", fontsize=7.5, color="#3d4650")
+        above = None  # the last labelled roof: a roof close under it is labelled below its line
+        for name, rate in sorted(run["compute"], key=lambda item: -item[1]):
+            axes.axhline(rate, **style)
+            if latest:
+                under = above is not None and above / rate < 1.8
+                axes.annotate(f"{name} {si(rate, 'FLOP/s')}", (x_high, rate), xytext=(-3, -3 if under else 3),
+                              textcoords="offset points", ha="right", va="top" if under else "bottom",
+                              fontsize=7.5, color="#3d4650")
+                above = rate
+    for x0, y0, x1, y1 in plot["links"]:
+        axes.plot([x0, x1], [y0, y1], color="#b8bec6", linewidth=0.8, zorder=3)
+    titles, count = {}, 0
+    for series in plot["series"]:
+        color = PALETTE[series["color"] % len(PALETTE)]
+        marker = _marker(series)
+        # Earlier files first, so that the latest file's filled point is drawn over a hollow one
+        # at the same place, and is the one the legend shows.
+        points = sorted(series["points"], key=lambda p: p["run"])
+        for number, point in enumerate(points):
+            gid = f"pt-{count}"
+            count += 1
+            hollow = point["run"] != last_run
+            collection = axes.scatter([point["x"]], [point["y"]], marker=marker, s=70 if marker in LIBRARY_MARKERS else 30,
+                                      facecolors="white" if hollow else color, edgecolors=color, linewidths=1.1,
+                                      zorder=4 if hollow else 5,
+                                      label=_text(series["label"]) if number == len(points) - 1 else None)
+            collection.set_gid(gid)
+            titles[gid] = point["title"]
+    formatter_y = FuncFormatter(lambda y, _: si(y, "FLOP/s"))
+    axes.yaxis.set_major_formatter(formatter_y)
+    # Few decades: ticks at 1, 2 and 5 of each, so that the axis has at least two labels.
+    axes.yaxis.set_major_locator(LogLocator(base=10, numticks=12,
+                                            subs=(1.0,) if y_high / y_low > 1e3 else (1.0, 2.0, 5.0)))
+    axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel("arithmetic intensity (FLOP/byte, from the op's definition)")
+    axes.set_ylabel("achieved (FLOP / kernel median)")
+    axes.set_title(_text(plot["title"]), loc="left")
+    if plot["series"]:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, handletextpad=0.3,
+                    borderaxespad=0.0, labelspacing=0.35, scatterpoints=1)
+    fig.tight_layout()
+    return _svg(fig, ident, titles, "roofline", f"roofline of {plot['title']}: {count} kernels")

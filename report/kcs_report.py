@@ -5,15 +5,25 @@
         [--baseline BASE.json [--min-effect 0.05] [--significance 0.01] [--map OLD=NEW ...]]
         [--cases DIR] [--output DIR]
 
-writes DIR/index.html (devices and drivers, a summary, the comparison with the baseline, a matrix
-of cases by device, the failures with their worst elements, throughput, fraction of the device
-ceilings and accuracy plots) and DIR/<op>.html for each case file: cases/<op>.md rendered, with
-each kcs-case block replaced by that case's latest results. Every image is an embedded PNG; the
-pages load nothing else. The last line printed is the path of index.html.
+writes DIR/index.html and DIR/<op>.html for each case file. index.html puts first what a GPU
+engineer reads first: a summary (what failed, what regressed, how close to its ceilings each
+device came, the most of its error bound a pass used), then the comparison with the baseline, the
+failures, the case x device matrix collapsed to its exceptions, a roofline per device and the
+perf cases' peers side by side, the accuracy views, and last the devices and the results files.
+Each op page is cases/<op>.md rendered, with each kcs-case block replaced by that case's latest
+results (fraction of the bound used with its distribution, the worst element, the rate against
+its ceiling), then the op's peers. The pages load nothing: the rooflines are inline SVG.
+docs/report.md is the reader's account of every view.
 
-This file gathers what the pages show; the markup is in report/templates/ (jinja2, autoescaped:
-a value reaches the page escaped unless it is Markup), and the case files' Markdown is rendered
-by markdown-it-py.
+DIR defaults to build/report under the kcs checkout that holds this script, whatever the current
+directory (the path printed last says where it went).
+
+Given several results files (two drivers, two cards, two dates) the performance and accuracy views
+overlay them, each later file's figure with its ratio to the first's; with --baseline the
+baseline is the first (kcs_views.py says how results are lined up). What each view computes is in
+kcs_views.py; the markup is in report/templates/ (jinja2, autoescaped: a value reaches the page
+escaped unless it is Markup); the roofline is drawn by kcs_plots.py; the case files' Markdown is
+rendered by markdown-it-py.
 
 With --baseline it compares (kcs_compare.py, docs/comparing.md): devices matched by uuid, else
 backend + index + name, or --map; correctness with expectations honoured; speed against the
@@ -26,7 +36,9 @@ named: file, where, what), or a baseline of which nothing matched; 3 a correctne
 (a pass now fails or errors, not as an expectation says), whatever the speed; 4 speed only:
 something slower, nothing regressed.
 Reads results schema versions 1 and 2 (docs/results.md). The fraction of a device ceiling that a
-timed result reached is the one the runner wrote in it (version 2); a version-1 result shows none.
+timed result reached is the one the runner wrote in it (version 2); a version-1 result shows none,
+and fields a file lacks (a check's histogram, an OpenCL GEMM ceiling) are shown as not recorded or
+not measured.
 """
 
 import argparse
@@ -43,23 +55,20 @@ from markupsafe import Markup, escape
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kcs_plots  # noqa: E402
+import kcs_views  # noqa: E402
 from kcs_compare import (EXIT_BAD_INPUT, EXIT_OK, ORDER_CORRECTNESS, ORDER_SPEED, CompareError,  # noqa: E402
                          Comparison, Options, parse_map)
-from kcs_results import (OUTCOMES, ResultsError, finite, kernel_timing, label_runs,  # noqa: E402
-                         latest_by_key, load_results, number, outcome, summary_counts)
+from kcs_results import (OUTCOMES, ResultsError, finite, fraction_histogram, kernel_timing,  # noqa: E402
+                         label_runs, latest_by_key, load_results, number, outcome, summary_counts)
 
 EXIT_USAGE = EXIT_BAD_INPUT
-DTYPE_ORDER = ["f32", "f64", "f16", "i32", "i64"]
+REPOSITORY = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+DEFAULT_OUTPUT = os.path.join(REPOSITORY, "build", "report")
 # The runner's summary counts (kcs_results.summary_counts), with the status whose colour each takes.
 COUNTS = (("passed", "pass"), ("failed", "fail"), ("skipped", "skip"), ("errors", "error"))
 # What an outcome badge says and, for expectations, what it means.
 OUTCOME_TEXT = {"xfail": "expected fail", "xerror": "expected error", "xskip": "expected skip",
                 "xpass": "unexpected pass"}
-# What the device ceilings are called, by their key in a device's "ceilings" and in a timing's
-# "ceiling" (where the runner names the one that bounds the op).
-CEILING_NAMES = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
-                 "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"),
-                 "fma_flops_per_s": ("FMA rate", "flop/s"), "gemm_flops_per_s": ("GEMM rate", "flop/s")}
 
 
 # ---- formatting -------------------------------------------------------------------------------
@@ -103,6 +112,8 @@ def fmt_fraction(value):
         return str(value)
     if value == 0:
         return "0 (exact)"
+    if 0.999 < value < 1:
+        return f"{value:.15g}"  # under the bound, if only just: never rounded up to 1
     if 0.01 <= abs(value) < 1000:
         return f"{value:.3g}"
     return f"{value:.2e}"
@@ -136,6 +147,20 @@ def fmt_percent(fraction):
 def fmt_ratio(ratio):
     """A ratio of medians: '×1.03', or '–' when there is none."""
     return f"×{ratio:.3g}" if ratio is not None and math.isfinite(ratio) else "–"
+
+
+def fmt_speedup(ratio):
+    """How many times faster: '×3.88', '×131', '×1,960'; '–' when there is none."""
+    if ratio is None or not math.isfinite(ratio):
+        return "–"
+    return f"×{ratio:,.0f}" if ratio >= 100 else f"×{ratio:.3g}"
+
+
+def ratio_class(ratio, min_effect):
+    """'slower' or 'faster' for a ratio of medians beyond the minimum effect, else ''."""
+    if ratio is None or not math.isfinite(ratio):
+        return ""
+    return "slower" if ratio > 1 + min_effect else "faster" if ratio < 1 / (1 + min_effect) else ""
 
 
 def fmt_machine(run):
@@ -202,8 +227,9 @@ class Column:
 class Model:
     """Everything the pages are built from."""
 
-    def __init__(self, runs, baseline=None, comparison=None, cases_dir=None):
+    def __init__(self, runs, baseline=None, comparison=None, cases_dir=None, min_effect=0.05):
         self.runs, self.baseline, self.comparison, self.cases_dir = runs, baseline, comparison, cases_dir
+        self.min_effect = min_effect
         self.columns = []
         index = {}
         for run_index, run in enumerate(runs):
@@ -224,13 +250,24 @@ class Model:
                 device = result.get("device_record")
                 result["column"] = index[(run_index, str(device.get("id")) if device else None,
                                           None if device else (str(result.get("backend") or "") or None))]
+        if baseline is not None:
+            # The baseline's results are overlaid on the others' (its devices are no columns of
+            # the matrix or the summary, which show the files given without --baseline).
+            own = {}
+            for result in baseline.results:
+                device = result.get("device_record")
+                column = Column(baseline, -1, device, None if device else result.get("backend"))
+                result["column"] = own.setdefault(column.key(), column)
+        # The files overlaid in the performance and accuracy views, the first the one the others
+        # are measured against: the baseline where there is one.
+        self.lines = kcs_views.Lines(([baseline] if baseline is not None else []) + list(runs), comparison)
+        self.op_colors = {}
         self.latest = latest_by_key(runs)
         self.stems = sorted({r["stem"] for run in runs for r in run.results})
         if cases_dir and os.path.isdir(cases_dir):
             self.stems = sorted(set(self.stems) | {os.path.splitext(f)[0] for f in os.listdir(cases_dir)
                                                    if f.endswith(".md")})
         self.case_order = self._case_order()
-        self.series_colors = {}
         self.plots = {}
 
     def _disambiguate(self):
@@ -249,7 +286,7 @@ class Model:
 
     def _case_order(self):
         order = {}
-        for run in self.runs:
+        for run in self.runs + ([self.baseline] if self.baseline else []):
             for result in run.results:
                 line = number(result.get("line"))
                 key = (result["stem"], line if line is not None and math.isfinite(line) else 1e18,
@@ -265,17 +302,31 @@ class Model:
         """Where a result's case is in the case files, for sorting."""
         return self.case_order.get(result["case"], (result["stem"], 1e18, result["case"]))
 
+    def case_position_of_name(self, name):
+        """Where a case is in the case files, by its name, for sorting."""
+        return self.case_order.get(name, (name.split("/")[0], 1e18, name))
+
+    def op_color(self, op):
+        """A colour index per op, stable across the report's plots (ops in name order)."""
+        if not self.op_colors:
+            ops = sorted({str(r.get("op")) for run in self.lines.runs for r in run.results})
+            self.op_colors.update((name, n) for n, name in enumerate(ops))
+        return self.op_colors.get(op, len(self.op_colors))
+
+    def peers(self):
+        """kcs_views.peers of the files shown, computed once for the index and the op pages."""
+        if not hasattr(self, "_peers"):
+            self._peers = kcs_views.peers(self.lines, self.case_position_of_name, fmt_time)
+        return self._peers
+
+    def rooflines(self):
+        """kcs_views.rooflines of the files shown: one per device slot that timed something."""
+        return kcs_views.rooflines(self.lines, lambda r: r["column"].label if r.get("column") else
+                                   str((r.get("device_record") or {}).get("name")), self.op_color, fmt_time, fmt_si)
+
     def latest_results(self):
         """The newest result per (case, backend, kernel, device name)."""
         return list(self.latest.values())
-
-    def color(self, column, kernel):
-        """A stable colour index per (device column, kernel) across every plot."""
-        key = (column.key(), kernel)
-        if key not in self.series_colors:
-            self.series_colors[key] = len(self.series_colors)
-        return self.series_colors[key]
-
 
     def plot(self, key, draw):
         """A plot drawn once per report (draw() the first time): op pages show the index's."""
@@ -299,13 +350,34 @@ def status_counts(results):
 
 
 def device_ceilings(device):
-    """The ceilings measured on a device, one 'copy bandwidth 2.9 TB/s' line each."""
-    lines = []
-    for key, value in (device.get("ceilings") or {}).items():
-        if key != "method" and isinstance(value, float):  # method is prose
-            name, unit = CEILING_NAMES.get(key, (key, "/s"))
-            lines.append(f"{name} {fmt_si(value, unit)}")
+    """The ceilings measured on a device, one 'copy bandwidth 2.9 TB/s' line each, and a
+    'GEMM rate not measured' line for each roofline ceiling it lacks."""
+    measured = kcs_views.measured_ceilings(device)
+    lines = [f"{kcs_views.ceiling_names(key)[0]} {fmt_si(value, kcs_views.ceiling_names(key)[2])}"
+             for key, value in measured.items()]
+    if measured:
+        lines += [f"{kcs_views.ceiling_names(key)[0]} not measured" for key in kcs_views.ROOFLINE_CEILINGS
+                  if key not in measured]
     return lines
+
+
+def device_rows(model):
+    """The devices table: each device once, however many files list it. Devices that agree in id,
+    name, platform, driver and runtime are one row naming the files; their ceilings are shown once
+    where the files measured the same, else per file."""
+    rows = {}
+    sources = [(column.device, column.run.label, False) for column in model.columns if column.device is not None]
+    if model.baseline:
+        sources += [(device, model.baseline.label, True) for device in model.baseline.devices.values()]
+    for device, label, baseline in sources:
+        key = tuple(str(device.get(k) or "") for k in ("id", "name", "platform", "driver_version", "runtime_version"))
+        row = rows.setdefault(key, {"device": device, "files": [], "ceilings": []})
+        row["files"].append(label + (" (baseline)" if baseline else ""))
+        row["ceilings"].append((label, device_ceilings(device), (device.get("ceilings") or {}).get("method")))
+    for row in rows.values():
+        distinct = {tuple(lines) for _, lines, _ in row["ceilings"]}
+        row["per_file"] = len(distinct) > 1
+    return list(rows.values())
 
 
 def comparison_devices(comparison):
@@ -314,7 +386,7 @@ def comparison_devices(comparison):
     rows = []
     for pair in comparison.pairs:
         ceilings = []
-        for key, (name, unit) in CEILING_NAMES.items():
+        for key, (name, _, unit) in kcs_views.CEILINGS.items():
             old, new = (pair.old.get("ceilings") or {}).get(key), (pair.new.get("ceilings") or {}).get(key)
             if isinstance(old, float) or isinstance(new, float):
                 ratio = new / old if finite(old) and finite(new) and old > 0 else None
@@ -330,29 +402,58 @@ def comparison_devices(comparison):
     return rows
 
 
+def matrix(model, everything):
+    """The case x device matrix collapsed to its exceptions: (columns shown, columns folded away
+    because every result in them is a skip for one reason [(column, reason, count)], rows with a
+    failure, error or expectation [(first result, cells)], rows whose only exceptions are skips,
+    and the number of cases that passed everywhere). Needs two device columns with results."""
+    columns = [c for c in model.columns if any(r["column"] is c for r in c.run.results)]
+    if len(columns) < 2:
+        return [], [], [], [], 0
+    folded, shown = [], []
+    for column in columns:
+        results = [r for r in column.run.results if r["column"] is column]
+        reasons = {r["message"] for r in results}
+        if all(outcome(r) == "skip" for r in results) and len(reasons) == 1:
+            folded.append((column, reasons.pop(), len(results)))
+        else:
+            shown.append(column)
+    by_cell = {}
+    for result in everything:
+        by_cell.setdefault((result["case"], result["column"].key()), []).append(result)
+    problems, skips, passed = [], [], 0
+    for case in model.sorted_cases(r["case"] for r in everything):
+        cells = [sorted(by_cell.get((case, c.key()), []), key=lambda r: str(r.get("kernel") or "")) for c in shown]
+        kinds = {outcome(r) for cell in cells for r in cell}
+        row = (next(r for r in everything if r["case"] == case), cells)
+        if kinds - {"pass", "skip", "xskip"}:
+            problems.append(row)
+        elif kinds - {"pass"}:
+            skips.append(row)
+        else:
+            passed += 1
+    return shown, folded, problems, skips, passed
+
+
 def index_page(model):
     """What index.html is rendered from."""
     everything = [r for run in model.runs for r in run.results]
+    latest = model.latest_results()
     summary = []
     for column in model.columns:
         results = [r for r in column.run.results if r["column"] is column]
-        if results:
-            summary.append({"column": column, "counts": status_counts(results), "total": len(results),
-                            "kernels": sorted({str(r.get("kernel")) for r in results if r.get("kernel")})})
-    latest = model.latest_results()
+        if not results:
+            continue
+        passes = [r for r in results if outcome(r) in ("pass", "xpass") and kcs_views.checked(r)
+                  and finite(r["accuracy"]["fraction_of_bound"])]
+        most = max(passes, key=lambda r: r["accuracy"]["fraction_of_bound"], default=None)
+        summary.append({"column": column, "counts": status_counts(results), "total": len(results),
+                        "closeness": kcs_views.closeness(results), "most": most,
+                        "mark": kcs_views.bound_mark(most) if most else None,
+                        "flagged": sum(1 for r in results if kcs_views.is_timed(r) and kcs_views.flags(r, fmt_time))})
     case_files = [{"stem": stem, "cases": len({r["case"] for r in latest if r["stem"] == stem}),
                    "counts": status_counts([r for r in latest if r["stem"] == stem])} for stem in model.stems]
-
-    # A matrix of cases by device needs two devices with results.
-    matrix_columns = [c for c in model.columns if any(r["column"] is c for r in c.run.results)]
-    matrix_columns = matrix_columns if len(matrix_columns) > 1 else []
-    by_cell, matrix_rows = {}, []
-    for result in everything:
-        by_cell.setdefault((result["case"], result["column"].key()), []).append(result)
-    for case in model.sorted_cases(r["case"] for r in everything) if matrix_columns else []:
-        cells = [sorted(by_cell.get((case, c.key()), []), key=lambda r: str(r.get("kernel") or ""))
-                 for c in matrix_columns]
-        matrix_rows.append((next(r for r in everything if r["case"] == case), cells))
+    matrix_columns, folded_columns, problem_rows, skip_rows, all_passed = matrix(model, everything)
 
     # The comparison lists what changed first, then folds away the unchanged pairs.
     rank = {"regressed": 0, "slower": 1, "expected": 2, "fixed": 3, "faster": 4, "unclear": 5}
@@ -361,151 +462,35 @@ def index_page(model):
         return min(rank.get(row["correctness"], 9), rank.get(row["speed"], 9))
 
     pairs = sorted(model.comparison.rows, key=lambda r: (row_rank(r), r["key"])) if model.comparison else []
-    toc = [("comparison-section", "Comparison with the baseline")] if model.comparison else []
-    toc += [("runs-section", "Results files"), ("devices-section", "Devices and drivers"),
-            ("summary-section", "Summary")]
-    toc += [("matrix-section", "Cases by device and driver")] if matrix_columns else []
-    toc += [("failures-section", "Failures and errors"), ("performance-section", "Performance"),
-            ("accuracy-section", "Accuracy")]
     in_order = sorted(everything, key=lambda r: (model.case_position(r), column_sort_key(r)))
     failures = [r for r in in_order if outcome(r) in ("fail", "error", "xpass")]
     expected = [r for r in in_order if outcome(r) in ("xfail", "xerror", "xskip")]
-    ops = [(stem, op, results) for stem in model.stems
-           for op, results in ops_in([r for r in latest if r["stem"] == stem])]
-    # Performance before accuracy: the order in which devices get their colours in the plots.
-    performance_blocks = [(stem, op, performance_block(model, op, results)) for stem, op, results in ops]
-    accuracy_plots = [(op, accuracy_plot(model, op, results)) for _, op, results in ops]
+    peers = model.peers()
+    rooflines = [(plot, model.plot(("roofline", plot["slot"]),
+                                   lambda plot=plot, n=n: kcs_plots.roofline_svg(plot, f"roofline-{n}")))
+                 for n, plot in enumerate(model.rooflines())]
+    flagged = [(table, row) for table in peers for row in table["rows"] if row["flags"]]
+    toc = [("summary-section", "Summary")]
+    toc += [("comparison-section", "Comparison with the baseline")] if model.comparison else []
+    toc += [("failures-section", "Failures and errors"), ("matrix-section", "Cases by device: the exceptions"),
+            ("performance-section", "Performance: rooflines and peers"), ("accuracy-section", "Accuracy"),
+            ("devices-section", "Devices and drivers"), ("runs-section", "Results files")]
     return {"title": "kcs results", "current": "index", "comparison": model.comparison, "toc": toc,
             "totals": status_counts(everything), "result_count": len(everything),
             "devices": sum(1 for c in model.columns if c.device),
             "several_files": len(model.runs) > 1 or model.baseline is not None, "several_runs": len(model.runs) > 1,
             "summary": summary, "case_files": case_files, "matrix_columns": matrix_columns,
-            "matrix_rows": matrix_rows, "notable": [r for r in pairs if row_rank(r) < 9],
+            "folded_columns": folded_columns, "problem_rows": problem_rows, "skip_rows": skip_rows,
+            "all_passed": all_passed, "notable": [r for r in pairs if row_rank(r) < 9],
             "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures, "expected": expected,
-            "performance_blocks": performance_blocks, "accuracy_plots": accuracy_plots,
+            "rooflines": rooflines, "peers": peers, "flagged": flagged,
+            "accuracy_by_op": kcs_views.accuracy_by_op(latest), "near_bound": kcs_views.near_bound(model.lines),
+            "moved": kcs_views.moved_medians(model.lines, model.min_effect) if model.lines.overlaid
+            and not model.comparison else [],
+            "device_rows": device_rows(model),
             "verdict": model.comparison.verdict() if model.comparison else None,
             "comparison_devices": comparison_devices(model.comparison) if model.comparison else [],
             "newly_skipped": model.comparison.newly_skipped() if model.comparison else []}
-
-
-# ---- performance and accuracy per op ----------------------------------------------------------
-
-def ops_in(results):
-    """(op, its results) for each op among results, by name."""
-    ops = sorted({str(r.get("op")) for r in results})
-    return [(op, [r for r in results if str(r.get("op")) == op]) for op in ops]
-
-
-def dtype_style(dtype):
-    """The marker and line style of a dtype in the plots."""
-    return DTYPE_ORDER.index(dtype) if dtype in DTYPE_ORDER else len(DTYPE_ORDER)
-
-
-def quartiles(kernel):
-    """(lower, upper) quartile of a kernel timing, the median standing in for one that is missing."""
-    return tuple(q if finite(q) and q > 0 else kernel["median_s"]
-                 for q in (kernel.get("lower_quartile_s"), kernel.get("upper_quartile_s")))
-
-
-def throughput_series(model, timed):
-    """Timed results as plot series, one per (device, kernel, dtype), points in bytes and seconds."""
-    series = {}
-    for result in timed:
-        key = (result["column"].key(), str(result.get("kernel") or ""), str(result.get("dtype") or ""))
-        if key not in series:
-            series[key] = {"label": f"{result['column'].label} · {key[1]} · {key[2]}".replace(" ·  · ", " · "),
-                           "color": model.color(result["column"], key[1]), "style": dtype_style(key[2]),
-                           "points": []}
-        kernel = kernel_timing(result)
-        lower, upper = quartiles(kernel)
-        series[key]["points"].append({"bytes": result["bytes"], "flops": result.get("flops") or 0.0,
-                                      "median": kernel["median_s"], "lower": lower, "upper": upper,
-                                      "result": result})
-    return list(series.values())
-
-
-def ceiling_of(result):
-    """The timing's "ceiling" the runner wrote (schema version 2): which device ceiling bounds the
-    op, and the fraction of it reached where the device measured it. None in a version-1 file."""
-    ceiling = (result.get("timing") or {}).get("ceiling")
-    return ceiling if isinstance(ceiling, dict) else None
-
-
-def ceiling_name(ceiling):
-    """'copy bandwidth', 'GEMM rate': what a timing's ceiling is, for labels."""
-    return CEILING_NAMES.get(ceiling.get("ceiling_key"), (str(ceiling.get("kind")), ""))[0]
-
-
-def ceiling_fraction(result):
-    """(fraction, lower, upper): the fraction of its ceiling a timed result reached, from the
-    results file, and its range over the kernel time's quartiles; None where there is none."""
-    fraction = (ceiling_of(result) or {}).get("fraction")
-    kernel = kernel_timing(result)
-    if not finite(fraction) or not kernel:
-        return None
-    lower, upper = quartiles(kernel)
-    return fraction, fraction * kernel["median_s"] / upper, fraction * kernel["median_s"] / lower
-
-
-def performance_block(model, op, op_results):
-    """An op's timed results: a plot of their throughput, a plot of the fraction of each ceiling the
-    runner held them against (or a note that no device measured it), and a table row each."""
-    timed = sorted((r for r in op_results if r["status"] == "pass" and kernel_timing(r) and finite(r.get("bytes"))),
-                   key=column_sort_key)
-    if not timed:
-        return {"op": op, "rows": []}
-    series = throughput_series(model, timed)
-    ceilings = {}  # name: key, of each ceiling these results name (none in version-1 files)
-    for ceiling in filter(None, map(ceiling_of, timed)):
-        ceilings.setdefault(ceiling_name(ceiling), ceiling.get("ceiling_key"))
-    block = {"op": op, "ceiling_label": " / ".join(ceilings) or "ceiling", "ceiling_plots": [], "unmeasured": [],
-             "rows": [], "throughput": model.plot(("throughput", op), lambda: kcs_plots.throughput_plot(op, series))}
-    for name, key in ceilings.items():
-        fraction_series = []
-        for s in series:
-            points = []
-            for p in s["points"]:
-                found = ceiling_fraction(p["result"])
-                if found and ceiling_name(ceiling_of(p["result"])) == name:
-                    points.append({"bytes": p["bytes"], "fraction": found[0], "lower": found[1], "upper": found[2]})
-            if points:
-                fraction_series.append({**s, "points": points})
-        if fraction_series:
-            block["ceiling_plots"].append(model.plot(("ceiling", op, name),
-                                                     lambda: kcs_plots.ceiling_plot(op, fraction_series, name)))
-        else:
-            block["unmeasured"].append({"label": name, "key": key})
-    for result in sorted(timed, key=lambda r: (model.case_position(r), column_sort_key(r))):
-        median = kernel_timing(result)["median_s"]
-        found = ceiling_fraction(result)
-        end_to_end = result["timing"].get("end_to_end") or {}
-        block["rows"].append({"result": result, "end_to_end": end_to_end.get("median_s"),
-                              "bytes_per_s": result["bytes"] / median,
-                              "flops_per_s": (result.get("flops") or 0) / median,
-                              "fraction": found[0] if found else None,
-                              "no_fraction": "no ceiling measured" if ceiling_of(result) else "–"})
-    return block
-
-
-def accuracy_plot(model, op, op_results):
-    """The fraction of the error bound each case used, per device and kernel; None when no result
-    of the op was checked."""
-    checked = [r for r in op_results if r.get("accuracy") and r["accuracy"].get("fraction_of_bound") is not None]
-    if not checked:
-        return None
-
-    def draw():
-        series = {}
-        for result in sorted(checked, key=column_sort_key):
-            key = (result["column"].key(), str(result.get("kernel") or ""))
-            if key not in series:
-                series[key] = {"label": f"{result['column'].label} · {key[1]}" if key[1] else result["column"].label,
-                               "color": model.color(result["column"], key[1]), "values": {}}
-            series[key]["values"][result["case"].split("/", 1)[-1]] = result["accuracy"]["fraction_of_bound"]
-        cases = [c.split("/", 1)[-1] for c in model.sorted_cases(r["case"] for r in checked)]
-        return kcs_plots.accuracy_plot(op, cases, list(series.values()))
-
-    return model.plot(("accuracy", op), draw)
 
 
 # ---- op pages: the case file woven with its results -------------------------------------------
@@ -561,8 +546,7 @@ def op_page(model, stem, output_dir):
             "source": os.path.relpath(path) if document is not None else None, "cases_dir": model.cases_dir,
             "results": results, "counts": status_counts(results), "cases_with_results": len(results_by_case),
             "cases_in_file": cases_in_file, "other_cases": other_cases,
-            "plots": [(op, performance_block(model, op, op_results), accuracy_plot(model, op, op_results))
-                      for op, op_results in ops_in(results)]}
+            "peers": [table for table in model.peers() if table["first"]["stem"] == stem]}
 
 
 def heading_id(source):
@@ -637,21 +621,25 @@ PAGES = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.d
                            trim_blocks=True, lstrip_blocks=True)
 PAGES.filters.update(time=fmt_time, si=fmt_si, fraction=fmt_fraction, number=fmt_number, date=fmt_date,
                      binary_bytes=fmt_bytes_binary, plural=fmt_plural, percent=fmt_percent, ratio=fmt_ratio,
+                     speedup=fmt_speedup,
                      machine=fmt_machine, command=fmt_command, options=fmt_options, source_line=fmt_source_line,
                      status_class=status_class, page_name=page_name, case_anchor=case_anchor)
-PAGES.tests.update(finite=finite, over_bound=lambda f: f is not None and (not math.isfinite(f) or f > 1))
+PAGES.tests.update(finite=finite, over_bound=lambda f: f is not None and (not math.isfinite(f) or f > 1),
+                   timed=kcs_views.is_timed)
 PAGES.globals.update(kernel_timing=kernel_timing, device_ceilings=device_ceilings, COUNTS=COUNTS, outcome=outcome,
-                     OUTCOME_TEXT=OUTCOME_TEXT, ORDER_CORRECTNESS=ORDER_CORRECTNESS, ORDER_SPEED=ORDER_SPEED)
+                     OUTCOME_TEXT=OUTCOME_TEXT, ORDER_CORRECTNESS=ORDER_CORRECTNESS, ORDER_SPEED=ORDER_SPEED,
+                     speed=kcs_views.speed, is_timed=kcs_views.is_timed, bound_mark=kcs_views.bound_mark,
+                     histogram_bins=kcs_views.histogram_bins, fraction_histogram=fraction_histogram,
+                     NEAR_BOUND=kcs_views.NEAR_BOUND, log=math.log, ratio_class=ratio_class, flags=lambda r: kcs_views.flags(r, fmt_time))
 
 
 def build_report(runs, output_dir, cases_dir=None, baseline=None, options=None):
     """Writes index.html and the op pages; returns (path of index.html, Comparison or None).
     Raises CompareError for comparison options that do not fit the files."""
     comparison = Comparison(baseline, runs, options) if baseline else None
-    model = Model(runs, baseline, comparison, cases_dir)
+    model = Model(runs, baseline, comparison, cases_dir, (options or Options()).min_effect)
     os.makedirs(output_dir, exist_ok=True)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    # index.html first: its plots give each device its colour, which the op pages' plots keep.
     pages = [("index.html", "index.html", index_page(model))]
     pages += [(page_name(stem), "op.html", op_page(model, stem, output_dir)) for stem in model.stems]
     for name, template, values in pages:
@@ -661,7 +649,8 @@ def build_report(runs, output_dir, cases_dir=None, baseline=None, options=None):
 
 
 def default_cases_dir():
-    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "cases"))
+    """cases/ of the kcs checkout that holds this script."""
+    return os.path.join(REPOSITORY, "cases")
 
 
 def parse_arguments(argv):
@@ -672,7 +661,9 @@ def parse_arguments(argv):
         epilog="""\
 Writes OUTPUT/index.html and OUTPUT/<op>.html (one per case file) and prints the
 path of index.html as the last line; with --baseline, the comparison and a
-one-line verdict before it.
+one-line verdict before it. Several results files are overlaid in the
+performance and accuracy views, each with its ratio to the first file (or to
+the baseline).
 
 Comparison: devices are matched by --map, else uuid (details "uuid=..."), else
 backend + index + name; every device, case, kernel or result on one side only
@@ -699,8 +690,9 @@ Exit status:
                         help="compare against this results file (e.g. the old driver's); exit 3 or 4 on a regression")
     parser.add_argument("--cases", metavar="DIR", default=None,
                         help=f"directory of case files to weave into op pages (default: {default_cases_dir()})")
-    parser.add_argument("--output", metavar="DIR", default=os.path.join("build", "report"),
-                        help="directory to write the pages into (default: build/report)")
+    parser.add_argument("--output", metavar="DIR", default=DEFAULT_OUTPUT,
+                        help="directory to write the pages into (default: build/report of the kcs checkout "
+                             f"that holds this script, whatever the current directory: {DEFAULT_OUTPUT})")
     parser.add_argument("--min-effect", type=float, default=0.05, metavar="FRACTION",
                         help="a speed change smaller than this fraction is 'same' (default: 0.05, i.e. 5%%)")
     parser.add_argument("--significance", type=float, default=0.01, metavar="LEVEL",

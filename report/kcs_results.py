@@ -12,7 +12,11 @@ and attaches to each result its device record, so that the rest of the report ne
 device up by id again. Version 2 adds to each timing the runner's "ceiling" (which ceiling of the
 device bounds the op, and the fraction of it reached), may add "samples_s" (every timed repeat)
 to a timing, a top-level "comparability" object (how the run was built) and, to a result that an
-expectations file listed, "expected" (docs/expectations.md).
+expectations file listed, "expected" (docs/expectations.md). Optional in version 2, and "not
+recorded" where a file lacks them: a check's "fraction_histogram" (how many checked elements used
+each power-of-two fraction of their bound), a result's "bound_tight" (why its case uses nearly all
+of its bound by construction) and "kernel_library" (the vendor library a kernel row calls: cuBLAS,
+CUB), and a device's "gemm_flops_per_s" ceiling on OpenCL.
 
 A result's outcome (outcome()) is its status read with its expectation, and the counts
 (summary_counts()) are the runner's: a met expectation of a failure or error counts as passed,
@@ -210,6 +214,33 @@ def _check_timing(problems, where, timing):
             problems.add(where, f"timing.ceiling: not an object: {_short(ceiling)}")
 
 
+def _check_histogram(problems, where, histogram):
+    """A "fraction_histogram": log2_upper (numbers, rising), counts (as many counts) and above (a
+    count); counts[i] elements used between 2^(log2_upper[i]-1) and 2^log2_upper[i] of their bound
+    (counts[0] everything below too), above the elements outside it."""
+    if not isinstance(histogram, dict):
+        problems.add(where, f"fraction_histogram: not an object: {_short(histogram)}")
+        return
+    uppers, counts = histogram.get("log2_upper"), histogram.get("counts")
+    if not isinstance(uppers, list) or not uppers:
+        problems.add(where, f"fraction_histogram.log2_upper: not a list of numbers: {_short(uppers)}")
+        return
+    if not all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in uppers) or \
+            any(b <= a for a, b in zip(uppers, uppers[1:])):
+        problems.add(where, f"fraction_histogram.log2_upper: not rising numbers: {_short(uppers)}")
+    if not isinstance(counts, list) or len(counts) != len(uppers):
+        problems.add(where, f"fraction_histogram.counts: not a list of {len(uppers)} counts (one per log2_upper): "
+                            f"{_short(counts)}")
+    elif not all(_is_count(c) for c in counts):
+        problems.add(where, f"fraction_histogram.counts: not counts: {_short(counts)}")
+    if not _is_count(histogram.get("above")):
+        problems.add(where, f"fraction_histogram.above: not a count: {_short(histogram.get('above'))}")
+
+
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _check_expected(problems, where, result):
     expected = result.get("expected")
     if expected is None:
@@ -276,6 +307,14 @@ def _check_result(problems, index, result):
                 problems.add(where, f"accuracy.worst: not an object: {_short(worst)}")
             elif worst:
                 _check_numbers(problems, f"{where}: accuracy.worst", worst, _WORST_KEYS)
+            if accuracy.get("fraction_histogram") is not None:
+                _check_histogram(problems, f"{where}: accuracy", accuracy["fraction_histogram"])
+    check = result.get("check")
+    if isinstance(check, dict) and check.get("fraction_histogram") is not None:
+        _check_histogram(problems, f"{where}: check", check["fraction_histogram"])
+    for key in ("bound_tight", "kernel_library"):
+        if result.get(key) is not None and (not isinstance(result[key], str) or not result[key].strip()):
+            problems.add(where, f"{key}: not a text: {_short(result[key])}")
     if result.get("timing") is not None:
         _check_timing(problems, where, result["timing"])
     _check_expected(problems, where, result)
@@ -512,6 +551,15 @@ def kernel_timing(result):
     if median is None or not math.isfinite(median) or median <= 0:
         return None
     return kernel
+
+
+def fraction_histogram(result):
+    """The result's "fraction_histogram" (in its accuracy object, or a "check" object), or None
+    where the file does not record one."""
+    for holder in (result.get("accuracy"), result.get("check")):
+        if isinstance(holder, dict) and isinstance(holder.get("fraction_histogram"), dict):
+            return holder["fraction_histogram"]
+    return None
 
 
 def finite(value):

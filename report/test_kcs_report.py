@@ -308,6 +308,22 @@ class MalformedInputTests(Scratch):
         self.assertEqual(status, 2, out)
         self.assertIn("not UTF-8", out)
 
+    def test_malformed_histograms_and_labels_are_refused(self):
+        entries = [fx.result(f"sumsq/f64-n{n}", fx.CUDA, "k") for n in (1, 2, 3, 4)]
+        entries[0]["accuracy"]["fraction_histogram"] = {"log2_upper": [-1, 0], "counts": [1], "above": 0}
+        entries[1]["accuracy"]["fraction_histogram"] = {"log2_upper": [0, -1], "counts": [1, -2], "above": 0}
+        entries[2]["accuracy"]["fraction_histogram"] = {"log2_upper": [-1, 0], "counts": [1, 1], "above": "none"}
+        entries[3]["bound_tight"] = ""
+        entries[3]["kernel_library"] = 7
+        self.refused(fx.document([fx.CUDA], entries),
+                     "results[0] (case 'sumsq/f64-n1' on cuda:0): accuracy: fraction_histogram.counts: not a list of "
+                     "2 counts (one per log2_upper)",
+                     "fraction_histogram.log2_upper: not rising numbers: [0, -1]",
+                     "fraction_histogram.counts: not counts: [1, -2]",
+                     "fraction_histogram.above: not a count: 'none'",
+                     "results[3] (case 'sumsq/f64-n4' on cuda:0): bound_tight: not a text: ''",
+                     "kernel_library: not a text: 7")
+
     def test_a_malformed_baseline_is_refused_too(self):
         doc = copy.deepcopy(self.new)
         doc["results"][0]["status"] = "PASS"
@@ -748,7 +764,7 @@ class ReportTests(Scratch):
         self.assertNotRegex(text, r"<link\b", name)
         self.assertNotRegex(text, r"<script\b", name)
         self.assertNotRegex(text, r"<iframe\b|<object\b|<embed\b", name)
-        self.assertNotRegex(text, r"@import|url\(", name)
+        self.assertNotRegex(text, r"@import|url\((?!#)", name)  # url(#id): a reference inside an inline SVG
         parser = Images()
         parser.feed(text)
         for tag, attribute, value in parser.attributes:
@@ -764,11 +780,12 @@ class ReportTests(Scratch):
         self.assertEqual(out.strip().splitlines()[-1], os.path.join(out_dir, "index.html"))
         index = self.read(os.path.join(out_dir, "index.html"))
         images = self.assert_self_contained(index, "index.html")
-        self.assertGreaterEqual(len(images), 3)  # throughput, fraction of ceiling, accuracy
         for source in images:
             data = base64.b64decode(source.split(",", 1)[1], validate=True)
             width, height = browser_check.png_dimensions(data)
             self.assertGreater(width * height, 0)
+        # One roofline per device that timed something, inline: reference, POCL, NVIDIA OpenCL, CUDA.
+        self.assertEqual(index.count('<svg class="roofline"'), 4)
         op_page = self.read(os.path.join(out_dir, "sumsq.html"))
         self.assert_self_contained(op_page, "sumsq.html")
         problems, _ = browser_check.check_dom(index, "index.html", browser_check.KEY_TABLES, probed=False)
@@ -787,9 +804,11 @@ class ReportTests(Scratch):
         self.assertIn("a dropped element?", index)
         self.assertIn("<code>30.7711</code>", index)
         self.assertIn("<code>31.61245</code>", index)
-        # Ceilings: present on the NVIDIA devices, absent on the CPUs.
-        self.assertIn("fraction of copy bandwidth", index)
+        # Ceilings: present on the NVIDIA devices, absent on the CPUs; units that scale.
+        self.assertIn("of copy</div>", index)
         self.assertIn("no ceiling measured", index)
+        self.assertIn("TB/s", index)
+        self.assertNotIn("flop/s", index)
 
     def test_a_saved_failure_shows_its_replay_command(self):
         entry = fx.result("sumsq/f64-n93", fx.REFERENCE, "k", "fail", n=93, message="outside the bound")
@@ -808,7 +827,8 @@ class ReportTests(Scratch):
                                                      median=1e-3)])
         status, out, out_dir = self.report(self.write("new.json", doc))
         index = self.read(os.path.join(out_dir, "index.html"))
-        self.assertIn("<strong>no ceiling measured</strong>", index)
+        self.assertIn("not measured on this device: copy bandwidth, FMA rate, GEMM rate", index)
+        self.assertIn("copy not measured", self.section(index, "peers"))
         self.assertNotIn('id="matrix"', index)  # one device: no matrix
         self.assertIn('id="failures"', index)   # the table is there, saying there are none
         self.assertIn("No failures or errors.", index)
@@ -820,14 +840,16 @@ class ReportTests(Scratch):
         status, out, out_dir = self.report(self.write("new.json", doc))
         self.assertEqual(status, 0, out)
         index = self.read(os.path.join(out_dir, "index.html"))
-        self.assertIn("fraction of GEMM rate", index)
+        self.assertIn("held to the GEMM rate", index)
+        self.assertIn(f"{2 * 65536 / 2e-5 / 4.9e14:.3g} of GEMM", index)
         self.assertTrue(os.path.isfile(os.path.join(out_dir, "gemm.html")))  # no case file: still a page
         self.assertIn("No case file", self.read(os.path.join(out_dir, "gemm.html")))
 
-    def performance_of(self, index, op):
-        """The performance part of index.html for one op."""
-        part = index[index.index(f'id="perf-{op}"'):]
-        return part[:part.index("<h3")]
+    def peers_of(self, index, case):
+        """The rows of the peers table for one case."""
+        part = self.section(index, "peers")
+        part = part[part.index(f"<code>{case}</code>"):]
+        return part[:part.index("</tbody>")]
 
     def test_each_result_is_held_to_the_ceiling_its_file_names(self):
         # The reference device measured no ceiling at all: whatever fraction is shown comes from the file.
@@ -839,14 +861,13 @@ class ReportTests(Scratch):
         status, out, out_dir = self.report(self.write("new.json", fx.document([fx.REFERENCE], [gemm, sumsq])))
         self.assertEqual(status, 0, out)
         index = self.read(os.path.join(out_dir, "index.html"))
-        gemm_part, sumsq_part = self.performance_of(index, "gemm"), self.performance_of(index, "sumsq")
-        self.assertIn("<th>fraction of GEMM rate</th>", gemm_part)
-        self.assertIn("<td>0.777</td>", gemm_part)
-        self.assertIn('alt="gemm: fraction of GEMM rate"', gemm_part)
-        self.assertIn("<th>fraction of copy bandwidth</th>", sumsq_part)
-        self.assertIn("<td>0.333</td>", sumsq_part)
-        self.assertIn('alt="sumsq: fraction of copy bandwidth"', sumsq_part)
-        self.assertNotIn("no ceiling measured</strong>", index)
+        gemm_part, sumsq_part = self.peers_of(index, "gemm/f32-1024"), self.peers_of(index, "sumsq/f64-n1000003")
+        self.assertIn("held to the GEMM rate", gemm_part)
+        self.assertIn("0.777 of GEMM", gemm_part)
+        self.assertIn("held to the copy bandwidth", sumsq_part)
+        self.assertIn("0.333 of copy", sumsq_part)
+        self.assertIn("0.777 of GEMM rate", index)  # the roofline's tooltip says the same
+        self.assertNotIn("0.777 of copy", index)
 
     def test_version_1_results_show_no_fraction(self):
         doc = copy.deepcopy(self.new)
@@ -856,10 +877,10 @@ class ReportTests(Scratch):
         status, out, out_dir = self.report(self.write("old.json", doc))
         self.assertEqual(status, 0, out)
         index = self.read(os.path.join(out_dir, "index.html"))
-        sumsq_part = self.performance_of(index, "sumsq")
-        self.assertIn("<th>fraction of ceiling</th>", sumsq_part)
-        self.assertNotIn("fraction of copy bandwidth", index)  # not guessed from the device's ceilings
-        self.assertNotIn("no ceiling measured</strong>", index)
+        sumsq_part = self.peers_of(index, "sumsq/f64-n1000003")
+        self.assertIn("not recorded", sumsq_part)
+        self.assertNotIn("of copy</div>", index)  # not guessed from the device's ceilings
+        self.assertNotIn("· held to the", index)
         self.assertIn("schema version 1: no fractions of ceilings", index)
 
     def test_op_page_is_woven_from_the_case_file(self):
@@ -984,6 +1005,223 @@ class ReportTests(Scratch):
             self.assertIn(line, done.stdout)
 
 
+class ViewTests(Scratch):
+    """The views a GPU engineer reads: rooflines, peers, runs overlaid, accuracy, flags, and an index
+    that fits a screen, on a whole suite run on an H100 machine (kcs_fixtures.perf_suite)."""
+
+    def setUp(self):
+        super().setUp()
+        self.perf = fx.perf_suite(seed=1)
+
+    def index_of(self, *docs, extra=()):
+        paths = [self.write(f"run-{n}.json", doc) for n, doc in enumerate(docs)]
+        status, out, out_dir = self.report(*paths, extra=extra)
+        self.assertEqual(status, 0, out)
+        return self.read(os.path.join(out_dir, "index.html")), out_dir
+
+    @staticmethod
+    def rooflines(index):
+        """{title: svg text} of the index's rooflines."""
+        found = {}
+        for part in index.split('<svg class="roofline"')[1:]:
+            svg = part[:part.index("</svg>")]
+            label = svg[svg.index('aria-label="roofline of ') + 24:]
+            found[label[:label.index('"')].rsplit(":", 1)[0]] = svg
+        return found
+
+    def test_a_roofline_per_device_with_every_timed_kernel_under_its_ceilings(self):
+        index, _ = self.index_of(self.perf)
+        rooflines = self.rooflines(index)
+        self.assertEqual(sorted(rooflines), ["cuda: NVIDIA H100 80GB HBM3", "opencl: NVIDIA H100 80GB HBM3",
+                                             "opencl: cpu-sapphirerapids-Intel Xeon Platinum 8480+",
+                                             "reference: host x86_64 (52 cores)"])
+        cuda = rooflines["cuda: NVIDIA H100 80GB HBM3"]
+        timed = [r for r in self.perf["results"] if r["device"] == "cuda:0" and r.get("timing")]
+        self.assertEqual(cuda.count("-pt-"), len(timed))
+        self.assertEqual(cuda.count("<title>"), len(timed))  # each point's tooltip
+        for label in ("copy 2.95 TB/s", "FMA 61 TFLOP/s", "GEMM 51 TFLOP/s", "gemm · cublas (cuBLAS)",
+                      "sumsq · cub (CUB)", "softmax · warp-registers"):
+            self.assertIn(label, cuda)
+        # The tooltip gives the fraction of the ceiling the runner wrote, and the intensity.
+        gemm = next(r for r in timed if r["case"] == "gemm/f32-4096" and r["kernel"] == "cublas")
+        self.assertIn("gemm/f32-4096 · cuda cublas (cuBLAS)\n", cuda)
+        self.assertIn(f"{gemm['timing']['ceiling']['fraction']:.3g} of GEMM rate); "
+                      f"{gemm['flops'] / gemm['bytes']:.3g} FLOP/byte", cuda)
+        # The reference measured only its copy bandwidth: the others are "not measured", not missing.
+        self.assertIn("not measured on this device: FMA rate, GEMM rate", index)
+        self.assertNotIn("not measured on this device: copy", index)
+
+    def test_an_opencl_device_without_a_gemm_ceiling_says_not_measured(self):
+        doc = fx.document([fx.NVIDIA_OPENCL], [fx.result("gemm/f32-512", fx.NVIDIA_OPENCL, "packed", n=10 ** 6,
+                                                         median=1e-4, op="gemm"),
+                                               fx.result("sumsq/f64-n1000003", fx.NVIDIA_OPENCL, "tree", n=10 ** 6,
+                                                         median=4e-6)])
+        index, _ = self.index_of(doc)
+        self.assertEqual(len(self.rooflines(index)), 1)
+        self.assertIn("not measured on this device: GEMM rate", index)
+        self.assertIn("GEMM not measured", self.section(index, "peers"))
+        self.assertIn("GEMM rate not measured", self.section(index, "devices"))
+
+    def test_peers_are_the_library_where_one_ran_else_the_fastest_variant(self):
+        model = kcs_report.Model([results_from_data(copy.deepcopy(self.perf), "perf.json")])
+        tables = {table["case"]: table for table in model.peers()}
+
+        def row(case, device, kernel):
+            return next(r for r in tables[case]["rows"] if r["latest"]["device"] == device
+                        and r["latest"]["kernel"] == kernel)
+
+        def median(case, device, kernel):
+            return row(case, device, kernel)["speed"]["median"]
+
+        # gemm: cuBLAS is the peer on the H100, for the CUDA kernels and the OpenCL one on the same card.
+        cublas, tiled = row("gemm/f32-4096", "cuda:0", "cublas"), row("gemm/f32-4096", "cuda:0", "tiled")
+        self.assertTrue(cublas["is_peer"])
+        self.assertAlmostEqual(tiled["versus_peer"], median("gemm/f32-4096", "cuda:0", "cublas") /
+                               median("gemm/f32-4096", "cuda:0", "tiled"))
+        self.assertEqual(row("gemm/f32-4096", "opencl:1", "packed-128x128")["peer"], "cuBLAS")
+        # softmax has no library: the fastest kcs variant on the card is the peer.
+        softmax = [r for r in tables["softmax/f32-32768x1024"]["rows"] if r["latest"]["device"] != "opencl:0"]
+        fastest = min(softmax, key=lambda r: r["speed"]["median"])
+        self.assertTrue(fastest["is_peer"])
+        self.assertEqual([r for r in softmax if r["is_peer"]], [fastest])
+        self.assertTrue(all(r["versus_peer"] <= 1 for r in softmax))
+        # POCL is a card of its own; with one variant it has no peer.
+        self.assertIsNone(row("softmax/f32-32768x1024", "opencl:0", "cpu-rows")["versus_peer"])
+        # Against the reference where it ran: its median over this one's.
+        self.assertAlmostEqual(row("gemm/f32-512", "cuda:0", "tiled")["versus_reference"],
+                               median("gemm/f32-512", "reference:0", "plain-k-order") /
+                               median("gemm/f32-512", "cuda:0", "tiled"))
+        self.assertIsNone(row("gemm/f32-4096", "cuda:0", "tiled")["versus_reference"])  # too slow to run there
+        index, _ = self.index_of(self.perf)
+        part = self.section(index, "peers")
+        part = part[part.index("<code>gemm/f32-4096</code>"):]
+        part = part[:part.index("</tbody>")]
+        self.assertIn('<span class="badge peer">peer</span>', part)
+        self.assertIn(f'{tiled["versus_peer"]:.2f}<div class="muted small wrap narrow">of cuBLAS</div>', part)
+        self.assertIn("held to the GEMM rate", part)
+
+    def test_flags_end_to_end_below_kernel_and_a_rate_above_its_ceiling(self):
+        index, _ = self.index_of(self.perf)
+        peers = self.section(index, "peers")
+        self.assertIn("end to end 46.", peers)
+        self.assertIn("is below the kernel time", peers)
+        self.assertIn("more than 1.1 times the ceiling it is held to", peers)  # TF32 held to the f32 GEMM rate
+        self.assertEqual(self.section(index, "summary").count("1 flagged</span>"), 2)  # NVIDIA OpenCL, CUDA
+        # A kernel that merely matches its ceiling is not flagged.
+        doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n1000003", fx.CUDA, "k", n=10 ** 8, median=8e8 / 3.1e12)])
+        doc["results"][0]["timing"]["end_to_end"]["median_s"] = doc["results"][0]["timing"]["kernel"]["median_s"] * 2
+        self.assertGreater(doc["results"][0]["timing"]["ceiling"]["fraction"], 1)
+        index, _ = self.index_of(doc)
+        self.assertIn("<strong>Flags:</strong> none.", index)
+
+    def test_runs_overlaid_with_a_ratio_to_the_first(self):
+        later = copy.deepcopy(self.perf)
+        later["created"] = "2026-11-28T00:00:00Z"
+        slow = timed_entry(later, "sumsq/f64-n100000000", "cuda:0")
+        slow = next(r for r in later["results"] if r["case"] == "sumsq/f64-n100000000" and r["device"] == "cuda:0"
+                    and r["kernel"] == "cub")
+        fx.slow_down(slow, 1.5)
+        index, out_dir = self.index_of(self.perf, later)
+        peers = self.section(index, "peers")
+        self.assertIn('class="data peers overlay"', peers)
+        self.assertIn("<th class=\"run\"><div class=\"wrap narrow\">run-0.json</div>", peers)
+        self.assertIn('<div class="overlay-ratio small slower">×1.5</div>', peers)
+        self.assertIn('<div class="overlay-ratio small ">×1</div>', peers)
+        self.assertIn("1 kernel moved by more than 5% against run-0.json", index)
+        # The roofline of each device shows both files: every kernel twice, joined.
+        rooflines = self.rooflines(index)
+        self.assertEqual(len(rooflines), 4)  # one per device, not per file
+        cuda = next(svg for title, svg in rooflines.items() if title.startswith("cuda: NVIDIA H100 80GB HBM3"))
+        timed = [r for r in self.perf["results"] if r["device"] == "cuda:0" and r.get("timing")]
+        self.assertEqual(cuda.count("-pt-"), 2 * len(timed))
+        self.assertIn("· run-0.json\n", cuda)
+        # Accuracy overlaid too: a column per file, with the ratio to the first.
+        near = self.section(index, "near-bound")
+        self.assertIn("<th>run-0.json</th><th>run-1.json</th>", near)
+        self.assertIn('<div class="overlay-ratio small">×1</div>', near)
+        # The op page overlays its peers the same way.
+        self.assertIn('<div class="overlay-ratio small slower">×1.5</div>', self.read(os.path.join(out_dir,
+                                                                                                    "sumsq.html")))
+
+    def test_the_baseline_is_the_first_of_the_overlay(self):
+        later = copy.deepcopy(self.perf)
+        fx.slow_down(next(r for r in later["results"] if r["case"] == "gemm/f32-4096" and r["kernel"] == "tiled"), 2.0)
+        status, out, out_dir = self.report(self.write("new.json", later), baseline=self.write("base.json", self.perf))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        peers = self.section(index, "peers")
+        self.assertLess(peers.index("base.json"), peers.index("new.json"))
+        self.assertIn('<div class="overlay-ratio small slower">×2</div>', peers)
+
+    def test_accuracy_shows_the_distribution_the_worst_element_and_why_a_pass_is_near_its_bound(self):
+        index, out_dir = self.index_of(self.perf)
+        accuracy = self.section(index, "accuracy")
+        self.assertEqual(accuracy.count('<svg class="histogram"'), 11)  # one per op
+        self.assertNotIn("not recorded", accuracy)
+        near = self.section(index, "near-bound")
+        tight = near[near.index("<code>anneal/update-f32-1024x128</code>"):]
+        self.assertIn("tight by construction", tight[:tight.index("</tr>")])
+        self.assertIn("the bound is the rounding of each of the two fused steps", tight[:tight.index("</tr>")])
+        accident = near[near.index("<code>gemm/f64-7</code>"):]
+        accident = accident[:accident.index("</tr>")]
+        self.assertIn("near the bound", accident)
+        self.assertIn("0.71 of the bound used, more than 0.5, and the case file gives no reason", accident)
+        self.assertNotIn("<code>gemm/f64-9</code>", near)  # an error: nothing checked
+        # The op page: each case's results with their distribution and worst element.
+        page = self.read(os.path.join(out_dir, "gemm.html"))
+        block = page[page.index('id="case-f64-7"'):]
+        block = block[:block.index("case block")]
+        self.assertEqual(block.count('<svg class="histogram"'), 4)
+        self.assertIn("near the bound", block)
+        # A file without histograms (before the runner wrote them) says so, and still renders.
+        index, _ = self.index_of(self.new)
+        self.assertIn("not recorded", self.section(index, "accuracy"))
+
+    def test_the_histogram_has_a_bar_per_bin_with_elements_and_marks_those_outside_the_bound(self):
+        entry = fx.result("sumsq/f64-n93", fx.CUDA, "k", "fail", n=93, fraction=3.0)
+        entry["accuracy"]["fraction_histogram"] = {"log2_upper": list(range(-20, 1)),
+                                                   "counts": [90] + [0] * 19 + [1], "above": 2}
+        index, _ = self.index_of(fx.document([fx.CUDA], [entry]))
+        histogram = self.section(index, "accuracy")
+        histogram = histogram[histogram.index('<svg class="histogram"'):]
+        histogram = histogram[:histogram.index("</svg>")]
+        self.assertEqual(histogram.count("<rect"), 3)
+        self.assertIn("<title>≤ 2^-20: 90</title>", histogram)
+        self.assertIn("<title>2^-1 – 2^0: 1</title>", histogram)
+        self.assertIn('class="above"><title>above the bound: 2</title>', histogram)
+
+    def test_an_index_that_fits_a_screen(self):
+        index, _ = self.index_of(self.perf, copy.deepcopy(self.perf))
+        self.assertLess(len(index.encode("utf-8")), 1_000_000)
+        # Summary first, then the failures; devices and files last.
+        order = [index.index(f'id="{ident}"') for ident in ("summary-section", "failures-section", "matrix-section",
+                                                             "performance-section", "accuracy-section",
+                                                             "devices-section", "runs-section")]
+        self.assertEqual(order, sorted(order))
+        # The matrix lists the exceptions only: the two cases that failed or errored, of about two hundred.
+        matrix = self.section(index, "matrix")
+        self.assertEqual(matrix.count("<tr><td><a href"), 2)
+        self.assertIn("<code>gemm/f64-9</code>", matrix)
+        self.assertIn("<code>softmax/f64-3</code>", matrix)
+        self.assertRegex(index, r"1[0-9]{2} cases passed on every device that ran them and are not listed")
+        # Each device once, however many files list it.
+        devices = self.section(index, "devices")
+        self.assertEqual(devices.count("<code>cuda:0</code>"), 1)
+        self.assertIn("run-0.json, run-1.json", devices)
+        # Units that scale.
+        self.assertIn("TFLOP/s", index)
+        self.assertNotIn("flop/s", index)
+
+    def test_the_default_output_folder_does_not_depend_on_the_current_directory(self):
+        here = os.getcwd()
+        try:
+            os.chdir(self.dir)
+            elsewhere = kcs_report.parse_arguments(["x.json"]).output
+        finally:
+            os.chdir(here)
+        self.assertEqual(elsewhere, kcs_report.parse_arguments(["x.json"]).output)
+        self.assertEqual(elsewhere, os.path.join(os.path.dirname(HERE), "build", "report"))
+
+
 class BrowserCheckTests(unittest.TestCase):
     def test_png_checker_rejects_corruption(self):
         one_pixel = base64.b64decode(
@@ -1001,22 +1239,45 @@ class BrowserCheckTests(unittest.TestCase):
             browser_check.png_dimensions(one_pixel[:-12])  # no IEND
         self.assertIn("not an embedded PNG", browser_check.check_image_source("plot.png"))
 
+    def test_layout_measurements_are_judged(self):
+        fine = {"data-kcs-wide": "", "data-kcs-width": "1280 1280", "data-kcs-rooflines": "roofline-0:634x394:12/12",
+                "data-kcs-peers": "12", "data-kcs-overlay": "3"}
+        self.assertEqual(browser_check.check_layout(fine, "index.html", browser_check.REQUIREMENTS), [])
+        wide = dict(fine, **{"data-kcs-wide": "failures: 1299 px"})
+        self.assertIn("index.html: table(s) wider than the 1280 px window or their box: failures: 1299 px",
+                      browser_check.check_layout(wide, "index.html"))
+        hidden = dict(fine, **{"data-kcs-rooflines": "roofline-0:634x394:11/12 roofline-1:0x0:0/0"})
+        problems = browser_check.check_layout(hidden, "index.html", ["roofline"])
+        self.assertIn("index.html: roofline roofline-0: 11 of its 12 points drawn inside it", problems)
+        self.assertIn("index.html: roofline roofline-1 has no size (0x0)", problems)
+        self.assertIn("no roofline drawn", browser_check.check_layout(dict(fine, **{"data-kcs-rooflines": ""}),
+                                                                     "i", ["roofline"])[0])
+        self.assertIn("no peers table", browser_check.check_layout(dict(fine, **{"data-kcs-peers": "0"}), "i",
+                                                                   ["peers"])[0])
+        self.assertIn("no overlay drawn", browser_check.check_layout(dict(fine, **{"data-kcs-overlay": "none"}), "i",
+                                                                     ["overlay"])[0])
+        self.assertEqual(browser_check.check_layout(dict(fine, **{"data-kcs-overlay": "none"}), "i", ["peers"]), [])
+
     def test_report_renders_in_chromium(self):
         # Not skipped without Chromium: tools/setup.sh installs it, and a check that did not run has not passed.
         self.assertTrue(browser_check.find_chromium(None), "chromium is not installed (tools/setup.sh installs it)")
         with tempfile.TemporaryDirectory(prefix="kcs-browser-test-") as scratch:
-            path = os.path.join(scratch, "new.json")
-            with open(path, "w", encoding="utf-8") as handle:
-                json.dump(fx.demo_new(), handle, default=str)
+            paths = []
+            for name, doc in (("old.json", fx.demo_new()), ("new.json", fx.rerun(fx.demo_new(), seed=3))):
+                paths.append(os.path.join(scratch, name))
+                with open(paths[-1], "w", encoding="utf-8") as handle:
+                    json.dump(doc, handle, default=str)
             out_dir = os.path.join(scratch, "out")
             with contextlib.redirect_stdout(io.StringIO()):
-                self.assertEqual(kcs_report.main([path, "--output", out_dir]), 0)
+                self.assertEqual(kcs_report.main([*paths, "--output", out_dir]), 0)
             shot = os.path.join(scratch, "shot.png")
             done = subprocess.run([sys.executable, os.path.join(HERE, "browser_check.py"),
-                                   os.path.join(out_dir, "index.html"), shot], capture_output=True, text=True)
+                                   os.path.join(out_dir, "index.html"), shot, "--require", "roofline,peers,overlay"],
+                                  capture_output=True, text=True)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("roofline, peers, overlay drawn, no table wider than 1280 px", done.stdout)
             with open(shot, "rb") as handle:
-                self.assertEqual(browser_check.png_dimensions(handle.read()), (1400, 2000))
+                self.assertEqual(browser_check.png_dimensions(handle.read()), (1280, 2000))
 
     def test_fails_without_chromium(self):
         with tempfile.TemporaryDirectory() as empty:

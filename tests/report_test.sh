@@ -5,10 +5,16 @@
 # against the baseline is a correctness regression (3); the baseline's build
 # rerun on another machine is no regression (0); the rerun with one 20 ms
 # kernel 10% slower is speed only (4); a malformed results file is bad input
-# (2) with a message naming it. Then it opens the pages in headless Chromium:
-# they load, no image is broken, the key tables are there; the screenshot of
-# the overview (the comparison comes first) is kept under the build folder.
-# Without Chromium it fails: there is no skip that passes.
+# (2) with a message naming it. Then it opens the pages in headless Chromium
+# in a 1280 px window: they load, no image is broken, no table is wider than
+# the window, the key tables are there; the comparison's pages and two whole
+# H100 suite runs overlaid (fixtures) must draw the rooflines, the peers table
+# and the overlay. Last, real runner output: a small `kcs run --benchmark` of
+# the perf cases that are not large, on the reference and POCL (the reference
+# alone where this machine has no OpenCL device), must give a report that draws
+# a roofline of each device and the peers table, whatever of the results
+# schema's optional fields this runner writes. The screenshots are kept under
+# the build folder. Without Chromium it fails: there is no skip that passes.
 # usage: tests/report_test.sh build/kcs   (the runner's folder holds the outputs)
 set -u
 python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found with matplotlib
@@ -56,6 +62,35 @@ echo "ok: a malformed results file: exit 2, $(head -1 "$out/bad.log")"
 
 # No Chromium fails here too (browser_check.py says so): tools/setup.sh
 # installs it, and a check that could not run has not passed.
-$python "$source/report/browser_check.py" "$out/html-new/index.html" "$out/screenshot.png" ||
-    { echo "FAIL: browser check"; exit 1; }
+$python "$source/report/browser_check.py" "$out/html-new/index.html" "$out/screenshot.png" \
+    --require roofline,peers,overlay || { echo "FAIL: browser check"; exit 1; }
 echo "ok: screenshot $out/screenshot.png"
+
+# Two runs of a whole suite on an H100 machine, overlaid: the index stays under
+# 1 MB (the embedded PNGs of old made it 1.6 to 2.7 MB).
+$python "$source/report/kcs_report.py" "$out/perf-a.json" "$out/perf-b.json" --cases "$source/cases" \
+    --output "$out/html-perf" > "$out/perf.log" 2>&1 || { cat "$out/perf.log"; echo "FAIL: the perf report"; exit 1; }
+size=$(wc -c < "$out/html-perf/index.html")
+[ "$size" -lt 1000000 ] || { echo "FAIL: index.html of two suite runs is $size bytes, not under 1 MB"; exit 1; }
+$python "$source/report/browser_check.py" "$out/html-perf/index.html" "$out/screenshot-perf.png" \
+    --require roofline,peers,overlay || { echo "FAIL: browser check of two suite runs overlaid"; exit 1; }
+echo "ok: two suite runs overlaid, index.html $size bytes, screenshot $out/screenshot-perf.png"
+
+# Real runner output: the perf cases that are not large, timed briefly.
+backends=reference
+if "$1" devices --backend opencl 2>/dev/null | grep -q '^opencl:'; then
+    backends=reference,opencl
+else
+    echo "note: no OpenCL device here: real runner output from the reference alone"
+fi
+"$1" run --benchmark --backend "$backends" --min-time 0.02 --min-repeats 3 --no-save --quiet \
+    --results "$out/real.json" 'anneal/update-f32-1024x128' 'anneal/energy-f32-n1000000' 'gemm/f32-512' \
+    > "$out/real-run.log" 2>&1 || { cat "$out/real-run.log"; echo "FAIL: kcs run --benchmark"; exit 1; }
+$python "$source/report/kcs_report.py" "$out/real.json" --output "$out/html-real" > "$out/real.log" 2>&1 ||
+    { cat "$out/real.log"; echo "FAIL: the report of real runner output"; exit 1; }
+rooflines=$(grep -o '<svg class="roofline"' "$out/html-real/index.html" | wc -l)
+wanted=$(echo "$backends" | tr ',' '\n' | wc -l)
+[ "$rooflines" -eq "$wanted" ] || { echo "FAIL: $rooflines rooflines for the $wanted devices of $backends"; exit 1; }
+$python "$source/report/browser_check.py" "$out/html-real/index.html" "$out/screenshot-real.png" \
+    --require roofline,peers || { echo "FAIL: browser check of real runner output"; exit 1; }
+echo "ok: real runner output ($backends): $rooflines rooflines, screenshot $out/screenshot-real.png"
