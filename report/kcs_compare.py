@@ -48,7 +48,7 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
 KERNEL_CEILINGS = ("copy_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s")
 CEILING_LABELS = {"copy_bytes_per_s": ("copy bandwidth", "B/s"),
                   "host_to_device_bytes_per_s": ("host-to-device bandwidth", "B/s"),
-                  "fma_flops_per_s": ("FMA rate", "flop/s"), "gemm_flops_per_s": ("GEMM rate", "flop/s")}
+                  "fma_flops_per_s": ("FMA rate", "FLOP/s"), "gemm_flops_per_s": ("GEMM rate", "FLOP/s")}
 
 WORKED = ("pass", "xpass")      # the kernel gave right answers (an unexpected pass is a pass)
 BROKEN = ("fail", "error")      # a failure that no expectation lists
