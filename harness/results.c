@@ -182,6 +182,18 @@ static void add_case_fields(json_t *item, const kcs_case *c)
     json_object_set_new(item, "tags", tags);
 }
 
+/* How much of its bound each checked element used, in powers of two (check.h). */
+static json_t *fraction_histogram_json(const kcs_fraction_histogram *histogram)
+{
+    json_t *upper = json_array(), *counts = json_array();
+    for (int i = 0; i < KCS_FRACTION_BINS; i++) {
+        json_array_append_new(upper, json_integer(KCS_FRACTION_LOWEST_LOG2 + i));
+        json_array_append_new(counts, json_integer((json_int_t)histogram->counts[i]));
+    }
+    return json_pack("{s:o, s:o, s:I}", "log2_upper", upper, "counts", counts, "above",
+                     (json_int_t)histogram->above);
+}
+
 static json_t *accuracy_json(const kcs_check_result *check)
 {
     json_t *accuracy = json_pack("{s:I, s:I, s:I, s:o}", "checked", (json_int_t)check->checked, "failures",
@@ -193,6 +205,7 @@ static json_t *accuracy_json(const kcs_check_result *check)
                                       (json_int_t)check->worst_index, "expected", number(check->worst_expected),
                                       "actual", number(check->worst_actual), "error", number(check->worst_error),
                                       "bound", number(check->worst_bound)));
+    json_object_set_new(accuracy, "fraction_histogram", fraction_histogram_json(&check->histogram));
     return accuracy;
 }
 
