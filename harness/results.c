@@ -164,6 +164,8 @@ static json_t *timing_json(const kcs_timing *t)
 
 static const char *tag_names[] = {"perf", "large", "no-reference"};
 
+static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
+
 /* What the case is: op, dtype, sizes, parameters, tags. */
 static void add_case_fields(json_t *item, const kcs_case *c)
 {
@@ -180,6 +182,8 @@ static void add_case_fields(json_t *item, const kcs_case *c)
     json_object_set_new(item, "sizes", sizes);
     json_object_set_new(item, "params", params);
     json_object_set_new(item, "tags", tags);
+    if (c->bound_tight[0])
+        json_object_set_new(item, "bound_tight", text_json(c->bound_tight));
 }
 
 /* How much of its bound each checked element used, in powers of two (check.h). */
