@@ -74,6 +74,10 @@ typedef struct {
     const char *description; /* one line: how it works */
     kcs_kernel_run *run;     /* runs it */
     kcs_kernel_supports *supports; /* optional: NULL means always */
+    /* Optional: the vendor library whose routine the row is ("cuBLAS", "CUB"),
+     * so that a report compares kcs's own kernels with it as their peer; NULL
+     * for kcs's own kernels (even one that calls a library for a step). */
+    const char *library;
 } kcs_kernel;
 
 /* The kernel rows one file of a backend exports. Each op file of a backend

@@ -338,6 +338,8 @@ static json_t *entry_json(const kcs_result_entry *entry)
     json_object_set_new(item, "backend", text_json(entry->backend));
     json_object_set_new(item, "device", text_json(entry->device_id));
     json_object_set_new(item, "kernel", text_json(entry->kernel));
+    if (entry->kernel_library)
+        json_object_set_new(item, "kernel_library", text_json(entry->kernel_library));
     if (entry->c)
         add_case_fields(item, entry->c);
     if (entry->expected_from)
