@@ -114,6 +114,8 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                                   number(options->min_seconds), "max_repeats", options->max_repeats));
 }
 
+static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
+
 static json_t *ceilings_json(const kcs_ceilings *c)
 {
     if (!c)
@@ -127,7 +129,7 @@ static json_t *ceilings_json(const kcs_ceilings *c)
         json_object_set_new(object, "fma_flops_per_s", number(c->fma_flops_per_s));
     if (c->gemm_flops_per_s > 0)
         json_object_set_new(object, "gemm_flops_per_s", number(c->gemm_flops_per_s));
-    json_object_set_new(object, "method", json_string(c->method));
+    json_object_set_new(object, "method", text_json(c->method)); /* may quote a build log */
     return object;
 }
 
@@ -163,8 +165,6 @@ static json_t *timing_json(const kcs_timing *t)
 }
 
 static const char *tag_names[] = {"perf", "large", "no-reference"};
-
-static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
 
 /* What the case is: op, dtype, sizes, parameters, tags. */
 static void add_case_fields(json_t *item, const kcs_case *c)
