@@ -185,8 +185,8 @@ static kcs_status measure_fma(kcs_device *device, resources *r, size_t items, si
     return KCS_OK;
 }
 
-/* The GEMM size (see the header): whole tiles, groups_per_unit tiles or more
- * per compute unit, intensity n / 6 at least 4 times the ridge point. */
+/* The GEMM size (see the header): whole tiles, at least 8 tiles per compute
+ * unit of a GPU (2 of a CPU), intensity n / 6 at least 4 times the ridge point. */
 static size_t gemm_size(const kcs_device *device, const kcs_ceilings *ceilings)
 {
     int cpu = (device->type & CL_DEVICE_TYPE_CPU) != 0;
