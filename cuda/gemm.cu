@@ -831,10 +831,11 @@ static const kcs_kernel rows[] = {
      run_tiled<float>, supports_plain_f32},
     {"gemm", KCS_F64, "tiled", "as f32 with 128x64x8 tiles, 8x4 f64 FMAs per thread", run_tiled<double>, NULL},
     {"gemm", KCS_F32, "cublas", "peer: cublasSgemm, default math (no TF32), row-major as C^T = B^T A^T",
-     run_cublas<float, false>, supports_plain_f32},
-    {"gemm", KCS_F64, "cublas", "peer: cublasDgemm, row-major as C^T = B^T A^T", run_cublas<double, false>, NULL},
+     run_cublas<float, false>, supports_plain_f32, "cuBLAS"},
+    {"gemm", KCS_F64, "cublas", "peer: cublasDgemm, row-major as C^T = B^T A^T", run_cublas<double, false>, NULL,
+     "cuBLAS"},
     {"gemm", KCS_F32, "cublas-tf32", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (mode=tf32 cases)",
-     run_cublas<float, true>, supports_tf32_only},
+     run_cublas<float, true>, supports_tf32_only, "cuBLAS"},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);

@@ -336,9 +336,9 @@ static const kcs_kernel rows[] = {
     {"sumsq", KCS_F32, "vector-grid", "as f64: squares and sums in double, rounded once to float",
      run_vector_grid<float>, NULL},
     {"sumsq", KCS_F64, "cub", "peer: cub::DeviceReduce::TransformReduce squaring into double", run_cub<double>,
-     NULL},
+     NULL, "CUB"},
     {"sumsq", KCS_F32, "cub", "peer: cub::DeviceReduce::TransformReduce, float squared in double", run_cub<float>,
-     NULL},
+     NULL, "CUB"},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_sumsq_kernels = KCS_KERNEL_TABLE(rows);

@@ -42,7 +42,8 @@ typedef struct {
     double copy_bytes_per_s;           /* device-to-device copy, bytes read + bytes written */
     double host_to_device_bytes_per_s; /* upload from staging (pinned where there is) memory */
     double fma_flops_per_s;            /* f32 fused multiply-adds in registers, 2 flops each */
-    double gemm_flops_per_s;           /* the vendor library's f32 GEMM (no tensor cores), 2mnk/s */
+    double gemm_flops_per_s;           /* f32 GEMM (no tensor cores), 2mnk/s: cuBLAS's on CUDA, kcs's
+                                        * own tuned kernel on OpenCL (method says which and how) */
     char method[512];                  /* how each was measured: sizes, repeats, library */
 } kcs_ceilings;
 
@@ -74,6 +75,10 @@ typedef struct {
     const char *description; /* one line: how it works */
     kcs_kernel_run *run;     /* runs it */
     kcs_kernel_supports *supports; /* optional: NULL means always */
+    /* Optional: the vendor library whose routine the row is ("cuBLAS", "CUB"),
+     * so that a report compares kcs's own kernels with it as their peer; NULL
+     * for kcs's own kernels (even one that calls a library for a step). */
+    const char *library;
 } kcs_kernel;
 
 /* The kernel rows one file of a backend exports. Each op file of a backend

@@ -137,14 +137,14 @@ typedef struct {
 } block;
 
 enum { KEY_CASE = 1, KEY_OP = 2, KEY_DTYPE = 4, KEY_SIZES = 8, KEY_PARAMS = 16, KEY_EXPECT = 32,
-       KEY_TAGS = 64 };
+       KEY_TAGS = 64, KEY_BOUND_TIGHT = 128 };
 
 static const struct {
     const char *name;
     unsigned bit;
 } keys[] = {{"case", KEY_CASE},     {"op", KEY_OP},         {"dtype", KEY_DTYPE},
             {"sizes", KEY_SIZES},   {"params", KEY_PARAMS}, {"expect", KEY_EXPECT},
-            {"tags", KEY_TAGS}};
+            {"tags", KEY_TAGS},     {"bound-tight", KEY_BOUND_TIGHT}};
 
 /* Parses one "key: value" line into the block; returns 0 with why on error. */
 static int parse_line(block *b, const char *stem, char *key, char *value, char *why, size_t why_size)
@@ -222,7 +222,8 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
             bit = keys[k].bit;
     if (!bit) {
         snprintf(why, why_size,
-                 "unknown key '%s' (known: case, op, dtype, sizes, params, input NAME, expect, tags)",
+                 "unknown key '%s' (known: case, op, dtype, sizes, params, input NAME, expect, tags, "
+                 "bound-tight)",
                  key);
         return 0;
     }
@@ -331,6 +332,17 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
         }
         return 1;
     }
+    case KEY_BOUND_TIGHT:
+        if (!value[0]) {
+            snprintf(why, why_size, "bound-tight needs the reason the case uses its bound by construction");
+            return 0;
+        }
+        if (strlen(value) >= sizeof c->bound_tight) {
+            snprintf(why, why_size, "bound-tight reason longer than %zu characters", sizeof c->bound_tight - 1);
+            return 0;
+        }
+        snprintf(c->bound_tight, sizeof c->bound_tight, "%s", value);
+        return 1;
     }
     return 0;
 }

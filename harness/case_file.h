@@ -12,6 +12,8 @@
  *                                  parameters, optional seed=N
  *     expect: closed-form          golden | oracle [sample=N] | closed-form
  *     tags: perf large             optional: perf, large, no-reference
+ *     bound-tight: why             optional: the case uses (nearly) all of its
+ *                                  bound by construction, and why
  *     ```
  *
  * docs/case-format.md is the normative description. A malformed block is
@@ -73,6 +75,10 @@ typedef struct {
     kcs_expect_source expect;
     uint64_t sample; /* with expect oracle: output rows checked, 0 for all */
     unsigned tags;
+    /* Why the case uses (nearly) all of its bound by construction (its
+     * bound-tight line), so that a report tells it from a kernel close to its
+     * bound by accident; "" when the case file says nothing. */
+    char bound_tight[320];
 } kcs_case;
 
 /* A problem found in a case file. */

@@ -27,6 +27,7 @@ static const char good[] =
     "input x: ramp start=1 step=2 seed=0x10\n"
     "expect: closed-form\n"
     "tags: perf large\n"
+    "bound-tight: rounded once: error: half an ulp, all of the bound\n"
     "```\n"
     "More prose.\n"
     "```kcs-case\n"
@@ -60,6 +61,8 @@ static void good_blocks_are_parsed(void **state)
     assert_true(kcs_distribution_param(&c->inputs[0].distribution, "step", 0) == 2);
     assert_int_equal(c->expect, KCS_EXPECT_CLOSED_FORM);
     assert_int_equal(c->tags, KCS_TAG_PERF | KCS_TAG_LARGE);
+    /* the reason is the rest of the line, colons and all */
+    assert_string_equal(c->bound_tight, "rounded once: error: half an ulp, all of the bound");
 
     c = &list.cases[1];
     assert_string_equal(c->name, "sumsq/gemm-nt");
@@ -67,6 +70,7 @@ static void good_blocks_are_parsed(void **state)
     assert_null(kcs_case_param(c, "beta"));
     assert_int_equal(c->expect, KCS_EXPECT_ORACLE);
     assert_int_equal(c->sample, 64);
+    assert_string_equal(c->bound_tight, ""); /* not said: not tight by construction */
     /* without seed=, the seed is the hash of "<case name>:<input name>" */
     assert_int_equal(kcs_case_input(c, "a")->distribution.seed, kcs_string_hash("sumsq/gemm-nt:a"));
     kcs_case_list_free(&list);
@@ -128,6 +132,7 @@ static void every_malformed_line_is_reported(void **state)
     expect_problem("input y: normal seed=-1", "seed '-1'");
     expect_problem_at("input x: normal", 8, "input 'x' given twice"); /* the second one is wrong */
     expect_problem("input: normal", "needs an input name");
+    expect_problem("bound-tight:", "bound-tight needs the reason");
 }
 
 static void expect_block_problem(const char *block, int line, const char *words)

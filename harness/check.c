@@ -57,6 +57,25 @@ static int carries_poison_payload(const void *data, kcs_dtype dtype, size_t inde
     return 0;
 }
 
+void kcs_fraction_histogram_add(kcs_fraction_histogram *histogram, double fraction)
+{
+    if (!(fraction <= 1.0)) {
+        histogram->above++; /* outside the bound, or NaN */
+        return;
+    }
+    if (!(fraction > 0.0)) {
+        histogram->counts[0]++; /* exact */
+        return;
+    }
+    /* fraction = m 2^e with m in [0.5, 1): it is at most 2^e, and at most
+     * 2^(e-1) only when m = 0.5; frexp is exact, so the edges are too. */
+    int exponent;
+    double mantissa = frexp(fraction, &exponent);
+    int upper = mantissa == 0.5 ? exponent - 1 : exponent;
+    int bin = upper - KCS_FRACTION_LOWEST_LOG2;
+    histogram->counts[bin < 0 ? 0 : bin]++;
+}
+
 /* The smallest magnitude that rounds to infinity in dtype. */
 static double overflow_threshold(kcs_dtype dtype)
 {
@@ -140,6 +159,7 @@ void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs
                              "(its guard) or an output it had not written");
                 }
             }
+            kcs_fraction_histogram_add(&result->histogram, fraction);
             int failed = why[0] != '\0';
             if (failed && result->failures++ == 0)
                 snprintf(result->diagnosis, sizeof result->diagnosis, "%s[%zu]: %s", spec->name, index, why);

@@ -15,6 +15,23 @@
 
 #include "op.h"
 
+/* The histogram of the fraction of its bound each checked element used
+ * (error / bound), in powers of two, so that a report can tell a case with
+ * room from one at its bound (docs/results.md, "fraction_histogram"). */
+#define KCS_FRACTION_BINS 21           /* upper edges 2^-20, 2^-19, ..., 2^0 */
+#define KCS_FRACTION_LOWEST_LOG2 (-20) /* log2 of the first bin's upper edge */
+
+typedef struct {
+    /* counts[i]: elements with 2^(u-1) < f <= 2^u, u = KCS_FRACTION_LOWEST_LOG2 + i;
+     * counts[0] also holds every f <= 2^-20, exact elements (f = 0) included. */
+    size_t counts[KCS_FRACTION_BINS];
+    size_t above; /* elements outside their bound: f > 1, or f NaN */
+} kcs_fraction_histogram;
+
+/* Counts one element that used fraction of its bound (0 when exact; inf
+ * for a wrong class, an unwritten element or any error against a zero bound). */
+void kcs_fraction_histogram_add(kcs_fraction_histogram *histogram, double fraction);
+
 /* What one comparison found. */
 typedef struct kcs_check_result {
     int passed;             /* every checked element within its bound */
@@ -28,6 +45,7 @@ typedef struct kcs_check_result {
     double worst_error;     /* |actual - expected| (inf for a class mismatch) */
     double worst_bound;     /* bound there */
     double fraction;        /* worst error / bound; 0 when all exact, inf when b = 0 < error */
+    kcs_fraction_histogram histogram; /* every checked element's fraction; its total is checked */
     char diagnosis[768];    /* on failure: the first bad element and what is wrong */
 } kcs_check_result;
 

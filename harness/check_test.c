@@ -136,6 +136,84 @@ static void trivial_answers_are_named(void **state)
     assert_non_null(strstr(r.diagnosis, "all zeros"));
 }
 
+/* The sum of a histogram's bins and its count above the bound. */
+static size_t histogram_total(const kcs_fraction_histogram *h)
+{
+    size_t total = h->above;
+    for (int i = 0; i < KCS_FRACTION_BINS; i++)
+        total += h->counts[i];
+    return total;
+}
+
+/* The bin one fraction lands in, or -1 for above the bound. */
+static int bin_of(double fraction)
+{
+    kcs_fraction_histogram h;
+    memset(&h, 0, sizeof h);
+    kcs_fraction_histogram_add(&h, fraction);
+    assert_int_equal(histogram_total(&h), 1);
+    for (int i = 0; i < KCS_FRACTION_BINS; i++)
+        if (h.counts[i])
+            return i;
+    return -1;
+}
+
+static void the_histogram_bins_fractions_by_powers_of_two_edges_included(void **state)
+{
+    (void)state;
+    /* bin i holds 2^(i-21) < f <= 2^(i-20): each power of two closes its bin */
+    assert_int_equal(bin_of(1.0), 20);
+    assert_int_equal(bin_of(nextafter(1.0, 0.0)), 20);
+    assert_int_equal(bin_of(0.75), 20);
+    assert_int_equal(bin_of(nextafter(0.5, 1.0)), 20);
+    assert_int_equal(bin_of(0.5), 19);
+    assert_int_equal(bin_of(0.3), 19);
+    assert_int_equal(bin_of(0.25), 18);
+    assert_int_equal(bin_of(0x1p-19), 1);
+    assert_int_equal(bin_of(nextafter(0x1p-20, 1.0)), 1);
+    /* the first bin also holds everything smaller, exact elements included */
+    assert_int_equal(bin_of(0x1p-20), 0);
+    assert_int_equal(bin_of(0x1p-40), 0);
+    assert_int_equal(bin_of(0x1p-1074), 0);
+    assert_int_equal(bin_of(0.0), 0);
+    /* outside the bound, by however little, and NaN */
+    assert_int_equal(bin_of(nextafter(1.0, 2.0)), -1);
+    assert_int_equal(bin_of(2.0), -1);
+    assert_int_equal(bin_of(INFINITY), -1);
+    assert_int_equal(bin_of(NAN), -1);
+}
+
+static void the_checker_counts_every_checked_element_once(void **state)
+{
+    (void)state;
+    /* exact; 1/2 of the bound; all of it; twice it; NaN for a number; NaN
+     * for NaN; infinity within the overflow allowance; unwritten */
+    double expected[8] = {1.0, 1.0, 1.0, 1.0, 1.0, NAN, 0x1.fffffep127, 3.0};
+    double bounds[8] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0x1p104, 0.5};
+    float actual[8] = {1.0f, 1.25f, 1.5f, 2.0f, NAN, NAN, INFINITY, 0.0f};
+    kcs_poison(&actual[7], KCS_F32, 1);
+    kcs_check_result r = check(KCS_F32, actual, expected, bounds, 8);
+    const kcs_fraction_histogram *h = &r.histogram;
+    assert_int_equal(histogram_total(h), r.checked);
+    assert_int_equal(h->above, r.failures); /* twice the bound, NaN for 1, unwritten */
+    assert_int_equal(h->above, 3);
+    assert_int_equal(h->counts[0], 2);      /* the exact element and NaN for NaN */
+    assert_int_equal(h->counts[19], 1);     /* 0.25 / 0.5 */
+    assert_int_equal(h->counts[20], 2);     /* 0.5 / 0.5, and the accepted infinity */
+}
+
+static void exactly_compared_elements_count_as_zero_or_above(void **state)
+{
+    (void)state;
+    int32_t actual[4] = {3, 7, -1, 9};
+    double expected[4] = {3, 7, 5, 9}, bounds[4] = {0, 0, 0, 0};
+    kcs_check_result r = check(KCS_I32, actual, expected, bounds, 4);
+    assert_false(r.passed);
+    assert_int_equal(r.histogram.counts[0], 3);
+    assert_int_equal(r.histogram.above, 1);
+    assert_int_equal(histogram_total(&r.histogram), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +224,9 @@ int main(void)
         cmocka_unit_test(infinity_is_accepted_only_where_the_bound_reaches_overflow),
         cmocka_unit_test(poisoned_elements_are_reported_unwritten),
         cmocka_unit_test(trivial_answers_are_named),
+        cmocka_unit_test(the_histogram_bins_fractions_by_powers_of_two_edges_included),
+        cmocka_unit_test(the_checker_counts_every_checked_element_once),
+        cmocka_unit_test(exactly_compared_elements_count_as_zero_or_above),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

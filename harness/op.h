@@ -58,7 +58,7 @@ size_t kcs_array_bytes(const kcs_array_spec *spec);
  * the report show the same fraction. */
 typedef enum {
     KCS_CEILING_COPY, /* memory-bound: bytes moved against device-to-device copy bandwidth */
-    KCS_CEILING_GEMM, /* compute-bound: flops against the vendor library's f32 GEMM rate */
+    KCS_CEILING_GEMM, /* compute-bound: flops against the device's measured f32 GEMM rate */
 } kcs_ceiling_kind;
 
 /* An operation. */

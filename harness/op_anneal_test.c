@@ -216,6 +216,11 @@ static void assign_finds_unwritten_outputs(void **state)
     assert_false(r.passed);
     assert_int_equal(r.unwritten, 1);
     assert_non_null(strstr(r.diagnosis, "idx[1]: never written"));
+    /* assign's own check fills the histogram as kcs_check_outputs does: the
+     * exact index and distances at 0, the unwritten index above the bound */
+    assert_int_equal(r.checked, 4);
+    assert_int_equal(r.histogram.counts[0], 3);
+    assert_int_equal(r.histogram.above, 1);
     free(e);
 }
 

@@ -218,6 +218,7 @@ static void record(tally *t, int output, const char *name, size_t index, double 
 {
     kcs_check_result *r = t->result;
     r->checked++;
+    kcs_fraction_histogram_add(&r->histogram, fraction);
     if (why[0] && r->failures++ == 0)
         snprintf(r->diagnosis, sizeof r->diagnosis, "%s[%zu]: %s", name, index, why);
     if (fraction > t->worst) {

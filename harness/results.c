@@ -114,6 +114,8 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                                   number(options->min_seconds), "max_repeats", options->max_repeats));
 }
 
+static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
+
 static json_t *ceilings_json(const kcs_ceilings *c)
 {
     if (!c)
@@ -127,7 +129,7 @@ static json_t *ceilings_json(const kcs_ceilings *c)
         json_object_set_new(object, "fma_flops_per_s", number(c->fma_flops_per_s));
     if (c->gemm_flops_per_s > 0)
         json_object_set_new(object, "gemm_flops_per_s", number(c->gemm_flops_per_s));
-    json_object_set_new(object, "method", json_string(c->method));
+    json_object_set_new(object, "method", text_json(c->method)); /* may quote a build log */
     return object;
 }
 
@@ -180,6 +182,20 @@ static void add_case_fields(json_t *item, const kcs_case *c)
     json_object_set_new(item, "sizes", sizes);
     json_object_set_new(item, "params", params);
     json_object_set_new(item, "tags", tags);
+    if (c->bound_tight[0])
+        json_object_set_new(item, "bound_tight", text_json(c->bound_tight));
+}
+
+/* How much of its bound each checked element used, in powers of two (check.h). */
+static json_t *fraction_histogram_json(const kcs_fraction_histogram *histogram)
+{
+    json_t *upper = json_array(), *counts = json_array();
+    for (int i = 0; i < KCS_FRACTION_BINS; i++) {
+        json_array_append_new(upper, json_integer(KCS_FRACTION_LOWEST_LOG2 + i));
+        json_array_append_new(counts, json_integer((json_int_t)histogram->counts[i]));
+    }
+    return json_pack("{s:o, s:o, s:I}", "log2_upper", upper, "counts", counts, "above",
+                     (json_int_t)histogram->above);
 }
 
 static json_t *accuracy_json(const kcs_check_result *check)
@@ -193,6 +209,7 @@ static json_t *accuracy_json(const kcs_check_result *check)
                                       (json_int_t)check->worst_index, "expected", number(check->worst_expected),
                                       "actual", number(check->worst_actual), "error", number(check->worst_error),
                                       "bound", number(check->worst_bound)));
+    json_object_set_new(accuracy, "fraction_histogram", fraction_histogram_json(&check->histogram));
     return accuracy;
 }
 
@@ -331,6 +348,8 @@ static json_t *entry_json(const kcs_result_entry *entry)
     json_object_set_new(item, "backend", text_json(entry->backend));
     json_object_set_new(item, "device", text_json(entry->device_id));
     json_object_set_new(item, "kernel", text_json(entry->kernel));
+    if (entry->kernel_library)
+        json_object_set_new(item, "kernel_library", text_json(entry->kernel_library));
     if (entry->c)
         add_case_fields(item, entry->c);
     if (entry->expected_from)

@@ -31,6 +31,7 @@ typedef struct {
     const char *backend;         /* NULL when no backend was involved */
     const char *device_id;       /* "opencl:1" */
     const char *kernel;          /* kernel variant */
+    const char *kernel_library;  /* the vendor library the kernel row is (kcs_kernel.library), or NULL */
     const char *expected_from;   /* "golden", "oracle", "closed form" */
     const kcs_op *op;            /* for bytes and flops; NULL if unknown */
     const kcs_op_args *args;     /* likewise */

@@ -129,9 +129,53 @@ static void a_timed_pass_has_its_rates_and_ceiling(void **state)
     assert_true(number_at(ceiling, "ceiling_per_s") == 3200);
     assert_true(number_at(ceiling, "fraction") == 0.5);
     assert_null(json_object_get(item, "expected"));
+    /* kcs's own kernel on a case that says nothing of its bound */
+    assert_null(json_object_get(item, "kernel_library"));
+    assert_null(json_object_get(item, "bound_tight"));
     json_decref(root);
     kcs_results_free(results);
     kcs_case_list_free(&s.list);
+}
+
+/* The fields a report reads to tell a case at its bound by construction
+ * from one there by accident, and a vendor library's row from kcs's own. */
+static void a_check_has_its_histogram_and_a_row_its_library(void **state)
+{
+    (void)state;
+    kcs_case_list list = {0};
+    kcs_error err = {{0}};
+    assert_int_equal(kcs_parse_case_text("```kcs-case\ncase: c\nop: sumsq\ndtype: f64\nsizes: n=3\n"
+                                         "input x: normal\nexpect: oracle\nbound-tight: one rounding, "
+                                         "all of the bound\n```\n",
+                                         "t.md", &list, &err),
+                     KCS_OK);
+    kcs_run_result run = {.outcome = KCS_OUTCOME_PASS};
+    run.check = (kcs_check_result){.passed = 1, .checked = 4, .fraction = 1.0, .worst_output = -1};
+    run.check.histogram.counts[0] = 2;
+    run.check.histogram.counts[7] = 1;
+    run.check.histogram.counts[KCS_FRACTION_BINS - 1] = 1;
+    kcs_result_entry entry = {.c = &list.cases[0], .case_name = list.cases[0].name, .file = "t.md", .line = 1,
+                              .backend = "cuda", .device_id = "cuda:0", .kernel = "cub",
+                              .kernel_library = "CUB", .run = &run};
+    kcs_results *results = kcs_results_create();
+    kcs_results_add(results, &entry);
+    json_t *root = written_json(results);
+    json_t *item = json_array_get(json_object_get(root, "results"), 0);
+    assert_string_equal(json_string_value(json_object_get(item, "kernel_library")), "CUB");
+    assert_string_equal(json_string_value(json_object_get(item, "bound_tight")), "one rounding, all of the bound");
+    json_t *histogram = json_object_get(json_object_get(item, "accuracy"), "fraction_histogram");
+    json_t *upper = json_object_get(histogram, "log2_upper"), *counts = json_object_get(histogram, "counts");
+    assert_int_equal(json_array_size(upper), 21);
+    assert_int_equal(json_array_size(counts), 21);
+    for (int i = 0; i < 21; i++)
+        assert_int_equal(json_integer_value(json_array_get(upper, (size_t)i)), i - 20);
+    assert_int_equal(json_integer_value(json_array_get(counts, 0)), 2);
+    assert_int_equal(json_integer_value(json_array_get(counts, 7)), 1);
+    assert_int_equal(json_integer_value(json_array_get(counts, 20)), 1);
+    assert_int_equal(json_integer_value(json_object_get(histogram, "above")), 0);
+    json_decref(root);
+    kcs_results_free(results);
+    kcs_case_list_free(&list);
 }
 
 /* Results of one of each outcome and verdict, and what they refer to. */
@@ -309,6 +353,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_timed_pass_has_its_rates_and_ceiling),
+        cmocka_unit_test(a_check_has_its_histogram_and_a_row_its_library),
         cmocka_unit_test(every_outcome_and_verdict_is_counted),
         cmocka_unit_test(junit_has_a_testcase_per_result),
         cmocka_unit_test(a_serialized_result_keeps_its_verdict),

@@ -1,7 +1,9 @@
 /* speed.c: a kernel's rate against its op's ceiling (see speed.h). */
 #include "speed.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 kcs_speed kcs_kernel_speed(const kcs_op *op, const kcs_op_args *args, const kcs_ceilings *ceilings,
                            double seconds)
@@ -25,25 +27,32 @@ kcs_speed kcs_kernel_speed(const kcs_op *op, const kcs_op_args *args, const kcs_
     return speed;
 }
 
-/* value scaled to k, M, G, T, P so that it reads with a few digits. */
-static void scaled(double value, const char *unit, char *text, size_t size)
+void kcs_format_rate(double per_second, const char *unit, char *text, size_t size)
 {
-    static const char prefixes[] = " kMGTP";
-    int p = 0;
-    while (value >= 1000.0 && p < 5) {
+    static const char prefixes[] = "kMGTPE";
+    double value = per_second;
+    int p = -1; /* prefixes[p], or none */
+    while (isfinite(value) && fabs(value) >= 1000.0 && p + 1 < (int)sizeof prefixes - 1) {
         value /= 1000.0;
         p++;
     }
-    if (p == 0)
-        snprintf(text, size, "%.3g %s", value, unit);
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.3g", value);
+    if (strchr(digits, 'e') && fabs(value) >= 1.0 && p + 1 < (int)sizeof prefixes - 1) {
+        /* 999.5 and above round to 1000, which %.3g writes as 1e+03 */
+        p++;
+        snprintf(digits, sizeof digits, "%.3g", value / 1000.0);
+    }
+    if (p < 0)
+        snprintf(text, size, "%s %s", digits, unit);
     else
-        snprintf(text, size, "%.3g %c%s", value, prefixes[p], unit);
+        snprintf(text, size, "%s %c%s", digits, prefixes[p], unit);
 }
 
 void kcs_speed_format(const kcs_speed *speed, char *text, size_t size)
 {
     char rate[64];
-    scaled(speed->achieved, speed->kind == KCS_CEILING_GEMM ? "FLOP/s" : "B/s", rate, sizeof rate);
+    kcs_format_rate(speed->achieved, strcmp(speed->measure, "flops") == 0 ? "FLOP/s" : "B/s", rate, sizeof rate);
     if (speed->ceiling > 0.0)
         snprintf(text, size, "%s = %.2f of %s", rate, speed->fraction, speed->name);
     else

@@ -31,4 +31,10 @@ kcs_speed kcs_kernel_speed(const kcs_op *op, const kcs_op_args *args, const kcs_
  * into text; without a ceiling only the rate. */
 void kcs_speed_format(const kcs_speed *speed, char *text, size_t size);
 
+/* Writes a rate with the decimal prefix (k, M, G, T, P, E) that puts it
+ * below 1000, to 3 significant digits: "538 MFLOP/s", "16.2 GB/s", "1
+ * TFLOP/s". unit is "B/s" or "FLOP/s". Every rate the runner prints goes
+ * through it, so a slow device reads "2.55 GFLOP/s", never "0.0 TFLOP/s". */
+void kcs_format_rate(double per_second, const char *unit, char *text, size_t size);
+
 #endif

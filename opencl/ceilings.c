@@ -13,16 +13,30 @@
  *   FMA             kcs_ceilings_fma of opencl/ceilings.cl: 64 independent
  *                   f32 fma chains per work-item, 2048 work-items per
  *                   compute unit (256 on a CPU device), 2 flops per fma
- *   GEMM            not measured (0): the vendor GEMM is cuBLAS's, measured
- *                   by the CUDA backend
+ *   GEMM            kcs's own tuned f32 GEMM, the packed-128x128 row of
+ *                   opencl/gemm.c run through its kernel row (packing
+ *                   included, as its cases are timed), NN, alpha 1, beta 0,
+ *                   n x n x n, 2 n^3 flops. OpenCL has no vendor GEMM to
+ *                   measure, and kcs's best kernel is the rate the device
+ *                   is known to reach. n is a whole number of 128 x 128
+ *                   tiles, enough tiles for every compute unit (8 each on a
+ *                   GPU, 2 on a CPU) and large enough to be compute-bound:
+ *                   its arithmetic intensity n / 6 flop per byte at least 4
+ *                   times the ridge point FMA / copy just measured; at most
+ *                   2048 on a CPU (the row's own limit) and 8192 elsewhere.
+ *                   Where the row cannot run (its build fails, the device
+ *                   refuses its work-groups) the GEMM ceiling is left 0 and
+ *                   method says why: the other ceilings stand.
  *
  * Each figure is the median of repeated runs after one warm-up, timed by
  * profiling events (device time, as the kernels are). CPU devices get
  * smaller sizes and fewer repeats, so that POCL measures in about a second.
- * Buffers are filled before the warm-up, so no first-touch allocation is timed.
+ * Sources are filled and destinations written by the warm-up, so no
+ * first-touch allocation is timed.
  *
  * Run only them: build/kcs devices --ceilings
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +51,11 @@ static const kcs_opencl_program ceilings_program = KCS_OPENCL_PROGRAM(ceilings, 
 enum {
     fma_per_round = 64, /* eight float8 chains (KCS_CEILINGS_CHAINS in ceilings.cl) */
     most_repeats = 20,
+    gemm_tile = 128,    /* the edge of the GEMM row's tiles of C */
 };
+
+/* The GEMM row the ceiling runs: kcs's fastest OpenCL f32 GEMM. */
+static const char gemm_variant[] = "packed-128x128";
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -71,6 +89,7 @@ typedef struct {
     cl_mem from, to;   /* the copy's two device buffers */
     cl_mem staging;    /* the page-locked host buffer */
     void *host;        /* staging, mapped */
+    cl_mem gemm[4];    /* the GEMM's A, B, C and C_out */
 } resources;
 
 static void release_resources(kcs_device *device, resources *r)
@@ -78,6 +97,9 @@ static void release_resources(kcs_device *device, resources *r)
     if (r->host)
         clEnqueueUnmapMemObject(device->queue, r->staging, r->host, 0, NULL, NULL);
     clFinish(device->queue);
+    for (int i = 0; i < 4; i++)
+        if (r->gemm[i])
+            clReleaseMemObject(r->gemm[i]);
     if (r->staging)
         clReleaseMemObject(r->staging);
     if (r->to)
@@ -163,6 +185,61 @@ static kcs_status measure_fma(kcs_device *device, resources *r, size_t items, si
     return KCS_OK;
 }
 
+/* The GEMM size (see the header): whole tiles, at least 8 tiles per compute
+ * unit of a GPU (2 of a CPU), intensity n / 6 at least 4 times the ridge point. */
+static size_t gemm_size(const kcs_device *device, const kcs_ceilings *ceilings)
+{
+    int cpu = (device->type & CL_DEVICE_TYPE_CPU) != 0;
+    double groups = (double)device->compute_units * (cpu ? 2 : 8);
+    double n = gemm_tile * ceil(sqrt(groups));
+    double ridge = ceilings->copy_bytes_per_s > 0 ? ceilings->fma_flops_per_s / ceilings->copy_bytes_per_s : 0;
+    n = fmax(n, gemm_tile * ceil(24.0 * ridge / gemm_tile));
+    return (size_t)fmin(n, cpu ? 2048 : 8192);
+}
+
+/* The median time of repeats runs (after a warm-up) of the GEMM row on n x n
+ * x n; KCS_UNSUPPORTED or an error where the row cannot run. */
+static kcs_status measure_gemm(kcs_device *device, resources *r, size_t n, int repeats, double *seconds,
+                               kcs_error *err)
+{
+    const kcs_kernel *kernel = kcs_backend_find_kernel(&kcs_opencl_backend, "gemm", KCS_F32, gemm_variant);
+    if (!kernel)
+        return kcs_fail(err, KCS_UNSUPPORTED, "this build has no f32 gemm row named %s", gemm_variant);
+    kcs_op_args args = {.op = "gemm", .dtype = KCS_F32,
+                        .gemm = {.m = n, .n = n, .k = n, .alpha = 1.0, .beta = 0.0}};
+    if (kernel->supports) {
+        kcs_status status = kernel->supports(device, &args, err);
+        if (status != KCS_OK)
+            return status;
+    }
+    size_t bytes = n * n * sizeof(cl_float);
+    if (bytes > device->max_allocation)
+        return kcs_fail(err, KCS_UNSUPPORTED, "%zu x %zu f32 exceeds one allocation", n, n);
+    const cl_float value = 0x1.8p-7f; /* sums of n products stay normal and finite */
+    kcs_buffer buffers[4];
+    for (int i = 0; i < 4; i++) {
+        kcs_status status = create_buffer(device, CL_MEM_READ_WRITE, bytes, &r->gemm[i], err);
+        if (status != KCS_OK)
+            return status;
+        KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->gemm[i], &value, sizeof value, 0, bytes, 0, NULL,
+                                             NULL), err);
+        buffers[i] = (kcs_buffer){r->gemm[i], bytes};
+    }
+    KCS_OPENCL_CHECK(clFinish(device->queue), err);
+    kcs_buffer *const inputs[3] = {&buffers[0], &buffers[1], &buffers[2]}, *const outputs[1] = {&buffers[3]};
+    double samples[most_repeats];
+    for (int i = -1; i < repeats; i++) {
+        double s;
+        kcs_status status = kernel->run(device, &args, inputs, outputs, &s, err);
+        if (status != KCS_OK)
+            return status;
+        if (i >= 0)
+            samples[i] = s;
+    }
+    *seconds = median(samples, repeats);
+    return KCS_OK;
+}
+
 static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources *r, kcs_error *err)
 {
     int cpu = (device->type & CL_DEVICE_TYPE_CPU) != 0;
@@ -181,10 +258,9 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
         status = create_buffer(device, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, upload_bytes, &r->staging, err);
     if (status != KCS_OK)
         return status;
+    /* The source only: the untimed warm-up copy is the first touch of the destination. */
     const cl_uint pattern = 0x3c3c3c3c;
     KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->from, &pattern, sizeof pattern, 0, copy_bytes, 0, NULL,
-                                         NULL), err);
-    KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->to, &pattern, sizeof pattern, 0, copy_bytes, 0, NULL,
                                          NULL), err);
     KCS_OPENCL_CHECK(clFinish(device->queue), err);
 
@@ -215,21 +291,37 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
     ceilings->fma_flops_per_s =
         seconds > 0 ? 2.0 * fma_per_round * (double)iterations * (double)items / seconds : 0.0;
 
-    ceilings->gemm_flops_per_s = 0.0;
-    snprintf(ceilings->method, sizeof ceilings->method,
+    int length = snprintf(ceilings->method, sizeof ceilings->method,
              "copy: clEnqueueCopyBuffer of %zu MiB between two buffers, read + written, median of %d; "
              "host to device: clEnqueueWriteBuffer of %zu MiB from a mapped CL_MEM_ALLOC_HOST_PTR buffer, "
-             "median of %d; FMA: %zu work-items (groups of %zu) x %u rounds x %d f32 fma, median of %d; "
-             "all by profiling events; no GEMM ceiling on OpenCL",
+             "median of %d; FMA: %zu work-items (groups of %zu) x %u rounds x %d f32 fma, median of %d; ",
              copy_bytes >> 20, copy_repeats, upload_bytes >> 20, upload_repeats, items, local,
              (unsigned)iterations, (int)fma_per_round, fma_repeats);
+    size_t at = length > 0 && (size_t)length < sizeof ceilings->method ? (size_t)length : sizeof ceilings->method - 1;
+
+    /* The GEMM last: a row that cannot run leaves it 0, saying why, and the rest stands. */
+    size_t n = gemm_size(device, ceilings);
+    int gemm_repeats = cpu ? 3 : 10;
+    kcs_error gemm_err = {{0}};
+    status = measure_gemm(device, r, n, gemm_repeats, &seconds, &gemm_err);
+    ceilings->gemm_flops_per_s = status == KCS_OK && seconds > 0 ? 2.0 * (double)n * (double)n * (double)n / seconds
+                                                                 : 0.0;
+    if (ceilings->gemm_flops_per_s > 0)
+        snprintf(ceilings->method + at, sizeof ceilings->method - at,
+                 "GEMM: kcs's own f32 %s (opencl/gemm.c, packing included), NN %zu^3, alpha 1, beta 0, "
+                 "median of %d; all by profiling events",
+                 gemm_variant, n, gemm_repeats);
+    else
+        snprintf(ceilings->method + at, sizeof ceilings->method - at,
+                 "all by profiling events; GEMM: not measured (0): kcs's f32 %s could not run %zu^3: %s",
+                 gemm_variant, n, status == KCS_OK ? "it took no time" : gemm_err.message);
     return KCS_OK;
 }
 
 kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
 {
     memset(ceilings, 0, sizeof *ceilings);
-    resources r = {NULL, NULL, NULL, NULL};
+    resources r = {NULL, NULL, NULL, NULL, {NULL, NULL, NULL, NULL}};
     kcs_status status = measure(device, ceilings, &r, err);
     release_resources(device, &r);
     return status;

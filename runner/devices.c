@@ -120,13 +120,21 @@ const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device)
 static void print_ceilings(const kcs_open_device *device)
 {
     const kcs_ceilings *c = &device->ceilings;
-    printf("ceilings %s: copy %.1f GB/s", device->id, 1e-9 * c->copy_bytes_per_s);
-    if (c->host_to_device_bytes_per_s > 0)
-        printf(", host to device %.1f GB/s", 1e-9 * c->host_to_device_bytes_per_s);
-    if (c->fma_flops_per_s > 0)
-        printf(", FMA %.1f TFLOP/s", 1e-12 * c->fma_flops_per_s);
-    if (c->gemm_flops_per_s > 0)
-        printf(", SGEMM %.1f TFLOP/s", 1e-12 * c->gemm_flops_per_s);
+    char rate[64];
+    kcs_format_rate(c->copy_bytes_per_s, "B/s", rate, sizeof rate);
+    printf("ceilings %s: copy %s", device->id, rate);
+    if (c->host_to_device_bytes_per_s > 0) {
+        kcs_format_rate(c->host_to_device_bytes_per_s, "B/s", rate, sizeof rate);
+        printf(", host to device %s", rate);
+    }
+    if (c->fma_flops_per_s > 0) {
+        kcs_format_rate(c->fma_flops_per_s, "FLOP/s", rate, sizeof rate);
+        printf(", FMA %s", rate);
+    }
+    if (c->gemm_flops_per_s > 0) {
+        kcs_format_rate(c->gemm_flops_per_s, "FLOP/s", rate, sizeof rate);
+        printf(", SGEMM %s", rate);
+    }
     printf("\n");
 }
 

@@ -65,7 +65,8 @@ static kcs_result_entry result_of(const kcs_runner_options *o, const kcs_prepare
     const kcs_case *c = p->c;
     kcs_result_entry entry = {.c = c, .case_name = c->name, .file = c->file, .line = c->line,
                               .backend = backend->name, .device_id = device ? device->id : NULL,
-                              .kernel = kernel ? kernel->variant : NULL, .expected_from = p->expected_from,
+                              .kernel = kernel ? kernel->variant : NULL,
+                              .kernel_library = kernel ? kernel->library : NULL, .expected_from = p->expected_from,
                               .op = p->op, .args = &p->args, .run = run,
                               .ceilings = device ? kcs_device_ceilings(device) : NULL};
     judge(o, device, &entry);
