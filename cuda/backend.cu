@@ -216,10 +216,12 @@ static void describe(const cudaDeviceProp *properties, int memory_clock_khz, int
  * 2^-140). Compiled with the same nvcc flags as every kernel of the build
  * and given its operands at run time, so the product is 0 exactly when the
  * build flushes f32 subnormals (-ftz=true, or --use_fast_math, which implies it). */
+namespace {
 __global__ void subnormal_product_probe(float a, float b, float *product)
 {
     *product = a * b;
 }
+} // namespace
 
 /* Whether this build's kernels flush f32 subnormals to zero: ops that allow
  * it then check with their flushing bounds (docs/gemm.md, "Flush to zero"). */

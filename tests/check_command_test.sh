@@ -1,10 +1,10 @@
 #!/bin/sh
-# check_test.sh: `kcs check` on outputs computed with NumPy, for every op of
+# check_command_test.sh: `kcs check` on outputs computed with NumPy, for every op of
 # the build (docs/take-away.md): a correct output passes, and the same output
 # with one element moved beyond its bound (read from --errors) fails, naming
 # that element. Also: sizes from the shapes, int64 for integer outputs, and
 # each class of bad input refused with exit status 2.
-# usage: tests/check_test.sh build/kcs
+# usage: tests/check_command_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
 python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found
@@ -104,7 +104,7 @@ def run(args):
 
 for op in ops:
     if op not in makers:
-        failures.append(f"{op}: no NumPy computation in tests/check_test.sh for this op")
+        failures.append(f"{op}: no NumPy computation in tests/check_command_test.sh for this op")
         continue
     inputs, params, outputs = makers[op]()
     os.makedirs(op, exist_ok=True)
