@@ -212,6 +212,37 @@ static void describe(const cudaDeviceProp *properties, int memory_clock_khz, int
     info->memory_bytes = (uint64_t)properties->totalGlobalMem;
 }
 
+/* Multiplies two f32 numbers whose product is subnormal (2^-70 * 2^-70 =
+ * 2^-140). Compiled with the same nvcc flags as every kernel of the build
+ * and given its operands at run time, so the product is 0 exactly when the
+ * build flushes f32 subnormals (-ftz=true, or --use_fast_math, which implies it). */
+namespace {
+__global__ void subnormal_product_probe(float a, float b, float *product)
+{
+    *product = a * b;
+}
+} // namespace
+
+/* Whether this build's kernels flush f32 subnormals to zero: ops that allow
+ * it then check with their flushing bounds (docs/gemm.md, "Flush to zero"). */
+static kcs_status probe_flushing(kcs_device *device, int *flushes, kcs_error *err)
+{
+    float *product = NULL, result = 1.0f;
+    KCS_CUDA_CHECK(cudaMalloc(&product, sizeof *product));
+    subnormal_product_probe<<<1, 1, 0, device->stream>>>(0x1.0p-70f, 0x1.0p-70f, product);
+    cudaError_t launched = cudaGetLastError();
+    cudaError_t copied = launched == cudaSuccess
+                             ? cudaMemcpyAsync(&result, product, sizeof result, cudaMemcpyDeviceToHost, device->stream)
+                             : launched;
+    cudaError_t waited = copied == cudaSuccess ? cudaStreamSynchronize(device->stream) : copied;
+    (void)cudaFree(product);
+    if (waited != cudaSuccess)
+        return kcs_cuda_failure(err, waited, "subnormal_product_probe (launch, copy back, wait)", __FILE__,
+                                __LINE__);
+    *flushes = result == 0.0f;
+    return KCS_OK;
+}
+
 /* Acquires everything a device needs; on failure close_device releases what was made. */
 static kcs_status open_resources(kcs_device *device, kcs_device_info *info, kcs_error *err)
 {
@@ -240,8 +271,15 @@ static kcs_status open_resources(kcs_device *device, kcs_device_info *info, kcs_
                                    device->stream));
     KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
 
+    int flushes = 0;
+    kcs_status probed = probe_flushing(device, &flushes, err);
+    if (probed != KCS_OK)
+        return probed;
+
     describe(&properties, memory_clock_khz, bus_width_bits, blas_version, driver_version,
              runtime_version, info);
+    info->flushes_f32_subnormals = flushes;
+    appendf(info->details, sizeof info->details, "; f32_subnormals=%s", flushes ? "flushed" : "kept");
     return KCS_OK;
 }
 

@@ -34,6 +34,10 @@ typedef struct {
     char runtime_version[128]; /* OpenCL version, CUDA runtime version, C compiler */
     char details[1024];        /* further "key=value" pairs separated by "; " */
     uint64_t memory_bytes;     /* global memory; 0 when unknown */
+    int flushes_f32_subnormals; /* 1: its f32 arithmetic may flush subnormal inputs and results
+                                   to zero (OpenCL: CL_DEVICE_SINGLE_FP_CONFIG without
+                                   CL_FP_DENORM; CUDA: kernels built with -ftz=true), so ops
+                                   that allow it use kcs_op.flushing_bounds */
 } kcs_device_info;
 
 /* The device's own limits, measured in the same run as the cases so that

@@ -84,6 +84,12 @@ typedef struct {
     /* Fills expected[o].bounds from the inputs and expected values. */
     kcs_status (*bounds)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
                          kcs_error *err);
+    /* Optional: the same for a device whose f32 arithmetic may flush subnormal
+     * inputs and results to zero (kcs_device_info.flushes_f32_subnormals), for
+     * an op whose definition allows that (docs/gemm.md, "Flush to zero"). NULL:
+     * the op requires gradual underflow and such a device is held to bounds. */
+    kcs_status (*flushing_bounds)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
+                                  kcs_error *err);
     /* Optional: an op-specific comparison (e.g. assign's near-tie rule), in
      * place of kcs_check_outputs (check.h); it fills result the same way. */
     void (*check)(const kcs_op_args *args, void *const inputs[], void *const actual[],

@@ -9,7 +9,10 @@
  *     |C_out - C_exact|_ij <= gamma_{k+2}(u) * (|alpha| (|op(A)| |op(B)|)_ij + |beta c_ij|)
  *
  * (Higham, Accuracy and Stability, 3.5), plus underflow and the oracle's own
- * error. TF32 mode adds the rounding of each input to TF32. beta = 0 means C
+ * error. TF32 mode adds the rounding of each input to TF32. On a device that
+ * flushes f32 subnormals (flushing_bounds) each f32 element may also lose
+ * every term with a factor or partial product below 2^-126, and 2^-126 per
+ * addition or scaling ("Flush to zero" in docs/gemm.md). beta = 0 means C
  * is not read and alpha = 0 means A and B are not read (as the reference
  * BLAS does), so NaN there must not reach the output.
  *
@@ -290,8 +293,30 @@ static void bound_factors(const kcs_op_args *args, double *product_factor, doubl
     }
 }
 
-static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
+/* The smallest normal f32, 2^-126: on a device that flushes, any f32 result
+ * (or input) smaller than this in magnitude may become zero. */
+static const double f32_smallest_normal = 0x1.0p-126;
+
+/* Whether the term alpha * a * b may be lost whole on a device that flushes
+ * f32 subnormals: one of its factors, or a product of two or three of them
+ * (every grouping an evaluation may form), is below the smallest normal. The
+ * threshold is raised by 2^-20 so that this test's own rounding in double
+ * never calls a term safe that is not. */
+static int term_may_flush(double alpha, double a, double b)
+{
+    double threshold = f32_smallest_normal * (1.0 + 0x1.0p-20);
+    alpha = fabs(alpha), a = fabs(a), b = fabs(b);
+    double smallest = fmin(fmin(alpha, a), b);
+    smallest = fmin(smallest, fmin(fmin(a * b, alpha * a), alpha * b));
+    smallest = fmin(smallest, alpha * a * b);
+    return smallest < threshold;
+}
+
+/* The bound of docs/gemm.md for each expected element; with flushing, plus
+ * the flush-to-zero allowance of its section "Flush to zero" (f32 only:
+ * f64 keeps its subnormals on every device kcs knows). */
+static kcs_status gemm_bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[], int flushing,
+                              kcs_error *err)
 {
     const kcs_gemm_args *g = &args->gemm;
     kcs_expected *e = &expected[0];
@@ -300,6 +325,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     operands o = {0};
     if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
         return KCS_ERROR;
+    flushing = flushing && args->dtype == KCS_F32;
     double product_factor, c_factor;
     bound_factors(args, &product_factor, &c_factor);
     double k = (double)g->k, u64 = kcs_unit_roundoff(KCS_F64);
@@ -308,6 +334,12 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
      * subnormal, in the backend's type and in the oracle's */
     double underflow = (k + 2.0) * kcs_smallest_subnormal(args->dtype) +
                        (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
+    /* flushing: each of at most k + 2 additions and scalings whose result
+     * falls below the smallest normal may lose it, and a loss before the
+     * scaling by alpha is scaled with it; every loss then passes through at
+     * most k + 2 roundings */
+    double flush_factor = 1.0 + kcs_gamma(k + 2.0, kcs_unit_roundoff(KCS_F32));
+    double flushed_results = (k + 2.0) * fmax(1.0, fabs(g->alpha)) * f32_smallest_normal;
     /* The bound is itself computed in double, with sums of k terms: widen
      * it by more than their rounding error so it is never too small. */
     double widen = 1.0 + kcs_gamma(k + 16.0, u64);
@@ -320,20 +352,41 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
         size_t index = e->indices ? e->indices[t] : t;
         size_t i = index / g->n, j = index % g->n;
         double magnitude = 0.0; /* |alpha| (|op(A)| |op(B)|)_ij */
+        double lost = 0.0;      /* flushing: the terms that may be lost whole */
         if (o.rows) {
             const double *row = o.rows + i * g->k, *column = o.columns + j * g->k;
-            for (size_t p = 0; p < g->k; p++)
-                magnitude += fabs(row[p]) * fabs(column[p]);
+            for (size_t p = 0; p < g->k; p++) {
+                double term = fabs(row[p]) * fabs(column[p]);
+                magnitude += term;
+                if (flushing && term_may_flush(g->alpha, row[p], column[p]))
+                    lost += term;
+            }
             magnitude *= fabs(g->alpha);
+            lost *= fabs(g->alpha);
         }
-        double c_magnitude = g->beta != 0.0 ? fabs(g->beta * kcs_load_element(in[2], args->dtype, index)) : 0.0;
+        double c_value = g->beta != 0.0 ? kcs_load_element(in[2], args->dtype, index) : 0.0;
+        double c_magnitude = fabs(g->beta * c_value);
+        if (flushing && g->beta != 0.0 && term_may_flush(1.0, g->beta, c_value))
+            lost += c_magnitude;
         double backend = product_factor * magnitude + c_factor * c_magnitude;
         double oracle_error = 2.0 * u64 * fabs(expected_value) +
                               2.0 * oracle_gamma * oracle_gamma * (magnitude + c_magnitude);
-        e->bounds[t] = (backend + oracle_error + underflow) * widen;
+        double flushed = flushing ? (lost + flushed_results) * flush_factor : 0.0;
+        e->bounds[t] = (backend + oracle_error + underflow + flushed) * widen;
     }
     free_operands(&o);
     return KCS_OK;
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[], kcs_error *err)
+{
+    return gemm_bounds(args, in, expected, 0, err);
+}
+
+static kcs_status flushing_bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                  kcs_error *err)
+{
+    return gemm_bounds(args, in, expected, 1, err);
 }
 
 static double bytes(const kcs_op_args *args)
@@ -366,6 +419,7 @@ const kcs_op kcs_op_gemm = {
     .oracle = oracle,
     .closed_form = closed_form,
     .bounds = bounds,
+    .flushing_bounds = flushing_bounds,
     .bytes = bytes,
     .flops = flops,
     .ceiling = KCS_CEILING_GEMM, /* compute-bound: 2mnk flops */

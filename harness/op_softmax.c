@@ -7,10 +7,13 @@
  * computed here. In short: -inf entries are masked out (y = 0 exactly); a
  * row holding a NaN or a +inf, or nothing but -inf, is NaN throughout; every
  * other element is allowed a relative error built from the device exp's
- * 3-ulp allowance, one rounding of x - M (relative error u|x - M| of the
- * exponential), a row sum of positive terms in any tree of the allowed
- * depth, and a division (or a reciprocal and a product), plus an absolute
- * term for results at the edge of underflow (flush to zero allowed).
+ * 3-ulp allowance, the rounding of its argument, a row sum of positive terms
+ * in any tree of the allowed depth, and a division (or a reciprocal and a
+ * product), plus an absolute term for results at the edge of underflow
+ * (flush to zero allowed). The argument's rounding is budgeted for the
+ * exp2 form production kernels use, exp2(fl(fl(x - M) * fl(log2 e))): three
+ * roundings, so the exponential is off by a factor exp(theta |x - M|) with
+ * theta = (1 + u)^3 - 1; exp(x - M) itself, with one rounding, is within it.
  *
  * The oracle works in long double (64-bit significand): expl of x - M, a
  * compensated row sum, one division, rounded once to double. A sampled case
@@ -30,9 +33,18 @@ static const char *const params[] = {NULL};
 static const char *const inputs[] = {"x", NULL};
 static const kcs_dtype dtypes[] = {KCS_SOFTMAX_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
-/* The device exp's allowance in ulps, the same for every backend
- * (docs/softmax.md: OpenCL's exp, 3 ulp, is the loosest of the standard ones). */
+/* The device exp's (or exp2's) allowance in ulps, the same for every backend
+ * (docs/softmax.md: OpenCL's exp and exp2, 3 ulp, are the loosest of the
+ * standard ones). */
 enum { exp_ulps = 3 };
+
+/* The relative error of the exponent's argument, as a multiple of |x - M|:
+ * the exp2 form rounds x - M, the constant log2 e and their product, each
+ * at most u relative (docs/softmax.md, "The argument"). */
+static double argument_error(double u)
+{
+    return 3.0 * u + 3.0 * u * u + u * u * u; /* (1 + u)^3 - 1 */
+}
 
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
@@ -156,11 +168,12 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return KCS_OK;
 }
 
-/* rho = sum_l y_l (exp(u |t_l|) - 1), t_l = x_l - M: how much the rounding
- * of each x_l - M can move the row sum, weighted by each term's share. Terms
- * whose exponential underflows double add nothing (their share is below
- * 2^-1074 and S >= 1). Widened for the double arithmetic of its own sums. */
-static double row_rho(const kcs_op_args *args, const void *x, size_t row, double max, double u)
+/* rho = sum_l y_l (exp(theta |t_l|) - 1), t_l = x_l - M, theta the
+ * argument's relative error: how much the rounding of each exponent's
+ * argument can move the row sum, weighted by each term's share. Terms whose
+ * exponential underflows double add nothing (their share is below 2^-1074
+ * and S >= 1). Widened for the double arithmetic of its own sums. */
+static double row_rho(const kcs_op_args *args, const void *x, size_t row, double max, double theta)
 {
     double sum = 0.0, weighted = 0.0;
     for (size_t k = 0; k < args->softmax.cols; k++) {
@@ -172,7 +185,7 @@ static double row_rho(const kcs_op_args *args, const void *x, size_t row, double
         if (w == 0.0)
             continue;
         sum += w;
-        weighted += w * expm1(-u * t);
+        weighted += w * expm1(-theta * t);
     }
     return sum > 0.0 ? weighted / sum * (1.0 + 0x1.0p-20) : 0.0;
 }
@@ -198,7 +211,7 @@ static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, do
     if (g == 0.0)
         return kcs_bound_widen(absolute); /* the exact value is below 2^-1074 */
     double t = fabs(v - max);
-    double a = u * t;
+    double a = argument_error(u) * t;
     double up = expm1(a + log1p(exp_error) + 2.0 * log1p(u) - log1p(low_minus_1));
     double down = -expm1(-a + log1p(-exp_error) + 2.0 * log1p(-u) - log1p(high_minus_1));
     double relative = fmax(up, down);
@@ -223,7 +236,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
         size_t row = index / cols, k = index % cols;
         if (row != s.row) {
             scan_row(args, x, row, &s);
-            s.weighted_rho = s.nan ? 0.0 : row_rho(args, x, row, s.max, u);
+            s.weighted_rho = s.nan ? 0.0 : row_rho(args, x, row, s.max, argument_error(u));
         }
         double g = s.nan ? NAN : e->values[n];
         e->bounds[n] =

@@ -183,12 +183,13 @@ static void bound_follows_the_derivation(void **state)
     double ones64[7] = {3, 3, 3, 3, 3, 3, 3};
     expect_all(KCS_F64, ones64, 1, 7, values, bounds);
     close_to(bounds[0], hand_bound_constant_row(0x1.0p-53, 0x1.0p-1022, 7, values[0]), 1e-9);
-    /* an element far below the max pays u |x - M| for the rounding of x - M */
+    /* an element far below the max pays ((1 + u)^3 - 1) |x - M|, about 3u |x - M|, for the
+     * rounding of the exp2 form's argument fl(fl(x - M) fl(log2 e)) */
     float spread[2] = {0.0f, -50.0f};
     expect_all(KCS_F32, spread, 1, 2, values, bounds);
     double relative_far = bounds[1] / values[1], relative_near = bounds[0] / values[0];
-    assert_true(relative_far - relative_near > 49 * 0x1.0p-24 &&
-                relative_far - relative_near < 52 * 0x1.0p-24);
+    assert_true(relative_far - relative_near > 149 * 0x1.0p-24 &&
+                relative_far - relative_near < 152 * 0x1.0p-24);
 }
 
 static void bound_is_tight_enough(void **state)
@@ -210,13 +211,15 @@ static void bound_is_tight_enough(void **state)
     for (int k = 0; k < 1000; k++)
         caught += values[k] > worst;
     assert_true(caught > 550);
-    /* f64 for 33 columns: a few dozen u */
+    /* f64 for 33 columns, x - M down to -4: a few dozen u */
     double row64[33];
     for (int k = 0; k < 33; k++)
         row64[k] = k % 5;
     expect_all(KCS_F64, row64, 1, 33, values, bounds);
+    double worst64 = 0;
     for (int k = 0; k < 33; k++)
-        assert_true(bounds[k] / values[k] < 60 * 0x1.0p-53);
+        worst64 = fmax(worst64, bounds[k] / values[k]);
+    assert_true(worst64 < 64 * 0x1.0p-53); /* 12u + gamma(32) + 2u + up to 3u * 4 of argument: 61u */
     /* without the max subtraction x near 1e4 overflows: exp(1e4) is inf even in f64 */
     assert_true(isinf(exp(1e4)) && isinf(expf(1e4f)));
 }

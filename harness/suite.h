@@ -39,6 +39,8 @@ typedef struct {
     void *inputs[KCS_MAX_INPUTS];
     kcs_expected expected[KCS_MAX_OUTPUTS];
     char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
+    int expected_given;      /* the expected values came from the command line (kcs apply,
+                                kcs check), not from the op's golden data, oracle or closed form */
 } kcs_prepared_case;
 
 /* The first step of preparing a case: finds its op and fills op, args,
@@ -58,6 +60,30 @@ kcs_status kcs_prepare_case_from(const kcs_case *c, kcs_expect_source source, co
 
 /* Frees a prepared case. */
 void kcs_prepared_case_free(kcs_prepared_case *prepared);
+
+/* Fills expected[o].bounds from the case's inputs and expected[o].values:
+ * the op's bounds, or its flushing bounds when flushing is set and it has
+ * them (a device that flushes f32 subnormals; docs/gemm.md). */
+kcs_status kcs_fill_bounds(const kcs_prepared_case *prepared, int flushing, kcs_expected expected[],
+                           kcs_error *err);
+
+/* Allocates every output's expected values and bounds in full and fills them
+ * from the op's oracle on the case's inputs (kcs_free_expected frees them). */
+kcs_status kcs_oracle_expected(const kcs_prepared_case *prepared, int flushing, kcs_expected expected[],
+                               kcs_error *err);
+
+/* Frees the values and bounds of KCS_MAX_OUTPUTS expected outputs (not their indices). */
+void kcs_free_expected(kcs_expected expected[]);
+
+/* Compares outputs (host copies, in the layout's order) with expected values
+ * and bounds for a prepared case: the op's own check where it has one (assign's
+ * near-tie rule), else kcs_check_outputs; then names an output that is a
+ * trivial answer (all zeros, a copy of an input), unless the expected values
+ * were given on the command line and the op's oracle accepts the outputs, in
+ * which case it says so instead. flushing: the bounds are flushing ones.
+ * `kcs check` uses it for outputs computed elsewhere. */
+void kcs_compare_outputs(const kcs_prepared_case *prepared, const kcs_expected expected[], int flushing,
+                         void *const actual[], kcs_check_result *check);
 
 /* The outcome of one case on one device and kernel. */
 typedef enum {

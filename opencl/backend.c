@@ -276,6 +276,16 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
                                      &device->local_memory, NULL), err);
     KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global_memory,
                                      &global_memory, NULL), err);
+    /* Without CL_FP_DENORM a device may flush f32 subnormals to zero (OpenCL
+     * requires them only for double); -cl-denorms-are-zero in
+     * KCS_OPENCL_BUILD_OPTIONS asks any device to. Ops that allow it then
+     * check with their flushing bounds (docs/gemm.md, "Flush to zero"). */
+    cl_device_fp_config single_config = 0;
+    KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single_config, &single_config, NULL),
+                     err);
+    const char *extra_options = getenv("KCS_OPENCL_BUILD_OPTIONS");
+    info->flushes_f32_subnormals = !(single_config & CL_FP_DENORM) ||
+                                   (extra_options && strstr(extra_options, "-cl-denorms-are-zero"));
 
     const cl_device_info parameters[] = {CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DEVICE_VERSION,
                                          CL_DRIVER_VERSION, CL_DEVICE_OPENCL_C_VERSION,
@@ -303,10 +313,11 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
                  strings[c_version]);
         snprintf(info->details, sizeof info->details,
                  "platform_version=%s; type=%s; compute_units=%u; max_work_group_size=%zu; "
-                 "fp64=%s; fp16=%s; max_alloc=%" PRIu64,
+                 "fp64=%s; fp16=%s; max_alloc=%" PRIu64 "; f32_subnormals=%s",
                  platform_version, type_name(device->type), (unsigned)device->compute_units,
                  device->max_work_group_size, device->has_fp64 ? "yes" : "no",
-                 device->has_fp16 ? "yes" : "no", (uint64_t)device->max_allocation);
+                 device->has_fp16 ? "yes" : "no", (uint64_t)device->max_allocation,
+                 info->flushes_f32_subnormals ? "may flush" : "kept");
         info->memory_bytes = global_memory;
     }
     for (int s = 0; s < string_count; s++)

@@ -17,6 +17,8 @@ static const char usage_text[] =
     "       kcs devices [options]              list backends and their devices\n"
     "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
     "       kcs apply OP --input NAME=FILE.npy ...  run one op on .npy inputs (kcs apply --help)\n"
+    "       kcs check OP --input NAME=FILE.npy ... --actual NAME=FILE.npy ...\n"
+    "                                          check outputs computed elsewhere (kcs check --help)\n"
     "\n"
     "A PATTERN is a shell glob on case names (\"sumsq/f64-*\"), or a prefix\n"
     "when it has no wildcard (\"sumsq\"). Without patterns every case is taken.\n"

@@ -38,6 +38,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "apply") == 0)
         return kcs_command_apply(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "check") == 0)
+        return kcs_command_check(argc, argv);
     kcs_runner_options o;
     kcs_options_outcome parsed = kcs_parse_options(argc, argv, &o);
     if (parsed == KCS_OPTIONS_HELP)

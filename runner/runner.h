@@ -9,6 +9,8 @@
  *   list.c            `kcs list`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
+ *   check.c           `kcs check`
+ *   given_arrays.c    what apply and check share: arrays given as .npy files
  */
 #ifndef KCS_RUNNER_H
 #define KCS_RUNNER_H
@@ -16,6 +18,7 @@
 #include "backend.h"
 #include "case_file.h"
 #include "expectations.h"
+#include "npy.h"
 #include "results.h"
 #include "speed.h"
 #include "suite.h"
@@ -188,8 +191,88 @@ int kcs_command_golden(const kcs_runner_options *o, const kcs_case_list *cases);
 int kcs_command_apply(int argc, char **argv);
 
 /* Runs a prepared case's kernel and writes its outputs to output_dir;
- * checks them when check is set. Returns 0, 1 (outside the bound) or 2. */
+ * checks them when check is set, and then writes each element's error and
+ * bound into errors_dir unless it is NULL. Returns 0, 1 (outside the bound)
+ * or 2. */
 int kcs_apply_prepared(const kcs_prepared_case *prepared, const char *backend, int device_index,
-                       const char *kernel, const char *output_dir, int check);
+                       const char *kernel, const char *output_dir, int check, const char *errors_dir);
+
+/* `kcs check OP ...`: argv as main's; returns the exit status. */
+int kcs_command_check(int argc, char **argv);
+
+/* ---- arrays given as .npy files: `kcs apply` and `kcs check` (given_arrays.c) ---- */
+
+/* An array given on the command line as NAME=FILE.npy. */
+typedef struct {
+    char *name, *file;
+} kcs_named_file;
+
+/* What `kcs apply` or `kcs check` was given. */
+typedef struct {
+    const char *command; /* "apply" or "check", for messages */
+    kcs_case c;          /* the op, dtype, sizes and parameters, as a case */
+    const char *dtype_name; /* --dtype; NULL: the dtype of the op's first input's file */
+    kcs_named_file inputs[KCS_MAX_INPUTS];
+    int input_count;
+    kcs_named_file expected[KCS_MAX_OUTPUTS];
+    int expected_count;
+    kcs_named_file actual[KCS_MAX_OUTPUTS]; /* kcs check: the outputs to check */
+    int actual_count;
+    const char *errors_dir; /* --errors: where each element's error and bound go; NULL: nowhere */
+    kcs_npy_array input_arrays[KCS_MAX_INPUTS]; /* the files read, in the order given */
+    kcs_npy_array expected_arrays[KCS_MAX_OUTPUTS];
+    kcs_npy_array actual_arrays[KCS_MAX_OUTPUTS];
+} kcs_given;
+
+/* getopt_long codes of the options apply and check share. */
+enum {
+    KCS_GIVEN_DTYPE = 't',    /* --dtype T */
+    KCS_GIVEN_SIZE = 's',     /* --size NAME=VALUE */
+    KCS_GIVEN_PARAM = 'p',    /* --param NAME=VALUE */
+    KCS_GIVEN_INPUT = 'i',    /* --input NAME=FILE.npy */
+    KCS_GIVEN_EXPECTED = 'e', /* --expected NAME=FILE.npy */
+    KCS_GIVEN_ACTUAL = 'a',   /* --actual NAME=FILE.npy (check) */
+    KCS_GIVEN_ERRORS = 'E',   /* --errors DIR */
+};
+
+/* Parsing goes on (kcs_take_given_option's answer when the option was taken). */
+enum { KCS_GIVEN_KEEP_GOING = -1 };
+
+/* Starts g for command ("apply", "check") and op. */
+void kcs_given_init(kcs_given *g, const char *command, const char *op);
+
+/* Takes one shared option (a KCS_GIVEN_ code and its value); returns
+ * KCS_GIVEN_KEEP_GOING, or KCS_EXIT_USAGE with the message printed. */
+int kcs_take_given_option(int option, char *value, kcs_given *g);
+
+/* Reads the given files and prepares the case: the op and its inputs named
+ * in the command line's words, the dtype, the sizes (those not given from
+ * the shapes), the layout, and the inputs checked and taken. */
+kcs_status kcs_given_prepare(kcs_given *g, kcs_prepared_case *prepared, kcs_error *err);
+
+/* Fills the expected values and bounds of every output: from the --expected
+ * files (integer outputs also from int32 or int64), or from the op's oracle
+ * when none were given. flushing: the op's bounds for a device that flushes
+ * f32 subnormals. */
+kcs_status kcs_given_expected(const kcs_given *g, kcs_prepared_case *prepared, int flushing, kcs_error *err);
+
+/* The --actual file of every output, checked against the layout, in host
+ * memory of the output's dtype (int64 narrowed to int32 where it fits). */
+kcs_status kcs_given_actual(const kcs_given *g, const kcs_prepared_case *prepared, void *actual[],
+                            kcs_error *err);
+
+/* Writes dir/error.<output>.npy (|actual - expected| by the checker's rules:
+ * inf where NaN or infinity does not match) and dir/bound.<output>.npy, both
+ * float64 of the output's shape, for a case checked in full; returns 0, or 2
+ * with the reason printed. */
+int kcs_write_errors(const kcs_prepared_case *prepared, void *const actual[], const char *dir,
+                     const char *command);
+
+/* Prints the worst element and the verdict (PASS or FAIL and the
+ * diagnosis); returns whether it passed. */
+int kcs_print_check(const kcs_prepared_case *prepared, const kcs_check_result *check, const char *message);
+
+/* Frees the arrays read. */
+void kcs_given_free(kcs_given *g);
 
 #endif

@@ -22,6 +22,19 @@ np.save('big_endian.npy', np.ones(7, dtype='>f8'))
 x = np.load('x.npy')
 np.save('s.npy', np.float64(np.sum(np.square(x.astype(np.longdouble)))))
 np.save('wrong_s.npy', np.float64(np.sum(np.square(x[:-1].astype(np.longdouble)))))
+# gemm with alpha = 0 and beta = 1 is C, and A is not read (docs/gemm.md); numpy's 0 * A @ B + C
+# is NaN where A holds a NaN: expected values that disagree with the definition.
+a = rng.standard_normal((4, 3)).astype(np.float32); a[1, 2] = np.nan
+b = rng.standard_normal((3, 5)).astype(np.float32)
+c = rng.standard_normal((4, 5)).astype(np.float32)
+np.save('a.npy', a); np.save('b.npy', b); np.save('c.npy', c)
+np.save('numpy_c_out.npy', (0 * a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32))
+# assign's idx is an integer output: its expected values may be int32 (or int64)
+points = rng.standard_normal((50, 3)).astype(np.float32)
+anchors = rng.standard_normal((4, 3)).astype(np.float32)
+d = ((points.astype(np.float64)[:, None] - anchors.astype(np.float64)[None]) ** 2).sum(axis=2)
+np.save('points.npy', points); np.save('anchors.npy', anchors)
+np.save('idx32.npy', d.argmin(axis=1).astype(np.int32)); np.save('dist.npy', d.min(axis=1).astype(np.float32))
 " || { echo "FAIL: numpy could not make the inputs"; exit 1; }
 head -c 100 x32.npy > truncated.npy
 
@@ -48,9 +61,27 @@ sys.exit(0 if abs(s - exact) <= 1e-12 * exact else 1)" || fail "$target result d
     echo "ok: round trip through $target"
 done
 
-# A wrong expected value is reported as outside the bound (exit 1).
-"$kcs" apply sumsq --size n=1000003 --input x=x.npy --expected s=wrong_s.npy --output-dir wrong > wrong.log 2>&1
+# A wrong expected value is reported as outside the bound (exit 1); the size comes from x's shape.
+"$kcs" apply sumsq --input x=x.npy --expected s=wrong_s.npy --output-dir wrong > wrong.log 2>&1
 [ $? -eq 1 ] && grep -q "^FAIL" wrong.log || fail "a wrong expected value was not caught"
+
+# --errors writes each element's error and bound.
+"$kcs" apply sumsq --input x=x.npy --expected s=s.npy --errors errors --output-dir out > errors.log 2>&1 &&
+    [ -s errors/error.s.npy ] && [ -s errors/bound.s.npy ] || { cat errors.log; fail "--errors wrote nothing"; }
+
+# Integer expected values as int32 (assign's idx), with every size from the shapes.
+"$kcs" apply assign --input x=points.npy --input a=anchors.npy --expected idx=idx32.npy --expected dist=dist.npy \
+    --output-dir assign > assign.log 2>&1 && grep -q "^PASS" assign.log ||
+    { cat assign.log; fail "assign with int32 expected indices did not pass"; }
+
+# Expected values that disagree with the definition (gemm alpha = 0 with a NaN in A): the output
+# is C, which is right, and the message says so rather than calling it a copy of input c.
+"$kcs" apply gemm --param alpha=0 --param beta=1 --input a=a.npy --input b=b.npy --input c=c.npy \
+    --expected c_out=numpy_c_out.npy --output-dir alpha0 > alpha0.log 2>&1
+if [ $? -ne 1 ] || grep -q "copy of input c" alpha0.log || ! grep -q "what the op defines" alpha0.log; then
+    cat alpha0.log
+    fail "gemm alpha = 0: the correct copy of c was blamed, or the given expected values were not questioned"
+fi
 
 # Each class of bad input: exit status 2 and a message naming the cause.
 expect_refused() {
@@ -66,7 +97,7 @@ expect_refused() {
     fi
 }
 expect_refused "needs f64 of shape (7,)" sumsq --size n=7 --dtype f64 --input x=x32.npy
-expect_refused "needs f32 of shape (8,)" sumsq --size n=8 --input x=x32.npy
+expect_refused "size n=8, but x32.npy has shape (7,), which makes n=7" sumsq --size n=8 --input x=x32.npy
 expect_refused "Fortran-ordered" sumsq --size n=12 --input x=fortran.npy
 expect_refused "truncated\|past the end" sumsq --size n=7 --input x=truncated.npy
 expect_refused "c8\|complex\|unsupported" sumsq --size n=7 --input x=complex.npy
@@ -74,7 +105,10 @@ expect_refused "byte order\|big-endian" sumsq --size n=7 --input x=big_endian.np
 expect_refused "cannot\|No such file" sumsq --size n=7 --input x=missing.npy
 expect_refused "unknown op" frobnicate --size n=7 --input x=x32.npy
 expect_refused "no input 'y'" sumsq --size n=7 --input y=x32.npy
-expect_refused "needs size 'n'" sumsq --input x=x32.npy
+expect_refused "reduce needs size m: give --size m=VALUE" reduce --input x=points.npy --input idx=idx32.npy
+expect_refused "gemm needs --input c=FILE.npy" gemm --input a=a.npy --input b=b.npy
+expect_refused "no output 'y'" sumsq --input x=x32.npy --expected y=s.npy
+expect_refused "errors needs --expected" sumsq --input x=x32.npy --errors e
 expect_refused "no backend 'vulkan'" sumsq --size n=7 --input x=x32.npy --backend vulkan
 expect_refused "not a regular file" sumsq --size n=7 --dtype f64 --input x=/dev/zero
 mkfifo fifo.npy

@@ -1,7 +1,12 @@
 /* saboteur_gemm.c: broken GEMMs, each a mistake real kernels make: an
  * operand read with the wrong transpose, a k loop that stops one short, a
  * ragged edge tile never written, C read when beta = 0, A read when
- * alpha = 0, f64 accumulated in f32, alpha and beta swapped. */
+ * alpha = 0, f64 accumulated in f32, alpha and beta swapped; and an f32 GEMM
+ * that flushes subnormals to zero as a GPU built with -ftz does, which is a
+ * mistake only where the device does not say it flushes (docs/gemm.md,
+ * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways). */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +21,35 @@ typedef struct {
     int ignore_alpha_zero; /* computes alpha * A B even when alpha = 0 */
     int accumulate_float;  /* f64 dot products carried in float */
     int swap_alpha_beta;   /* beta * A B + alpha * C */
+    int flush_to_zero;     /* f32: subnormal inputs read as 0, every subnormal result made 0 */
 } gemm_mistake;
+
+/* An f32 value as a device that flushes subnormals sees it: zero (of the same
+ * sign) below the smallest normal. */
+static float flushed(float value)
+{
+    return fabsf(value) < FLT_MIN ? copysignf(0.0f, value) : value;
+}
+
+/* One element in f32 on a device that flushes subnormal inputs and results:
+ * the products summed in order, then alpha times the sum plus beta times c,
+ * each operation's result flushed. */
+static double flushing_element(const kcs_op_args *args, const void *a, const void *b, double c, size_t i,
+                               size_t j)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    size_t m = g->m, n = g->n, k = g->k;
+    float sum = 0.0f;
+    for (size_t p = 0; p < k && g->alpha != 0.0; p++) {
+        float a_ip = flushed((float)kcs_load_element(a, KCS_F32, g->transpose_a ? p * m + i : i * k + p));
+        float b_pj = flushed((float)kcs_load_element(b, KCS_F32, g->transpose_b ? j * k + p : p * n + j));
+        sum = flushed(sum + flushed(a_ip * b_pj));
+    }
+    float value = flushed(flushed((float)g->alpha) * sum);
+    if (g->beta != 0.0)
+        value = flushed(value + flushed(flushed((float)g->beta) * flushed((float)c)));
+    return value;
+}
 
 static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
                               kcs_buffer *const out[], const gemm_mistake *mistake, kcs_error *err)
@@ -55,6 +88,8 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
             double value = alpha * row[j];
             if (beta != 0.0 || mistake->ignore_beta_zero)
                 value += beta * kcs_load_element(c, args->dtype, i * n + j);
+            if (mistake->flush_to_zero && args->dtype == KCS_F32)
+                value = flushing_element(args, a, b, kcs_load_element(c, args->dtype, i * n + j), i, j);
             kcs_store_element(result, args->dtype, i * n + j, value);
         }
     }
@@ -84,6 +119,7 @@ GEMM_SABOTEUR_FUNCTION(gemm_reads_c_when_beta_zero, .ignore_beta_zero = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_reads_a_when_alpha_zero, .ignore_alpha_zero = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_accumulates_in_float, .accumulate_float = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_flushes_subnormals, .flush_to_zero = 1)
 
 #define SABOTEUR(name, description, function)                                                      \
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
@@ -91,7 +127,7 @@ GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
- * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a */
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
@@ -104,6 +140,9 @@ static const kcs_kernel rows[] = {
              gemm_reads_a_when_alpha_zero),
     SABOTEUR("accumulates-in-float", "dot products carried in f32", gemm_accumulates_in_float),
     SABOTEUR("swaps-alpha-beta", "beta * A B + alpha * C", gemm_swaps_alpha_beta),
+    {"gemm", KCS_F32, "flushes-subnormals",
+     "f32 with subnormal inputs and results flushed to zero, as built with -ftz=true", gemm_flushes_subnormals,
+     NULL},
 };
 
 const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);

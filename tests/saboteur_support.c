@@ -34,7 +34,17 @@ int kcs_test_free_cases(void **state)
     return 0;
 }
 
-static const kcs_case *find_case(const char *name)
+const kcs_case_list *kcs_test_cases(void)
+{
+    return &cases;
+}
+
+const kcs_golden *kcs_test_golden(void)
+{
+    return golden;
+}
+
+const kcs_case *kcs_test_find_case(const char *name)
 {
     for (size_t i = 0; i < cases.count; i++)
         if (strcmp(cases.cases[i].name, name) == 0)
@@ -52,33 +62,68 @@ static const kcs_kernel *find_kernel(const kcs_backend *backend, const kcs_case 
     return NULL;
 }
 
-static void run(const kcs_backend *backend, const kcs_prepared_case *p, const char *variant,
-                kcs_run_result *result)
+static void run_on(const kcs_backend *backend, const kcs_prepared_case *p, const kcs_kernel *kernel, int flushing,
+                   kcs_run_result *result)
 {
     kcs_device *device;
     kcs_device_info info;
     kcs_error err;
     assert_int_equal(backend->open(0, &device, &info, &err), KCS_OK);
+    info.flushes_f32_subnormals = flushing;
     kcs_run_options options = {0};
-    kcs_run_on_device(p, backend, device, &info, find_kernel(backend, p->c, variant), &options, result);
+    kcs_run_on_device(p, backend, device, &info, kernel, &options, result);
     backend->close(device);
+}
+
+void kcs_test_run(const kcs_prepared_case *p, const kcs_kernel *kernel, int flushing, kcs_run_result *result)
+{
+    kcs_backend saboteurs = kcs_saboteur_backend();
+    run_on(&saboteurs, p, kernel, flushing, result);
+}
+
+static void prepare(const char *case_name, kcs_prepared_case *p)
+{
+    kcs_error err;
+    if (kcs_prepare_case(kcs_test_find_case(case_name), golden, p, &err) != KCS_OK)
+        fail_msg("%s: %s", case_name, err.message);
+}
+
+static void expect_caught(const char *case_name, const char *saboteur, const char *words, int flushing)
+{
+    kcs_prepared_case p;
+    prepare(case_name, &p);
+    kcs_backend saboteurs = kcs_saboteur_backend();
+    kcs_run_result result;
+    run_on(&kcs_reference_backend, &p, find_kernel(&kcs_reference_backend, p.c, NULL), flushing, &result);
+    if (result.outcome != KCS_OUTCOME_PASS)
+        fail_msg("reference on %s: %s", case_name, result.message);
+    run_on(&saboteurs, &p, find_kernel(&saboteurs, p.c, saboteur), flushing, &result);
+    if (result.outcome != KCS_OUTCOME_FAIL || !strstr(result.message, words))
+        fail_msg("saboteur %s on %s%s: expected a failure mentioning '%s', got %s: %s", saboteur, case_name,
+                 flushing ? " (device flushing)" : "", words, kcs_outcome_name(result.outcome), result.message);
+    kcs_prepared_case_free(&p);
 }
 
 void kcs_test_expect_caught(const char *case_name, const char *saboteur, const char *words)
 {
+    expect_caught(case_name, saboteur, words, 0);
+}
+
+void kcs_test_expect_caught_flushing(const char *case_name, const char *saboteur, const char *words)
+{
+    expect_caught(case_name, saboteur, words, 1);
+}
+
+void kcs_test_expect_passes(const char *case_name, const char *saboteur, int flushing)
+{
     kcs_prepared_case p;
-    kcs_error err;
-    if (kcs_prepare_case(find_case(case_name), golden, &p, &err) != KCS_OK)
-        fail_msg("%s: %s", case_name, err.message);
+    prepare(case_name, &p);
     kcs_backend saboteurs = kcs_saboteur_backend();
     kcs_run_result result;
-    run(&kcs_reference_backend, &p, NULL, &result);
+    run_on(&saboteurs, &p, find_kernel(&saboteurs, p.c, saboteur), flushing, &result);
     if (result.outcome != KCS_OUTCOME_PASS)
-        fail_msg("reference on %s: %s", case_name, result.message);
-    run(&saboteurs, &p, saboteur, &result);
-    if (result.outcome != KCS_OUTCOME_FAIL || !strstr(result.message, words))
-        fail_msg("saboteur %s on %s: expected a failure mentioning '%s', got %s: %s", saboteur, case_name,
-                 words, kcs_outcome_name(result.outcome), result.message);
+        fail_msg("%s on %s%s: expected a pass, got %s: %s", saboteur, case_name,
+                 flushing ? " (device flushing)" : "", kcs_outcome_name(result.outcome), result.message);
     kcs_prepared_case_free(&p);
 }
 

@@ -13,4 +13,26 @@ int kcs_test_free_cases(void **state);
  * words, and the reference must pass the same case. */
 void kcs_test_expect_caught(const char *case_name, const char *saboteur, const char *words);
 
+/* Every case of cases/, and golden/, as the group setup read them. */
+const kcs_case_list *kcs_test_cases(void);
+const kcs_golden *kcs_test_golden(void);
+
+/* The case called name in cases/ (the test fails when there is none). */
+const kcs_case *kcs_test_find_case(const char *name);
+
+/* Runs kernel on a prepared case on the reference backend's device (through
+ * the saboteur backend's buffers), described as a device whose f32
+ * arithmetic flushes subnormals to zero when flushing is set. */
+void kcs_test_run(const kcs_prepared_case *prepared, const kcs_kernel *kernel, int flushing,
+                  kcs_run_result *result);
+
+/* The same as kcs_test_expect_caught, on a device that says it flushes f32
+ * subnormals (kcs_device_info.flushes_f32_subnormals): with the op's
+ * flushing bounds the saboteur must still fail. */
+void kcs_test_expect_caught_flushing(const char *case_name, const char *saboteur, const char *words);
+
+/* The saboteur variant must pass case_name, on a device that says it flushes
+ * f32 subnormals when flushing is set. */
+void kcs_test_expect_passes(const char *case_name, const char *saboteur, int flushing);
+
 #endif

@@ -1,0 +1,206 @@
+#!/bin/sh
+# check_command_test.sh: `kcs check` on outputs computed with NumPy, for every op of
+# the build (docs/take-away.md): a correct output passes, and the same output
+# with one element moved beyond its bound (read from --errors) fails, naming
+# that element. Also: sizes from the shapes, int64 for integer outputs, and
+# each class of bad input refused with exit status 2.
+# usage: tests/check_command_test.sh build/kcs
+set -u
+kcs=$(realpath "$1")
+python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# The ops this build has, from its own usage message for an unknown op.
+ops=$("$kcs" check no-such-op --input x=none.npy --actual y=none.npy 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' |
+      tr -d ',')
+[ -n "$ops" ] || { echo "FAIL: kcs check did not list the ops"; exit 1; }
+
+KCS="$kcs" OPS="$ops" $python - <<'EOF'
+import os, subprocess, sys
+import numpy as np
+
+kcs, ops = os.environ["KCS"], os.environ["OPS"].split()
+rng = np.random.default_rng(18)
+failures = []
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+def uniform(shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape)
+
+# Each op: its inputs, its parameters and its outputs computed in NumPy, in
+# float64 or long double and rounded once to the output's type.
+def sumsq():
+    x = rng.standard_normal(1001)
+    return dict(x=x), [], dict(s=np.float64(np.sum(np.square(x.astype(np.longdouble)))))
+
+def gemm():
+    a, b, c = f32(uniform((7, 5))), f32(uniform((9, 5))), f32(uniform((7, 9)))
+    out = 0.5 * (a.astype(np.float64) @ b.astype(np.float64).T) + 2.0 * c.astype(np.float64)
+    return dict(a=a, b=b, c=c), ["transb=T", "alpha=0.5", "beta=2"], dict(c_out=f32(out))
+
+def elementwise(name):
+    x, y = uniform(1000, -8, 8), uniform(1000, -8, 8)
+    if name == "add":
+        return dict(x=x, y=y), [], dict(out=x + y)
+    if name == "mul":
+        return dict(x=f32(x), y=f32(y)), [], dict(out=f32(x.astype(np.float32).astype(np.float64) *
+                                                         y.astype(np.float32).astype(np.float64)))
+    if name == "relu":
+        return dict(x=x), [], dict(out=np.where(x < 0, 0.0, x))
+    xl = f32(x).astype(np.longdouble)
+    return dict(x=f32(x)), [], dict(out=f32(1 / (1 + np.exp(-xl))))
+
+def softmax():
+    x = f32(rng.standard_normal((9, 33)) * 3)
+    e = np.exp(x.astype(np.longdouble) - x.max(axis=1, keepdims=True))
+    return dict(x=x), [], dict(y=f32(e / e.sum(axis=1, keepdims=True)))
+
+def assign():
+    x, a = f32(rng.standard_normal((200, 3))), f32(rng.standard_normal((9, 3)))
+    distances = ((x.astype(np.float64)[:, None, :] - a.astype(np.float64)[None, :, :]) ** 2).sum(axis=2)
+    idx = distances.argmin(axis=1)  # int64, as numpy gives it
+    return dict(x=x, a=a), [], dict(idx=idx, dist=f32(distances.min(axis=1)))
+
+def reduce():
+    x, idx = f32(rng.standard_normal((300, 4))), rng.integers(0, 6, 300).astype(np.int32)
+    count = np.bincount(idx, minlength=7).astype(np.int32)  # anchor 6 is empty
+    mean, var = np.zeros((7, 4)), np.zeros((7, 4))
+    for j in range(7):
+        points = x[idx == j].astype(np.float64)
+        if len(points):
+            mean[j], var[j] = points.mean(axis=0), ((points - points.mean(axis=0)) ** 2).mean(axis=0)
+    return dict(x=x, idx=idx), [], dict(count=count, mean=f32(mean), var=f32(var))
+
+def update():
+    a, v, mean = (f32(rng.standard_normal((6, 5))) for _ in range(3))
+    count = np.array([3, 0, 1, 7, 0, 2], dtype=np.int32)
+    T, lr, mu = 0.75, 0.125, 0.5
+    v64, a64, m64 = v.astype(np.float64), a.astype(np.float64), mean.astype(np.float64)
+    v_next = mu * v64 + np.where(count[:, None] > 0, m64 - a64, 0.0)
+    a_next = a64 + lr * T * v_next
+    return (dict(a=a, v=v, mean=mean, count=count), [f"temperature={T}", f"learning_rate={lr}", f"momentum={mu}"],
+            dict(a_next=f32(a_next), v_next=f32(v_next)))
+
+def energy():
+    dist = f32(rng.uniform(0, 4, 1000))
+    return dict(dist=dist), [], dict(e=f32(np.mean(dist.astype(np.float64))))
+
+def scale():
+    x = rng.standard_normal(100)
+    return dict(x=x), ["alpha=3"], dict(y=3.0 * x)
+
+makers = dict(sumsq=sumsq, gemm=gemm, softmax=softmax, assign=assign, reduce=reduce, update=update,
+              energy=energy, scale=scale)
+for name in ("add", "mul", "relu", "sigmoid"):
+    makers[name] = lambda name=name: elementwise(name)
+
+def run(args):
+    result = subprocess.run([kcs, "check"] + args, capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+for op in ops:
+    if op not in makers:
+        failures.append(f"{op}: no NumPy computation in tests/check_command_test.sh for this op")
+        continue
+    inputs, params, outputs = makers[op]()
+    os.makedirs(op, exist_ok=True)
+    args = [op]
+    for name, value in inputs.items():
+        np.save(f"{op}/{name}.npy", value)
+        args += ["--input", f"{name}={op}/{name}.npy"]
+    for param in params:
+        args += ["--param", param]
+    for name, value in outputs.items():
+        np.save(f"{op}/{name}.npy", value)
+    # No --size anywhere: every size comes from the shapes.
+    good = args + [a for name in outputs for a in ("--actual", f"{name}={op}/{name}.npy")]
+    status, text = run(good + ["--errors", f"{op}/errors"])
+    if status != 0 or "PASS" not in text:
+        failures.append(f"{op}: the NumPy output did not pass (exit {status}):\n{text}")
+        continue
+    # Plant one element beyond its bound, in the first output.
+    name, value = next(iter(outputs.items()))
+    value = np.array(value)
+    k = value.size // 2
+    flat = value.reshape(-1)
+    bound = np.load(f"{op}/errors/bound.{name}.npy").reshape(-1)[k]
+    if np.issubdtype(value.dtype, np.integer):
+        flat[k] = flat[k] - 1 if flat[k] > 0 else flat[k] + 1
+    else:
+        step = max(8 * bound, 4 * float(np.spacing(flat[k].astype(value.dtype))))
+        flat[k] = flat[k] + value.dtype.type(step)
+    np.save(f"{op}/{name}.wrong.npy", value)
+    bad = args + [a for other in outputs for a in
+                  ("--actual", f"{other}={op}/{other}.wrong.npy" if other == name else f"{other}={op}/{other}.npy")]
+    status, text = run(bad)
+    element = f"{name}[{k}]" if value.ndim else f"{name}[0]"
+    if status != 1 or "FAIL" not in text or element not in text:
+        failures.append(f"{op}: {name}[{k}] moved by {step if not np.issubdtype(value.dtype, np.integer) else 1} "
+                        f"(bound {bound:.3g}) was not caught naming {element} (exit {status}):\n{text}")
+        continue
+    print(f"ok: {op}: the NumPy output passes, and {element} moved beyond its bound fails")
+
+for failure in failures:
+    print("FAIL:", failure)
+sys.exit(1 if failures else 0)
+EOF
+[ $? -eq 0 ] || exit 1
+
+# The NumPy matmul of docs/take-away.md, exactly as it is written there.
+$python -c "
+import numpy as np
+rng = np.random.default_rng(7)
+a = rng.standard_normal((300, 200)).astype(np.float32)
+b = rng.standard_normal((200, 100)).astype(np.float32)
+np.save('a.npy', a)
+np.save('b.npy', b)
+np.save('c.npy', np.zeros((300, 100), np.float32))  # gemm's C: beta = 0 leaves it unread
+np.save('c_out.npy', a @ b)"
+"$kcs" check gemm --input a=a.npy --input b=b.npy --input c=c.npy --actual c_out=c_out.npy \
+    --errors errors > matmul.log 2>&1 && grep -q "^PASS" matmul.log ||
+    { cat matmul.log; echo "FAIL: the NumPy matmul of docs/take-away.md did not pass"; exit 1; }
+$python -c "
+import numpy as np
+used = np.load('errors/error.c_out.npy') / np.load('errors/bound.c_out.npy')
+print('worst fraction of the bound:', used.max(), 'at', np.unravel_index(used.argmax(), used.shape))" \
+    > fraction.log 2>&1 && grep -q "worst fraction of the bound: 0\." fraction.log ||
+    { cat fraction.log; echo "FAIL: the errors of the NumPy matmul could not be read back"; exit 1; }
+echo "ok: the NumPy matmul of docs/take-away.md passes ($(cat fraction.log))"
+
+# Bad input: exit status 2 and a message in the command line's words.
+fails=0
+expect_refused() {
+    words=$1
+    shift
+    "$kcs" check "$@" > refused.log 2>&1
+    status=$?
+    if [ $status -ne 2 ] || ! grep -q -- "$words" refused.log; then
+        cat refused.log
+        echo "FAIL: expected exit 2 and '$words' for: kcs check $*"
+        fails=$((fails + 1))
+    else
+        echo "ok: refused ($words)"
+    fi
+}
+g="--input a=gemm/a.npy --input b=gemm/b.npy --param transb=T --param alpha=0.5 --param beta=2"
+expect_refused "gemm needs --input c=FILE.npy" gemm --input a=gemm/a.npy --input b=gemm/b.npy \
+    --actual c_out=gemm/c_out.npy
+expect_refused "k=4, but gemm/a.npy has shape (7, 5), which makes k=5" gemm $g --input c=gemm/c.npy --size k=4 \
+    --actual c_out=gemm/c_out.npy
+expect_refused "gemm/a.npy has shape (7, 5), so m=7, but update/a.npy has shape (6, 5), so m=6" gemm \
+    --input a=gemm/a.npy --input b=gemm/b.npy --input c=update/a.npy --param transb=T --actual c_out=gemm/c_out.npy
+expect_refused "has no output 'y'" gemm $g --input c=gemm/c.npy --actual y=gemm/c_out.npy
+expect_refused "assign needs --actual dist=FILE.npy" assign --input x=assign/x.npy --input a=assign/a.npy \
+    --actual idx=assign/idx.npy
+expect_refused "actual y: sumsq/x.npy holds f64 of shape (1001,), but softmax with these sizes writes f32 of shape (9, 33)" \
+    softmax --input x=softmax/x.npy --actual y=sumsq/x.npy
+$python -c "import numpy as np; np.save('y64.npy', np.load('softmax/y.npy').astype(np.float64))"
+expect_refused "actual y: y64.npy holds f64 of shape (9, 33), but softmax with these sizes writes f32" softmax \
+    --input x=softmax/x.npy --actual y=y64.npy
+expect_refused "give the op's inputs" softmax --actual y=softmax/y.npy
+[ $fails -eq 0 ] || exit 1
+echo "kcs check on every op and its bad inputs: all passed"
