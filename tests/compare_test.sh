@@ -62,7 +62,7 @@ sys.exit(0 if all(d is not None and d <= 0.05 for d in drifts) else 1)
 PY
 }
 # The sensitivity half needs a machine quiet enough for a 10% change to show:
-# up to four attempts, and a failure saying so when none was.
+# up to five attempts 10 s apart, and a failure saying so when none was.
 attempt=0
 while :; do
     attempt=$((attempt + 1))
@@ -70,7 +70,8 @@ while :; do
     run second.json
     run slower.json KCS_SABOTEUR_SLOWDOWN=1.1
     measurable first.json second.json slower.json > drift.log && break
-    [ $attempt -lt 4 ] || { cat drift.log; fail "4 attempts, each too noisy to time a 1.6 ms kernel within 5%"; break; }
+    [ $attempt -lt 5 ] || { cat drift.log; fail "5 attempts, each too noisy to time a 1.6 ms kernel within 5%"; break; }
+    sleep 10 # a burst of load elsewhere may pass
 done
 # Whatever the noise: an identical rerun is never a regression.
 compare second.json first.json 0
