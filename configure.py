@@ -567,8 +567,14 @@ def main():
         n.build("mutants", "phony", mutant_runners)
         n.line()
 
+        # The softmax kernels with their merge of empty pieces broken must fail
+        # the attention-shaped cases (and pass the others), on any OpenCL device.
         n.rule("opencl_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
                "TEST $in")
+        stamp = built("tests/softmax_mutants.passed")
+        n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
+                variables={"arguments": f"{runner} {built('mutants')}"})
+        test_stamps.append(stamp)
 
     # `ninja opencl-sanitize`: every OpenCL kernel on small cases under Oclgrind's
     # memory-access, data-race and API checks, and unoptimised under those and its
