@@ -182,7 +182,8 @@ static double attention_element(const kcs_distribution *d, kcs_dtype dtype, uint
     uint64_t row = i / cols, position = i % cols;
     unsigned __int128 window = (unsigned __int128)visible + (unsigned __int128)row * step;
     uint64_t size = window < cols ? (uint64_t)window : cols;
-    uint64_t first = (uint64_t)(((unsigned __int128)start + (unsigned __int128)(row % cols) * (shift % cols)) % cols);
+    unsigned __int128 moved = (unsigned __int128)start + (unsigned __int128)(row % cols) * (shift % cols);
+    uint64_t first = (uint64_t)(moved % cols);
     if ((position + cols - first) % cols >= size)
         return -INFINITY;
     double lo = kcs_distribution_param(d, "lo", 0.0), hi = kcs_distribution_param(d, "hi", 1.0);
