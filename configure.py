@@ -37,7 +37,7 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 TIMING_TESTS = ["tests/compare_test.sh"]
 
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
-                   "tests/saboteur-expectations", "report/templates"]
+                   "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates"]
 
 
 def parse_arguments():
@@ -377,6 +377,8 @@ def main():
                depfile="$out.d")
     libs = "-ljansson -lnettle -lm"
     embedded = set()  # .cl files embedded once, shared by every variant of the build
+    runner_links = {}  # variant -> (objects, libs) of its runner, for the OpenCL mutant runners
+    embedded_objects = {}  # (variant, "opencl/<stem>.cl") -> the object of its embedded text
 
     def emit_build(variant, backends, extra_cflags="", ldflags="", optimise=None):
         """Compiles the harness, the backends, the runner and the unit tests
@@ -407,6 +409,7 @@ def main():
                                 variables={"symbol": f"kcs_{backend.name}_{stem}_source"})
                         embedded.add(generated)
                     objects.append(cc_object(generated))
+                    embedded_objects[(variant, source)] = objects[-1]
                 elif source.endswith(".cu"):
                     obj = obj_path(source.replace("/", "_")[:-3] + ".o")
                     n.build(obj, "nvcc", source)
@@ -446,6 +449,7 @@ def main():
         runner_objects = [cc_object(p) for p in sorted(glob.glob("runner/*.c")) if not p.endswith("_test.c")]
         n.build(runner, "link", runner_objects + [backends_object] + harness + objects,
                 variables={"libs": link_libs, "ldflags": ldflags})
+        runner_links[variant] = (runner_objects + [backends_object] + harness + objects, link_libs)
         n.line()
 
         # Test-only code in tests/ (the saboteur backend: each tests/saboteur_<op>.c
@@ -536,6 +540,72 @@ def main():
             test_stamps.append(stamp)
     else:
         print("  left out       CUDA emulation tests: no g++ with C++20 (std::barrier)")
+
+    # OpenCL kernels with a mistake planted in them (tests/opencl-mutants/*.mutant,
+    # applied by tests/opencl_mutant.py): a runner each, build/mutants/kcs-<name>,
+    # the same as build/kcs but for that one kernel file, for the tests that show
+    # that what should catch each mistake does.
+    opencl = next((b for b in backends if b.name == "opencl"), None)
+    mutant_runners = []
+    if opencl:
+        objects, link_libs = runner_links[""]
+        n.rule("opencl_mutant", f"{sys.executable} {src('tests/opencl_mutant.py')} $in $out", "MUTANT $out")
+        for path in sorted(glob.glob("tests/opencl-mutants/*.mutant")):
+            name = os.path.basename(path)[:-len(".mutant")]
+            with open(path) as f:
+                kernels = re.findall(r"^kernel:\s*(\S+)\s*$", f.read(), re.M)
+            if len(kernels) != 1 or not re.fullmatch(r"opencl/\w+\.cl", kernels[0]):
+                sys.exit(f"configure.py: {path} needs one line 'kernel: opencl/FILE.cl'")
+            stem = os.path.basename(kernels[0])[:-3]
+            original = embedded_objects.get(("", kernels[0]))
+            if original is None:
+                sys.exit(f"configure.py: {path} mutates {kernels[0]}, which the OpenCL backend does not embed")
+            mutated = built(f"mutants/{name}.cl")
+            n.build(mutated, "opencl_mutant", path, implicit=[src("tests/opencl_mutant.py"), src(kernels[0])])
+            embedded_source = built(f"mutants/{name}_cl.c")
+            n.build(embedded_source, "embed", mutated, implicit=[src("tools/embed.py")],
+                    variables={"symbol": f"kcs_opencl_{stem}_source"})
+            embedded_object = built(f"mutants/{name}_cl.o")
+            n.build(embedded_object, "cc", embedded_source, variables={"extra_cflags": ""})
+            mutant_runner = built(f"mutants/kcs-{name}")
+            n.build(mutant_runner, "link", [embedded_object if o == original else o for o in objects],
+                    variables={"libs": link_libs, "ldflags": ""})
+            mutant_runners.append(mutant_runner)
+        n.build("mutants", "phony", mutant_runners)
+        n.line()
+
+        # The softmax kernels with their merge of empty pieces broken must fail
+        # the attention-shaped cases (and pass the others), on any OpenCL device.
+        n.rule("opencl_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+               "TEST $in")
+        stamp = built("tests/softmax_mutants.passed")
+        n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
+                variables={"arguments": f"{runner} {built('mutants')}"})
+        test_stamps.append(stamp)
+
+    # `ninja opencl-sanitize`: every OpenCL kernel on small cases under Oclgrind's
+    # memory-access, data-race and API checks, and unoptimised under those and its
+    # uninitialised-value check (tests/opencl_sanitize.sh), and the proof that they
+    # catch a planted access past a global, a local and a private array and a
+    # missing barrier (tests/opencl_sanitize_mutants.sh). Part of `ninja check`.
+    oclgrind = shutil.which("oclgrind")
+    if opencl and oclgrind:
+        print(f"  oclgrind       {oclgrind} (ninja opencl-sanitize)")
+        sanitize_stamps = []
+        work = built("opencl-sanitize")
+        for script, arguments in (("tests/opencl_sanitize.sh", f"{runner} {work}"),
+                                  ("tests/opencl_sanitize_mutants.sh", f"{built('mutants')} {work}")):
+            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+            n.build(stamp, "opencl_test", src(script),
+                    implicit=[runner, src("tests/oclgrind_run.sh")] + mutant_runners +
+                             sorted(glob.glob("cases/*.md") + glob.glob("tests/cases/*.md")),
+                    variables={"arguments": arguments})
+            sanitize_stamps.append(stamp)
+        n.build("opencl-sanitize", "phony", sanitize_stamps)
+        test_stamps += sanitize_stamps
+        n.line()
+    else:
+        print(f"  left out       opencl-sanitize: {'no oclgrind (install oclgrind)' if opencl else 'no OpenCL backend'}")
 
     # The test-only ops (tests/cases/*.md, e.g. scale: the proof that a new op
     # takes new files only) on every backend built, through the normal runner.

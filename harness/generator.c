@@ -163,6 +163,33 @@ static double special_element(const kcs_distribution *d, kcs_dtype dtype, uint64
     return 2.0 * kcs_unit_interval(which) - 1.0;
 }
 
+/* The largest value a whole-number parameter may have: every integer up to
+ * 2^52 is exact in a double, and products of two such fit 128 bits. */
+#define KCS_LARGEST_WHOLE 0x1.0p52
+
+static double attention_element(const kcs_distribution *d, kcs_dtype dtype, uint64_t i)
+{
+    /* Row r (of cols elements) attends to a window of positions that starts
+     * at start + r * shift and holds visible + r * step of them (at most the
+     * row), wrapping round the row's end: uniform on [lo, hi) inside the
+     * window, exactly as `uniform` with the same seed, -inf outside. */
+    (void)dtype;
+    uint64_t cols = (uint64_t)kcs_distribution_param(d, "cols", 1.0);
+    uint64_t start = (uint64_t)kcs_distribution_param(d, "start", 0.0);
+    uint64_t visible = (uint64_t)kcs_distribution_param(d, "visible", (double)cols);
+    uint64_t shift = (uint64_t)kcs_distribution_param(d, "shift", 0.0);
+    uint64_t step = (uint64_t)kcs_distribution_param(d, "step", 0.0);
+    uint64_t row = i / cols, position = i % cols;
+    unsigned __int128 window = (unsigned __int128)visible + (unsigned __int128)row * step;
+    uint64_t size = window < cols ? (uint64_t)window : cols;
+    unsigned __int128 moved = (unsigned __int128)start + (unsigned __int128)(row % cols) * (shift % cols);
+    uint64_t first = (uint64_t)(moved % cols);
+    if ((position + cols - first) % cols >= size)
+        return -INFINITY;
+    double lo = kcs_distribution_param(d, "lo", 0.0), hi = kcs_distribution_param(d, "hi", 1.0);
+    return lo + (hi - lo) * kcs_unit_interval(kcs_random_bits(d->seed, i));
+}
+
 static const distribution_kind kinds[] = {
     {"uniform", {"lo", "hi"}, {0}, uniform_element},
     {"normal", {"mean", "stddev"}, {0}, normal_element},
@@ -170,6 +197,7 @@ static const distribution_kind kinds[] = {
     {"constant", {"value"}, {"value"}, constant_element},
     {"integers", {"lo", "hi"}, {"lo", "hi"}, integers_element},
     {"special", {"fraction", "zero", "subnormal", "huge", "inf", "nan"}, {0}, special_element},
+    {"attention", {"cols", "start", "visible", "shift", "step", "lo", "hi"}, {"cols"}, attention_element},
 };
 
 const char *const kcs_distribution_help =
@@ -180,7 +208,12 @@ const char *const kcs_distribution_help =
     "integers lo=A hi=B       integers uniform on [A, B]\n"
     "special fraction=0.5 zero=1 subnormal=1 huge=1 inf=1 nan=1\n"
     "                         special values of the dtype from the groups set to 1,\n"
-    "                         with probability fraction; otherwise uniform on [-1, 1)\n";
+    "                         with probability fraction; otherwise uniform on [-1, 1)\n"
+    "attention cols=C start=0 visible=C shift=0 step=0 lo=0 hi=1\n"
+    "                         rows of C elements (the matrix's last axis), each -inf\n"
+    "                         outside a window of visible + row * step positions\n"
+    "                         from start + row * shift (wrapping round the row's end),\n"
+    "                         uniform on [lo, hi) inside: attention masks\n";
 
 static const distribution_kind *find_kind(const char *name)
 {
@@ -196,7 +229,7 @@ kcs_status kcs_distribution_check(const kcs_distribution *d, kcs_error *err)
     if (!kind)
         return kcs_fail(err, KCS_ERROR,
                         "unknown distribution '%s' (known: uniform, normal, ramp, constant, "
-                        "integers, special)", d->name);
+                        "integers, special, attention)", d->name);
     for (int i = 0; i < d->param_count; i++) {
         int known = 0;
         for (int p = 0; p < 7 && kind->params[p]; p++)
@@ -216,7 +249,8 @@ kcs_status kcs_distribution_check(const kcs_distribution *d, kcs_error *err)
             return kcs_fail(err, KCS_ERROR, "distribution '%s' needs parameter '%s'", d->name,
                             kind->required[r]);
     }
-    if (strcmp(d->name, "uniform") == 0 || strcmp(d->name, "integers") == 0) {
+    if (strcmp(d->name, "uniform") == 0 || strcmp(d->name, "integers") == 0 ||
+        strcmp(d->name, "attention") == 0) {
         double lo = kcs_distribution_param(d, "lo", 0.0), hi = kcs_distribution_param(d, "hi", 1.0);
         if (!(isfinite(lo) && isfinite(hi) && lo <= hi))
             return kcs_fail(err, KCS_ERROR, "'%s' needs finite lo <= hi (lo=%g hi=%g)", d->name, lo, hi);
@@ -226,11 +260,39 @@ kcs_status kcs_distribution_check(const kcs_distribution *d, kcs_error *err)
     }
     if (strcmp(d->name, "normal") == 0 && !(kcs_distribution_param(d, "stddev", 1.0) >= 0.0))
         return kcs_fail(err, KCS_ERROR, "'normal' needs stddev >= 0");
+    if (strcmp(d->name, "attention") == 0) {
+        double cols = kcs_distribution_param(d, "cols", 0.0);
+        if (!(cols >= 1 && cols <= KCS_LARGEST_WHOLE && cols == floor(cols)))
+            return kcs_fail(err, KCS_ERROR, "'attention' needs a whole cols from 1 to 2^52 (cols=%g)", cols);
+        const char *const whole[] = {"start", "visible", "shift", "step"};
+        for (int w = 0; w < 4; w++) {
+            double value = kcs_distribution_param(d, whole[w], 0.0);
+            if (!(value >= 0 && value <= KCS_LARGEST_WHOLE && value == floor(value)))
+                return kcs_fail(err, KCS_ERROR, "'attention' needs a whole %s from 0 to 2^52 (%s=%g)",
+                                whole[w], whole[w], value);
+        }
+        double visible = kcs_distribution_param(d, "visible", cols);
+        if (visible > cols)
+            return kcs_fail(err, KCS_ERROR, "'attention' needs visible <= cols (visible=%g cols=%g)",
+                            visible, cols);
+    }
     if (strcmp(d->name, "special") == 0) {
         double fraction = kcs_distribution_param(d, "fraction", 0.5);
         if (!(fraction >= 0.0 && fraction <= 1.0))
             return kcs_fail(err, KCS_ERROR, "'special' needs 0 <= fraction <= 1");
     }
+    return KCS_OK;
+}
+
+kcs_status kcs_distribution_check_rows(const kcs_distribution *d, size_t row_length, kcs_error *err)
+{
+    if (strcmp(d->name, "attention") != 0)
+        return KCS_OK;
+    double cols = kcs_distribution_param(d, "cols", 0.0);
+    if (cols != (double)row_length)
+        return kcs_fail(err, KCS_ERROR,
+                        "'attention' has cols=%g, but the array's rows (its last axis) have %zu elements",
+                        cols, row_length);
     return KCS_OK;
 }
 

@@ -49,6 +49,12 @@ uint64_t kcs_string_hash(const char *text);
 /* Checks that the distribution exists and its parameters are known and valid. */
 kcs_status kcs_distribution_check(const kcs_distribution *distribution, kcs_error *err);
 
+/* Checks what the distribution assumes of the array it fills, given the
+ * length of the array's rows (its last axis): `attention` lays its mask over
+ * rows of cols elements, so cols must be that length. */
+kcs_status kcs_distribution_check_rows(const kcs_distribution *distribution, size_t row_length,
+                                       kcs_error *err);
+
 /* Writes elements first .. first+count-1 of the distribution, each rounded
  * once to dtype, to data[0 .. count-1]. */
 kcs_status kcs_generate(const kcs_distribution *distribution, kcs_dtype dtype, void *data,

@@ -101,12 +101,17 @@ static void normal_has_the_right_moments(void **state)
 static void elements_do_not_depend_on_where_generation_starts(void **state)
 {
     (void)state;
-    const char *names[] = {"uniform", "normal", "ramp", "integers", "special"};
-    for (size_t k = 0; k < 5; k++) {
+    const char *names[] = {"uniform", "normal", "ramp", "integers", "special", "attention"};
+    for (size_t k = 0; k < 6; k++) {
         kcs_distribution d = make(names[k], 1234);
         if (strcmp(names[k], "integers") == 0) {
             add_param(&d, "lo", -3);
             add_param(&d, "hi", 3);
+        }
+        if (strcmp(names[k], "attention") == 0) {
+            add_param(&d, "cols", 9);
+            add_param(&d, "visible", 1);
+            add_param(&d, "step", 1);
         }
         double all[64], part[10];
         assert_int_equal(kcs_generate(&d, KCS_F64, all, 0, 64, NULL), KCS_OK);
@@ -171,6 +176,123 @@ static void special_values_cover_every_group_in_the_dtype(void **state)
     assert_int_equal(kcs_generate(&without_nan, KCS_F64, v, 0, 4000, NULL), KCS_OK);
     for (int i = 0; i < 4000; i++)
         assert_false(isnan(v[i]));
+}
+
+/* The positions of one row that hold a finite value, as a string of '#' (finite) and '.' (-inf). */
+static void row_pattern(const double *row, size_t cols, char *pattern)
+{
+    for (size_t k = 0; k < cols; k++)
+        pattern[k] = isfinite(row[k]) ? '#' : (row[k] == -INFINITY ? '.' : '?');
+    pattern[cols] = '\0';
+}
+
+static void attention_masks_a_window_of_each_row(void **state)
+{
+    (void)state;
+    char pattern[16];
+    double v[5 * 6];
+    /* causal: row r attends to its first r + 1 positions */
+    kcs_distribution causal = make("attention", 7);
+    add_param(&causal, "cols", 6);
+    add_param(&causal, "visible", 1);
+    add_param(&causal, "step", 1);
+    assert_int_equal(kcs_generate(&causal, KCS_F64, v, 0, 5 * 6, NULL), KCS_OK);
+    const char *triangle[] = {"#.....", "##....", "###...", "####..", "#####."};
+    for (int r = 0; r < 5; r++) {
+        row_pattern(v + 6 * r, 6, pattern);
+        assert_string_equal(pattern, triangle[r]);
+    }
+    /* a window of 2 from position 4 of 5, moving one along each row, wraps round the end */
+    kcs_distribution moving = make("attention", 7);
+    add_param(&moving, "cols", 5);
+    add_param(&moving, "start", 4);
+    add_param(&moving, "visible", 2);
+    add_param(&moving, "shift", 1);
+    assert_int_equal(kcs_generate(&moving, KCS_F64, v, 0, 3 * 5, NULL), KCS_OK);
+    const char *wrapped[] = {"#...#", "##...", ".##.."};
+    for (int r = 0; r < 3; r++) {
+        row_pattern(v + 5 * r, 5, pattern);
+        assert_string_equal(pattern, wrapped[r]);
+    }
+    /* a run of -inf in the middle: the window starts after it and wraps round to its start */
+    kcs_distribution middle = make("attention", 7);
+    add_param(&middle, "cols", 6);
+    add_param(&middle, "start", 4);
+    add_param(&middle, "visible", 4);
+    assert_int_equal(kcs_generate(&middle, KCS_F64, v, 0, 6, NULL), KCS_OK);
+    row_pattern(v, 6, pattern);
+    assert_string_equal(pattern, "##..##");
+    /* nothing visible: a fully masked row; a window that grows past the row is the row */
+    kcs_distribution growing = make("attention", 7);
+    add_param(&growing, "cols", 3);
+    add_param(&growing, "visible", 0);
+    add_param(&growing, "step", 2);
+    assert_int_equal(kcs_generate(&growing, KCS_F64, v, 0, 3 * 3, NULL), KCS_OK);
+    const char *grown[] = {"...", "##.", "###"};
+    for (int r = 0; r < 3; r++) {
+        row_pattern(v + 3 * r, 3, pattern);
+        assert_string_equal(pattern, grown[r]);
+    }
+}
+
+static void attention_values_are_uniform_with_the_same_seed(void **state)
+{
+    (void)state;
+    /* inside the window element i is uniform's element i: pinned there */
+    kcs_distribution d = make("attention", 7);
+    add_param(&d, "cols", 3);
+    add_param(&d, "start", 1);
+    add_param(&d, "visible", 2);
+    add_param(&d, "lo", -2);
+    add_param(&d, "hi", 2);
+    float f[3];
+    assert_int_equal(kcs_generate(&d, KCS_F32, f, 0, 3, NULL), KCS_OK);
+    assert_true(f[0] == -INFINITY);
+    assert_true(f[1] == 0x1.3c8f1p-1f);
+    assert_true(f[2] == 0x1.408494p+0f);
+    kcs_distribution everything = make("attention", 7);
+    add_param(&everything, "cols", 2);
+    double v[3];
+    assert_int_equal(kcs_generate(&everything, KCS_F64, v, 0, 3, NULL), KCS_OK);
+    assert_true(v[0] == 0.8338241343293695); /* visible defaults to the whole row, lo and hi to 0 and 1 */
+    assert_true(v[1] == 0.6545697378715991);
+    assert_true(v[2] == 0.8130057368826025);
+}
+
+static void attention_parameters_are_checked(void **state)
+{
+    (void)state;
+    kcs_error err;
+    kcs_distribution d = make("attention", 0);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "needs parameter 'cols'"));
+    add_param(&d, "cols", 0);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "whole cols"));
+    d = make("attention", 0);
+    add_param(&d, "cols", 8);
+    add_param(&d, "visible", 9);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "visible <= cols"));
+    d = make("attention", 0);
+    add_param(&d, "cols", 8);
+    add_param(&d, "shift", -1);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "whole shift"));
+    d = make("attention", 0);
+    add_param(&d, "cols", 8);
+    add_param(&d, "step", 0.5);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "whole step"));
+    /* the mask's rows must be the array's */
+    d = make("attention", 0);
+    add_param(&d, "cols", 8);
+    assert_int_equal(kcs_distribution_check(&d, &err), KCS_OK);
+    assert_int_equal(kcs_distribution_check_rows(&d, 8, &err), KCS_OK);
+    assert_int_equal(kcs_distribution_check_rows(&d, 9, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "cols=8, but the array's rows (its last axis) have 9 elements"));
+    kcs_distribution uniform = make("uniform", 0);
+    assert_int_equal(kcs_distribution_check_rows(&uniform, 9, &err), KCS_OK);
 }
 
 static void portable_log_is_accurate(void **state)
@@ -246,6 +368,9 @@ int main(void)
         cmocka_unit_test(elements_do_not_depend_on_where_generation_starts),
         cmocka_unit_test(ramp_constant_and_integers),
         cmocka_unit_test(special_values_cover_every_group_in_the_dtype),
+        cmocka_unit_test(attention_masks_a_window_of_each_row),
+        cmocka_unit_test(attention_values_are_uniform_with_the_same_seed),
+        cmocka_unit_test(attention_parameters_are_checked),
         cmocka_unit_test(portable_log_is_accurate),
         cmocka_unit_test(bad_distributions_are_named),
         cmocka_unit_test(half_precision_conversion_rounds_to_nearest_even),

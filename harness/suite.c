@@ -19,7 +19,9 @@ static kcs_status generate_inputs(const kcs_case *c, kcs_prepared_case *p, kcs_e
         p->inputs[i] = malloc(size->bytes ? size->bytes : 1);
         if (!p->inputs[i])
             return kcs_fail(err, KCS_ERROR, "cannot allocate %zu bytes for input %s", size->bytes, spec->name);
-        if (kcs_generate(&input->distribution, spec->dtype, p->inputs[i], 0, size->elements, err) != KCS_OK) {
+        size_t row_length = spec->ndim > 0 ? spec->shape[spec->ndim - 1] : 1;
+        if (kcs_distribution_check_rows(&input->distribution, row_length, err) != KCS_OK ||
+            kcs_generate(&input->distribution, spec->dtype, p->inputs[i], 0, size->elements, err) != KCS_OK) {
             kcs_error_prefix(err, "input %s", spec->name);
             return KCS_ERROR;
         }

@@ -116,8 +116,12 @@
     kernel void NAME(global const POINT_T *x, global const float *a, ulong n, ulong d,             \
                      ulong m, global int *idx, global float *dist)                                 \
     {                                                                                              \
-        local float points[KCS_ASSIGN_DEPTH][KCS_ASSIGN_PITCH];                                    \
-        local float anchors[KCS_ASSIGN_DEPTH][KCS_ASSIGN_PITCH];                                   \
+        /* Dimension k of point (anchor) p of the tile is element k * KCS_ASSIGN_PITCH             \
+         * + p. Flat, because the final merge reuses each array whole: indexing a                  \
+         * [DEPTH][PITCH] array through a pointer to its first row past that row is                \
+         * undefined (Oclgrind reported it). */                                                    \
+        local float points[KCS_ASSIGN_DEPTH * KCS_ASSIGN_PITCH];                                   \
+        local float anchors[KCS_ASSIGN_DEPTH * KCS_ASSIGN_PITCH];                                  \
         uint id = get_local_id(0);                                                                 \
         uint column = id % KCS_ASSIGN_SIDE; /* which anchors of a tile */                          \
         uint line = id / KCS_ASSIGN_SIDE;   /* which points of the tile */                         \
@@ -138,18 +142,18 @@
                      e += KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE) {                                     \
                     uint p = e / KCS_ASSIGN_DEPTH, k = e % KCS_ASSIGN_DEPTH;                       \
                     ulong dimension = k0 + k, point = point0 + p, anchor = anchor0 + p;            \
-                    points[k][p] = point < n && dimension < d                                      \
-                                       ? LOAD(x, point * d + dimension) : 0.0f;                    \
-                    anchors[k][p] = anchor < m && dimension < d ? a[anchor * d + dimension]        \
-                                                                 : 0.0f;                           \
+                    points[k * KCS_ASSIGN_PITCH + p] =                                             \
+                        point < n && dimension < d ? LOAD(x, point * d + dimension) : 0.0f;        \
+                    anchors[k * KCS_ASSIGN_PITCH + p] =                                            \
+                        anchor < m && dimension < d ? a[anchor * d + dimension] : 0.0f;            \
                 }                                                                                  \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                      \
                 for (int k = 0; k < KCS_ASSIGN_DEPTH; k++) {                                       \
                     float xs[KCS_ASSIGN_MICRO], as[KCS_ASSIGN_MICRO];                              \
                     _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                   \
-                        xs[i] = points[k][line + i * KCS_ASSIGN_SIDE];                             \
+                        xs[i] = points[k * KCS_ASSIGN_PITCH + line + i * KCS_ASSIGN_SIDE];         \
                     _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++)                   \
-                        as[j] = anchors[k][column + j * KCS_ASSIGN_SIDE];                          \
+                        as[j] = anchors[k * KCS_ASSIGN_PITCH + column + j * KCS_ASSIGN_SIDE];      \
                     _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                   \
                         _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++) {             \
                             float difference = xs[i] - as[j];                                      \
@@ -169,8 +173,8 @@
         }                                                                                          \
         /* The staging arrays are free (the last barrier above, or never used when */              \
         /* d = 0): they now hold every work-item's candidates, point by column.    */              \
-        local float *candidate = &points[0][0];                                                    \
-        local int *candidate_index = (local int *)&anchors[0][0];                                  \
+        local float *candidate = points;                                                           \
+        local int *candidate_index = (local int *)anchors;                                         \
         _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++) {                             \
             uint slot = (line + i * KCS_ASSIGN_SIDE) * KCS_ASSIGN_SIDE + column;                   \
             candidate[slot] = best[i];                                                             \

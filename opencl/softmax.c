@@ -232,13 +232,15 @@ static kcs_status enqueue_online(kcs_device *device, const kcs_op_args *args, kc
 }
 
 /* Sets the held-vector arguments of a group-registers kernel: local memory for
- * held vectors of four per work-item of a work-group of group (at least one
- * vector, as OpenCL wants no empty local arguments). */
+ * held vectors of four per work-item of a work-group of group. Without held
+ * vectors the kernel never touches it, and it is one vector, as OpenCL wants no
+ * empty local arguments: a vector per work-item there took 32 KB of a 1024-item
+ * f64 group for nothing, beyond the 32 KB some devices have (Oclgrind's). */
 static kcs_status set_held_args(cl_kernel kernel, size_t group, size_t held, size_t element,
                                 kcs_error *err)
 {
     cl_uint held_argument = (cl_uint)held;
-    size_t bytes = (held ? held : 1) * group * 4 * element;
+    size_t bytes = (held ? held * group : 1) * 4 * element;
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 6, bytes, NULL), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 7, sizeof held_argument, &held_argument), err);
     return KCS_OK;

@@ -108,6 +108,17 @@ input x: integers lo=0 hi=3
 expect: oracle
 ```
 
+A mask laid over rows of 4 elements where the rows have 5:
+
+```kcs-case
+case: mask-rows-mismatch
+op: softmax
+dtype: f32
+sizes: rows=2 cols=5
+input x: attention cols=4 visible=1 step=1
+expect: oracle
+```
+
 ```kcs-case
 case: never-closed
 op: sumsq
@@ -133,7 +144,8 @@ expect_in "unknown dtype 'f128'"
 expect_in "sumsq has f32 and f64 variants, not i32"
 expect_in "never closed"
 expect_in "case bad/size-overflow: op gemm: array a has more elements than size_t can count"
-expect_in "1 passed, 10 failed, 0 skipped"
+expect_in "case bad/mask-rows-mismatch: input x: 'attention' has cols=4, but the array's rows (its last axis) have 5 elements"
+expect_in "1 passed, 11 failed, 0 skipped"
 grep -q '"schema": "kcs-results"' results.json || fail "no results file after the errors"
 [ $failures -eq 0 ] && echo "ok: every malformed case and golden file named, the good case passed, exit 1"
 

@@ -1,9 +1,23 @@
 /* saboteur_softmax.c: broken softmaxes, each a mistake real kernels make:
  * no max subtraction (exp overflows near 1e4), the last row computed from
- * the row before it (an index clamped one short), and a row sum that stops
- * one element short. Computed in double and rounded to the case dtype, so
- * each error is the mistake alone. */
+ * the row before it (an index clamped one short), a row sum that stops
+ * one element short, and a merge of pieces of a row that lets a piece of
+ * nothing but -inf in. Computed in double and rounded to the case dtype, so
+ * each error is the mistake alone.
+ *
+ * The last mistake is a saboteur per kernel variant, each cutting a row into
+ * the pieces that variant's work-items, lanes or threads hold (as
+ * opencl/softmax.c and cuda/softmax.cu size them; a layout below per
+ * variant). Each piece is summed against its own max and the pieces merged
+ * by rescaling, as online and FlashAttention-style kernels do, without
+ * keeping an empty piece out: exp(-inf - (-inf)) is NaN, and so is the row.
+ * Where such a saboteur fails a case, a whole piece of that variant lies
+ * inside the case's mask: tests/saboteur-expectations/softmax.txt lists
+ * where, so that the attention-shaped cases of cases/softmax.md are shown to
+ * empty pieces of every variant, and the randomly masked ones to empty none
+ * of the OpenCL kernels' work-items (the merge they cannot test). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "saboteur_backend.h"
@@ -177,19 +191,257 @@ EXP2_FUNCTION(exp2_fused_within_3_ulps, .exp2_ulps = 3, .fused_max = 1)
 EXP2_FUNCTION(exp2_off_by_10_ulps, .exp2_ulps = 10)
 EXP2_FUNCTION(exp2_short_log2e, .exp2_ulps = 1, .log2e = 1.4427)
 
+/* ---- pieces of a row, per kernel variant ------------------------------------ */
+
+/* How a variant cuts a row of cols elements: piece t of pieces holds slots
+ * t, t + pieces, t + 2 pieces, ... of width elements each (strided), or
+ * elements [t width, (t + 1) width) (blocked, one slot each). */
+typedef struct {
+    int blocked;   /* contiguous blocks rather than strided slots */
+    size_t pieces; /* work-items, lanes or threads a row */
+    size_t width;  /* elements a slot (a block, when blocked) */
+} row_layout;
+
+/* The smallest power of two at least value (1 for 0). */
+static size_t power_of_two_at_least(size_t value)
+{
+    size_t power = 1;
+    while (power < value)
+        power *= 2;
+    return power;
+}
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Each layout function fills the layout for rows of cols elements of dtype,
+ * or returns KCS_UNSUPPORTED where the variant refuses such rows (as the real
+ * kernel's supports() does, so that the saboteur runs where it runs). */
+typedef kcs_status (*layout_function)(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err);
+
+/* OpenCL group-registers (opencl/softmax.c, enqueue_registers): vectors of
+ * four; the fewest work-items, a power of two, that hold the row in 4, 8 or
+ * 16 vectors each, up to 128 and then 256; longer rows 256 (the kernel with
+ * local memory). */
+static kcs_status opencl_registers_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    (void)dtype, (void)err;
+    static const size_t vectors[] = {4, 8, 16}, limits[] = {128, 256};
+    size_t slots = ceil_div(cols, 4);
+    *layout = (row_layout){0, 256, 4};
+    for (int l = 0; l < 2; l++)
+        for (int v = 0; v < 3; v++) {
+            size_t items = power_of_two_at_least(ceil_div(slots, vectors[v]));
+            if (items <= limits[l]) {
+                layout->pieces = items;
+                return KCS_OK;
+            }
+        }
+    return KCS_OK;
+}
+
+/* OpenCL group-online (enqueue_online): vectors of four, a power of two of
+ * work-items giving each at least 4 (at most 256), doubled while one would
+ * visit more than 128. */
+static kcs_status opencl_online_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    (void)dtype, (void)err;
+    size_t slots = ceil_div(cols, 4), items = power_of_two_at_least(ceil_div(slots, 4));
+    if (items > 256)
+        items = 256;
+    while (items * 2 <= 1024 && slots > items * 128)
+        items *= 2;
+    *layout = (row_layout){0, items, 4};
+    return KCS_OK;
+}
+
+/* OpenCL cpu-rows: blocks of KCS_SOFTMAX_CPU_BLOCK (2048) elements. */
+static kcs_status opencl_cpu_rows_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    (void)dtype, (void)err;
+    *layout = (row_layout){1, ceil_div(cols, 2048), 2048};
+    return KCS_OK;
+}
+
+/* CUDA slots (cuda/softmax.cu): 16-byte vectors where rows start 16-byte aligned, else elements. */
+static size_t cuda_slot_width(size_t cols, kcs_dtype dtype)
+{
+    size_t size = kcs_dtype_size(dtype);
+    return (cols * size) % 16 == 0 ? 16 / size : 1;
+}
+
+/* CUDA warp-groups: the fewest of 1 to 16 lanes that hold the row in 4 slots each. */
+static kcs_status cuda_warp_groups_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    size_t width = cuda_slot_width(cols, dtype), slots = cols / width;
+    for (size_t lanes = 1; lanes <= 16; lanes *= 2)
+        if (slots <= 4 * lanes) {
+            *layout = (row_layout){0, lanes, width};
+            return KCS_OK;
+        }
+    return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-groups holds rows of at most 64 slots");
+}
+
+/* CUDA warp-staged: 32 lanes of 4 or 8 slots. */
+static kcs_status cuda_warp_staged_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    size_t width = cuda_slot_width(cols, dtype);
+    if (cols / width > 256)
+        return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-staged holds rows of at most 256 slots");
+    *layout = (row_layout){0, 32, width};
+    return KCS_OK;
+}
+
+/* CUDA block-resident: 512 threads a row. */
+static kcs_status cuda_block_resident_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    (void)err;
+    *layout = (row_layout){0, 512, cuda_slot_width(cols, dtype)};
+    return KCS_OK;
+}
+
+/* CUDA online: 1024 threads a row (512 for f64), refused where its summation
+ * depth (online_depth in cuda/softmax.cu) exceeds D(cols): short rows. */
+static kcs_status cuda_online_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    size_t width = cuda_slot_width(cols, dtype), threads = dtype == KCS_F64 ? 512 : 1024;
+    size_t depth = width + 4 + 9 * ceil_div(cols / width, 4 * threads) + 9 * 10;
+    size_t log2_cols = 0;
+    while (((size_t)1 << log2_cols) < cols)
+        log2_cols++;
+    size_t limit = cols - 1 < 2048 + log2_cols ? cols - 1 : 2048 + log2_cols;
+    if (depth > limit)
+        return kcs_fail(err, KCS_UNSUPPORTED, "CUDA online refuses rows this short (depth rule)");
+    *layout = (row_layout){0, threads, width};
+    return KCS_OK;
+}
+
+/* Softmax of each row from pieces cut by layout, each summed against its own
+ * max and merged by rescaling, an empty piece not kept out. Pieces that hold
+ * none of the row (the row ends before their first slot) take no part. */
+static kcs_status pieces_softmax(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                 kcs_buffer *const out[], layout_function cut, kcs_error *err)
+{
+    size_t rows = args->softmax.rows, cols = args->softmax.cols, count = rows * cols;
+    size_t bytes = count * kcs_dtype_size(args->dtype);
+    row_layout layout = {0, 1, 1};
+    kcs_status status = cols ? cut(cols, args->dtype, &layout, err) : KCS_OK;
+    void *x = NULL;
+    if (status == KCS_OK)
+        status = kcs_saboteur_fetch(device, in[0], bytes, &x, err);
+    void *y = malloc(bytes ? bytes : 1);
+    double *piece_max = malloc(layout.pieces * sizeof *piece_max);
+    double *piece_sum = malloc(layout.pieces * sizeof *piece_sum);
+    if (status == KCS_OK && (!y || !piece_max || !piece_sum))
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    size_t slots = cols ? ceil_div(cols, layout.width) : 0;
+    /* pieces 0 .. holding - 1 hold some of the row */
+    size_t holding = layout.blocked || slots > layout.pieces ? layout.pieces : slots;
+    for (size_t r = 0; r < rows && status == KCS_OK; r++) {
+        for (size_t t = 0; t < holding; t++) {
+            piece_max[t] = -INFINITY;
+            piece_sum[t] = 0.0;
+        }
+        /* element k: its slot, and the piece holding that slot */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k < cols; k++) {
+                size_t slot = k / layout.width;
+                size_t t = layout.blocked ? slot : slot % layout.pieces;
+                double v = kcs_load_element(x, args->dtype, r * cols + k);
+                if (pass == 0)
+                    piece_max[t] = fmax(piece_max[t], v);
+                else
+                    piece_sum[t] += exp(v - piece_max[t]); /* NaN for a piece of nothing but -inf */
+            }
+        double max = -INFINITY, sum = 0.0;
+        for (size_t t = 0; t < holding; t++)
+            max = fmax(max, piece_max[t]);
+        for (size_t t = 0; t < holding; t++)
+            sum += piece_sum[t] * exp(piece_max[t] - max);
+        for (size_t k = 0; k < cols; k++)
+            kcs_store_element(y, args->dtype, r * cols + k,
+                              exp(kcs_load_element(x, args->dtype, r * cols + k) - max) / sum);
+    }
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], y, bytes, err);
+    free(x);
+    free(y);
+    free(piece_max);
+    free(piece_sum);
+    return status;
+}
+
+#define PIECES_SABOTEUR(function, layout)                                                          \
+    static kcs_status function(kcs_device *device, const kcs_op_args *args,                        \
+                               kcs_buffer *const in[], kcs_buffer *const out[], double *seconds,   \
+                               kcs_error *err)                                                     \
+    {                                                                                              \
+        *seconds = 0;                                                                              \
+        return pieces_softmax(device, args, in, out, layout, err);                                 \
+    }                                                                                              \
+    static KCS_KERNEL_SUPPORTS(function##_supports)                                                \
+    {                                                                                              \
+        (void)device;                                                                              \
+        row_layout unused;                                                                         \
+        return args->softmax.cols ? layout(args->softmax.cols, args->dtype, &unused, err) : KCS_OK; \
+    }
+
+PIECES_SABOTEUR(empty_piece_opencl_registers, opencl_registers_layout)
+PIECES_SABOTEUR(empty_piece_opencl_online, opencl_online_layout)
+PIECES_SABOTEUR(empty_piece_opencl_cpu_rows, opencl_cpu_rows_layout)
+PIECES_SABOTEUR(empty_piece_cuda_warp_groups, cuda_warp_groups_layout)
+PIECES_SABOTEUR(empty_piece_cuda_warp_staged, cuda_warp_staged_layout)
+PIECES_SABOTEUR(empty_piece_cuda_block_resident, cuda_block_resident_layout)
+PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
+
 #define SABOTEUR(name, description, function)                                                      \
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
     {"softmax", KCS_F32, name, description, function, NULL}
 
-/* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
- * tests/saboteur-expectations/softmax.txt says which saboteur must fail where):
- * kcs-saboteur-cases: softmax/f32-near-1e4 softmax/f64-near-1e4 */
+#define PIECES(name, description, function)                                                        \
+    {"softmax", KCS_F64, name, description, function, function##_supports},                        \
+    {"softmax", KCS_F32, name, description, function, function##_supports}
+
+/* The cases `ninja check` runs these saboteurs on (configure.py reads the lines
+ * below; tests/saboteur-expectations/softmax.txt says which saboteur must fail
+ * where): overflow, the randomly masked cases, and the attention-shaped ones. */
+/* kcs-saboteur-cases: softmax/f32-near-1e4 softmax/f64-near-1e4 */
+/* kcs-saboteur-cases: softmax/f32-masked softmax/f64-masked softmax/f32-masked-cols33 */
+/* kcs-saboteur-cases: softmax/f32-causal-64 softmax/f64-causal-64 softmax/f32-one-entry-64 */
+/* kcs-saboteur-cases: softmax/f64-one-entry-64 softmax/f32-causal-1000 softmax/f64-causal-1000 */
+/* kcs-saboteur-cases: softmax/f32-masked-start-1000 softmax/f32-masked-middle-1000 */
+/* kcs-saboteur-cases: softmax/f32-masked-end-1000 softmax/f64-masked-start-1000 */
+/* kcs-saboteur-cases: softmax/f32-causal-20000 softmax/f64-causal-20000 */
+/* kcs-saboteur-cases: softmax/f32-one-entry-4097 softmax/f32-causal-held-30001 */
 static const kcs_kernel rows[] = {
     SABOTEUR("no-max-subtraction", "exp(x) / sum exp(x): overflows for x near 1e4", softmax_no_max),
     SABOTEUR("last-row-off-by-one", "the last row is computed from the row before it",
              softmax_last_row_shifted),
     SABOTEUR("sum-one-element-short", "the row sum leaves out the last element",
              softmax_sum_drops_last),
+    PIECES("empty-piece-opencl-group-registers",
+           "pieces as OpenCL group-registers' work-items, an empty one merged as NaN",
+           empty_piece_opencl_registers),
+    PIECES("empty-piece-opencl-group-online",
+           "pieces as OpenCL group-online's work-items, an empty one merged as NaN",
+           empty_piece_opencl_online),
+    PIECES("empty-piece-opencl-cpu-rows",
+           "pieces as OpenCL cpu-rows' blocks of 2048, an empty one merged as NaN",
+           empty_piece_opencl_cpu_rows),
+    PIECES("empty-piece-cuda-warp-groups",
+           "pieces as CUDA warp-groups' lanes, an empty one merged as NaN",
+           empty_piece_cuda_warp_groups),
+    PIECES("empty-piece-cuda-warp-staged",
+           "pieces as CUDA warp-staged's lanes, an empty one merged as NaN",
+           empty_piece_cuda_warp_staged),
+    PIECES("empty-piece-cuda-block-resident",
+           "pieces as CUDA block-resident's threads, an empty one merged as NaN",
+           empty_piece_cuda_block_resident),
+    PIECES("empty-piece-cuda-online",
+           "pieces as CUDA online's threads, an empty one merged as NaN",
+           empty_piece_cuda_online),
 
     /* the exp2 form (above): a production kernel's exponential, made wrong */
     SABOTEUR("exp2-short-log2e", "exp2((x - M) * 1.4427): log2 e to five digits, 2.4e-6 off",

@@ -171,6 +171,25 @@ static void a_short_log2e_fails(void **state)
     kcs_test_expect_caught("softmax/f64-cols1000", "exp2-short-log2e", "times the bound");
 }
 
+static void a_merge_that_lets_an_empty_piece_in_fails_the_attention_cases(void **state)
+{
+    (void)state;
+    /* a causal mask over 64 columns empties work-items and lanes of every
+     * variant that runs 64 columns; the CUDA online kernel starts at 108 */
+    const char *short_rows[] = {"empty-piece-opencl-group-registers", "empty-piece-opencl-group-online",
+                                "empty-piece-cuda-warp-groups", "empty-piece-cuda-warp-staged",
+                                "empty-piece-cuda-block-resident"};
+    for (size_t v = 0; v < sizeof short_rows / sizeof short_rows[0]; v++) {
+        kcs_test_expect_caught("softmax/f32-causal-64", short_rows[v], "got NaN");
+        kcs_test_expect_caught("softmax/f64-one-entry-64", short_rows[v], "got NaN");
+    }
+    kcs_test_expect_caught("softmax/f32-causal-1000", "empty-piece-cuda-online", "got NaN");
+    kcs_test_expect_caught("softmax/f64-masked-start-1000", "empty-piece-cuda-online", "got NaN");
+    /* cpu-rows' blocks of 2048 empty only in the long rows */
+    kcs_test_expect_caught("softmax/f32-causal-20000", "empty-piece-opencl-cpu-rows", "got NaN");
+    kcs_test_expect_caught("softmax/f32-one-entry-4097", "empty-piece-opencl-cpu-rows", "got NaN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +199,7 @@ int main(void)
         cmocka_unit_test(the_exp2_form_within_the_budget_passes_every_case),
         cmocka_unit_test(an_exp2_far_beyond_the_budget_fails),
         cmocka_unit_test(a_short_log2e_fails),
+        cmocka_unit_test(a_merge_that_lets_an_empty_piece_in_fails_the_attention_cases),
     };
     return cmocka_run_group_tests(tests, kcs_test_load_cases, kcs_test_free_cases);
 }

@@ -1,0 +1,112 @@
+#!/bin/sh
+# opencl_sanitize.sh: every OpenCL kernel of kcs on small cases under Oclgrind
+# (tests/oclgrind_run.sh): `ninja opencl-sanitize`, part of `ninja check`.
+#   1. The kernels as devices build them, under the memory-access, data-race
+#      and API checks, on the cases of the first list below, in one run.
+#   2. The kernels built unoptimised, under those checks and the
+#      uninitialised-value check, on the second list: one small case for each
+#      op and dtype, each in a run of its own (tests/oclgrind_run.sh says why).
+# Fails when Oclgrind reports anything, when a case fails (the simulator is a
+# conforming OpenCL 1.2 device, so a wrong result is a finding too), or when
+# some OpenCL kernel row passed no case in either pass: a new kernel or
+# variant needs a case in the lists below.
+#
+#     tests/opencl_sanitize.sh build/kcs WORK_FOLDER
+#
+# Oclgrind interprets every work-item, thousands of times slower than a CPU
+# device, so the cases are the small ones that still take each kernel through
+# its paths: ragged tails, several work-groups, rows held partly in local
+# memory, the online merge, attention masks. An access outside a buffer is
+# reported whatever it reads or writes: the runner's own checks see it only
+# when it changes a result or the 256-byte guard after each of the case's
+# buffers.
+set -u
+runner=$1
+work=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+python=${KCS_PYTHON:-/usr/bin/python3}
+mkdir -p "$work"
+failures=0
+
+# Pass 1. Every kernel row once at least (each row runs every case of its op that it supports):
+#   sumsq      a few elements; 93 and 4096 (ragged and whole groups and chunks); NaN and inf
+#   elementwise 93 elements (a vector tail); special values
+#   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN
+#   softmax    1 to 1000 columns (work-items of the register and online kernels, a
+#              partial vector), NaN rows, attention masks (empty pieces in the
+#              merge), rows of 20001 held partly in local memory
+#   anneal     assign, reduce, update and energy on their small cases
+cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf
+elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93 elementwise/relu-f32-n93 elementwise/relu-f64-n93
+elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93 elementwise/add-f32-special elementwise/sigmoid-f64-special
+gemm/f32-m0 gemm/f32-k0 gemm/f32-1x1x1 gemm/f32-nn-37x29x19 gemm/f64-nt-37x29x19
+gemm/f32-tn-37x29x19 gemm/f64-tt-37x29x19 gemm/f32-alpha0-nan-a gemm/f32-beta0-nan-c
+softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 softmax/f64-cols1000
+softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
+softmax/f32-masked-start-1000 softmax/f32-long-rows
+anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors anneal/reduce-f16-extremes
+anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
+
+# Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
+unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
+elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
+elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1
+softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
+anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"
+
+mkdir -p "$work/optimised" "$work/unoptimised"
+# shellcheck disable=SC2086 # the case list is words
+sh "$root/tests/oclgrind_run.sh" "$work/optimised/oclgrind.log" "$runner" run --backend opencl --in-process \
+    --no-save --results "$work/optimised/results.json" $cases > "$work/optimised/run.log" 2>&1 ||
+    { cat "$work/optimised/run.log"; echo "FAIL: the cases under Oclgrind (above)"; failures=$((failures + 1)); }
+for case in $unoptimised_cases; do
+    name=$(echo "$case" | tr / -)
+    sh "$root/tests/oclgrind_run.sh" --unoptimised "$work/unoptimised/$name.log" "$runner" run --backend opencl \
+        --in-process --no-save --results "$work/unoptimised/$name.json" "$case" > "$work/unoptimised/$name.out" 2>&1 ||
+        { cat "$work/unoptimised/$name.out"; echo "FAIL: $case unoptimised under Oclgrind (above)"; failures=$((failures + 1)); }
+done
+# The test-only op (tests/cases): its kernel too, in both passes.
+sh "$root/tests/oclgrind_run.sh" "$work/optimised/oclgrind-test-ops.log" "$runner" run --cases "$root/tests/cases" \
+    --backend opencl --in-process --no-save --results "$work/optimised/test-ops.json" \
+    scale/scale-f32-n93 scale/scale-f64-n93 > "$work/optimised/test-ops.out" 2>&1 ||
+    { cat "$work/optimised/test-ops.out"; echo "FAIL: the test-only op under Oclgrind (above)"; failures=$((failures + 1)); }
+for case in scale/scale-f32-n93 scale/scale-f64-n93; do
+    name=$(echo "$case" | tr / -)
+    sh "$root/tests/oclgrind_run.sh" --unoptimised "$work/unoptimised/$name.log" "$runner" run \
+        --cases "$root/tests/cases" --backend opencl --in-process --no-save --results "$work/unoptimised/$name.json" \
+        "$case" > "$work/unoptimised/$name.out" 2>&1 ||
+        { cat "$work/unoptimised/$name.out"; echo "FAIL: $case unoptimised under Oclgrind (above)"; failures=$((failures + 1)); }
+done
+
+# Every kernel row the OpenCL backend has must have passed a case in each pass.
+oclgrind "$runner" devices --backend opencl > "$work/devices.log" 2>&1
+for pass in optimised unoptimised; do
+    "$python" - "$work/devices.log" "$pass" "$work/$pass"/*.json <<'PY' ||
+import json
+import re
+import sys
+
+rows = set(re.findall(r"^\s+kernel (\S+) (\S+) ([^:\s]+):", open(sys.argv[1]).read(), re.M))
+ran = set()
+for path in sys.argv[3:]:
+    for result in json.load(open(path))["results"]:
+        if result["backend"] == "opencl" and result["status"] == "pass":
+            ran.add((result["op"], result["dtype"], result["kernel"]))
+if not rows:
+    sys.exit("no OpenCL kernel rows listed by kcs devices under Oclgrind")
+missing = sorted(rows - ran)
+for op, dtype, kernel in missing:
+    print(f"FAIL: OpenCL kernel {op} {dtype} {kernel} passed no case under Oclgrind, {sys.argv[2]}: "
+          f"add one to that pass's list in tests/opencl_sanitize.sh")
+print(f"{len(rows) - len(missing)} of {len(rows)} OpenCL kernel rows passed under Oclgrind, {sys.argv[2]}")
+sys.exit(1 if missing else 0)
+PY
+        failures=$((failures + 1))
+done
+
+if [ $failures -ne 0 ]; then
+    echo "opencl-sanitize: $failures failed"
+    exit 1
+fi
+tail -1 "$work/optimised/run.log"
+echo "opencl-sanitize: every OpenCL kernel ran its cases under Oclgrind, nothing reported"
