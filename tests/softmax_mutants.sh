@@ -12,8 +12,10 @@
 # tools/gpu-check.sh), each mutant's group-online must fail every softmax case
 # whose input is an attention mask (cases/softmax.md, "input x: attention")
 # and pass every other softmax case: the cases before the attention-shaped ones
-# could not see these mistakes. The other variants, which take the row's max
-# before any sum, must pass everything.
+# could not see these mistakes. The other variants take the row's max before
+# any sum and fail nothing, except where they hand a row to group-online's
+# kernel (group-registers, for rows too long for its registers and local
+# memory): there they fail attention-shaped cases only.
 #
 #     tests/softmax_mutants.sh build/kcs build/mutants
 set -u
@@ -46,8 +48,13 @@ for mutant in softmax-online-merge-lets-empty-in softmax-online-empty-trip; do
             fail "$mutant: group-online did not fail $case"
         fi
     done < "$work/attention"
+    # Another variant may fail an attention case too, where it runs the mutated
+    # code: group-registers launches group-online's kernel for a row it can hold
+    # neither in registers nor in local memory (f64 rows of 20000 on NVIDIA's
+    # OpenCL, not on POCL). Any failure of a case that is not attention-shaped
+    # is a mistake of the test's premise: the old cases cannot see this one.
     grep "^FAIL \|^ERROR" "$work/$mutant.log" | while read -r outcome case device kernel rest; do
-        if [ "$kernel" != group-online ] || ! grep -qx "$case" "$work/attention"; then
+        if ! grep -qx "$case" "$work/attention"; then
             echo "FAIL: $mutant: $outcome $case $device $kernel $rest"
             echo x >> "$work/unexpected"
         fi
