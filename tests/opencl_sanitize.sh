@@ -8,8 +8,9 @@
 #      op and dtype, each in a run of its own (tests/oclgrind_run.sh says why).
 # Fails when Oclgrind reports anything, when a case fails (the simulator is a
 # conforming OpenCL 1.2 device, so a wrong result is a finding too), or when
-# some OpenCL kernel row passed no case in either pass: a new kernel or
-# variant needs a case in the lists below.
+# some OpenCL kernel row passed no case in one of the passes: a new kernel or
+# variant needs a case in the lists below (names as the runner takes them: one
+# without a wildcard is a prefix, so softmax/f32-cols1 is cols1 and cols1000).
 #
 #     tests/opencl_sanitize.sh build/kcs WORK_FOLDER
 #
@@ -37,15 +38,16 @@ failures=0
 #              merge), rows of 20001 held partly in local memory
 #   anneal     assign, reduce, update and energy on their small cases
 cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf
-elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93 elementwise/relu-f32-n93 elementwise/relu-f64-n93
-elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93 elementwise/add-f32-special elementwise/sigmoid-f64-special
+elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
+elementwise/relu-f32-n93 elementwise/relu-f64-n93 elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93
+elementwise/add-f32-special elementwise/sigmoid-f64-special
 gemm/f32-m0 gemm/f32-k0 gemm/f32-1x1x1 gemm/f32-nn-37x29x19 gemm/f64-nt-37x29x19
 gemm/f32-tn-37x29x19 gemm/f64-tt-37x29x19 gemm/f32-alpha0-nan-a gemm/f32-beta0-nan-c
 softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 softmax/f64-cols1000
 softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
 softmax/f32-masked-start-1000 softmax/f32-long-rows
-anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors anneal/reduce-f16-extremes
-anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
+anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
+anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
 # Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
 unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
@@ -54,28 +56,34 @@ elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x
 softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
 anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"
 
+# The test-only op's kernel (tests/cases) too, in both passes.
+test_op_cases="scale/scale-f32-n93 scale/scale-f64-n93"
+
+# check PASS NAME CASE_FOLDER CASE...: the cases in one run of PASS (optimised
+# or unoptimised) under Oclgrind; its results go to WORK/PASS/NAME.json.
+check() {
+    pass=$1 name=$2 folder=$3
+    shift 3
+    option=""
+    [ "$pass" = unoptimised ] && option=--unoptimised
+    # shellcheck disable=SC2086 # the option is a word or nothing
+    sh "$root/tests/oclgrind_run.sh" $option "$work/$pass/$name.log" "$runner" run --cases "$folder" \
+        --backend opencl --in-process --no-save --results "$work/$pass/$name.json" "$@" \
+        > "$work/$pass/$name.out" 2>&1 ||
+        { cat "$work/$pass/$name.out"; echo "FAIL: $pass, $*: see above"; failures=$((failures + 1)); }
+}
+
+rm -rf "$work/optimised" "$work/unoptimised" # results of an earlier run must not count
 mkdir -p "$work/optimised" "$work/unoptimised"
-# shellcheck disable=SC2086 # the case list is words
-sh "$root/tests/oclgrind_run.sh" "$work/optimised/oclgrind.log" "$runner" run --backend opencl --in-process \
-    --no-save --results "$work/optimised/results.json" $cases > "$work/optimised/run.log" 2>&1 ||
-    { cat "$work/optimised/run.log"; echo "FAIL: the cases under Oclgrind (above)"; failures=$((failures + 1)); }
+# shellcheck disable=SC2086 # the case lists are words
+check optimised cases "$root/cases" $cases
+# shellcheck disable=SC2086
+check optimised test-op "$root/tests/cases" $test_op_cases
 for case in $unoptimised_cases; do
-    name=$(echo "$case" | tr / -)
-    sh "$root/tests/oclgrind_run.sh" --unoptimised "$work/unoptimised/$name.log" "$runner" run --backend opencl \
-        --in-process --no-save --results "$work/unoptimised/$name.json" "$case" > "$work/unoptimised/$name.out" 2>&1 ||
-        { cat "$work/unoptimised/$name.out"; echo "FAIL: $case unoptimised under Oclgrind (above)"; failures=$((failures + 1)); }
+    check unoptimised "$(echo "$case" | tr / -)" "$root/cases" "$case"
 done
-# The test-only op (tests/cases): its kernel too, in both passes.
-sh "$root/tests/oclgrind_run.sh" "$work/optimised/oclgrind-test-ops.log" "$runner" run --cases "$root/tests/cases" \
-    --backend opencl --in-process --no-save --results "$work/optimised/test-ops.json" \
-    scale/scale-f32-n93 scale/scale-f64-n93 > "$work/optimised/test-ops.out" 2>&1 ||
-    { cat "$work/optimised/test-ops.out"; echo "FAIL: the test-only op under Oclgrind (above)"; failures=$((failures + 1)); }
-for case in scale/scale-f32-n93 scale/scale-f64-n93; do
-    name=$(echo "$case" | tr / -)
-    sh "$root/tests/oclgrind_run.sh" --unoptimised "$work/unoptimised/$name.log" "$runner" run \
-        --cases "$root/tests/cases" --backend opencl --in-process --no-save --results "$work/unoptimised/$name.json" \
-        "$case" > "$work/unoptimised/$name.out" 2>&1 ||
-        { cat "$work/unoptimised/$name.out"; echo "FAIL: $case unoptimised under Oclgrind (above)"; failures=$((failures + 1)); }
+for case in $test_op_cases; do
+    check unoptimised "$(echo "$case" | tr / -)" "$root/tests/cases" "$case"
 done
 
 # Every kernel row the OpenCL backend has must have passed a case in each pass.
@@ -108,5 +116,5 @@ if [ $failures -ne 0 ]; then
     echo "opencl-sanitize: $failures failed"
     exit 1
 fi
-tail -1 "$work/optimised/run.log"
+tail -1 "$work/optimised/cases.out"
 echo "opencl-sanitize: every OpenCL kernel ran its cases under Oclgrind, nothing reported"
