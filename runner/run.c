@@ -386,7 +386,7 @@ static int patterns_match(const kcs_runner_options *o, const kcs_case_list *case
         if (matched == 0) {
             fprintf(stderr, "kcs: no case in %s matches '%s'%s\n", o->cases_dir, o->patterns[i],
                     i == 0 && strcmp(o->command, "run") == 0 && !strchr(o->patterns[i], '/')
-                        ? " (and it is no command: run, list, devices, golden, apply; see kcs --help)"
+                        ? " (and it is no command: run, list, devices, golden, apply, check; see kcs --help)"
                         : "");
             all_match = 0;
         }
