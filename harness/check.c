@@ -8,6 +8,7 @@
 /* Signalling NaNs with a payload no arithmetic produces: computed NaNs are
  * quiet, so a NaN that was computed is never mistaken for an unwritten one. */
 static const uint16_t poison_f16 = 0x7d5a;
+static const uint16_t poison_bf16 = 0x7fad;
 static const uint32_t poison_f32 = 0x7fa0dead;
 static const uint64_t poison_f64 = 0x7ff4deadbeef0badull;
 static const uint32_t poison_i32 = 0x5eadbeefu;
@@ -18,6 +19,7 @@ void kcs_poison(void *data, kcs_dtype dtype, size_t count)
     for (size_t i = 0; i < count; i++) {
         switch (dtype) {
         case KCS_F16: memcpy((uint16_t *)data + i, &poison_f16, 2); break;
+        case KCS_BF16: memcpy((uint16_t *)data + i, &poison_bf16, 2); break;
         case KCS_F32: memcpy((uint32_t *)data + i, &poison_f32, 4); break;
         case KCS_F64: memcpy((uint64_t *)data + i, &poison_f64, 8); break;
         case KCS_I32: memcpy((uint32_t *)data + i, &poison_i32, 4); break;
@@ -31,6 +33,7 @@ int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index)
 {
     switch (dtype) {
     case KCS_F16: return memcmp((const uint16_t *)data + index, &poison_f16, 2) == 0;
+    case KCS_BF16: return memcmp((const uint16_t *)data + index, &poison_bf16, 2) == 0;
     case KCS_F32: return memcmp((const uint32_t *)data + index, &poison_f32, 4) == 0;
     case KCS_F64: return memcmp((const uint64_t *)data + index, &poison_f64, 8) == 0;
     case KCS_I32: return memcmp((const uint32_t *)data + index, &poison_i32, 4) == 0;
@@ -53,6 +56,12 @@ static int carries_poison_payload(const void *data, kcs_dtype dtype, size_t inde
         uint32_t bits;
         memcpy(&bits, (const uint32_t *)data + index, 4);
         return (bits | 0x00400000u) == (poison_f32 | 0x00400000u);
+    }
+    if (dtype == KCS_F16 || dtype == KCS_BF16) {
+        uint16_t bits, poison = dtype == KCS_F16 ? poison_f16 : poison_bf16;
+        uint16_t quiet = dtype == KCS_F16 ? 0x0200u : 0x0040u;
+        memcpy(&bits, (const uint16_t *)data + index, 2);
+        return (bits | quiet) == (poison | quiet);
     }
     return 0;
 }
@@ -81,6 +90,7 @@ static double overflow_threshold(kcs_dtype dtype)
 {
     switch (dtype) {
     case KCS_F16: return 65520.0;
+    case KCS_BF16: return 0x1.ffp127;
     case KCS_F32: return 0x1.ffffffp127;
     default: return INFINITY;
     }

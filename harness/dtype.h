@@ -1,8 +1,10 @@
 /* dtype.h: the element types kcs knows, their names and sizes, and the exact
  * conversions between them that the generator and checker need.
  *
- * Float16 is IEEE binary16, stored as uint16_t: C11 has no portable half type,
- * and the anneal points are stored (not computed) in it.
+ * f16 (IEEE binary16) and bf16 (bfloat16) are stored as 16-bit patterns
+ * (kcs_f16, kcs_bf16 in ref/kcs_ref_half.h, which also converts them to and
+ * from float); the functions here round from double, once, as the generator
+ * and the oracles need.
  */
 #ifndef KCS_DTYPE_H
 #define KCS_DTYPE_H
@@ -14,6 +16,7 @@
 typedef enum {
     KCS_DTYPE_NONE = 0,
     KCS_F16,
+    KCS_BF16,
     KCS_F32,
     KCS_F64,
     KCS_I32,
@@ -32,20 +35,32 @@ size_t kcs_dtype_size(kcs_dtype dtype);
 /* Whether dtype is a floating-point type. */
 int kcs_dtype_is_float(kcs_dtype dtype);
 
-/* Unit roundoff u = 2^-p of a floating-point dtype (2^-11, 2^-24, 2^-53). */
+/* Unit roundoff u = 2^-p of a floating-point dtype (f16 2^-11, bf16 2^-8,
+ * f32 2^-24, f64 2^-53). */
 double kcs_unit_roundoff(kcs_dtype dtype);
 
 /* Smallest positive subnormal of a floating-point dtype. */
 double kcs_smallest_subnormal(kcs_dtype dtype);
 
+/* Smallest positive normal value of a floating-point dtype. */
+double kcs_smallest_normal(kcs_dtype dtype);
+
 /* Largest finite value of a floating-point dtype. */
 double kcs_largest_finite(kcs_dtype dtype);
 
-/* value rounded to nearest-even binary16 (overflow to inf, NaN kept NaN). */
+/* value rounded once, to nearest even, to binary16 (overflow to inf, NaN
+ * kept NaN), as its bit pattern. */
 uint16_t kcs_f16_from_double(double value);
 
-/* The exact double value of a binary16. */
+/* The exact double value of a binary16 bit pattern. */
 double kcs_f16_to_double(uint16_t half);
+
+/* value rounded once, to nearest even, to bfloat16 (overflow to inf, NaN
+ * kept NaN), as its bit pattern. Not (bf16)(float)value: that rounds twice. */
+uint16_t kcs_bf16_from_double(double value);
+
+/* The exact double value of a bfloat16 bit pattern. */
+double kcs_bf16_to_double(uint16_t bits);
 
 /* value rounded once to dtype and stored at element index of data. */
 void kcs_store_element(void *data, kcs_dtype dtype, size_t index, double value);

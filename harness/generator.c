@@ -135,7 +135,7 @@ static double special_element(const kcs_distribution *d, kcs_dtype dtype, uint64
     double choices[12];
     int count = 0;
     double tiny = kcs_smallest_subnormal(dtype), huge = kcs_largest_finite(dtype);
-    double smallest_normal = tiny * ldexp(1.0, dtype == KCS_F16 ? 10 : dtype == KCS_F32 ? 23 : 52);
+    double smallest_normal = kcs_smallest_normal(dtype);
     if (kcs_distribution_param(d, "zero", 1.0) != 0.0) {
         choices[count++] = 0.0;
         choices[count++] = -0.0;

@@ -28,12 +28,15 @@ static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 enum { NPY_ALIGNMENT = 64 };
 
 /* The descr strings kcs reads and writes; numpy writes '<' for these on a
- * little-endian machine, so no other spelling is accepted. */
+ * little-endian machine, so no other spelling is accepted. numpy has no
+ * bfloat16, so bf16 arrays are their bit patterns as '<u2' (kcs has no
+ * 16-bit integers to confuse them with): in numpy,
+ * (a.astype('<u4') << 16).view('<f4') widens them to float32 exactly. */
 static const struct {
     const char *descr;
     kcs_dtype dtype;
 } npy_descrs[] = {
-    {"<f2", KCS_F16}, {"<f4", KCS_F32}, {"<f8", KCS_F64}, {"<i4", KCS_I32}, {"<i8", KCS_I64},
+    {"<f2", KCS_F16}, {"<u2", KCS_BF16}, {"<f4", KCS_F32}, {"<f8", KCS_F64}, {"<i4", KCS_I32}, {"<i8", KCS_I64},
 };
 
 static int host_is_little_endian(void)

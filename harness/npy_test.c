@@ -247,6 +247,7 @@ static uint64_t next_random(void)
 static void put_special_values(void *data, kcs_dtype dtype, size_t count)
 {
     static const uint16_t f16[] = {0x7e01, 0x7c01, 0xfe3f, 0x8000, 0x0001, 0xfc00};
+    static const uint16_t bf16[] = {0x7fc1, 0x7f81, 0xffff, 0x8000, 0x0001, 0xff80};
     static const uint32_t f32[] = {0x7fc12345u, 0x7f800001u, 0xffffffffu, 0x80000000u, 0x00000001u, 0xff800000u};
     static const uint64_t f64[] = {0x7ff8deadbeef0001u, 0x7ff0000000000001u, 0xfff8000000000000u,
                                    0x8000000000000000u, 0x0000000000000001u, 0xfff0000000000000u};
@@ -256,6 +257,7 @@ static void put_special_values(void *data, kcs_dtype dtype, size_t count)
     size_t value_count, size = kcs_dtype_size(dtype);
     switch (dtype) {
     case KCS_F16: values = f16; value_count = 6; break;
+    case KCS_BF16: values = bf16; value_count = 6; break;
     case KCS_F32: values = f32; value_count = 6; break;
     case KCS_F64: values = f64; value_count = 6; break;
     case KCS_I32: values = i32; value_count = 4; break;
@@ -312,7 +314,7 @@ static void round_trip(kcs_dtype dtype, int ndim, const size_t *shape)
 static void test_round_trip_every_dtype_and_rank(void **state)
 {
     (void)state;
-    static const kcs_dtype dtypes[] = {KCS_F16, KCS_F32, KCS_F64, KCS_I32, KCS_I64};
+    static const kcs_dtype dtypes[] = {KCS_F16, KCS_BF16, KCS_F32, KCS_F64, KCS_I32, KCS_I64};
     static const size_t shapes[5][KCS_NPY_MAX_DIMS] = {{0}, {7}, {3, 5}, {2, 3, 4}, {2, 1, 3, 2}};
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
         for (int ndim = 0; ndim <= KCS_NPY_MAX_DIMS; ndim++)

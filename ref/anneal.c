@@ -54,7 +54,7 @@ void kcs_ref_assign_f32(const float *x, const float *a, size_t n, size_t d, size
         nearest_anchor(x + i * d, a, d, m, &idx[i], &dist[i]);
 }
 
-int kcs_ref_assign_f16(const uint16_t *x, const float *a, size_t n, size_t d, size_t m,
+int kcs_ref_assign_f16(const kcs_f16 *x, const float *a, size_t n, size_t d, size_t m,
                        int32_t *idx, float *dist)
 {
     float *point = malloc((d ? d : 1) * sizeof *point);
@@ -62,7 +62,7 @@ int kcs_ref_assign_f16(const uint16_t *x, const float *a, size_t n, size_t d, si
         return -1;
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < d; k++)
-            point[k] = (float)kcs_f16_to_double(x[i * d + k]);
+            point[k] = kcs_f16_to_float(x[i * d + k]);
         nearest_anchor(point, a, d, m, &idx[i], &dist[i]);
     }
     free(point);
@@ -70,12 +70,12 @@ int kcs_ref_assign_f16(const uint16_t *x, const float *a, size_t n, size_t d, si
 }
 
 /* Element p of the points, f16 (half != NULL) or f32, as a double. */
-static double point_value(const float *single, const uint16_t *half, size_t p)
+static double point_value(const float *single, const kcs_f16 *half, size_t p)
 {
-    return half ? kcs_f16_to_double(half[p]) : (double)single[p];
+    return half ? (double)kcs_f16_to_float(half[p]) : (double)single[p];
 }
 
-static int reduce(const float *single, const uint16_t *half, const int32_t *idx, size_t n, size_t d,
+static int reduce(const float *single, const kcs_f16 *half, const int32_t *idx, size_t n, size_t d,
                   size_t m, int32_t *count, float *mean, float *var)
 {
     size_t cells = m * d > 0 ? m * d : 1;
@@ -120,7 +120,7 @@ int kcs_ref_reduce_f32(const float *x, const int32_t *idx, size_t n, size_t d, s
     return reduce(x, NULL, idx, n, d, m, count, mean, var);
 }
 
-int kcs_ref_reduce_f16(const uint16_t *x, const int32_t *idx, size_t n, size_t d, size_t m,
+int kcs_ref_reduce_f16(const kcs_f16 *x, const int32_t *idx, size_t n, size_t d, size_t m,
                        int32_t *count, float *mean, float *var)
 {
     return reduce(NULL, x, idx, n, d, m, count, mean, var);

@@ -14,6 +14,7 @@
 
 /* One header per op, each with the op's type list (KCS_<OP>_TYPES) from
  * which its functions are declared; a new op adds its header here. */
+#include "kcs_ref_half.h" /* the 16-bit types and the conversions every op uses */
 #include "kcs_ref_anneal.h"
 #include "kcs_ref_elementwise.h"
 #include "kcs_ref_gemm.h"

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kcs_ref_half.h"
+
 /* The storage dtypes of the points of assign and reduce (computed in f32):
  * X(suffix, C type, kcs dtype); update and energy are f32 only. */
-#define KCS_ANNEAL_POINT_TYPES(X) X(f32, float, KCS_F32) X(f16, uint16_t, KCS_F16)
+#define KCS_ANNEAL_POINT_TYPES(X) X(f32, float, KCS_F32) X(f16, kcs_f16, KCS_F16)
 
 /* For each of n points (n x d, f32) the nearest of m >= 1 anchors (m x d):
  * idx[i] (ties to the smallest index) and dist[i], the squared distance as a
@@ -16,9 +18,8 @@
 void kcs_ref_assign_f32(const float *x, const float *a, size_t n, size_t d, size_t m, int32_t *idx,
                         float *dist);
 
-/* The same for points stored as IEEE binary16 bit patterns, widened to
- * float; 0, or -1 when out of memory. */
-int kcs_ref_assign_f16(const uint16_t *x, const float *a, size_t n, size_t d, size_t m, int32_t *idx,
+/* The same for points stored as f16 (kcs_ref_half.h), widened to float; 0, or -1 when out of memory. */
+int kcs_ref_assign_f16(const kcs_f16 *x, const float *a, size_t n, size_t d, size_t m, int32_t *idx,
                        float *dist);
 
 /* Per anchor j < m: count[j], mean[j][k] and population variance var[j][k]
@@ -27,8 +28,8 @@ int kcs_ref_assign_f16(const uint16_t *x, const float *a, size_t n, size_t d, si
 int kcs_ref_reduce_f32(const float *x, const int32_t *idx, size_t n, size_t d, size_t m, int32_t *count,
                        float *mean, float *var);
 
-/* The same for points stored as IEEE binary16 bit patterns. */
-int kcs_ref_reduce_f16(const uint16_t *x, const int32_t *idx, size_t n, size_t d, size_t m,
+/* The same for points stored as f16 (kcs_ref_half.h). */
+int kcs_ref_reduce_f16(const kcs_f16 *x, const int32_t *idx, size_t n, size_t d, size_t m,
                        int32_t *count, float *mean, float *var);
 
 /* v_next = momentum v + (mean - a) where count > 0, momentum v elsewhere;
