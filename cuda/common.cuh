@@ -17,6 +17,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "half.cuh" /* the 16-bit storage types: kcs_widen, kcs_compute, kcs_narrow */
+
 extern "C" {
 #include "backend.h"
 }

@@ -508,17 +508,21 @@ static void host_release(kcs_device *device, void *host)
 
 /* ---- programs, kernels, scratch and timing (for the launchers) -------------- */
 
+KCS_OPENCL_EMBEDDED_SOURCE(half);
+
 /* Builds a program for the device into build, keeping the outcome either way. */
 static void build_program(kcs_device *device, const kcs_opencl_program *program, kcs_opencl_build *build)
 {
     build->program = program;
-    const char *source = program->source;
-    size_t length = *program->length;
+    /* opencl/half.cl first, then a #line so that the build log's line numbers
+     * are the kernel file's own. */
+    const char *sources[3] = {kcs_opencl_half_source, "\n#line 1\n", program->source};
+    size_t lengths[3] = {kcs_opencl_half_source_length, strlen(sources[1]), *program->length};
     kcs_error failure = {{0}};
     cl_int code;
-    cl_program created = clCreateProgramWithSource(device->context, 1, &source, &length, &code);
+    cl_program created = clCreateProgramWithSource(device->context, 3, sources, lengths, &code);
     if (code != CL_SUCCESS) {
-        kcs_opencl_fail(&failure, code, "clCreateProgramWithSource(context, 1, &source, &length, &code)",
+        kcs_opencl_fail(&failure, code, "clCreateProgramWithSource(context, 3, sources, lengths, &code)",
                         __FILE__, __LINE__);
     } else {
         /* KCS_OPENCL_BUILD_OPTIONS adds options to every build: a driver

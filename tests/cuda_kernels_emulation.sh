@@ -56,7 +56,7 @@ if "copy_async_commit" in source:
     source = source.replace("/*EMU:copy_async_commit*/", "inline void copy_async_commit() {}")
     source = source.replace("/*EMU:copy_async_wait_all*/", "inline void copy_async_wait_all() {}")
 
-for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>",
+for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
                 "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
                 "#include <cub/device/device_scan.cuh>"]:
     source = source.replace(include, "")
@@ -100,7 +100,7 @@ open(sys.argv[2], "w").write(source)
 PY
 done
 flags="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-strict-aliasing -Wall"
-flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/tests"
+flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/ref -I$root/tests"
 for name in elementwise softmax anneal; do
     ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$work/$name.cpp" -o "$work/$name.o" &
 done

@@ -1,0 +1,40 @@
+/* half.cuh: the 16-bit storage types in CUDA kernels, for every op file.
+ *
+ * f16 is __half and bf16 is __nv_bfloat16 (CUDA's own headers and
+ * conversions); both are computed in float (../shared/SPEC.md, "Half
+ * precision"), so a kernel templated over its storage type T loads with
+ * kcs_widen, computes in kcs_compute<T> and stores with kcs_narrow<T>, one
+ * rounding to nearest even (cvt.rn, which is what __float2half_rn and
+ * __float2bfloat16_rn compile to). For float and double both are the
+ * identity, so one template body serves f32, f64, f16 and bf16.
+ *
+ * tests/cuda_kernels_emulation.h defines the same names on the host, on top
+ * of ref/kcs_ref_half.h, when the kernels are emulated.
+ */
+#ifndef KCS_CUDA_HALF_CUH
+#define KCS_CUDA_HALF_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+/* The type kcs computes a storage type in: float for the 16-bit types. */
+template <typename T> struct kcs_compute_type { using type = T; };
+template <> struct kcs_compute_type<__half> { using type = float; };
+template <> struct kcs_compute_type<__nv_bfloat16> { using type = float; };
+template <typename T> using kcs_compute = typename kcs_compute_type<T>::type;
+
+/* A stored value as its compute type, exactly. */
+__host__ __device__ __forceinline__ float kcs_widen(float value) { return value; }
+__host__ __device__ __forceinline__ double kcs_widen(double value) { return value; }
+__device__ __forceinline__ float kcs_widen(__half value) { return __half2float(value); }
+__device__ __forceinline__ float kcs_widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+
+/* A compute-type value rounded once, to nearest even, to storage type T. */
+template <typename T> __device__ __forceinline__ T kcs_narrow(kcs_compute<T> value) { return value; }
+template <> __device__ __forceinline__ __half kcs_narrow<__half>(float value) { return __float2half_rn(value); }
+template <> __device__ __forceinline__ __nv_bfloat16 kcs_narrow<__nv_bfloat16>(float value)
+{
+    return __float2bfloat16_rn(value);
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* half.cl: the 16-bit storage types, prepended to every kcs OpenCL program
+ * (opencl/backend.c), so that each kernel file converts them the same way.
+ *
+ * kcs computes f16 and bf16 in float (../shared/SPEC.md, "Half precision"),
+ * so no kernel needs half arithmetic:
+ *   f16   vload_half / vstore_half_rte, core OpenCL 1.2 functions that convert
+ *         between binary16 storage and float on every device, with or without
+ *         cl_khr_fp16 (which adds half arithmetic, not the conversions).
+ *   bf16  stored as ushort, the top half of a float's bits: widening is a
+ *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
+ *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
+ *         same integer steps, so the reference and these kernels agree).
+ */
+
+/* The float value of the bf16 bit pattern bits, exactly. */
+inline float kcs_bf16_to_float(ushort bits)
+{
+    return as_float((uint)bits << 16);
+}
+
+/* value rounded to the nearest bf16, ties to even; overflow to inf, NaN quiet. */
+inline ushort kcs_bf16_from_float(float value)
+{
+    uint bits = as_uint(value);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+        return (ushort)((bits >> 16) | 0x0040u);
+    return (ushort)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/* Element i of bf16 data as a float. */
+inline float kcs_load_bf16(__global const ushort *data, size_t i)
+{
+    return kcs_bf16_to_float(data[i]);
+}
+
+/* value rounded to bf16 and stored as element i of data. */
+inline void kcs_store_bf16(__global ushort *data, size_t i, float value)
+{
+    data[i] = kcs_bf16_from_float(value);
+}
+
+/* Element i of f16 data as a float (exact). */
+inline float kcs_load_f16(__global const half *data, size_t i)
+{
+    return vload_half(i, data);
+}
+
+/* value rounded to nearest even f16 and stored as element i of data. */
+inline void kcs_store_f16(__global half *data, size_t i, float value)
+{
+    vstore_half_rte(value, i, data);
+}
