@@ -398,5 +398,6 @@ extern "C" const kcs_backend kcs_cuda_backend = {
     host_allocate,                 /* host_allocate */
     host_release,                  /* host_release */
     kcs_cuda_measure_ceilings,     /* measure_ceilings */
+    nullptr,                       /* pace: the GPU's kernels run on hardware of their own */
     kcs_cuda_kernel_tables,        /* kernel_tables */
 };

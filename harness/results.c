@@ -157,11 +157,14 @@ static json_t *timing_json(const kcs_timing *t)
     json_t *samples = json_array();
     for (int i = 0; i < t->kept; i++)
         json_array_append_new(samples, number(t->samples[i]));
-    return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats, "rotated_copies",
-                     t->rotated_copies > 0 ? t->rotated_copies : 1, "median_s",
-                     number(t->median), "lower_quartile_s", number(t->lower_quartile),
-                     "upper_quartile_s", number(t->upper_quartile), "min_s", number(t->minimum),
-                     "max_s", number(t->maximum), "samples_s", samples);
+    json_t *timing = json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "repeats", t->repeats,
+                               "rotated_copies", t->rotated_copies > 0 ? t->rotated_copies : 1, "median_s",
+                               number(t->median), "lower_quartile_s", number(t->lower_quartile),
+                               "upper_quartile_s", number(t->upper_quartile), "min_s", number(t->minimum),
+                               "max_s", number(t->maximum), "samples_s", samples);
+    if (t->pace_median > 0.0)
+        json_object_set_new(timing, "pace_median_s", number(t->pace_median));
+    return timing;
 }
 
 static const char *tag_names[] = {"perf", "large", "no-reference"};

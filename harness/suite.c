@@ -311,8 +311,10 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
     int copies = rotation_copies(p), capacity = timing_capacity(options);
     buffer_set *sets = calloc((size_t)copies, sizeof *sets);
     double *samples = malloc((size_t)capacity * sizeof *samples);
-    if (!samples || !sets) {
+    double *paces = run->backend->pace ? malloc((size_t)capacity * sizeof *paces) : NULL;
+    if (!samples || !sets || (run->backend->pace && !paces)) {
         free(samples);
+        free(paces);
         free(sets);
         return kcs_fail(err, KCS_ERROR, "out of memory");
     }
@@ -324,16 +326,23 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
     while (status == KCS_OK && !timed_enough(count, total, capacity, options)) {
         kcs_buffer **set = sets[(count + 1) % copies];
         status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds, err);
+        if (status == KCS_OK && paces) /* right after the repeat, under the same load */
+            status = run->backend->pace(run->device, &paces[count], err);
         samples[count++] = seconds;
         total += seconds;
     }
     if (status == KCS_OK) {
         kcs_timing_from_samples(samples, count, timing);
         timing->rotated_copies = copies;
+        if (paces) {
+            qsort(paces, (size_t)count, sizeof *paces, compare_doubles);
+            timing->pace_median = quantile(paces, count, 0.5);
+        }
     }
     release_rotation_sets(p, run, sets, copies);
     free(sets);
     free(samples);
+    free(paces);
     return status;
 }
 

@@ -25,7 +25,10 @@ Each (case, backend, kernel, device) present on both sides is then classified tw
   rank test compares the block medians, not the repeats, which are not independent. Where a device's measured ceilings (copy, FMA,
   GEMM rate) differ by more than --ceiling-change (20%) between the runs, the machine did not
   measure the same (a loaded host, other clocks): its slower and faster verdicts become
-  "unclear"; smaller differences are a warning only.
+  "unclear"; smaller differences are a warning only. Where both sides timed the device's pace
+  beside each repeat ("pace_median_s": a fixed workload on the kernel's own clock, on devices
+  that share their cores with the machine's other work) and the paces differ by more than the
+  minimum effect, the machine's load changed between the runs: that kernel's speed is "unclear".
 
 What made the runs (the "comparability" object: compiler, flags, build options, CUDA
 architecture; each device's driver and runtime) is compared, and each difference is a warning.
@@ -252,6 +255,8 @@ class Spread:
             self.upper = _finite_or_none(kernel.get("upper_quartile_s"))
             repeats = kernel.get("repeats")
             self.repeats = int(repeats) if _finite_or_none(repeats) is not None else 0
+        pace = _finite_or_none(kernel.get("pace_median_s"))
+        self.pace = pace if pace is not None and pace > 0 else None
 
     def drift(self):
         """How far the block medians spread, as a fraction of the median: how much the median
@@ -301,6 +306,14 @@ def classify_speed(old_kernel, new_kernel, options=None):
     repeats = min(old.repeats, new.repeats)
     if repeats < o.min_repeats:
         return Speed("unclear", ratio, f"too few repeats to tell ({repeats} < {o.min_repeats})")
+    if old.pace and new.pace:
+        pace_ratio = new.pace / old.pace
+        if _change(pace_ratio) > o.min_effect:
+            pace_way = "slower" if pace_ratio > 1 else "faster"
+            return Speed("unclear", ratio, f"{change:.1%} {way}, but the device's pace (a fixed workload timed "
+                                           f"after each repeat) was {_change(pace_ratio):.0%} {pace_way} too: "
+                                           f"the machine's load changed between the runs, so a change of the "
+                                           f"kernel cannot be told from it", _change(pace_ratio), o.min_effect)
     spreads = [s for s in (old.relative_spread(), new.relative_spread()) if s is not None]
     if change <= o.min_effect:
         drift = max([d for d in (old.drift(), new.drift()) if d is not None], default=0.0)
@@ -387,7 +400,10 @@ class Comparison:
         speed = classify_speed(kernel_timing(before), kernel_timing(after), self.options)
         device = after.get("device_record")
         moved = self._moved_ceilings.get((id(after["run"]), str(device.get("id")))) if device else None
-        if moved and speed.verdict in ("slower", "faster"):
+        # A pace timed beside every repeat of both sides (classify_speed) says whether the machine
+        # changed while this kernel was timed; ceilings measured once, at the start, say less.
+        paced = all((kernel_timing(r) or {}).get("pace_median_s") for r in (before, after))
+        if moved and not paced and speed.verdict in ("slower", "faster"):
             speed = Speed("unclear", speed.ratio, f"{speed.reason}; not judged: the device's ceilings differ "
                                                   f"between the runs ({moved})",
                           speed.noise, speed.threshold, speed.p)

@@ -166,7 +166,8 @@ def _check_numbers(problems, where, mapping, keys, times=False):
                 problems.add(where, f"{key}: a time cannot be negative ({mapping[key]!r})")
 
 
-_TIMING_KEYS = ("repeats", "rotated_copies", "median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s")
+_TIMING_KEYS = ("repeats", "rotated_copies", "median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s",
+                "pace_median_s")
 _WORST_KEYS = ("output", "index", "expected", "actual", "error", "bound")
 CEILING_KEYS = ("copy_bytes_per_s", "host_to_device_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s")
 

@@ -431,6 +431,23 @@ class ClassificationTests(unittest.TestCase):
         # The same change in two steady runs is a change.
         self.assertEqual(classify_speed(self.sampled(1.0e-3, 6, jitter=0.002), steady)[0], "slower")
 
+    def test_a_pace_that_changed_means_the_machine_did(self):
+        # Measured on the 2-core host: with other work on the core, a 160^3 GEMM took 1.75x its
+        # CPU time and the 48^3 pace 1.5 to 1.7x, in every block of the run. Steady runs, so only
+        # the pace can tell that from a kernel 75% slower.
+        quiet, busy = self.sampled(2.4e-3, 7, jitter=0.002), self.sampled(4.2e-3, 8, jitter=0.002)
+        quiet["pace_median_s"], busy["pace_median_s"] = 60e-6, 95e-6
+        speed = classify_speed(quiet, busy)
+        self.assertEqual(speed[0], "unclear", speed[2])
+        self.assertIn("pace", speed[2])
+        self.assertIn("58% slower too", speed[2])
+        # The same change with the pace where it was: the kernel changed.
+        busy["pace_median_s"] = 61e-6
+        self.assertEqual(classify_speed(quiet, busy)[0], "slower")
+        # A pace on one side only says nothing about the other: the usual rule.
+        del busy["pace_median_s"]
+        self.assertEqual(classify_speed(quiet, busy)[0], "slower")
+
     def test_options_are_checked(self):
         for options in (Options(min_effect=-0.1), Options(min_effect=1.5), Options(significance=0),
                         Options(min_repeats=0), Options(ceiling_change=0)):
@@ -622,6 +639,16 @@ class ComparisonTests(Scratch):
         status, out, _ = self.compare(old, new)
         self.assertEqual(status, 4, out)
         self.assertNotIn("WARNING (ceilings)", out)
+        # Kernels timed with a pace on both sides: the pace, timed all along their repeats, decides
+        # for them, not a ceiling measured once before them (which still warns).
+        new["devices"][0]["ceilings"] = {"copy_bytes_per_s": 16.6e9, "fma_flops_per_s": 2e11}
+        for side, pace in ((old, 60e-6), (new, 61e-6)):
+            for entry in side["results"]:
+                entry["timing"]["kernel"]["pace_median_s"] = pace
+        status, out, _ = self.compare(old, new)
+        self.assertEqual(status, 4, out)
+        self.assertIn("WARNING (ceilings)", out)
+        self.assertIn("8 slower", out)
 
     def test_differences_in_build_and_drivers_are_warnings(self):
         old = fx.timed_suite(seed=0, devices=[fx.CUDA])
