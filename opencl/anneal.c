@@ -19,6 +19,12 @@
  *     walking group's private counts (groups x m ints), slot 1 the offsets
  *     (m ints) and the points sorted by anchor (n ints). Indices are int:
  *     n + m below 2^31.
+ *   reduce (sorted-welford): the tile counting sort of opencl/anneal.cl
+ *     (four launches) where reduce_items / 32 places per anchor fit in the
+ *     device's local memory, else the walks above (the same order), then a
+ *     work-group of reduce_items per anchor reading its points once, in f64;
+ *     reported unsupported without fp64. Scratch: slot 0 the tiles' counts
+ *     (tiles x m ints), slot 1 offsets and order as above.
  *   update (elementwise): one work-item per element of the m x d anchors;
  *     lr T is formed on the host from the f32 roundings, as the reference does.
  *   energy (strided-tree-f64): as sumsq's gpu-strided-tree, the sum in double:
@@ -37,13 +43,23 @@
 #define KCS_OPENCL_ASSIGN_SIDE 16
 #define KCS_OPENCL_ASSIGN_MICRO 8
 
+/* The sorted-welford reduce of opencl/anneal.cl, passed to its build: its
+ * work-groups (rows of 32 work-items), the points of a tile of its counting
+ * sort, and the points a row of its statistics kernel has in flight. */
+#define KCS_OPENCL_REDUCE_ITEMS 256
+#define KCS_OPENCL_REDUCE_SORT_TILE 2048
+#define KCS_OPENCL_REDUCE_UNROLL 8
+
 KCS_OPENCL_EMBEDDED_SOURCE(anneal);
 
 /* opencl/anneal.cl: one program holds the kernels of all four steps. */
 static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM(
     anneal, "-cl-fp32-correctly-rounded-divide-sqrt"
             " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
-            " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO));
+            " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)
+            " -DKCS_REDUCE_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_ITEMS)
+            " -DKCS_REDUCE_SORT_TILE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_SORT_TILE)
+            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL));
 
 enum {
     /* The work-group of reduce, update and energy (the largest the kernels ask for). */
@@ -51,6 +67,10 @@ enum {
     /* Walking work-groups per compute unit in reduce: few, since their private
      * counts (groups x m) are summed anchor by anchor in a loop over groups. */
     walk_groups_per_compute_unit = 1,
+    /* sorted-welford: its work-groups (rows of 32), the points of a tile of its
+     * counting sort, and the points a row of its statistics has in flight. */
+    reduce_items = KCS_OPENCL_REDUCE_ITEMS,
+    reduce_sort_tile = KCS_OPENCL_REDUCE_SORT_TILE,
     /* energy: work-groups per compute unit for a full device, fewest distances
      * per work-item before fewer groups are used, most before more are. */
     energy_groups_per_compute_unit = 8,
@@ -64,14 +84,19 @@ static const double cpu_most_distance_terms = 0x1.0p31;
 /* The kernels of opencl/anneal.cl that differ by point type (its one program
  * holds both types; f16 points are widened by vload_half). */
 typedef struct {
-    const char *assign_tiles; /* assign */
-    const char *reduce_stats; /* reduce's last launch: per anchor, mean and variance */
+    const char *assign_tiles; /* assign, tiled-local */
+    const char *assign_shortlist; /* assign, shortlist: the shortlist pass */
+    const char *assign_list;      /* assign, shortlist: the direct pass over the flagged points */
+    const char *reduce_stats; /* sorted-two-pass's last launch: per anchor, mean and variance */
+    const char *reduce_welford; /* sorted-welford's last launch (needs fp64) */
 } point_kernels;
 
 /* The kernels, indexed by point dtype (the kernel rows name no other). */
 static const point_kernels kernels_of[] = {
-    [KCS_F32] = {"kcs_assign_tiles_f32", "kcs_reduce_stats_f32"},
-    [KCS_F16] = {"kcs_assign_tiles_f16", "kcs_reduce_stats_f16"},
+    [KCS_F32] = {"kcs_assign_tiles_f32", "kcs_assign_shortlist_f32", "kcs_assign_list_f32",
+                 "kcs_reduce_stats_f32", "kcs_reduce_welford_f32"},
+    [KCS_F16] = {"kcs_assign_tiles_f16", "kcs_assign_shortlist_f16", "kcs_assign_list_f16",
+                 "kcs_reduce_stats_f16", "kcs_reduce_welford_f16"},
 };
 
 static size_t ceil_div(size_t a, size_t b)
@@ -136,6 +161,107 @@ static KCS_KERNEL_RUN(assign_tiled_local)
     return kcs_opencl_timed(enqueue_assign, device, args, inputs, outputs, kernel_seconds, err);
 }
 
+/* assign (shortlist): clear the state's words, the anchors' norms, the
+ * shortlist pass over every point, then the direct tile kernel over the
+ * flagged points (4 work-groups a compute unit looping over the list's tiles). Scratch: slot 0 the state (4 words, then the m norms), slot 1 the
+ * flagged points (n). */
+static kcs_status enqueue_assign_shortlist(kcs_device *device, const kcs_op_args *args,
+                                           kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                           kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->assign;
+    if (s->n == 0)
+        return KCS_OK;
+    const size_t group = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_SIDE;
+    const size_t tile = KCS_OPENCL_ASSIGN_SIDE * KCS_OPENCL_ASSIGN_MICRO;
+    cl_kernel clear, norms, shortlist, listed;
+    size_t allowed_shortlist, allowed_listed;
+    kcs_status status = kcs_opencl_kernel(device, &anneal_program, "kcs_assign_clear", &clear, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_assign_anchor_norms", &norms, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_shortlist,
+                                   &shortlist, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_list,
+                                   &listed, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, shortlist, group, &allowed_shortlist, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, listed, group, &allowed_listed, err);
+    if (status != KCS_OK)
+        return status;
+    if (allowed_shortlist < group || allowed_listed < group)
+        return kcs_fail(err, KCS_UNSUPPORTED, "assign needs work-groups of %zu", group);
+    cl_mem state, flagged;
+    status = kcs_opencl_scratch(device, 0, (4 + s->m) * sizeof(cl_uint), &state, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_scratch(device, 1, s->n * sizeof(cl_uint), &flagged, err);
+    if (status != KCS_OK)
+        return status;
+    /* gamma(k) = k u / (1 - k u) in f32, u = 2^-24, rounded up by the factor
+     * 1.0001; the margin and the norms' inflation as cuda/anneal.cu derives them */
+    const double u = 0x1.0p-24;
+    const double gamma_d2 = (double)(s->d + 2) * u / (1.0 - (double)(s->d + 2) * u);
+    cl_float margin_factor = (float)(4.0 * gamma_d2 * 1.0001);
+    cl_float norm_inflation = (float)(1.0 + gamma_d2 + 4.0 * u + 0x1.0p-20);
+
+    cl_mem x = inputs[0]->memory, a = inputs[1]->memory;
+    cl_mem idx = outputs[0]->memory, dist = outputs[1]->memory;
+    cl_ulong n = s->n, d = s->d, m = s->m;
+    KCS_OPENCL_CHECK(clSetKernelArg(clear, 0, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(norms, 0, sizeof a, &a), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(norms, 1, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(norms, 2, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(norms, 3, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 1, sizeof a, &a), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 2, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 3, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 4, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 5, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 6, sizeof margin_factor, &margin_factor), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 7, sizeof norm_inflation, &norm_inflation), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 8, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 9, sizeof dist, &dist), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 10, sizeof flagged, &flagged), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 1, sizeof a, &a), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 2, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 3, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 4, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 5, sizeof flagged, &flagged), err);
+    /* the flagged count: the second word of state */
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 6, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 7, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(listed, 8, sizeof dist, &dist), err);
+
+    status = kcs_opencl_launch(device, clear, 2, 1, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, norms, ceil_div(s->m, group_items) * group_items,
+                                   group_items, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, shortlist, ceil_div(s->n, tile) * group, group, events,
+                                   err);
+    /* the flagged points are usually a few thousand: a few work-groups a
+     * compute unit, each looping over tiles of the list while any are left */
+    size_t list_groups = ceil_div(s->n, tile);
+    size_t fill = (size_t)(device->compute_units ? device->compute_units : 1) * 4;
+    if (list_groups > fill)
+        list_groups = fill;
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, listed, list_groups * group, group, events, err);
+    return status;
+}
+
+/* assign: ||a||^2 - 2 x.a ranks anchors with one FMA a term; points whose runner-up lies within
+ * the derived margin are redone by the direct tile kernel. */
+static KCS_KERNEL_RUN(assign_shortlist)
+{
+    return kcs_opencl_timed(enqueue_assign_shortlist, device, args, inputs, outputs, kernel_seconds,
+                            err);
+}
+
 /* ---- reduce ------------------------------------------------------------------- */
 
 /* KCS_UNSUPPORTED for n + m >= 2^31. */
@@ -167,15 +293,15 @@ static kcs_status enqueue_walk(kcs_device *device, cl_kernel walk, int scatter, 
     return kcs_opencl_launch(device, walk, groups * local, local, events, err);
 }
 
-static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
-                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                                 kcs_opencl_events *events, kcs_error *err)
+/* Sorts the points by anchor with the two walks: count[j], and sorted =
+ * offsets (m ints: where anchor j's points begin) then order (n ints: the
+ * point numbers, each anchor's in increasing order). Any m. */
+static kcs_status enqueue_walk_sort(kcs_device *device, const kcs_anneal_args *s, cl_mem idx,
+                                    cl_mem count, cl_mem *sorted_out, kcs_opencl_events *events,
+                                    kcs_error *err)
 {
-    const kcs_anneal_args *s = &args->reduce;
-    if (s->m == 0)
-        return KCS_OK; /* then n = 0 too (an index must name an anchor): no outputs */
-    cl_kernel walk, totals, offsets, stats;
-    size_t walk_local, totals_local, offsets_local, stats_local;
+    cl_kernel walk, totals, offsets;
+    size_t walk_local, totals_local, offsets_local;
     kcs_status status =
         kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_walk", &walk, err);
     if (status == KCS_OK)
@@ -185,16 +311,11 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
         status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets",
                                    &offsets, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].reduce_stats, &stats,
-                                   err);
-    if (status == KCS_OK)
         status = kcs_opencl_group_size(device, walk, group_items, &walk_local, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, totals, group_items, &totals_local, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, offsets, group_items, &offsets_local, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_group_size(device, stats, group_items, &stats_local, err);
     if (status != KCS_OK)
         return status;
     /* A CPU device runs a work-group's items one after another: there a walk
@@ -215,15 +336,10 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
         status = kcs_opencl_scratch(device, 1, (s->m + s->n) * sizeof(cl_int), &sorted, err);
     if (status != KCS_OK)
         return status;
+    *sorted_out = sorted;
 
-    cl_mem x = inputs[0]->memory, idx = inputs[1]->memory;
-    cl_mem count = outputs[0]->memory, mean = outputs[1]->memory, var = outputs[2]->memory;
-    cl_ulong n = s->n, d = s->d, chunk_argument = chunk;
+    cl_ulong n = s->n, chunk_argument = chunk;
     cl_uint m = (cl_uint)s->m, groups_argument = (cl_uint)groups;
-    cl_uint lanes = (cl_uint)power_of_two_at_least(s->d);
-    if (lanes > stats_local)
-        lanes = (cl_uint)stats_local;
-
     KCS_OPENCL_CHECK(clSetKernelArg(walk, 0, sizeof idx, &idx), err);
     KCS_OPENCL_CHECK(clSetKernelArg(walk, 1, sizeof n, &n), err);
     KCS_OPENCL_CHECK(clSetKernelArg(walk, 2, sizeof m, &m), err);
@@ -242,6 +358,129 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     KCS_OPENCL_CHECK(clSetKernelArg(offsets, 2, sizeof sorted, &sorted), err);
     KCS_OPENCL_CHECK(clSetKernelArg(offsets, 3, offsets_local * sizeof(cl_int), NULL), err);
 
+    status = enqueue_walk(device, walk, 0, groups, walk_local, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, totals, ceil_div(s->m, totals_local) * totals_local,
+                                   totals_local, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, offsets, offsets_local, offsets_local, events, err);
+    if (status == KCS_OK)
+        status = enqueue_walk(device, walk, 1, groups, walk_local, events, err);
+    return status;
+}
+
+/* The local memory the tile sort's scatter needs: a place per anchor for each
+ * row of 32 work-items, and the keys of one step. */
+static size_t tile_sort_local_bytes(size_t m)
+{
+    return (reduce_items / 32 * m + reduce_items) * sizeof(cl_int);
+}
+
+/* Sorts the points by anchor as enqueue_walk_sort does (the same count and
+ * sorted, bit for bit), by the tile counting sort of opencl/anneal.cl: tile
+ * counts, their prefixes over tiles and the anchors' totals, the anchors'
+ * offsets, the stable scatter. Needs tile_sort_local_bytes(m) of local memory. */
+static kcs_status enqueue_tile_sort(kcs_device *device, const kcs_anneal_args *s, cl_mem idx,
+                                    cl_mem count, cl_mem *sorted_out, kcs_opencl_events *events,
+                                    kcs_error *err)
+{
+    cl_kernel tile_counts, tile_offsets, offsets, scatter;
+    size_t offsets_local;
+    kcs_status status =
+        kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_counts", &tile_counts, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_offsets",
+                                   &tile_offsets, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets", &offsets, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_scatter", &scatter,
+                                   err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, offsets, group_items, &offsets_local, err);
+    if (status != KCS_OK)
+        return status;
+    size_t tiles = ceil_div(s->n, reduce_sort_tile);
+    cl_mem prefix, sorted;
+    status = kcs_opencl_scratch(device, 0, (tiles ? tiles : 1) * s->m * sizeof(cl_int), &prefix,
+                                err);
+    if (status == KCS_OK)
+        status = kcs_opencl_scratch(device, 1, (s->m + s->n) * sizeof(cl_int), &sorted, err);
+    if (status != KCS_OK)
+        return status;
+    *sorted_out = sorted;
+
+    cl_ulong n = s->n;
+    cl_uint m = (cl_uint)s->m, tiles_argument = (cl_uint)tiles;
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 0, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 3, sizeof prefix, &prefix), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 4, s->m * sizeof(cl_int), NULL), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 0, sizeof prefix, &prefix), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 1, sizeof tiles_argument, &tiles_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 3, sizeof count, &count), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 0, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 1, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 2, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 3, offsets_local * sizeof(cl_int), NULL), err);
+
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 0, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 3, sizeof prefix, &prefix), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 4, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 5, reduce_items / 32 * s->m * sizeof(cl_int), NULL),
+                     err);
+
+    /* n = 0: no tiles; the offsets kernel, over no tiles, still writes count = 0 */
+    status = KCS_OK;
+    if (tiles > 0)
+        status = kcs_opencl_launch(device, tile_counts, tiles * reduce_items, reduce_items,
+                                   events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, tile_offsets, ceil_div(s->m, 32) * reduce_items,
+                                   reduce_items, events, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_launch(device, offsets, offsets_local, offsets_local, events, err);
+    if (status == KCS_OK && tiles > 0)
+        status = kcs_opencl_launch(device, scatter, tiles * reduce_items, reduce_items, events,
+                                   err);
+    return status;
+}
+
+/* reduce (sorted-two-pass): the walk sort, then per anchor a work-group of
+ * two passes (mean, then squared deviations) over its points. */
+static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->reduce;
+    if (s->m == 0)
+        return KCS_OK; /* then n = 0 too (an index must name an anchor): no outputs */
+    cl_kernel stats;
+    size_t stats_local;
+    kcs_status status =
+        kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].reduce_stats, &stats,
+                          err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, stats, group_items, &stats_local, err);
+    if (status != KCS_OK)
+        return status;
+    cl_mem x = inputs[0]->memory, idx = inputs[1]->memory;
+    cl_mem count = outputs[0]->memory, mean = outputs[1]->memory, var = outputs[2]->memory;
+    cl_mem sorted;
+    status = enqueue_walk_sort(device, s, idx, count, &sorted, events, err);
+    if (status != KCS_OK)
+        return status;
+    cl_ulong d = s->d;
+    cl_uint m = (cl_uint)s->m;
+    cl_uint lanes = (cl_uint)power_of_two_at_least(s->d);
+    if (lanes > stats_local)
+        lanes = (cl_uint)stats_local;
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 0, sizeof x, &x), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 1, sizeof d, &d), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 2, sizeof m, &m), err);
@@ -251,18 +490,7 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 6, sizeof mean, &mean), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 7, sizeof var, &var), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 8, stats_local * sizeof(cl_float), NULL), err);
-
-    status = enqueue_walk(device, walk, 0, groups, walk_local, events, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_launch(device, totals, ceil_div(s->m, totals_local) * totals_local,
-                                   totals_local, events, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_launch(device, offsets, offsets_local, offsets_local, events, err);
-    if (status == KCS_OK)
-        status = enqueue_walk(device, walk, 1, groups, walk_local, events, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_launch(device, stats, s->m * stats_local, stats_local, events, err);
-    return status;
+    return kcs_opencl_launch(device, stats, s->m * stats_local, stats_local, events, err);
 }
 
 /* reduce: points counting-sorted by anchor, then per anchor a mean pass and a
@@ -270,6 +498,77 @@ static kcs_status enqueue_reduce(kcs_device *device, const kcs_op_args *args,
 static KCS_KERNEL_RUN(reduce_sorted_two_pass)
 {
     return kcs_opencl_timed(enqueue_reduce, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+/* As reduce_supports, and the device must have fp64 and work-groups of reduce_items. */
+static KCS_KERNEL_SUPPORTS(reduce_welford_supports)
+{
+    kcs_status status = reduce_supports(device, args, err);
+    if (status != KCS_OK)
+        return status;
+    if (!device->has_fp64)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "device lacks cl_khr_fp64 (sorted-welford keeps its states in f64)");
+    return KCS_OK;
+}
+
+/* reduce (sorted-welford): the tile sort where its local memory fits (else
+ * the walk sort, which gives the same order), then per anchor one read of
+ * its points, f64 Welford states per row merged by Chan. */
+static kcs_status enqueue_reduce_welford(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                         kcs_opencl_events *events, kcs_error *err)
+{
+    const kcs_anneal_args *s = &args->reduce;
+    if (s->m == 0)
+        return KCS_OK; /* then n = 0 too: no outputs */
+    cl_kernel stats, scatter;
+    size_t allowed_stats, allowed_scatter;
+    kcs_status status = kcs_opencl_kernel(device, &anneal_program,
+                                          kernels_of[args->dtype].reduce_welford, &stats, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_scatter", &scatter,
+                                   err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, stats, reduce_items, &allowed_stats, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, scatter, reduce_items, &allowed_scatter, err);
+    if (status != KCS_OK)
+        return status;
+    if (allowed_stats < reduce_items || allowed_scatter < reduce_items)
+        return kcs_fail(err, KCS_UNSUPPORTED, "sorted-welford needs work-groups of %d",
+                        (int)reduce_items);
+    cl_mem x = inputs[0]->memory, idx = inputs[1]->memory;
+    cl_mem count = outputs[0]->memory, mean = outputs[1]->memory, var = outputs[2]->memory;
+    cl_mem sorted;
+    /* kcs_reduce_welford_* declares 16 KB of local memory of its own */
+    if (tile_sort_local_bytes(s->m) <= device->local_memory)
+        status = enqueue_tile_sort(device, s, idx, count, &sorted, events, err);
+    else
+        status = enqueue_walk_sort(device, s, idx, count, &sorted, events, err);
+    if (status != KCS_OK)
+        return status;
+    cl_ulong d = s->d;
+    cl_uint m = (cl_uint)s->m;
+    /* whole rows aligned for 16-byte (f32) or 8-byte (f16) loads: buffers are
+     * aligned far beyond that, rows then are when d is a multiple of 4 */
+    cl_int vectors = s->d % 4 == 0;
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 0, sizeof x, &x), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 1, sizeof d, &d), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 3, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 4, sizeof sorted, &sorted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 5, sizeof vectors, &vectors), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 6, sizeof mean, &mean), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 7, sizeof var, &var), err);
+    return kcs_opencl_launch(device, stats, s->m * reduce_items, reduce_items, events, err);
+}
+
+/* reduce: tile counting sort, then per anchor f64 Welford rows merged by Chan, points read once. */
+static KCS_KERNEL_RUN(reduce_sorted_welford)
+{
+    return kcs_opencl_timed(enqueue_reduce_welford, device, args, inputs, outputs, kernel_seconds,
+                            err);
 }
 
 /* ---- update ------------------------------------------------------------------- */
@@ -388,11 +687,23 @@ static const kcs_kernel rows[] = {
      assign_tiled_local, assign_supports},
     {"assign", KCS_F16, "tiled-local", "as f32, points widened by vload_half", assign_tiled_local,
      assign_supports},
+    {"assign", KCS_F32, "shortlist",
+     "as tiled-local with x.a FMAs ranking ||a||^2 - 2x.a (float4 local reads); near ties within a "
+     "derived margin redone by the direct tile kernel",
+     assign_shortlist, assign_supports},
+    {"assign", KCS_F16, "shortlist", "as f32, points widened by vload_half", assign_shortlist,
+     assign_supports},
     {"reduce", KCS_F32, "sorted-two-pass",
      "points counting-sorted by anchor without atomics, then a work-group per anchor: mean, then deviations",
      reduce_sorted_two_pass, reduce_supports},
     {"reduce", KCS_F16, "sorted-two-pass", "as f32, points widened by vload_half",
      reduce_sorted_two_pass, reduce_supports},
+    {"reduce", KCS_F32, "sorted-welford",
+     "tile counting sort by anchor, then a work-group per anchor reading its points once: f64 Welford "
+     "per row of 32, Chan merge; needs fp64",
+     reduce_sorted_welford, reduce_welford_supports},
+    {"reduce", KCS_F16, "sorted-welford", "as f32, points widened by vload_half4",
+     reduce_sorted_welford, reduce_welford_supports},
     {"update", KCS_F32, "elementwise", "one work-item per anchor element, (mean - a) formed first",
      update_elementwise, NULL},
     {"energy", KCS_F32, "strided-tree-f64",

@@ -24,6 +24,38 @@
  *   work-items that share a point then merge their candidates in local
  *   memory by (distance, index), again ties to the smallest index.
  *
+ * assign, shortlist (kcs_assign_shortlist_f32 / _f16, then kcs_assign_list_*):
+ *   the CUDA shortlist algorithm (cuda/anneal.cu) in OpenCL C 1.2. Where the
+ *   tiled kernel issues two instructions a term (a subtraction and a
+ *   multiply-add), the shortlist pass issues one: the same tiling
+ *   accumulates x . a and ranks anchors by ||a_j||^2 - 2 x . a_j (||x||^2 is
+ *   the same for every anchor), keeping per point the smallest value, its
+ *   index and the second smallest. Its work-items read their 8 points and 8
+ *   anchors of a dimension as two float4s each from local memory (rows
+ *   padded by 4; tiled-local reads 16 floats one by one), so the inner loop
+ *   is 4 local reads a 64 multiply-adds. The expanded form only shortlists
+ *   (docs/anneal.md): its error against the exact value is at most
+ *   gamma(d + 1) (||a_j||^2 + 2 ||x|| ||a_j||), so with R >= max ||a_j|| and
+ *   X >= ||x|| every anchor that could be nearest lies within 2 gamma(d + 1)
+ *   (R^2 + 2 X R) of the smallest; the test uses 4 gamma(d + 2) (R^2 + 2 X R)
+ *   (norms inflated for their own rounding), as cuda/anneal.cu derives. A
+ *   point whose second smallest is beyond the smallest plus that margin has
+ *   its idx final, and its dist is the direct sum of (x - a)^2 to that
+ *   anchor (16 work-items a point, every 16th dimension, then summed). Every
+ *   other point (near and exact ties) is appended to a list (a global
+ *   atomic counter: the list's order varies, each point's result does not),
+ *   which kcs_assign_list_* (the tiled-local kernel reading its points
+ *   through the list, its work-groups looping over the list's tiles)
+ *   assigns in full. kcs_assign_anchor_norms computes ||a_j||^2 and the
+ *   largest (atomic_max on the bits of non-negative floats: order-free).
+ *   Unlike the CUDA kernel the list pass is not split over anchor slices
+ *   (OpenCL 1.2 has no 64-bit atomic minimum): for the perf case's ~2000
+ *   flagged points that is 16 work-groups walking 1024 anchors, about
+ *   0.15 ms on one compute unit against ~7 ms for the shortlist pass.
+ *   Expected: one FMA a term like CUDA's shortlist (7.1 ms on an H200)
+ *   rather than two (CUDA direct, 10.2 ms); without double buffering and
+ *   with 16-deep stages, about 0.8 to 0.9 of CUDA shortlist's rate.
+ *
  * reduce: a counting sort of the points by anchor, then per anchor two
  *   passes over its own points. No atomics at all, and deterministic: every
  *   anchor's points are visited in increasing point order whatever the
@@ -52,6 +84,49 @@
  *     KCS_REDUCE_BLOCK - 1 + ceil(c / KCS_REDUCE_BLOCK) + log2(slots),
  *     within D(c) for every c below 2^20 (and at most c - 1 for c <= 2049,
  *     a tree with zeros where a slot has no point adding nothing).
+ *
+ * reduce, sorted-welford (a second row; sorted-two-pass above stays for
+ *   comparison and for devices without fp64): the algorithm of the CUDA
+ *   sorted-welford reduce (cuda/anneal.cu), in OpenCL C 1.2 without
+ *   subgroups. The points are read once, where sorted-two-pass reads them
+ *   twice, one float per work-item per point.
+ *   Sort, a counting sort over tiles of KCS_REDUCE_SORT_TILE points, each
+ *   anchor's points again in increasing point order (the same order as the
+ *   walks give, which remain its fallback where rows x m counters do not fit
+ *   in local memory):
+ *     kcs_reduce_tile_counts: each tile's count of every anchor, local
+ *       atomics (order-free), stored tile-major;
+ *     kcs_reduce_tile_offsets: per anchor, the counts' exclusive prefix over
+ *       the tiles and the anchor's total, count[j] (an output);
+ *     kcs_reduce_offsets (as above): where each anchor's points begin;
+ *     kcs_reduce_tile_scatter: each tile's rows of 32 work-items take their
+ *       share of the tile 32 points a step; a point's rank among its
+ *       anchor's points of the step is found by 32 comparisons in local
+ *       memory (what CUDA's __match_any_sync gives a warp), so the scatter
+ *       is stable without subgroups.
+ *     The walks cost local-size (256) comparisons a point twice, with a
+ *     global round trip between sub-blocks of one work-group a compute
+ *     unit; these cost 32 comparisons a point once, in a few microseconds
+ *     each on a GPU, moving 4 bytes of idx three times and 4 bytes of order
+ *     twice a point.
+ *   Statistics (kcs_reduce_welford_f32 / _f16, needs fp64): a work-group per
+ *     anchor, rows of 32 work-items, a work-item 4 dimensions of a panel of
+ *     128 (one 16-byte load, a whole 512-byte f32 row per row of work-items)
+ *     and row r the anchor's points r, r + rows, ..., KCS_REDUCE_UNROLL of
+ *     them in flight (32 KB a work-group at 256 work-items). Welford's
+ *     updates in f64 (1 / count by a float quotient and two Newton steps),
+ *     the rows' states merged by Chan, Golub and LeVeque's formula in row
+ *     order; mean and var rounded once to float. f64 makes the updating
+ *     formulas' error (about c u64 sigma rms) negligible against the f32
+ *     bound whatever the count, so the chains may be longer than D(c) (the
+ *     depth rule protects f32 sums). Deterministic: the order depends only
+ *     on the launch sizes.
+ *   Bytes a point (f32, d = 128): 512 of x read once, 4 of idx read twice,
+ *   4 of order written once and read once, against 512 + 4 for the op: the
+ *   kernel moves 1.02 times the op's bytes, where sorted-two-pass moves 2.0
+ *   times (two reads of x) in scalar loads. Expected on a GPU: the
+ *   statistics near the CUDA kernel's rate (0.85 of the copy rate on an
+ *   H200), the sort a few percent of the whole: about 0.7 of copy.
  *
  * update (kcs_update): one work-item per element of the m x d anchors, the
  *   spec's formula in its order: mean - a first, then mu v plus it, then
@@ -96,6 +171,26 @@
 #define KCS_REDUCE_BLOCK 1024
 #endif
 
+#ifndef KCS_REDUCE_ITEMS
+/* Work-items of a work-group of the sorted-welford reduce: rows of 32. */
+#define KCS_REDUCE_ITEMS 256
+#endif
+
+#ifndef KCS_REDUCE_SORT_TILE
+/* Points of a tile of the sorted-welford reduce's counting sort: a multiple
+ * of KCS_REDUCE_ITEMS. */
+#define KCS_REDUCE_SORT_TILE 2048
+#endif
+
+#ifndef KCS_REDUCE_UNROLL
+/* Points a row of the sorted-welford statistics has in flight. */
+#define KCS_REDUCE_UNROLL 8
+#endif
+
+#if KCS_REDUCE_ITEMS % 32 != 0 || KCS_REDUCE_SORT_TILE % KCS_REDUCE_ITEMS != 0
+#error "the sorted-welford reduce needs rows of 32 and whole steps of the work-group per tile"
+#endif
+
 /* Points (and anchors) of one assign tile. */
 #define KCS_ASSIGN_TILE (KCS_ASSIGN_SIDE * KCS_ASSIGN_MICRO)
 /* A local row is one longer than the tile, so that the transposed stores of
@@ -111,11 +206,15 @@
 
 /* ---- assign ------------------------------------------------------------------- */
 
-#define KCS_ASSIGN_TILES(NAME, POINT_T, LOAD)                                                      \
+/* LIST_PARAMETERS, COUNT and POINT_OF: the plain kernel assigns points 0 ..
+ * n - 1 (empty, n, the slot itself); the listed one the points list[0 ..
+ * state[1]) (shortlist's flagged points). */
+#define KCS_ASSIGN_TILES(NAME, POINT_T, LOAD, LIST_PARAMETERS, COUNT, POINT_OF)                    \
     __attribute__((reqd_work_group_size(KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE, 1, 1)))                 \
     kernel void NAME(global const POINT_T *x, global const float *a, ulong n, ulong d,             \
-                     ulong m, global int *idx, global float *dist)                                 \
+                     ulong m LIST_PARAMETERS, global int *idx, global float *dist)                 \
     {                                                                                              \
+        ulong count = COUNT;                                                                       \
         /* Dimension k of point (anchor) p of the tile is element k * KCS_ASSIGN_PITCH             \
          * + p. Flat, because the final merge reuses each array whole: indexing a                  \
          * [DEPTH][PITCH] array through a pointer to its first row past that row is                \
@@ -125,80 +224,277 @@
         uint id = get_local_id(0);                                                                 \
         uint column = id % KCS_ASSIGN_SIDE; /* which anchors of a tile */                          \
         uint line = id / KCS_ASSIGN_SIDE;   /* which points of the tile */                         \
+        /* Tiles of points grid-strided: the plain kernel has one work-group a tile,               \
+         * the listed one fewer (its length is known only on the device). The                      \
+         * bound is the same for the whole work-group, so every barrier inside is                  \
+         * reached by all of it. */                                                                \
+        for (ulong point0 = (ulong)get_group_id(0) * KCS_ASSIGN_TILE; point0 < count;              \
+             point0 += (ulong)get_num_groups(0) * KCS_ASSIGN_TILE) {                               \
+            float best[KCS_ASSIGN_MICRO];                                                          \
+            int best_index[KCS_ASSIGN_MICRO];                                                      \
+            _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++) {                         \
+                best[i] = INFINITY;                                                                \
+                best_index[i] = 0;                                                                 \
+            }                                                                                      \
+            for (ulong anchor0 = 0; anchor0 < m; anchor0 += KCS_ASSIGN_TILE) {                     \
+                float sums[KCS_ASSIGN_MICRO][KCS_ASSIGN_MICRO];                                    \
+                _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                       \
+                    _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++)                   \
+                        sums[i][j] = 0.0f;                                                         \
+                for (ulong k0 = 0; k0 < d; k0 += KCS_ASSIGN_DEPTH) {                               \
+                    for (uint e = id; e < KCS_ASSIGN_TILE * KCS_ASSIGN_DEPTH;                      \
+                         e += KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE) {                                 \
+                        uint p = e / KCS_ASSIGN_DEPTH, k = e % KCS_ASSIGN_DEPTH;                   \
+                        ulong dimension = k0 + k, point = point0 + p, anchor = anchor0 + p;        \
+                        points[k * KCS_ASSIGN_PITCH + p] =                                         \
+                            point < count && dimension < d ? LOAD(x, POINT_OF(point) * d + dimension) \
+                                                           : 0.0f;                                 \
+                        anchors[k * KCS_ASSIGN_PITCH + p] =                                        \
+                            anchor < m && dimension < d ? a[anchor * d + dimension] : 0.0f;        \
+                    }                                                                              \
+                    barrier(CLK_LOCAL_MEM_FENCE);                                                  \
+                    for (int k = 0; k < KCS_ASSIGN_DEPTH; k++) {                                   \
+                        float xs[KCS_ASSIGN_MICRO], as[KCS_ASSIGN_MICRO];                          \
+                        _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)               \
+                            xs[i] = points[k * KCS_ASSIGN_PITCH + line + i * KCS_ASSIGN_SIDE];     \
+                        _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++)               \
+                            as[j] = anchors[k * KCS_ASSIGN_PITCH + column + j * KCS_ASSIGN_SIDE];  \
+                        _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)               \
+                            _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++) {         \
+                                float difference = xs[i] - as[j];                                  \
+                                sums[i][j] += difference * difference;                             \
+                            }                                                                      \
+                    }                                                                              \
+                    barrier(CLK_LOCAL_MEM_FENCE);                                                  \
+                }                                                                                  \
+                _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++) {                     \
+                    ulong anchor = anchor0 + column + (ulong)j * KCS_ASSIGN_SIDE;                  \
+                    _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                   \
+                        if (anchor < m && sums[i][j] < best[i]) {                                  \
+                            best[i] = sums[i][j];                                                  \
+                            best_index[i] = (int)anchor;                                           \
+                        }                                                                          \
+                }                                                                                  \
+            }                                                                                      \
+            /* The staging arrays are free (the last barrier above, or never used when */          \
+            /* d = 0): they now hold every work-item's candidates, point by column.    */          \
+            local float *candidate = points;                                                       \
+            local int *candidate_index = (local int *)anchors;                                     \
+            _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++) {                         \
+                uint slot = (line + i * KCS_ASSIGN_SIDE) * KCS_ASSIGN_SIDE + column;               \
+                candidate[slot] = best[i];                                                         \
+                candidate_index[slot] = best_index[i];                                             \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+            if (id < KCS_ASSIGN_TILE && point0 + id < count) {                                     \
+                float nearest = candidate[id * KCS_ASSIGN_SIDE];                                   \
+                int nearest_index = candidate_index[id * KCS_ASSIGN_SIDE];                         \
+                for (int c = 1; c < KCS_ASSIGN_SIDE; c++) {                                        \
+                    float other = candidate[id * KCS_ASSIGN_SIDE + c];                             \
+                    int other_index = candidate_index[id * KCS_ASSIGN_SIDE + c];                   \
+                    if (other < nearest || (other == nearest && other_index < nearest_index)) {    \
+                        nearest = other;                                                           \
+                        nearest_index = other_index;                                               \
+                    }                                                                              \
+                }                                                                                  \
+                idx[POINT_OF(point0 + id)] = nearest_index;                                        \
+                dist[POINT_OF(point0 + id)] = nearest;                                             \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE); /* the staging arrays are reused */                      \
+        }                                                                                          \
+    }
+
+#define KCS_ANNEAL_PLAIN(slot) (slot)
+#define KCS_ANNEAL_LISTED(slot) ((ulong)list[slot])
+/* state: the shortlist's (kcs_assign_shortlist_*), whose second word is the list's length */
+#define KCS_ANNEAL_LIST_PARAMETERS , global const uint *list, global const uint *state
+
+KCS_ASSIGN_TILES(kcs_assign_tiles_f32, float, KCS_ANNEAL_LOAD_F32, , n, KCS_ANNEAL_PLAIN)
+KCS_ASSIGN_TILES(kcs_assign_tiles_f16, half, KCS_ANNEAL_LOAD_F16, , n, KCS_ANNEAL_PLAIN)
+KCS_ASSIGN_TILES(kcs_assign_list_f32, float, KCS_ANNEAL_LOAD_F32, KCS_ANNEAL_LIST_PARAMETERS,
+                 state[1], KCS_ANNEAL_LISTED)
+KCS_ASSIGN_TILES(kcs_assign_list_f16, half, KCS_ANNEAL_LOAD_F16, KCS_ANNEAL_LIST_PARAMETERS,
+                 state[1], KCS_ANNEAL_LISTED)
+
+/* ---- assign, shortlist -------------------------------------------------------------- */
+
+/* Zeroes the shortlist's first two words of state: the largest anchor norm's bits and the flagged count. */
+kernel void kcs_assign_clear(global uint *words)
+{
+    words[get_global_id(0)] = 0u;
+}
+
+/* In state (see the shortlist pass): norms[j] = ||a_j||^2 (a work-item an
+ * anchor), and the largest of them in state[0] (atomic_max on the bits of a non-negative float: they
+ * order as the values do; order-free, deterministic). */
+kernel void kcs_assign_anchor_norms(global const float *a, ulong m, ulong d, global uint *state)
+{
+    global float *norms = (global float *)(state + 4);
+    global uint *largest_norm_bits = state;
+    ulong j = get_global_id(0);
+    if (j >= m)
+        return;
+    float sum = 0.0f;
+    for (ulong k = 0; k < d; k++)
+        sum = fma(a[j * d + k], a[j * d + k], sum);
+    norms[j] = sum;
+    atomic_max(largest_norm_bits, as_uint(sum));
+}
+
+/* A shortlist tile's local rows: padded by 4 floats so that float4 reads stay aligned. */
+#define KCS_SHORTLIST_PITCH (KCS_ASSIGN_TILE + 4)
+/* The tile-local point (anchor) of a work-item's i-th row (column): two runs
+ * of 4, 64 apart, so that a work-item reads its 8 as two float4s. */
+#define KCS_SHORTLIST_POSITION(coordinate, i) (((i) < 4 ? 0 : 64) + (coordinate) * 4 + ((i) & 3))
+
+#if KCS_ASSIGN_SIDE == 16 && KCS_ASSIGN_MICRO == 8
+/* The shortlist pass: see the banner. Only for 16 x 16 work-items of 8 x 8
+ * (the float4 reads assume it). */
+#define KCS_ASSIGN_SHORTLIST(NAME, POINT_T, LOAD)                                                  \
+    __attribute__((reqd_work_group_size(KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE, 1, 1)))                 \
+    kernel void NAME(global const POINT_T *x, global const float *a, ulong n, ulong d, ulong m,    \
+                     global uint *state, float margin_factor, float norm_inflation,                \
+                     global int *idx, global float *dist, global uint *flagged)                    \
+    {                                                                                              \
+        /* state: the largest norm's bits, the flagged count, 2 words unused, the norms */         \
+        global const float *norms = (global const float *)(state + 4);                             \
+        global uint *flagged_count = state + 1;                                                    \
+        /* Dimension k of point (anchor) p of the tile is element k * KCS_SHORTLIST_PITCH + p. */  \
+        local float4 points4[KCS_ASSIGN_DEPTH * KCS_SHORTLIST_PITCH / 4];                          \
+        local float4 anchors4[KCS_ASSIGN_DEPTH * KCS_SHORTLIST_PITCH / 4];                         \
+        local float candidate_second[KCS_ASSIGN_TILE * KCS_ASSIGN_SIDE];                           \
+        local float final_best[KCS_ASSIGN_TILE], final_second[KCS_ASSIGN_TILE];                    \
+        local int final_index[KCS_ASSIGN_TILE];                                                    \
+        local float *points = (local float *)points4;                                              \
+        local float *anchors = (local float *)anchors4;                                            \
+        uint id = get_local_id(0);                                                                 \
+        uint column = id % KCS_ASSIGN_SIDE; /* which anchors of a tile */                          \
+        uint line = id / KCS_ASSIGN_SIDE;   /* which points of the tile */                         \
         ulong point0 = (ulong)get_group_id(0) * KCS_ASSIGN_TILE;                                   \
-        float best[KCS_ASSIGN_MICRO];                                                              \
-        int best_index[KCS_ASSIGN_MICRO];                                                          \
-        _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++) {                             \
+        float best[8], second[8];                                                                  \
+        int best_index[8];                                                                         \
+        _Pragma("unroll") for (int i = 0; i < 8; i++) {                                            \
             best[i] = INFINITY;                                                                    \
+            second[i] = INFINITY;                                                                  \
             best_index[i] = 0;                                                                     \
         }                                                                                          \
         for (ulong anchor0 = 0; anchor0 < m; anchor0 += KCS_ASSIGN_TILE) {                         \
-            float sums[KCS_ASSIGN_MICRO][KCS_ASSIGN_MICRO];                                        \
-            _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                           \
-                _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++)                       \
+            float sums[8][8];                                                                      \
+            _Pragma("unroll") for (int i = 0; i < 8; i++)                                          \
+                _Pragma("unroll") for (int j = 0; j < 8; j++)                                      \
                     sums[i][j] = 0.0f;                                                             \
             for (ulong k0 = 0; k0 < d; k0 += KCS_ASSIGN_DEPTH) {                                   \
                 for (uint e = id; e < KCS_ASSIGN_TILE * KCS_ASSIGN_DEPTH;                          \
                      e += KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE) {                                     \
                     uint p = e / KCS_ASSIGN_DEPTH, k = e % KCS_ASSIGN_DEPTH;                       \
                     ulong dimension = k0 + k, point = point0 + p, anchor = anchor0 + p;            \
-                    points[k * KCS_ASSIGN_PITCH + p] =                                             \
+                    points[k * KCS_SHORTLIST_PITCH + p] =                                          \
                         point < n && dimension < d ? LOAD(x, point * d + dimension) : 0.0f;        \
-                    anchors[k * KCS_ASSIGN_PITCH + p] =                                            \
+                    anchors[k * KCS_SHORTLIST_PITCH + p] =                                         \
                         anchor < m && dimension < d ? a[anchor * d + dimension] : 0.0f;            \
                 }                                                                                  \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                      \
                 for (int k = 0; k < KCS_ASSIGN_DEPTH; k++) {                                       \
-                    float xs[KCS_ASSIGN_MICRO], as[KCS_ASSIGN_MICRO];                              \
-                    _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                   \
-                        xs[i] = points[k * KCS_ASSIGN_PITCH + line + i * KCS_ASSIGN_SIDE];         \
-                    _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++)                   \
-                        as[j] = anchors[k * KCS_ASSIGN_PITCH + column + j * KCS_ASSIGN_SIDE];      \
-                    _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                   \
-                        _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++) {             \
-                            float difference = xs[i] - as[j];                                      \
-                            sums[i][j] += difference * difference;                                 \
-                        }                                                                          \
+                    float4 x0 = points4[(k * KCS_SHORTLIST_PITCH + line * 4) / 4];                 \
+                    float4 x1 = points4[(k * KCS_SHORTLIST_PITCH + 64 + line * 4) / 4];            \
+                    float4 a0 = anchors4[(k * KCS_SHORTLIST_PITCH + column * 4) / 4];              \
+                    float4 a1 = anchors4[(k * KCS_SHORTLIST_PITCH + 64 + column * 4) / 4];         \
+                    float xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};                \
+                    float as[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};                \
+                    _Pragma("unroll") for (int i = 0; i < 8; i++)                                  \
+                        _Pragma("unroll") for (int j = 0; j < 8; j++)                              \
+                            sums[i][j] = fma(xs[i], as[j], sums[i][j]);                            \
                 }                                                                                  \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                      \
             }                                                                                      \
-            _Pragma("unroll") for (int j = 0; j < KCS_ASSIGN_MICRO; j++) {                         \
-                ulong anchor = anchor0 + column + (ulong)j * KCS_ASSIGN_SIDE;                      \
-                _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++)                       \
-                    if (anchor < m && sums[i][j] < best[i]) {                                      \
-                        best[i] = sums[i][j];                                                      \
-                        best_index[i] = (int)anchor;                                               \
-                    }                                                                              \
+            /* Fold the tile: value ||a||^2 - 2 x.a, the anchors in increasing order */            \
+            _Pragma("unroll") for (int j = 0; j < 8; j++) {                                        \
+                ulong anchor = anchor0 + KCS_SHORTLIST_POSITION(column, j);                        \
+                float norm = anchor < m ? norms[anchor] : INFINITY;                                \
+                _Pragma("unroll") for (int i = 0; i < 8; i++) {                                    \
+                    float value = fma(-2.0f, sums[i][j], norm);                                    \
+                    int nearer = value < best[i];                                                  \
+                    second[i] = nearer ? best[i] : fmin(second[i], value);                         \
+                    best_index[i] = nearer ? (int)anchor : best_index[i];                          \
+                    best[i] = nearer ? value : best[i];                                            \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        /* The staging arrays are free (the last barrier above, or never used when */              \
-        /* d = 0): they now hold every work-item's candidates, point by column.    */              \
+        /* The staging arrays are free (the last barrier above, or never used when                 \
+         * d = 0): with candidate_second they hold every work-item's candidates,                   \
+         * point by column; one work-item a point merges them. */                                  \
         local float *candidate = points;                                                           \
         local int *candidate_index = (local int *)anchors;                                         \
-        _Pragma("unroll") for (int i = 0; i < KCS_ASSIGN_MICRO; i++) {                             \
-            uint slot = (line + i * KCS_ASSIGN_SIDE) * KCS_ASSIGN_SIDE + column;                   \
+        _Pragma("unroll") for (int i = 0; i < 8; i++) {                                            \
+            uint slot = KCS_SHORTLIST_POSITION(line, i) * KCS_ASSIGN_SIDE + column;                \
             candidate[slot] = best[i];                                                             \
             candidate_index[slot] = best_index[i];                                                 \
+            candidate_second[slot] = second[i];                                                    \
         }                                                                                          \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
-        if (id < KCS_ASSIGN_TILE && point0 + id < n) {                                             \
+        if (id < KCS_ASSIGN_TILE) {                                                                \
             float nearest = candidate[id * KCS_ASSIGN_SIDE];                                       \
             int nearest_index = candidate_index[id * KCS_ASSIGN_SIDE];                             \
+            float runner_up = candidate_second[id * KCS_ASSIGN_SIDE];                              \
             for (int c = 1; c < KCS_ASSIGN_SIDE; c++) {                                            \
                 float other = candidate[id * KCS_ASSIGN_SIDE + c];                                 \
                 int other_index = candidate_index[id * KCS_ASSIGN_SIDE + c];                       \
+                float other_second = candidate_second[id * KCS_ASSIGN_SIDE + c];                   \
                 if (other < nearest || (other == nearest && other_index < nearest_index)) {        \
+                    runner_up = fmin(other_second, nearest);                                       \
                     nearest = other;                                                               \
                     nearest_index = other_index;                                                   \
+                } else {                                                                           \
+                    runner_up = fmin(runner_up, other);                                            \
                 }                                                                                  \
             }                                                                                      \
-            idx[point0 + id] = nearest_index;                                                      \
-            dist[point0 + id] = nearest;                                                           \
+            final_best[id] = nearest;                                                              \
+            final_second[id] = runner_up;                                                          \
+            final_index[id] = nearest_index;                                                       \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        /* The direct distance to the chosen anchor and ||x||^2: KCS_ASSIGN_SIDE                   \
+         * work-items a point, each every KCS_ASSIGN_SIDE-th dimension (neighbours                 \
+         * read neighbouring elements), partial sums into the staging arrays. */                   \
+        uint part = id % KCS_ASSIGN_SIDE;                                                          \
+        for (uint p = id / KCS_ASSIGN_SIDE; p < KCS_ASSIGN_TILE; p += KCS_ASSIGN_SIDE) {           \
+            ulong point = point0 + p;                                                              \
+            float distance = 0.0f, square_norm = 0.0f;                                             \
+            if (point < n) {                                                                       \
+                global const float *anchor_row = a + (ulong)final_index[p] * d;                    \
+                for (ulong k = part; k < d; k += KCS_ASSIGN_SIDE) {                                \
+                    float value = LOAD(x, point * d + k);                                          \
+                    float difference = value - anchor_row[k];                                      \
+                    distance = fma(difference, difference, distance);                              \
+                    square_norm = fma(value, value, square_norm);                                  \
+                }                                                                                  \
+            }                                                                                      \
+            points[p * KCS_ASSIGN_SIDE + part] = distance;                                         \
+            anchors[p * KCS_ASSIGN_SIDE + part] = square_norm;                                     \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        if (id < KCS_ASSIGN_TILE && point0 + id < n) {                                             \
+            float distance = 0.0f, square_norm = 0.0f;                                             \
+            for (int c = 0; c < KCS_ASSIGN_SIDE; c++) {                                            \
+                distance += points[id * KCS_ASSIGN_SIDE + c];                                      \
+                square_norm += anchors[id * KCS_ASSIGN_SIDE + c];                                  \
+            }                                                                                      \
+            float largest_norm = sqrt(as_float(state[0])) * norm_inflation;              \
+            float point_norm = sqrt(square_norm) * norm_inflation;                                 \
+            float spread = largest_norm * largest_norm + 2.0f * point_norm * largest_norm;         \
+            float margin = margin_factor * spread + 1e-30f;                                        \
+            ulong point = point0 + id;                                                             \
+            idx[point] = final_index[id];                                                          \
+            dist[point] = distance;                                                                \
+            /* NaN fails the test too: such a point is assigned in full */                         \
+            if (!(final_second[id] > final_best[id] + margin))                                     \
+                flagged[atomic_inc(flagged_count)] = (uint)point;                                  \
         }                                                                                          \
     }
 
-KCS_ASSIGN_TILES(kcs_assign_tiles_f32, float, KCS_ANNEAL_LOAD_F32)
-KCS_ASSIGN_TILES(kcs_assign_tiles_f16, half, KCS_ANNEAL_LOAD_F16)
+KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f32, float, KCS_ANNEAL_LOAD_F32)
+KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f16, half, KCS_ANNEAL_LOAD_F16)
+#endif
 
 /* ---- reduce ------------------------------------------------------------------- */
 
@@ -357,6 +653,259 @@ static float kcs_reduce_slot_sum(local float *scratch, float value, uint lanes)
 
 KCS_REDUCE_STATS(kcs_reduce_stats_f32, float, KCS_ANNEAL_LOAD_F32)
 KCS_REDUCE_STATS(kcs_reduce_stats_f16, half, KCS_ANNEAL_LOAD_F16)
+
+/* ---- reduce, sorted-welford: the counting sort by tiles --------------------------- */
+
+/* Tile sort, step 1: tile_counts[t * m + j] = how many points of tile t (points
+ * t KCS_REDUCE_SORT_TILE .. + KCS_REDUCE_SORT_TILE, clipped to n) name anchor j;
+ * tile-major, so that the stores of a work-group are contiguous. histogram is
+ * m ints of local memory. Local atomics only count: the result does not
+ * depend on their order. An index outside [0, m) counts nowhere. */
+__attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
+kernel void kcs_reduce_tile_counts(global const int *idx, ulong n, uint m,
+                                   global int *tile_counts, local int *histogram)
+{
+    uint id = get_local_id(0);
+    ulong tile = get_group_id(0);
+    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS)
+        histogram[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* every load first, so that they are in flight together */
+    int key[KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS];
+    _Pragma("unroll") for (int r = 0; r < KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS; r++) {
+        ulong point = tile * KCS_REDUCE_SORT_TILE + (ulong)r * KCS_REDUCE_ITEMS + id;
+        int value = point < n ? idx[point] : -1;
+        key[r] = value >= 0 && (uint)value < m ? value : -1;
+    }
+    _Pragma("unroll") for (int r = 0; r < KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS; r++)
+        if (key[r] >= 0)
+            atomic_inc(&histogram[key[r]]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS)
+        tile_counts[tile * m + j] = histogram[j];
+}
+
+/* Tile sort, step 2: per anchor j, count[j] = the sum over tiles of
+ * tile_counts[t][j], and tile_counts[t][j] becomes the exclusive prefix over
+ * the tiles before t (where tile t's points of anchor j begin among that
+ * anchor's). A work-group takes 32 anchors (neighbouring work-items read
+ * neighbouring anchors: whole 128-byte lines) in KCS_REDUCE_ITEMS / 32
+ * slices of the tiles, so that no work-item walks all the tiles alone. */
+__attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
+kernel void kcs_reduce_tile_offsets(global int *tile_counts, uint tiles, uint m, global int *count)
+{
+    local int slice_sums[KCS_REDUCE_ITEMS];
+    const uint slices = KCS_REDUCE_ITEMS / 32;
+    uint id = get_local_id(0), column = id % 32, slice = id / 32;
+    uint j = (uint)get_group_id(0) * 32 + column;
+    uint per_slice = (tiles + slices - 1) / slices;
+    uint first = min(tiles, slice * per_slice), last = min(tiles, first + per_slice);
+    int sum = 0;
+    for (uint t = first; j < m && t < last; t++)
+        sum += tile_counts[(ulong)t * m + j];
+    slice_sums[id] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int running = 0, total = 0;
+    for (uint s = 0; s < slices; s++) {
+        int here = slice_sums[s * 32 + column];
+        running += s < slice ? here : 0;
+        total += here;
+    }
+    for (uint t = first; j < m && t < last; t++) {
+        int here = tile_counts[(ulong)t * m + j];
+        tile_counts[(ulong)t * m + j] = running;
+        running += here;
+    }
+    if (j < m && slice == 0)
+        count[j] = total;
+}
+
+/* Tile sort, step 4 (step 3 is kcs_reduce_offsets: where each anchor's points
+ * begin): writes each point number of tile t to its place in order (sorted
+ * holds offsets (m), then order (n)), stably. The tile's work-items form
+ * KCS_REDUCE_ITEMS / 32 rows of 32; row r takes the r-th share of the
+ * tile, in steps of 32 consecutive points. place[r][j] starts as where row
+ * r's first point of anchor j goes (the anchor's offset, the tile's prefix,
+ * the counts of the rows before r); at each step a work-item's rank among the
+ * step's points of its anchor is how many of the row's earlier 32 share it (32
+ * comparisons in local memory), and the first of them then advances the place
+ * by their number. place is (rows x m) ints of local memory. */
+__attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
+kernel void kcs_reduce_tile_scatter(global const int *idx, ulong n, uint m,
+                                    global const int *tile_prefix, global int *sorted,
+                                    local int *place)
+{
+    local int step_keys[KCS_REDUCE_ITEMS];
+    const uint rows = KCS_REDUCE_ITEMS / 32;
+    const int steps = KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS;
+    global const int *offsets = sorted;
+    global int *order = sorted + m;
+    uint id = get_local_id(0), lane = id % 32, row = id / 32;
+    ulong tile = get_group_id(0);
+    local int *mine = place + row * m;
+    for (uint j = id; j < m * rows; j += KCS_REDUCE_ITEMS)
+        place[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong begin = tile * KCS_REDUCE_SORT_TILE + (ulong)row * (KCS_REDUCE_SORT_TILE / rows);
+    int key[KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS];
+    _Pragma("unroll") for (int s = 0; s < steps; s++) {
+        ulong point = begin + (ulong)s * 32 + lane;
+        int value = point < n ? idx[point] : -1;
+        key[s] = value >= 0 && (uint)value < m ? value : -1;
+    }
+    _Pragma("unroll") for (int s = 0; s < steps; s++)
+        if (key[s] >= 0)
+            atomic_inc(&mine[key[s]]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the rows' counts -> their first places */
+    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS) {
+        int next = offsets[j] + tile_prefix[tile * m + j];
+        for (uint r = 0; r < rows; r++) {
+            int here = place[r * m + j];
+            place[r * m + j] = next;
+            next += here;
+        }
+    }
+    _Pragma("unroll") for (int s = 0; s < steps; s++) {
+        step_keys[id] = key[s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int rank = 0, peers = 0;
+        for (uint l = 0; l < 32; l++) {
+            int same = step_keys[row * 32 + l] == key[s];
+            rank += same && l < lane;
+            peers += same;
+        }
+        int at = key[s] >= 0 ? mine[key[s]] + rank : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (key[s] >= 0) {
+            order[at] = (int)(begin + (ulong)s * 32 + lane);
+            if (rank == 0)
+                mine[key[s]] = at + peers;
+        }
+    }
+}
+
+/* ---- reduce, sorted-welford: the statistics ---------------------------------------- */
+
+#ifdef cl_khr_fp64
+
+/* 1 / value (a count, 1 <= value < 2^31) to within an ulp or two of double:
+ * the correctly rounded float quotient (the build asks for it) and two Newton
+ * steps, so that no double division is issued per point. */
+static double kcs_reduce_reciprocal(double value)
+{
+    double r = (double)(1.0f / (float)value);
+    r = r * fma(-value, r, 2.0);
+    r = r * fma(-value, r, 2.0);
+    return r;
+}
+
+/* One Welford update of (mean, m2) by value, inverse = 1 / (points so far). */
+#define KCS_REDUCE_WELFORD_STEP(mean, m2, value, inverse)                                          \
+    do {                                                                                           \
+        double delta_ = (double)(value) - (mean);                                                  \
+        (mean) = fma(delta_, (inverse), (mean));                                                   \
+        (m2) = fma(delta_, (double)(value) - (mean), (m2));                                        \
+    } while (0)
+
+/* Dimensions k .. k + 3 of a point row: one 16-byte (f32) or 8-byte (f16) load
+ * where vectors (d a multiple of 4, so every row is aligned for it) and all
+ * four lie inside the row, else element by element, 0 beyond d. */
+static float4 kcs_reduce_four_f32(global const float *row, ulong k, ulong d, int vectors)
+{
+    if (vectors && k + 4 <= d)
+        return *(global const float4 *)(row + k);
+    return (float4)(k < d ? row[k] : 0.0f, k + 1 < d ? row[k + 1] : 0.0f,
+                    k + 2 < d ? row[k + 2] : 0.0f, k + 3 < d ? row[k + 3] : 0.0f);
+}
+
+static float4 kcs_reduce_four_f16(global const half *row, ulong k, ulong d, int vectors)
+{
+    if (vectors && k + 4 <= d)
+        return vload_half4(0, row + k);
+    return (float4)(k < d ? vload_half(k, row) : 0.0f, k + 1 < d ? vload_half(k + 1, row) : 0.0f,
+                    k + 2 < d ? vload_half(k + 2, row) : 0.0f,
+                    k + 3 < d ? vload_half(k + 3, row) : 0.0f);
+}
+
+/* Work-group j: count[j] is known; mean[j] and var[j] from the points
+ * order[offsets[j] .. + count[j]) in one read of each: see the banner. The
+ * work-items form KCS_REDUCE_ITEMS / 32 rows of 32; a work-item takes
+ * 4 dimensions of a panel of 128, row r the points r, r + rows, ... of the
+ * anchor, KCS_REDUCE_UNROLL of them in flight. */
+#define KCS_REDUCE_WELFORD(NAME, POINT_T, FOUR)                                                    \
+    __attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))                             \
+    kernel void NAME(global const POINT_T *x, ulong d, uint m, global const int *count,            \
+                     global const int *sorted, int vectors, global float *mean,                    \
+                     global float *var)                                                            \
+    {                                                                                              \
+        const int rows = KCS_REDUCE_ITEMS / 32;                                               \
+        local double row_mean[KCS_REDUCE_ITEMS / 32][128];                                    \
+        local double row_m2[KCS_REDUCE_ITEMS / 32][128];                                      \
+        uint id = get_local_id(0), lane = id % 32;                                                 \
+        int row = (int)(id / 32);                                                                  \
+        ulong anchor = get_group_id(0);                                                            \
+        int points = count[anchor];                                                                \
+        global const int *members = sorted + m + sorted[anchor];                                   \
+        for (ulong k0 = 0; k0 < d; k0 += 128) {                                                    \
+            ulong k = k0 + 4 * lane;                                                               \
+            double mu[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};                     \
+            int seen = 0;                                                                          \
+            int q = row;                                                                           \
+            for (; q + (KCS_REDUCE_UNROLL - 1) * rows < points; q += KCS_REDUCE_UNROLL * rows) {   \
+                float4 v[KCS_REDUCE_UNROLL];                                                       \
+                _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++)                      \
+                    v[u] = FOUR(x + (ulong)members[q + u * rows] * d, k, d, vectors);              \
+                _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++) {                    \
+                    seen++;                                                                        \
+                    double inverse = kcs_reduce_reciprocal((double)seen);                          \
+                    KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v[u].x, inverse);                        \
+                    KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v[u].y, inverse);                        \
+                    KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v[u].z, inverse);                        \
+                    KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v[u].w, inverse);                        \
+                }                                                                                  \
+            }                                                                                      \
+            for (; q < points; q += rows) {                                                        \
+                float4 v = FOUR(x + (ulong)members[q] * d, k, d, vectors);                         \
+                seen++;                                                                            \
+                double inverse = kcs_reduce_reciprocal((double)seen);                              \
+                KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v.x, inverse);                               \
+                KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v.y, inverse);                               \
+                KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v.z, inverse);                               \
+                KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v.w, inverse);                               \
+            }                                                                                      \
+            _Pragma("unroll") for (int e = 0; e < 4; e++) {                                        \
+                row_mean[row][4 * lane + e] = mu[e];                                               \
+                row_m2[row][4 * lane + e] = m2[e];                                                 \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+            /* Chan, Golub and LeVeque's merge of the rows' states, in row order */                \
+            if (id < 128 && k0 + id < d) {                                                         \
+                double merged_mean = 0.0, merged_m2 = 0.0, merged_points = 0.0;                    \
+                for (int r = 0; r < rows; r++) {                                                   \
+                    double here = (double)(points > r ? (points - r + rows - 1) / rows : 0);       \
+                    if (here == 0.0)                                                               \
+                        continue;                                                                  \
+                    double total = merged_points + here;                                           \
+                    double delta = row_mean[r][id] - merged_mean;                                  \
+                    double share = here / total;                                                   \
+                    merged_mean = merged_points == 0.0 ? row_mean[r][id]                           \
+                                                       : merged_mean + delta * share;              \
+                    merged_m2 += row_m2[r][id] + delta * delta * (merged_points * share);          \
+                    merged_points = total;                                                         \
+                }                                                                                  \
+                ulong at = anchor * d + k0 + id;                                                   \
+                mean[at] = points > 0 ? (float)merged_mean : 0.0f;                                 \
+                var[at] = points > 0 ? (float)(merged_m2 / (double)points) : 0.0f;                 \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE); /* the rows' states are reused by the next panel */      \
+        }                                                                                          \
+    }
+
+KCS_REDUCE_WELFORD(kcs_reduce_welford_f32, float, kcs_reduce_four_f32)
+KCS_REDUCE_WELFORD(kcs_reduce_welford_f16, half, kcs_reduce_four_f16)
+
+#endif
 
 /* ---- update ------------------------------------------------------------------- */
 
