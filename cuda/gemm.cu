@@ -59,6 +59,17 @@
  *                CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores on inputs
  *                converted to TF32, f32 accumulation).
  *
+ * f16 and bf16 (docs/gemm.md, "Half precision"): the same tiled kernel, not
+ * a twin. It is templated over the storage type of a and b (In) and of c and
+ * c_out (Out: In, or f32 where the case says c_dtype=f32) and computes in
+ * kcs_compute<In>: each 16-bit element is widened exactly to float on its
+ * way into shared memory (kcs_widen, cuda/half.cuh; one element at a time,
+ * so 16-bit operands need no 16-byte alignment), the products of two
+ * widened values are exact in f32 and accumulated with f32 FMAs as in f32,
+ * and the epilogue (or the split sum, whose partial sums stay f32) rounds
+ * once to Out with kcs_narrow. Their cublas rows call cublasGemmEx with
+ * CUBLAS_COMPUTE_32F_PEDANTIC (see cublas_gemm_ex).
+ *
  * The row-major to column-major mapping (docs/gemm.md): the row-major C is
  * the column-major C^T = op(B)^T op(A)^T, so cuBLAS is called with b first
  * and a second, n and m swapped, each operand keeping its own transpose flag
@@ -77,7 +88,7 @@
  * read by the thread that then writes that element of c_out) and in the
  * cuBLAS ones (the copy is skipped).
  *
- * Precision: f32 accumulates in f32, f64 in f64, one FMA per term
+ * Precision: f32, f16 and bf16 accumulate in f32, f64 in f64, one FMA per term
  * (acc = fma(a, b, acc)), then c_out = alpha * acc (beta = 0) or
  * fma(alpha, acc, beta * c): at most k + 1 roundings for a product term and
  * 2 for the C term, inside the k + 2 that gamma(k + 2) allows; split-k adds
@@ -252,11 +263,35 @@ __device__ __forceinline__ void store_vector(double *p, const double (&v)[2])
     *reinterpret_cast<double2 *>(p) = make_double2(v[0], v[1]);
 }
 
-/* What one launch of the tiled kernel needs. */
-template <typename T> struct gemm_params {
-    const T *a, *b;      /* as stored (docs/gemm.md) */
-    const T *c;          /* read only when beta != 0 */
-    T *out;              /* c_out, or the split-k scratch */
+/* The same for 16-bit storage (__half, __nv_bfloat16) as four floats: one
+ * element at a time, each widened exactly (kcs_widen) or rounded once to
+ * the storage type (kcs_narrow), so no 16-bit value is ever computed with. */
+template <typename H> __device__ __forceinline__ void load_read_only(const H *p, float (&v)[4])
+{
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        v[e] = kcs_widen(__ldg(p + e));
+}
+template <typename H> __device__ __forceinline__ void load_vector(const H *p, float (&v)[4])
+{
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        v[e] = kcs_widen(p[e]);
+}
+template <typename H> __device__ __forceinline__ void store_vector(H *p, const float (&v)[4])
+{
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        p[e] = kcs_narrow<H>(v[e]);
+}
+
+/* What one launch of the tiled kernel needs: In is the storage type of a
+ * and b, Out that of c and out, computed in T = kcs_compute<In>. */
+template <typename In, typename Out> struct gemm_params {
+    using T = kcs_compute<In>;
+    const In *a, *b;     /* as stored (docs/gemm.md) */
+    const Out *c;        /* read only when beta != 0 */
+    Out *out;            /* c_out, or the split-k scratch (Out = T) */
     int m, n, k;
     size_t lda, ldb;     /* row lengths of a and b as stored; c and out have n */
     T alpha, beta;       /* 1 and 0 for split-k partial sums */
@@ -276,7 +311,8 @@ template <typename T> struct gemm_params {
  * tile's stored rows are short: BLOCK_K elements), so that the slots lie at
  * constant offsets from one pointer; otherwise one per LINE_STEP stored rows,
  * so that a warp reads whole rows of the tile. */
-template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE> struct tile_loader {
+template <typename In, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE> struct tile_loader {
+    using T = kcs_compute<In>; /* loads widen a 16-bit In to float */
     static constexpr int V = vector16<T>::width;
     static constexpr int per_line = K_CONTIGUOUS ? BK / V : ROWS / V; /* vectors per stored row */
     static constexpr int slots = ROWS * BK / V / THREADS;
@@ -287,7 +323,7 @@ template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE
                   "a thread's vectors must lie in one stored row (K_CONTIGUOUS) or the threads must cover "
                   "whole stored rows of a tile");
 
-    const T *pointer;  /* this thread's slot-0 vector of the current tile */
+    const In *pointer; /* this thread's slot-0 vector of the current tile */
     size_t slot_step;  /* elements between slots */
     size_t tile_step;  /* elements between tiles along k */
     int line, offset;  /* slot 0's stored row and position in it, relative to the tile */
@@ -295,7 +331,7 @@ template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE
     int k_left;        /* k indices left from the tile's first (valid p < k_left) */
     T staged[slots][V];
 
-    __device__ __forceinline__ tile_loader(const T *base, size_t ld, int row0, int rows, int k0, int k_end,
+    __device__ __forceinline__ tile_loader(const In *base, size_t ld, int row0, int rows, int k0, int k_end,
                                            int thread)
     {
         const int first = K_CONTIGUOUS ? thread * slots : thread; /* the first vector's index in the tile */
@@ -327,7 +363,7 @@ template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE
     {
 #pragma unroll
         for (int s = 0; s < slots; s++) {
-            const T *q = pointer + s * slot_step;
+            const In *q = pointer + s * slot_step;
             if (MODE == full_tiles) {
                 load_read_only(q, staged[s]);
                 continue;
@@ -349,7 +385,7 @@ template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE
             } else {
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    staged[s][e] = line_valid && offset_of(s) + e < along_limit ? __ldg(q + e) : T(0);
+                    staged[s][e] = line_valid && offset_of(s) + e < along_limit ? kcs_widen(__ldg(q + e)) : T(0);
             }
         }
     }
@@ -379,10 +415,11 @@ template <typename T, int ROWS, int BK, int THREADS, bool K_CONTIGUOUS, int MODE
 
 /* One block computes one tile of C (or its partial sums over one k slice):
  * see the header comment. */
-template <typename T, bool TRANSPOSE_A, bool TRANSPOSE_B, int MODE>
-__global__ void __launch_bounds__(shape<T>::threads, shape<T>::min_blocks)
-kcs_gemm_tiled(const gemm_params<T> g)
+template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B, int MODE>
+__global__ void __launch_bounds__(shape<kcs_compute<In>>::threads, shape<kcs_compute<In>>::min_blocks)
+kcs_gemm_tiled(const gemm_params<In, Out> g)
 {
+    using T = kcs_compute<In>;
     using S = shape<T>;
     constexpr int V = S::vector, BM = S::block_m, BN = S::block_n, BK = S::block_k;
     constexpr int TM = S::thread_m, TN = S::thread_n, LM = S::lanes_m, LN = S::lanes_n;
@@ -399,10 +436,10 @@ kcs_gemm_tiled(const gemm_params<T> g)
     const int k_begin = (int)blockIdx.z * g.k_per_split;
     const int k_end = (int)min((long long)g.k, (long long)k_begin + g.k_per_split);
 
-    tile_loader<T, BM, BK, S::threads, !TRANSPOSE_A, MODE> load_a(g.a, g.lda, row0, g.m, k_begin, k_end,
+    tile_loader<In, BM, BK, S::threads, !TRANSPOSE_A, MODE> load_a(g.a, g.lda, row0, g.m, k_begin, k_end,
+                                                                   thread);
+    tile_loader<In, BN, BK, S::threads, TRANSPOSE_B, MODE> load_b(g.b, g.ldb, col0, g.n, k_begin, k_end,
                                                                   thread);
-    tile_loader<T, BN, BK, S::threads, TRANSPOSE_B, MODE> load_b(g.b, g.ldb, col0, g.n, k_begin, k_end,
-                                                                 thread);
 
     const int warp = thread / 32, lane = thread % 32;
     const int a_offset = warp / S::warps_n * S::warp_tile_m + lane / LN * V;
@@ -468,7 +505,7 @@ kcs_gemm_tiled(const gemm_params<T> g)
     }
 
     /* Epilogue: out = alpha * acc, or fma(alpha, acc, beta * c); c unread when beta = 0. */
-    T *out = g.out + (size_t)blockIdx.z * g.split_stride;
+    Out *out = g.out + (size_t)blockIdx.z * g.split_stride;
     const bool read_c = g.beta != T(0);
 #pragma unroll
     for (int c = 0; c < TM / V; c++) {
@@ -477,8 +514,8 @@ kcs_gemm_tiled(const gemm_params<T> g)
             const int i = row0 + a_offset + c * LM * V + r;
             if (checked && i >= g.m)
                 continue;
-            T *out_row = out + (size_t)i * (size_t)g.n;
-            const T *c_row = read_c ? g.c + (size_t)i * (size_t)g.n : nullptr;
+            Out *out_row = out + (size_t)i * (size_t)g.n;
+            const Out *c_row = read_c ? g.c + (size_t)i * (size_t)g.n : nullptr;
 #pragma unroll
             for (int d = 0; d < TN / V; d++) {
                 const int j = col0 + b_offset + d * LN * V;
@@ -502,7 +539,8 @@ kcs_gemm_tiled(const gemm_params<T> g)
                         if (j + s >= g.n)
                             continue;
                         const T value = acc[c * V + r][d * V + s];
-                        out_row[j + s] = read_c ? fused(g.alpha, value, g.beta * c_row[j + s]) : g.alpha * value;
+                        out_row[j + s] = kcs_narrow<Out>(read_c ? fused(g.alpha, value, g.beta * kcs_widen(c_row[j + s]))
+                                                                : g.alpha * value);
                     }
                 }
             }
@@ -510,9 +548,10 @@ kcs_gemm_tiled(const gemm_params<T> g)
     }
 }
 
-/* Split-k's second step: out = alpha * (sum of the slices in slice order) + beta * c. */
-template <typename T>
-__global__ void kcs_gemm_split_sum(const T *__restrict__ partials, int splits, size_t count, const T *c, T *out,
+/* Split-k's second step: out = alpha * (sum of the slices in slice order) + beta * c,
+ * partial sums in the compute type T, c and out in storage type Out. */
+template <typename T, typename Out>
+__global__ void kcs_gemm_split_sum(const T *__restrict__ partials, int splits, size_t count, const Out *c, Out *out,
                                    T alpha, T beta)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -520,16 +559,18 @@ __global__ void kcs_gemm_split_sum(const T *__restrict__ partials, int splits, s
         T sum = partials[index];
         for (int z = 1; z < splits; z++)
             sum += partials[(size_t)z * count + index];
-        out[index] = beta != T(0) ? fused(alpha, sum, beta * c[index]) : alpha * sum;
+        out[index] = kcs_narrow<Out>(beta != T(0) ? fused(alpha, sum, beta * kcs_widen(c[index])) : alpha * sum);
     }
 }
 
-/* alpha = 0 or k = 0: out = beta * c, one rounded product; zeros (c unread) when beta = 0. */
-template <typename T> __global__ void kcs_gemm_scale(const T *c, T *out, size_t count, T beta)
+/* alpha = 0 or k = 0: out = beta * c, one rounded product in the compute
+ * type (then one rounding to a 16-bit Out); zeros (c unread) when beta = 0. */
+template <typename Out> __global__ void kcs_gemm_scale(const Out *c, Out *out, size_t count, kcs_compute<Out> beta)
 {
+    using T = kcs_compute<Out>;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t index = (size_t)blockIdx.x * blockDim.x + threadIdx.x; index < count; index += stride)
-        out[index] = beta != T(0) ? beta * c[index] : T(0);
+        out[index] = kcs_narrow<Out>(beta != T(0) ? beta * kcs_widen(c[index]) : T(0));
 }
 
 /* Host side: how a GEMM is cut into launches of the tiled kernel. Plain
@@ -590,43 +631,44 @@ bool aligned16(const void *p)
     return (uintptr_t)p % 16 == 0;
 }
 
-template <typename T> using tiled_kernel = void (*)(const gemm_params<T>);
+template <typename In, typename Out> using tiled_kernel = void (*)(const gemm_params<In, Out>);
 
-template <typename T, int MODE> tiled_kernel<T> tiled_for(int transpose_a, int transpose_b)
+template <typename In, typename Out, int MODE> tiled_kernel<In, Out> tiled_for(int transpose_a, int transpose_b)
 {
     if (!transpose_a)
-        return transpose_b ? kcs_gemm_tiled<T, false, true, MODE> : kcs_gemm_tiled<T, false, false, MODE>;
-    return transpose_b ? kcs_gemm_tiled<T, true, true, MODE> : kcs_gemm_tiled<T, true, false, MODE>;
+        return transpose_b ? kcs_gemm_tiled<In, Out, false, true, MODE> : kcs_gemm_tiled<In, Out, false, false, MODE>;
+    return transpose_b ? kcs_gemm_tiled<In, Out, true, true, MODE> : kcs_gemm_tiled<In, Out, true, false, MODE>;
 }
 
 /* One launch of the tiled kernel (and of the split sum when splits > 1). */
-template <typename T> struct tiled_launch {
-    tiled_kernel<T> kernel;
+template <typename In, typename Out> struct tiled_launch {
+    tiled_kernel<In, Out> kernel;
     int mode;               /* edge_mode of kernel */
     dim3 grid;              /* tiles x 1 x slices */
-    gemm_params<T> params;
+    gemm_params<In, Out> params;
     int splits;
 };
 
-/* The launch for m, n, k > 0 and alpha != 0; workspace holds split's
- * workspace_bytes when it has more than one slice. */
-template <typename T>
-tiled_launch<T> tiled_launch_of(const kcs_gemm_args *g, const tiled_split &split, const T *a, const T *b,
-                                const T *c, T *c_out, T *workspace)
+/* The launch for m, n, k > 0 and alpha != 0, writing out: c_out (of the
+ * storage type Out) for one slice, or split's workspace (Out the compute
+ * type, c unused) when it has more than one. */
+template <typename In, typename Out>
+tiled_launch<In, Out> tiled_launch_of(const kcs_gemm_args *g, const tiled_split &split, const In *a, const In *b,
+                                      const Out *c, Out *out)
 {
+    using T = kcs_compute<In>;
     using S = shape<T>;
     constexpr int V = S::vector;
     const size_t m = g->m, n = g->n, k = g->k;
     const size_t lda = g->transpose_a ? m : k, ldb = g->transpose_b ? k : n;
     const bool sliced = split.splits > 1;
-    T *out = sliced ? workspace : c_out;
     /* the slices' partial sums are unscaled; the split sum applies alpha and beta */
     const bool read_c = !sliced && g->beta != 0.0;
     const bool operands_aligned = aligned16(a) && aligned16(b);
     const bool out_aligned = aligned16(out) && (!read_c || aligned16(c));
 
-    tiled_launch<T> launch = {};
-    gemm_params<T> &p = launch.params;
+    tiled_launch<In, Out> launch = {};
+    gemm_params<In, Out> &p = launch.params;
     p.a = a;
     p.b = b;
     p.c = read_c ? c : nullptr;
@@ -648,9 +690,10 @@ tiled_launch<T> tiled_launch_of(const kcs_gemm_args *g, const tiled_split &split
         launch.mode = vector_edges;
     else
         launch.mode = scalar_edges;
-    launch.kernel = launch.mode == full_tiles     ? tiled_for<T, full_tiles>(g->transpose_a, g->transpose_b)
-                    : launch.mode == vector_edges ? tiled_for<T, vector_edges>(g->transpose_a, g->transpose_b)
-                                                  : tiled_for<T, scalar_edges>(g->transpose_a, g->transpose_b);
+    launch.kernel = launch.mode == full_tiles ? tiled_for<In, Out, full_tiles>(g->transpose_a, g->transpose_b)
+                    : launch.mode == vector_edges
+                        ? tiled_for<In, Out, vector_edges>(g->transpose_a, g->transpose_b)
+                        : tiled_for<In, Out, scalar_edges>(g->transpose_a, g->transpose_b);
     launch.grid = dim3((unsigned int)split.tiles, 1, (unsigned int)split.splits);
     launch.splits = (int)split.splits;
     return launch;
@@ -668,8 +711,9 @@ unsigned int elementwise_blocks(size_t count, int sm_count)
     return (unsigned int)(needed < most ? (needed > 0 ? needed : 1) : most);
 }
 
-/* Sizes the int-based kernels and cuBLAS take, and buffers that hold the layout. */
-template <typename T>
+/* Sizes the int-based kernels and cuBLAS take, and buffers that hold the
+ * layout: a and b of storage type In, c and c_out of Out. */
+template <typename In, typename Out>
 kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
                          kcs_error *err)
 {
@@ -679,7 +723,7 @@ kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kc
     if (g->m > most || g->n > most || g->k > most)
         return kcs_fail(err, KCS_UNSUPPORTED, "gemm: m, n and k must be at most %zu here (m=%zu n=%zu k=%zu)",
                         most, g->m, g->n, g->k);
-    const size_t a = g->m * g->k * sizeof(T), b = g->k * g->n * sizeof(T), c = g->m * g->n * sizeof(T);
+    const size_t a = g->m * g->k * sizeof(In), b = g->k * g->n * sizeof(In), c = g->m * g->n * sizeof(Out);
     if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
         return kcs_fail(err, KCS_ERROR,
                         "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
@@ -688,62 +732,82 @@ kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kc
     return KCS_OK;
 }
 
-template <typename T>
-kcs_status launch_scale(kcs_device *device, const kcs_gemm_args *g, const T *c, T *out, kcs_error *err)
+template <typename Out>
+kcs_status launch_scale(kcs_device *device, const kcs_gemm_args *g, const Out *c, Out *out, kcs_error *err)
 {
     const size_t count = g->m * g->n;
-    kcs_gemm_scale<T><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0, device->stream>>>(
-        c, out, count, (T)g->beta);
+    kcs_gemm_scale<Out><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0, device->stream>>>(
+        c, out, count, (kcs_compute<Out>)g->beta);
     KCS_CUDA_CHECK_LAUNCH("kcs_gemm_scale");
     return KCS_OK;
 }
 
-template <typename T> KCS_KERNEL_RUN(run_tiled)
+/* The tiled kernel with a and b stored as In, c and c_out as Out. */
+template <typename In, typename Out> KCS_KERNEL_RUN(run_tiled_typed)
 {
-    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
+    using T = kcs_compute<In>;
+    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
     if (status == KCS_OK)
         status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
     const kcs_gemm_args *g = &args->gemm;
-    const T *a = (const T *)inputs[0]->data, *b = (const T *)inputs[1]->data, *c = (const T *)inputs[2]->data;
-    T *c_out = (T *)outputs[0]->data;
+    const In *a = (const In *)inputs[0]->data, *b = (const In *)inputs[1]->data;
+    const Out *c = (const Out *)inputs[2]->data;
+    Out *c_out = (Out *)outputs[0]->data;
     const gemm_plan plan = plan_of(g);
 
-    tiled_launch<T> launch = {};
+    /* one slice: a launch writing c_out; several: one writing T partial sums, then the split sum */
+    tiled_launch<In, Out> launch = {};
+    tiled_launch<In, T> sliced = {};
     if (plan == plan_gemm) {
         const tiled_split split = split_of<T>(g, device->sm_count);
         if (split.tiles > INT_MAX)
             return kcs_fail(err, KCS_UNSUPPORTED, "gemm: %zu tiles are more than a grid has", split.tiles);
-        T *workspace = nullptr;
         if (split.splits > 1) {
             status = kcs_cuda_reserve(&device->partials, split.workspace_bytes, err);
             if (status != KCS_OK)
                 return status;
-            workspace = (T *)device->partials.data;
+            sliced = tiled_launch_of<In, T>(g, split, a, b, nullptr, (T *)device->partials.data);
+        } else {
+            launch = tiled_launch_of<In, Out>(g, split, a, b, c, c_out);
         }
-        launch = tiled_launch_of<T>(g, split, a, b, c, c_out, workspace);
     }
 
     status = kcs_cuda_timer_start(device, err);
     if (status != KCS_OK)
         return status;
     if (plan == plan_scale) {
-        status = launch_scale<T>(device, g, c, c_out, err);
+        status = launch_scale<Out>(device, g, c, c_out, err);
         if (status != KCS_OK)
             return status;
+    } else if (plan == plan_gemm && sliced.splits > 1) {
+        sliced.kernel<<<sliced.grid, shape<T>::threads, 0, device->stream>>>(sliced.params);
+        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
+        const size_t count = g->m * g->n;
+        kcs_gemm_split_sum<T, Out><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0,
+                                     device->stream>>>(sliced.params.out, sliced.splits, count, c, c_out,
+                                                       (T)g->alpha, (T)g->beta);
+        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_split_sum");
     } else if (plan == plan_gemm) {
         launch.kernel<<<launch.grid, shape<T>::threads, 0, device->stream>>>(launch.params);
         KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
-        if (launch.splits > 1) {
-            const size_t count = g->m * g->n;
-            kcs_gemm_split_sum<T><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0,
-                                    device->stream>>>(launch.params.out, launch.splits, count, c, c_out,
-                                                      (T)g->alpha, (T)g->beta);
-            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_split_sum");
-        }
     }
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* Whether storage type In is 16 bits, computed in f32 (its cases may say c_dtype=f32). */
+template <typename In> constexpr bool sixteen_bits = sizeof(In) == 2;
+
+/* The tiled row of storage type In: c and c_out in In, or in f32 where a
+ * 16-bit case says c_dtype=f32. */
+template <typename In> KCS_KERNEL_RUN(run_tiled)
+{
+    if constexpr (sixteen_bits<In>) {
+        if (kcs_gemm_c_dtype(args) == KCS_F32)
+            return run_tiled_typed<In, float>(device, args, inputs, outputs, kernel_seconds, err);
+    }
+    return run_tiled_typed<In, In>(device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* cuBLAS, column-major: C^T = op(B)^T op(A)^T (docs/gemm.md), into c_out:
@@ -768,17 +832,47 @@ kcs_status cublas_gemm(kcs_device *device, const kcs_gemm_args *g, const T *a, c
     return KCS_OK;
 }
 
-/* A cuBLAS peer row: c copied into c_out where cuBLAS would read it, then cublas_gemm<T, TF32>. */
-template <typename T, bool TF32> KCS_KERNEL_RUN(run_cublas)
+/* cuBLAS's name of a storage type. */
+template <typename T> constexpr cudaDataType_t cuda_data_type();
+template <> constexpr cudaDataType_t cuda_data_type<__half>() { return CUDA_R_16F; }
+template <> constexpr cudaDataType_t cuda_data_type<__nv_bfloat16>() { return CUDA_R_16BF; }
+template <> constexpr cudaDataType_t cuda_data_type<float>() { return CUDA_R_32F; }
+
+/* 16-bit a and b, c_out in Out (16-bit or f32): cublasGemmEx, as cublas_gemm,
+ * with f32 scalars and CUBLAS_COMPUTE_32F_PEDANTIC: the plain f32 arithmetic
+ * that docs/gemm.md's bound for these modes assumes. CUBLAS_COMPUTE_32F
+ * would let cuBLAS run the products on tensor cores, whose accumulation
+ * may align and truncate inside a block product (Fasi et al. 2021), which
+ * is the later tensor-core mode's, with its own bound. */
+template <typename In, typename Out>
+kcs_status cublas_gemm_ex(kcs_device *device, const kcs_gemm_args *g, const In *a, const In *b, Out *c_out,
+                          kcs_error *err)
 {
-    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
+    const float alpha = (float)g->alpha, beta = (float)g->beta;
+    const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+    const cublasOperation_t op_b = g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = g->transpose_b ? k : n, lda = g->transpose_a ? m : k;
+    KCS_CUBLAS_CHECK(cublasGemmEx(device->blas, op_b, op_a, n, m, k, &alpha, b, cuda_data_type<In>(), ldb, a,
+                                  cuda_data_type<In>(), lda, &beta, c_out, cuda_data_type<Out>(), n,
+                                  CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+    return KCS_OK;
+}
+
+/* A cuBLAS peer row for a and b stored as In, c and c_out as Out: c copied
+ * into c_out where cuBLAS would read it, then cublas_gemm<In, TF32> (f32,
+ * f64) or cublas_gemm_ex<In, Out> (f16, bf16). */
+template <typename In, typename Out, bool TF32> KCS_KERNEL_RUN(run_cublas_typed)
+{
+    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
     if (status == KCS_OK)
         status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
     const kcs_gemm_args *g = &args->gemm;
-    const T *a = (const T *)inputs[0]->data, *b = (const T *)inputs[1]->data, *c = (const T *)inputs[2]->data;
-    T *c_out = (T *)outputs[0]->data;
+    const In *a = (const In *)inputs[0]->data, *b = (const In *)inputs[1]->data;
+    const Out *c = (const Out *)inputs[2]->data;
+    Out *c_out = (Out *)outputs[0]->data;
     const gemm_plan plan = plan_of(g);
     /* The handle is shared: pin its modes on every run (ceilings.cu sets the math mode too). */
     KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
@@ -788,18 +882,32 @@ template <typename T, bool TF32> KCS_KERNEL_RUN(run_cublas)
     if (status != KCS_OK)
         return status;
     if (plan == plan_scale) {
-        status = launch_scale<T>(device, g, c, c_out, err);
+        status = launch_scale<Out>(device, g, c, c_out, err);
         if (status != KCS_OK)
             return status;
     } else if (plan == plan_gemm) {
         if (g->beta != 0.0 && (const void *)c != (const void *)c_out)
-            KCS_CUDA_CHECK(cudaMemcpyAsync(c_out, c, g->m * g->n * sizeof(T), cudaMemcpyDeviceToDevice,
+            KCS_CUDA_CHECK(cudaMemcpyAsync(c_out, c, g->m * g->n * sizeof(Out), cudaMemcpyDeviceToDevice,
                                            device->stream));
-        status = cublas_gemm<T, TF32>(device, g, a, b, c_out, err);
+        if constexpr (sixteen_bits<In>)
+            status = cublas_gemm_ex<In, Out>(device, g, a, b, c_out, err);
+        else
+            status = cublas_gemm<In, TF32>(device, g, a, b, c_out, err);
         if (status != KCS_OK)
             return status;
     }
     return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* A cuBLAS row of storage type T: c and c_out in T, or in f32 where a
+ * 16-bit case says c_dtype=f32. */
+template <typename T, bool TF32> KCS_KERNEL_RUN(run_cublas)
+{
+    if constexpr (sixteen_bits<T>) {
+        if (kcs_gemm_c_dtype(args) == KCS_F32)
+            return run_cublas_typed<T, float, false>(device, args, inputs, outputs, kernel_seconds, err);
+    }
+    return run_cublas_typed<T, T, TF32>(device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* supports() of the plain f32 rows: mode=tf32 cases are the cublas-tf32 row's. */
@@ -836,6 +944,14 @@ static const kcs_kernel rows[] = {
      "cuBLAS"},
     {"gemm", KCS_F32, "cublas-tf32", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (mode=tf32 cases)",
      run_cublas<float, true>, supports_tf32_only, "cuBLAS"},
+    {"gemm", KCS_F16, "tiled", "as f32: f16 widened to f32 on load, f32 FMAs, C_out rounded once to f16 (or f32)",
+     run_tiled<__half>, NULL},
+    {"gemm", KCS_BF16, "tiled", "as f32: bf16 widened to f32 on load, f32 FMAs, C_out rounded once to bf16 (or f32)",
+     run_tiled<__nv_bfloat16>, NULL},
+    {"gemm", KCS_F16, "cublas", "peer: cublasGemmEx, CUDA_R_16F inputs, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores)",
+     run_cublas<__half, false>, NULL, "cuBLAS"},
+    {"gemm", KCS_BF16, "cublas", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores)",
+     run_cublas<__nv_bfloat16, false>, NULL, "cuBLAS"},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);

@@ -24,6 +24,8 @@ typedef struct {
     int transpose_a, transpose_b; /* 0: as stored, 1: transposed */
     double alpha, beta;
     int tf32; /* 1: f32 products on tensor cores with TF32 inputs (its own, wider bound) */
+    kcs_dtype c_dtype; /* dtype of C and C_out: f32 for an f16 or bf16 case that says c_dtype=f32;
+                          KCS_DTYPE_NONE (0) or the case dtype: the case dtype */
 } kcs_gemm_args;
 
 /* add, mul (two inputs) and relu, sigmoid (one input): y[i] = f(x[i] [, y[i]]) (docs/elementwise.md). */
@@ -70,5 +72,11 @@ typedef struct {
         struct { size_t n; double alpha; } scale; /* y = alpha * x (docs/scale.md) */
     };
 } kcs_op_args;
+
+/* The dtype of a GEMM's C and C_out (kcs_gemm_args.c_dtype, 0 meaning the case dtype). */
+static inline kcs_dtype kcs_gemm_c_dtype(const kcs_op_args *args)
+{
+    return args->gemm.c_dtype != KCS_DTYPE_NONE ? args->gemm.c_dtype : args->dtype;
+}
 
 #endif

@@ -9,7 +9,10 @@
  *     |C_out - C_exact|_ij <= gamma_{k+2}(u) * (|alpha| (|op(A)| |op(B)|)_ij + |beta c_ij|)
  *
  * (Higham, Accuracy and Stability, 3.5), plus underflow and the oracle's own
- * error. TF32 mode adds the rounding of each input to TF32. On a device that
+ * error. TF32 mode adds the rounding of each input to TF32. f16 and bf16
+ * ("Half precision" in docs/gemm.md) are computed in f32 (exact products,
+ * f32's gamma_{k+2}), plus one rounding of the result to a 16-bit C_out,
+ * u16 |result|, unless the case says c_dtype=f32 (C and C_out in f32). On a device that
  * flushes f32 subnormals (flushing_bounds) each f32 element may also lose
  * every term with a factor or partial product below 2^-126, and 2^-126 per
  * addition or scaling ("Flush to zero" in docs/gemm.md). beta = 0 means C
@@ -33,7 +36,7 @@
 #include "kcs_ref_gemm.h"
 
 static const char *const sizes[] = {"m", "n", "k", NULL};
-static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", NULL};
+static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", "c_dtype", NULL};
 static const char *const inputs[] = {"a", "b", "c", NULL};
 static const kcs_dtype dtypes[] = {KCS_GEMM_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
@@ -54,6 +57,23 @@ static kcs_status parse_transpose(const kcs_case *c, const char *name, int *tran
     return KCS_OK;
 }
 
+/* The dtype of C and C_out: the case dtype unless c_dtype says f32, which
+ * an f16 or bf16 case may (KCS_GEMM_F32_OUTPUT_TYPES). */
+static kcs_status parse_c_dtype(const kcs_case *c, kcs_gemm_args *g, kcs_error *err)
+{
+    static const kcs_dtype f32_output[] = {KCS_GEMM_F32_OUTPUT_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
+    const char *text = kcs_case_param(c, "c_dtype");
+    g->c_dtype = text ? kcs_dtype_from_name(text) : c->dtype;
+    if (g->c_dtype == c->dtype)
+        return KCS_OK;
+    for (const kcs_dtype *d = f32_output; *d != KCS_DTYPE_NONE && g->c_dtype == KCS_F32; d++)
+        if (*d == c->dtype)
+            return KCS_OK;
+    return kcs_fail(err, KCS_ERROR,
+                    "gemm parameter c_dtype is the case dtype (%s) or, for f16 and bf16 cases, f32; not '%s'",
+                    kcs_dtype_name(c->dtype), text);
+}
+
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
     kcs_gemm_args *g = &args->gemm;
@@ -65,7 +85,7 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
         kcs_case_number(c, "alpha", 1.0, KCS_F64, &g->alpha, err) != KCS_OK ||
         kcs_case_number(c, "beta", 0.0, KCS_F64, &g->beta, err) != KCS_OK)
         return KCS_ERROR;
-    if (c->dtype == KCS_F32) { /* rounded to the case dtype as a BLAS call receives them */
+    if (c->dtype != KCS_F64) { /* rounded to the compute type (f32 for f16, bf16 and f32), as a BLAS call receives them */
         g->alpha = (double)(float)g->alpha;
         g->beta = (double)(float)g->beta;
     }
@@ -79,7 +99,7 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
     if (g->tf32 && c->dtype != KCS_F32)
         return kcs_fail(err, KCS_ERROR, "gemm mode=tf32 is for f32 cases only, not %s",
                         kcs_dtype_name(c->dtype));
-    return KCS_OK;
+    return parse_c_dtype(c, g, err);
 }
 
 static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error *err)
@@ -96,9 +116,9 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
         kcs_matrix_spec(&layout->inputs[1], "b", args->dtype, g->n, g->k);
     else
         kcs_matrix_spec(&layout->inputs[1], "b", args->dtype, g->k, g->n);
-    kcs_matrix_spec(&layout->inputs[2], "c", args->dtype, g->m, g->n);
+    kcs_matrix_spec(&layout->inputs[2], "c", kcs_gemm_c_dtype(args), g->m, g->n);
     layout->output_count = 1;
-    kcs_matrix_spec(&layout->outputs[0], "c_out", args->dtype, g->m, g->n);
+    kcs_matrix_spec(&layout->outputs[0], "c_out", kcs_gemm_c_dtype(args), g->m, g->n);
     return KCS_OK;
 }
 
@@ -198,7 +218,7 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
     for (size_t t = 0; t < e->count; t++) {
         size_t index = e->indices ? e->indices[t] : t;
         size_t i = index / g->n, j = index % g->n;
-        double c = g->beta != 0.0 ? kcs_load_element(in[2], args->dtype, index) : 0.0;
+        double c = g->beta != 0.0 ? kcs_load_element(in[2], kcs_gemm_c_dtype(args), index) : 0.0;
         e->values[t] = exact_element(g->alpha, g->beta, o.rows ? o.rows + i * g->k : NULL,
                                      o.columns ? o.columns + j * g->k : NULL, g->k, c);
     }
@@ -253,7 +273,7 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
             status = whole_input(c, "b", args->dtype, k * n, &b, err);
     }
     if (status == KCS_OK && g->beta != 0.0)
-        status = whole_input(c, "c", args->dtype, m * n, &cv, err);
+        status = whole_input(c, "c", kcs_gemm_c_dtype(args), m * n, &cv, err);
     kcs_expected *e = &expected[0];
     for (size_t t = 0; t < e->count && status == KCS_OK; t++) {
         size_t index = e->indices ? e->indices[t] : t;
@@ -275,7 +295,15 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return status;
 }
 
-/* The relative factors of the bound: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
+/* The type a GEMM of dtype accumulates in: f32 for f16, bf16 and f32 (a
+ * product of two 16-bit values is exact in f32), f64 for f64. */
+static kcs_dtype compute_dtype(kcs_dtype dtype)
+{
+    return dtype == KCS_F64 ? KCS_F64 : KCS_F32;
+}
+
+/* The relative factors of the bound on the result in the compute type, before
+ * any rounding to a 16-bit C_out: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
 static void bound_factors(const kcs_op_args *args, double *product_factor, double *c_factor)
 {
     const kcs_gemm_args *g = &args->gemm;
@@ -288,7 +316,7 @@ static void bound_factors(const kcs_op_args *args, double *product_factor, doubl
         *product_factor = conversion * (1.0 + kcs_gamma(terms, accumulation)) - 1.0;
         *c_factor = kcs_gamma(terms, accumulation);
     } else {
-        *product_factor = kcs_gamma(terms, kcs_unit_roundoff(args->dtype));
+        *product_factor = kcs_gamma(terms, kcs_unit_roundoff(compute_dtype(args->dtype)));
         *c_factor = *product_factor;
     }
 }
@@ -325,14 +353,20 @@ static kcs_status gemm_bounds(const kcs_op_args *args, void *const in[], kcs_exp
     operands o = {0};
     if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
         return KCS_ERROR;
-    flushing = flushing && args->dtype == KCS_F32;
+    kcs_dtype compute = compute_dtype(args->dtype), c_dtype = kcs_gemm_c_dtype(args);
+    flushing = flushing && compute == KCS_F32;
+    /* the one rounding of the compute-type result to a narrower C_out (f16,
+     * bf16): relative output_u, and half its smallest subnormal below its
+     * smallest normal; none when C_out is in the compute type */
+    double output_u = c_dtype != compute ? kcs_unit_roundoff(c_dtype) : 0.0;
+    double output_underflow = c_dtype != compute ? kcs_smallest_subnormal(c_dtype) / 2.0 : 0.0;
     double product_factor, c_factor;
     bound_factors(args, &product_factor, &c_factor);
     double k = (double)g->k, u64 = kcs_unit_roundoff(KCS_F64);
     double oracle_gamma = kcs_gamma(k + 4.0, u64);
     /* underflow: each of the k + 2 products may lose half the smallest
      * subnormal, in the backend's type and in the oracle's */
-    double underflow = (k + 2.0) * kcs_smallest_subnormal(args->dtype) +
+    double underflow = (k + 2.0) * kcs_smallest_subnormal(compute) +
                        (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
     /* flushing: each of at most k + 2 additions and scalings whose result
      * falls below the smallest normal may lose it, and a loss before the
@@ -364,7 +398,7 @@ static kcs_status gemm_bounds(const kcs_op_args *args, void *const in[], kcs_exp
             magnitude *= fabs(g->alpha);
             lost *= fabs(g->alpha);
         }
-        double c_value = g->beta != 0.0 ? kcs_load_element(in[2], args->dtype, index) : 0.0;
+        double c_value = g->beta != 0.0 ? kcs_load_element(in[2], kcs_gemm_c_dtype(args), index) : 0.0;
         double c_magnitude = fabs(g->beta * c_value);
         if (flushing && g->beta != 0.0 && term_may_flush(1.0, g->beta, c_value))
             lost += c_magnitude;
@@ -372,7 +406,9 @@ static kcs_status gemm_bounds(const kcs_op_args *args, void *const in[], kcs_exp
         double oracle_error = 2.0 * u64 * fabs(expected_value) +
                               2.0 * oracle_gamma * oracle_gamma * (magnitude + c_magnitude);
         double flushed = flushing ? (lost + flushed_results) * flush_factor : 0.0;
-        e->bounds[t] = (backend + oracle_error + underflow + flushed) * widen;
+        double computed = backend + underflow + flushed; /* the compute-type result's error */
+        double output = output_u * (fabs(expected_value) + oracle_error + computed) + output_underflow;
+        e->bounds[t] = (computed + output + oracle_error) * widen;
     }
     free_operands(&o);
     return KCS_OK;
@@ -393,12 +429,12 @@ static double bytes(const kcs_op_args *args)
 {
     const kcs_gemm_args *g = &args->gemm;
     double m = (double)g->m, n = (double)g->n, k = (double)g->k;
-    double elements = m * n; /* C_out written */
-    if (g->alpha != 0.0)
-        elements += m * k + k * n;
+    double c_elements = m * n; /* C_out written */
     if (g->beta != 0.0)
-        elements += m * n;
-    return elements * (double)kcs_dtype_size(args->dtype);
+        c_elements += m * n;
+    double operand_elements = g->alpha != 0.0 ? m * k + k * n : 0.0;
+    return operand_elements * (double)kcs_dtype_size(args->dtype) +
+           c_elements * (double)kcs_dtype_size(kcs_gemm_c_dtype(args));
 }
 
 static double flops(const kcs_op_args *args)

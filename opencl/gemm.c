@@ -1,5 +1,6 @@
 /* gemm.c: launches the OpenCL GEMM of opencl/gemm.cl (docs/gemm.md):
- * C_out = alpha * op(A) * op(B) + beta * C, row-major, f32 and f64.
+ * C_out = alpha * op(A) * op(B) + beta * C, row-major, f32, f64, and f16 and
+ * bf16 inputs accumulated in f32 with a 16-bit or (c_dtype=f32) f32 C_out.
  *
  * Two variants, the rows at the end of this file:
  *   packed-128x128 (the fast one): op(A) and op(B) packed k-major and
@@ -10,6 +11,11 @@
  *     local memory. Its kernel time covers the packing too.
  *   direct: kcs_gemm_direct, one work-item per element of C reading A and B
  *     as stored; a plain cross-check with nothing to tune.
+ * f16 and bf16 run the f32 kernels, not twins of them: gemm.cl is built per
+ * pair of storage types, its loads widen exactly to float (opencl/half.cl's
+ * kcs_load_f16, kcs_load_bf16) and its stores round once (kcs_store_*), so
+ * the products are exact and accumulated in f32; the packed variant widens
+ * while packing, so its packed operands (and scratch) are float.
  * Both handle alpha = 0 and k = 0 without reading A or B (the packed
  * variant launches kcs_gemm_scale instead), beta = 0 without reading C, and
  * m = 0 or n = 0 by launching a kernel that writes nothing (so that there is
@@ -36,38 +42,47 @@
 /* Tile rows per band of opencl/gemm.cl's walk over the tiles of C, passed to its build. */
 #define KCS_OPENCL_GEMM_GROUP_ROWS 8
 
-/* The precisions opencl/gemm.cl is built for, one program each: the case
- * dtype, its KCS_GEMM_PRECISION, its depth along k of a slice in local
- * memory (KCS_GEMM_TILE_K: half as deep in f64, the same bytes), and the
- * OpenCL type of its scalars alpha and beta. */
-#define KCS_OPENCL_GEMM_PRECISIONS(X) \
-    X(KCS_F32, 32, 16, cl_float)      \
-    X(KCS_F64, 64, 8, cl_double)
+/* The builds of opencl/gemm.cl, one program each: the case dtype, the dtype
+ * of C and C_out, their KCS_GEMM_INPUT and KCS_GEMM_OUTPUT, the depth along
+ * k of a slice in local memory (KCS_GEMM_TILE_K: half as deep in f64, the
+ * same bytes), and the OpenCL type of the compute type: of the scalars
+ * alpha and beta, and of the packed operands. */
+#define KCS_OPENCL_GEMM_PRECISIONS(X)                                     \
+    X(KCS_F32, KCS_F32, KCS_GEMM_F32, KCS_GEMM_F32, 16, cl_float)         \
+    X(KCS_F64, KCS_F64, KCS_GEMM_F64, KCS_GEMM_F64, 8, cl_double)         \
+    X(KCS_F16, KCS_F16, KCS_GEMM_F16, KCS_GEMM_F16, 16, cl_float)         \
+    X(KCS_F16, KCS_F32, KCS_GEMM_F16, KCS_GEMM_F32, 16, cl_float)         \
+    X(KCS_BF16, KCS_BF16, KCS_GEMM_BF16, KCS_GEMM_BF16, 16, cl_float)     \
+    X(KCS_BF16, KCS_F32, KCS_GEMM_BF16, KCS_GEMM_F32, 16, cl_float)
 
 KCS_OPENCL_EMBEDDED_SOURCE(gemm);
 
 /* Sets kernel argument index to value rounded to the precision's real type:
  * set_cl_float, set_cl_double. */
-#define KCS_OPENCL_GEMM_SET_REAL(dtype, precision, tile_k, real)                                  \
+#define KCS_OPENCL_GEMM_SET_REAL(real)                                                          \
     static kcs_status set_##real(cl_kernel kernel, cl_uint index, double value, kcs_error *err) \
     {                                                                                           \
         real rounded = (real)value;                                                             \
         KCS_OPENCL_CHECK(clSetKernelArg(kernel, index, sizeof rounded, &rounded), err);         \
         return KCS_OK;                                                                          \
     }
-KCS_OPENCL_GEMM_PRECISIONS(KCS_OPENCL_GEMM_SET_REAL)
+KCS_OPENCL_GEMM_SET_REAL(cl_float)
+KCS_OPENCL_GEMM_SET_REAL(cl_double)
 
-/* opencl/gemm.cl built for one precision, and what the host launches it with. */
+/* opencl/gemm.cl built for one pair of storage types, and what the host launches it with. */
 typedef struct {
-    kcs_opencl_program program; /* the source with that precision's options */
+    kcs_dtype dtype, c_dtype;   /* the case dtype and the dtype of C and C_out it serves */
+    size_t real_size;           /* bytes of the compute type (of a packed element) */
+    kcs_opencl_program program; /* the source with that build's options */
     size_t tile_k;              /* KCS_GEMM_TILE_K of the build */
     /* Sets kernel argument index (alpha or beta) to value in the precision's type. */
     kcs_status (*set_real)(cl_kernel kernel, cl_uint index, double value, kcs_error *err);
 } gemm_precision;
 
 /* One precision of the list as an entry of precisions[] below. */
-#define KCS_OPENCL_GEMM_BUILD(dtype, precision, tile_k, real)                                   \
-    [dtype] = {KCS_OPENCL_PROGRAM(gemm, "-DKCS_GEMM_PRECISION=" #precision                       \
+#define KCS_OPENCL_GEMM_BUILD(dtype, c_dtype, input, output, tile_k, real)                     \
+    {dtype, c_dtype, sizeof(real),                                                              \
+               KCS_OPENCL_PROGRAM(gemm, "-DKCS_GEMM_INPUT=" #input " -DKCS_GEMM_OUTPUT=" #output \
                                         " -DKCS_GEMM_TILE_K=" #tile_k                            \
                                         " -DKCS_GEMM_ITEMS_M="                                   \
                                         KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_ITEMS_M)            \
@@ -77,8 +92,21 @@ typedef struct {
                                         KCS_OPENCL_STRINGIFY(KCS_OPENCL_GEMM_GROUP_ROWS)),       \
                tile_k, set_##real},
 
-/* The builds of gemm.cl, indexed by case dtype (the kernel rows name no other). */
+/* The builds of gemm.cl. */
 static const gemm_precision precisions[] = {KCS_OPENCL_GEMM_PRECISIONS(KCS_OPENCL_GEMM_BUILD)};
+
+/* The build for a case's dtype and C's dtype, or an error naming the pair. */
+static kcs_status precision_of(const kcs_op_args *args, const gemm_precision **precision, kcs_error *err)
+{
+    kcs_dtype c_dtype = kcs_gemm_c_dtype(args);
+    for (size_t i = 0; i < sizeof precisions / sizeof precisions[0]; i++)
+        if (precisions[i].dtype == args->dtype && precisions[i].c_dtype == c_dtype) {
+            *precision = &precisions[i];
+            return KCS_OK;
+        }
+    return kcs_fail(err, KCS_UNSUPPORTED, "gemm: no OpenCL build for %s inputs with C in %s",
+                    kcs_dtype_name(args->dtype), kcs_dtype_name(c_dtype));
+}
 
 enum {
     tiled_group_size = KCS_OPENCL_GEMM_ITEMS_M * KCS_OPENCL_GEMM_ITEMS_N,
@@ -135,9 +163,11 @@ static kcs_status require_group_size(kcs_device *device, cl_kernel kernel, const
 static kcs_status enqueue_scale(kcs_device *device, const kcs_op_args *args, cl_mem c, cl_mem out,
                                 size_t count, kcs_opencl_events *events, kcs_error *err)
 {
-    const gemm_precision *precision = &precisions[args->dtype];
+    const gemm_precision *precision;
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_scale", &kernel, err);
+    kcs_status status = precision_of(args, &precision, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_scale", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong count_argument = count;
@@ -199,8 +229,11 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, kc
     if (g->m == 0 || g->n == 0 || g->k == 0 || g->alpha == 0.0)
         return enqueue_scale(device, args, c, out, g->m * g->n, events, err);
 
-    const gemm_precision *precision = &precisions[args->dtype];
-    size_t element = kcs_dtype_size(args->dtype), tile_k = precision->tile_k;
+    const gemm_precision *precision;
+    kcs_status status = precision_of(args, &precision, err);
+    if (status != KCS_OK)
+        return status;
+    size_t element = precision->real_size, tile_k = precision->tile_k;
     size_t padded_m = round_up(g->m, tile_m), padded_n = round_up(g->n, tile_n);
     size_t padded_k = round_up(g->k, tile_k);
     if (padded_m > UINT32_MAX / 2 || padded_n > UINT32_MAX / 2 || padded_k / tile_k > UINT32_MAX ||
@@ -209,7 +242,7 @@ static kcs_status enqueue_packed(kcs_device *device, const kcs_op_args *args, kc
 
     cl_mem packed_a, packed_b;
     cl_kernel kernel;
-    kcs_status status = packed_buffer(device, 0, padded_k * padded_m * element, &packed_a, err);
+    status = packed_buffer(device, 0, padded_k * padded_m * element, &packed_a, err);
     if (status == KCS_OK)
         status = packed_buffer(device, 1, padded_k * padded_n * element, &packed_b, err);
     if (status == KCS_OK)
@@ -254,9 +287,11 @@ static kcs_status enqueue_direct(kcs_device *device, const kcs_op_args *args, kc
 {
     cl_mem a = inputs[0]->memory, b = inputs[1]->memory, c = inputs[2]->memory, out = outputs[0]->memory;
     const kcs_gemm_args *g = &args->gemm;
-    const gemm_precision *precision = &precisions[args->dtype];
+    const gemm_precision *precision;
     cl_kernel kernel;
-    kcs_status status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_direct", &kernel, err);
+    kcs_status status = precision_of(args, &precision, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_kernel(device, &precision->program, "kcs_gemm_direct", &kernel, err);
     if (status != KCS_OK)
         return status;
     cl_ulong m = g->m, n = g->n, k = g->k;
@@ -303,6 +338,12 @@ static const kcs_kernel rows[] = {
     {"gemm", KCS_F32, "direct", "one work-item per element of C, its dot product read from A and B as stored",
      gemm_direct, gemm_supports},
     {"gemm", KCS_F64, "direct", "as f32", gemm_direct, gemm_supports},
+    {"gemm", KCS_F16, "packed-128x128", "as f32, widened to f32 while packing; C_out f16 or f32", gemm_packed,
+     gemm_supports},
+    {"gemm", KCS_BF16, "packed-128x128", "as f32, widened to f32 while packing; C_out bf16 or f32", gemm_packed,
+     gemm_supports},
+    {"gemm", KCS_F16, "direct", "as f32, f16 widened on load", gemm_direct, gemm_supports},
+    {"gemm", KCS_BF16, "direct", "as f32, bf16 widened on load", gemm_direct, gemm_supports},
 };
 
 const kcs_kernel_table kcs_opencl_gemm_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,9 +1,18 @@
 /* gemm.cl: C_out = alpha * op(A) * op(B) + beta * C, row-major, op = N or T,
  * as OpenCL C 1.2 kernels (docs/gemm.md).
  *
- * Precision. The program is built once per element type, with
- * KCS_GEMM_PRECISION 32 or 64 (opencl/gemm.c), so a device without fp64
- * still builds the f32 kernels. Products are accumulated in the case type.
+ * Precision. The program is built once per pair of storage types (opencl/gemm.c):
+ * KCS_GEMM_INPUT for A and B (f32, f64, f16, bf16) and KCS_GEMM_OUTPUT for C
+ * and C_out (the same, or f32 for 16-bit inputs), so a device without fp64
+ * still builds the f32 kernels. Products are accumulated in the compute
+ * type `real`: double for f64, float for the others. f16 and bf16 are only
+ * storage here: every load widens exactly to float (kcs_load_f16,
+ * kcs_load_bf16 of opencl/half.cl, which need no cl_khr_fp16), so a product
+ * of two of them is exact in float and the whole kernel is the f32 kernel;
+ * the result is rounded once to C_out's type by kcs_store_f16 or
+ * kcs_store_bf16 (docs/gemm.md, "Half precision"). The packed path widens
+ * while it packs, so the tiled kernel reads float and only its epilogue
+ * knows the storage types.
  * Contraction of a * b + c into one fma is on (and fma is called outright
  * where the device says it is fast): docs/gemm.md counts a fused
  * multiply-add as one rounding, so the bound gamma(k + 2) covers it. No
@@ -55,8 +64,26 @@
  */
 #pragma OPENCL FP_CONTRACT ON
 
-#ifndef KCS_GEMM_PRECISION
+/* The storage types KCS_GEMM_INPUT and KCS_GEMM_OUTPUT may name. */
+#define KCS_GEMM_F16 1
+#define KCS_GEMM_BF16 2
+#define KCS_GEMM_F32 3
+#define KCS_GEMM_F64 4
+
+#ifndef KCS_GEMM_INPUT
+/* The storage type of A and B. */
+#define KCS_GEMM_INPUT KCS_GEMM_F32
+#endif
+
+#ifndef KCS_GEMM_OUTPUT
+/* The storage type of C and C_out. */
+#define KCS_GEMM_OUTPUT KCS_GEMM_INPUT
+#endif
+
 /* 32: float kernels; 64: double kernels (needs cl_khr_fp64). */
+#if KCS_GEMM_INPUT == KCS_GEMM_F64
+#define KCS_GEMM_PRECISION 64
+#else
 #define KCS_GEMM_PRECISION 32
 #endif
 
@@ -105,6 +132,33 @@ typedef float4 real4;
 #define KCS_GEMM_MAD(a, b, c) ((a) * (b) + (c))
 #endif
 
+/* input_t, output_t: the storage of A and B, and of C and C_out; loads widen
+ * exactly to real, stores round once to the storage type. */
+#if KCS_GEMM_INPUT == KCS_GEMM_F16
+typedef half input_t;
+#define KCS_GEMM_LOAD_INPUT(data, i) kcs_load_f16((data), (i))
+#elif KCS_GEMM_INPUT == KCS_GEMM_BF16
+typedef ushort input_t;
+#define KCS_GEMM_LOAD_INPUT(data, i) kcs_load_bf16((data), (i))
+#else
+typedef real input_t;
+#define KCS_GEMM_LOAD_INPUT(data, i) ((data)[i])
+#endif
+#if KCS_GEMM_OUTPUT == KCS_GEMM_F16
+typedef half output_t;
+#define KCS_GEMM_LOAD_C(data, i) kcs_load_f16((data), (i))
+#define KCS_GEMM_STORE_C(data, i, value) kcs_store_f16((data), (i), (value))
+#elif KCS_GEMM_OUTPUT == KCS_GEMM_BF16
+typedef ushort output_t;
+#define KCS_GEMM_LOAD_C(data, i) kcs_load_bf16((data), (i))
+#define KCS_GEMM_STORE_C(data, i, value) kcs_store_bf16((data), (i), (value))
+#else
+typedef real output_t;
+#define KCS_GEMM_OUTPUT_IS_REAL 1 /* the epilogue may use vector loads and stores of real */
+#define KCS_GEMM_LOAD_C(data, i) ((data)[i])
+#define KCS_GEMM_STORE_C(data, i, value) ((data)[i] = (value))
+#endif
+
 #define KCS_ITEMS (KCS_GEMM_ITEMS_M * KCS_GEMM_ITEMS_N)
 #define KCS_TILE_M (8 * KCS_GEMM_ITEMS_M)
 #define KCS_TILE_N (8 * KCS_GEMM_ITEMS_N)
@@ -132,7 +186,7 @@ typedef float4 real4;
  * the 32 x 32 tile (g % (padded_x / 32), g / (padded_x / 32)) of
  * packed's x and p; padded_x is a multiple of 32. */
 __attribute__((reqd_work_group_size(256, 1, 1)))
-kernel void kcs_gemm_pack(global const real *source, ulong count_x, ulong count_k, int across,
+kernel void kcs_gemm_pack(global const input_t *source, ulong count_x, ulong count_k, int across,
                           global real *packed, ulong padded_x, ulong padded_k)
 {
     local real tile[KCS_PACK_TILE][KCS_PACK_TILE + 1];
@@ -144,7 +198,7 @@ kernel void kcs_gemm_pack(global const real *source, ulong count_x, ulong count_
         /* read along p (the source's rows), write along x (packed's rows) */
         for (uint r = row; r < KCS_PACK_TILE; r += 8) {
             const ulong x = x0 + r, p = p0 + lane;
-            tile[r][lane] = x < count_x && p < count_k ? source[x * count_k + p] : (real)0;
+            tile[r][lane] = x < count_x && p < count_k ? KCS_GEMM_LOAD_INPUT(source, x * count_k + p) : (real)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint r = row; r < KCS_PACK_TILE; r += 8) {
@@ -156,7 +210,8 @@ kernel void kcs_gemm_pack(global const real *source, ulong count_x, ulong count_
         for (uint r = row; r < KCS_PACK_TILE; r += 8) {
             const ulong p = p0 + r, x = x0 + lane;
             if (p < padded_k)
-                packed[p * padded_x + x] = x < count_x && p < count_k ? source[p * count_x + x] : (real)0;
+                packed[p * padded_x + x] =
+                    x < count_x && p < count_k ? KCS_GEMM_LOAD_INPUT(source, p * count_x + x) : (real)0;
         }
     }
 }
@@ -168,8 +223,8 @@ kernel void kcs_gemm_pack(global const real *source, ulong count_x, ulong count_
  * Bp of padded_n columns (padded_m, padded_n multiples of the tiles). */
 __attribute__((reqd_work_group_size(KCS_ITEMS, 1, 1)))
 kernel void kcs_gemm_tiled(global const real4 *restrict packed_a, global const real4 *restrict packed_b,
-                           uint tiles_k, uint padded_m, uint padded_n, global const real *restrict c,
-                           global real *restrict c_out, uint m, uint n, real alpha, real beta)
+                           uint tiles_k, uint padded_m, uint padded_n, global const output_t *restrict c,
+                           global output_t *restrict c_out, uint m, uint n, real alpha, real beta)
 {
     local real4 slice_a[2 * KCS_TILE_K * KCS_VECTORS_M];
     local real4 slice_b[2 * KCS_TILE_K * KCS_VECTORS_N];
@@ -272,6 +327,9 @@ kernel void kcs_gemm_tiled(global const real4 *restrict packed_a, global const r
 
     /* The epilogue: rows 4 ty + r (+ TILE_M / 2), columns 4 tx + s (+ TILE_N / 2). */
     const int whole_vectors = n % 4 == 0;
+#ifndef KCS_GEMM_OUTPUT_IS_REAL
+    (void)whole_vectors; /* 16-bit C_out: element by element */
+#endif
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         const uint row = tile_m * KCS_TILE_M + (i / 4) * (KCS_TILE_M / 2) + 4 * ty + i % 4;
@@ -283,16 +341,20 @@ kernel void kcs_gemm_tiled(global const real4 *restrict packed_a, global const r
             const ulong at = (ulong)row * n + column;
             real4 value = (real4)(sum[i][4 * h], sum[i][4 * h + 1], sum[i][4 * h + 2], sum[i][4 * h + 3]);
             value = alpha * value;
+#ifdef KCS_GEMM_OUTPUT_IS_REAL
             if (whole_vectors && column + 4 <= n) {
                 if (beta != (real)0)
                     value += beta * vload4(0, c + at);
                 vstore4(value, 0, c_out + at);
-            } else {
+            } else
+#endif
+            {
                 const real values[4] = {value.s0, value.s1, value.s2, value.s3};
 #pragma unroll
                 for (int s = 0; s < 4; s++) {
                     if (column + s < n)
-                        c_out[at + s] = beta != (real)0 ? values[s] + beta * c[at + s] : values[s];
+                        KCS_GEMM_STORE_C(c_out, at + s,
+                                         beta != (real)0 ? values[s] + beta * KCS_GEMM_LOAD_C(c, at + s) : values[s]);
                 }
             }
         }
@@ -302,19 +364,19 @@ kernel void kcs_gemm_tiled(global const real4 *restrict packed_a, global const r
 /* ---- alpha = 0 or k = 0 ---------------------------------------------------- */
 
 /* c_out[i] = beta * c[i] for i < count, and 0 without reading c when beta = 0. */
-kernel void kcs_gemm_scale(global const real *c, global real *c_out, ulong count, real beta)
+kernel void kcs_gemm_scale(global const output_t *c, global output_t *c_out, ulong count, real beta)
 {
     const ulong i = get_global_id(0);
     if (i < count)
-        c_out[i] = beta != (real)0 ? beta * c[i] : (real)0;
+        KCS_GEMM_STORE_C(c_out, i, beta != (real)0 ? beta * KCS_GEMM_LOAD_C(c, i) : (real)0);
 }
 
 /* ---- direct ---------------------------------------------------------------- */
 
 /* One work-item per element e = i n + j of C_out: the dot product of row i
  * of op(A) and column j of op(B), read as stored, in k order. */
-kernel void kcs_gemm_direct(global const real *a, global const real *b, global const real *c,
-                            global real *c_out, ulong m, ulong n, ulong k, int transpose_a,
+kernel void kcs_gemm_direct(global const input_t *a, global const input_t *b, global const output_t *c,
+                            global output_t *c_out, ulong m, ulong n, ulong k, int transpose_a,
                             int transpose_b, real alpha, real beta)
 {
     const ulong e = get_global_id(0);
@@ -327,10 +389,10 @@ kernel void kcs_gemm_direct(global const real *a, global const real *b, global c
         ulong a_at = transpose_a ? i : i * k, b_at = transpose_b ? j * k : j;
         real dot = (real)0;
         for (ulong p = 0; p < k; p++, a_at += a_step, b_at += b_step)
-            dot = KCS_GEMM_MAD(a[a_at], b[b_at], dot);
+            dot = KCS_GEMM_MAD(KCS_GEMM_LOAD_INPUT(a, a_at), KCS_GEMM_LOAD_INPUT(b, b_at), dot);
         result = alpha * dot;
     }
     if (beta != (real)0)
-        result = alpha != (real)0 ? result + beta * c[e] : beta * c[e];
-    c_out[e] = result;
+        result = alpha != (real)0 ? result + beta * KCS_GEMM_LOAD_C(c, e) : beta * KCS_GEMM_LOAD_C(c, e);
+    KCS_GEMM_STORE_C(c_out, e, result);
 }

@@ -4,21 +4,41 @@
 
 #include <stddef.h>
 
+#include "kcs_ref_half.h"
+
 /* The dtypes of gemm: X(suffix, C type, kcs dtype). The reference, the op
- * descriptor and the reference's kernel rows are generated from this list. */
-#define KCS_GEMM_TYPES(X) X(f32, float, KCS_F32) X(f64, double, KCS_F64)
+ * descriptor and the reference's kernel rows are generated from this list.
+ * f16 and bf16 are storage types computed in f32 (kcs_compute_<suffix>). */
+#define KCS_GEMM_TYPES(X)                                                                          \
+    X(f32, float, KCS_F32) X(f64, double, KCS_F64) X(f16, kcs_f16, KCS_F16) X(bf16, kcs_bf16, KCS_BF16)
+
+/* The dtypes whose cases may keep C and C_out in f32 (params c_dtype=f32):
+ * 16-bit inputs with an f32 result, as cublasGemmEx's Ctype = CUDA_R_32F. */
+#define KCS_GEMM_F32_OUTPUT_TYPES(X) X(f16, kcs_f16, KCS_F16) X(bf16, kcs_bf16, KCS_BF16)
 
 /* c_out = alpha * op(a) * op(b) + beta * c, row-major, op(a) m x k (a stored
  * k x m when transpose_a), op(b) k x n (b stored n x k when transpose_b);
- * accumulated in the type in plain k order; c is not read when beta = 0, a
- * and b not when alpha = 0:
+ * computed in kcs_compute_<suffix> (f32 for f16, bf16 and f32; f64 for f64)
+ * in plain k order and rounded once to the type of c_out; c is not read
+ * when beta = 0, a and b not when alpha = 0:
  * void kcs_ref_gemm_<suffix>(int transpose_a, int transpose_b, size_t m, size_t n,
- *                            size_t k, T alpha, const T *a, const T *b, T beta,
- *                            const T *c, T *c_out). */
+ *                            size_t k, kcs_compute_<suffix> alpha, const T *a, const T *b,
+ *                            kcs_compute_<suffix> beta, const T *c, T *c_out). */
 #define KCS_REF_GEMM_DECLARE(suffix, T, dtype)                                                     \
-    void kcs_ref_gemm_##suffix(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, T alpha, \
-                               const T *a, const T *b, T beta, const T *c, T *c_out);
+    void kcs_ref_gemm_##suffix(int transpose_a, int transpose_b, size_t m, size_t n, size_t k,     \
+                               kcs_compute_##suffix alpha, const T *a, const T *b,                \
+                               kcs_compute_##suffix beta, const T *c, T *c_out);
 KCS_GEMM_TYPES(KCS_REF_GEMM_DECLARE)
 #undef KCS_REF_GEMM_DECLARE
+
+/* The same with c and c_out in f32 (no rounding to 16 bits at the end):
+ * void kcs_ref_gemm_<suffix>_f32_out(..., float alpha, const T *a, const T *b,
+ *                                    float beta, const float *c, float *c_out). */
+#define KCS_REF_GEMM_F32_OUT_DECLARE(suffix, T, dtype)                                             \
+    void kcs_ref_gemm_##suffix##_f32_out(int transpose_a, int transpose_b, size_t m, size_t n,     \
+                                         size_t k, float alpha, const T *a, const T *b, float beta, \
+                                         const float *c, float *c_out);
+KCS_GEMM_F32_OUTPUT_TYPES(KCS_REF_GEMM_F32_OUT_DECLARE)
+#undef KCS_REF_GEMM_F32_OUT_DECLARE
 
 #endif

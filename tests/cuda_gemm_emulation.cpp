@@ -12,9 +12,12 @@
  * class), that nothing outside c_out was written, that no global access left
  * its array and every 16-byte access was aligned, and that the inputs are
  * unchanged. EMU_ALIAS=1 also runs each case in place (c_out = c) and
- * demands the same bits.
+ * demands the same bits. Each case runs in f32 and f64, and with f16 and
+ * bf16 inputs (f32 accumulation) into a C_out of the same type, whose bound
+ * adds one rounding of the result (docs/gemm.md, "Half precision"), and into
+ * an f32 C_out (c_dtype=f32).
  *
- *     tests/cuda_gemm_emulation.sh              the listed cases, f32 and f64
+ *     tests/cuda_gemm_emulation.sh              the listed cases, every type
  *     tests/cuda_gemm_emulation.sh random SEED [COUNT]   random shapes
  *
  * It checks index arithmetic, bounds and alpha/beta semantics, not the
@@ -83,7 +86,9 @@ using std::min;
 
 extern "C" {
 #include "op_args.h"
+#include "kcs_ref_half.h"
 }
+#include "cuda_half_emulation.h"
 
 #include "gemm_device.inc"
 
@@ -110,16 +115,32 @@ template <class F, class... A> void launch(F kernel, dim3 grid, dim3 block, A...
             }
 }
 
-// run_tiled's launches, with malloc'd workspace.
-template <typename T>
-void emulated_run(const kcs_gemm_args *g, const T *a, const T *b, const T *c, T *c_out, int sm_count, int *mode,
+// A value as storage type T (rounded once from float for the 16-bit types), and back.
+template <typename T> static T from_double(double v)
+{
+    if constexpr (sizeof(T) == 2)
+        return kcs_narrow<T>((float)v);
+    else
+        return (T)v;
+}
+template <typename T> static double to_double(T v) { return (double)kcs_widen(v); }
+template <typename T> static bool same_bits(const T &x, const T &y) { return memcmp(&x, &y, sizeof(T)) == 0; }
+template <typename T> static const char *type_name()
+{
+    return sizeof(T) == 8 ? "f64" : sizeof(T) == 4 ? "f32" : std::is_same<T, __half>::value ? "f16" : "bf16";
+}
+
+// run_tiled's launches (run_tiled_typed<In, Out>), with malloc'd workspace.
+template <typename In, typename Out>
+void emulated_run(const kcs_gemm_args *g, const In *a, const In *b, const Out *c, Out *c_out, int sm_count, int *mode,
                   int *splits)
 {
+    using T = kcs_compute<In>;
     const gemm_plan plan = plan_of(g);
     *mode = -1;
     *splits = 0;
     if (plan == plan_scale) {
-        launch(kcs_gemm_scale<T>, dim3(3), dim3(64), c, c_out, g->m * g->n, (T)g->beta);
+        launch(kcs_gemm_scale<Out>, dim3(3), dim3(64), c, c_out, g->m * g->n, (kcs_compute<Out>)g->beta);
     } else if (plan == plan_gemm) {
         const tiled_split split = split_of<T>(g, sm_count);
         std::vector<T> workspace_memory(split.workspace_bytes / sizeof(T) + 4);
@@ -131,13 +152,19 @@ void emulated_run(const kcs_gemm_args *g, const T *a, const T *b, const T *c, T 
         // poison the workspace
         for (auto &w : workspace_memory)
             w = (T)NAN;
-        tiled_launch<T> l = tiled_launch_of<T>(g, split, a, b, c, c_out, workspace);
-        *mode = l.mode;
-        *splits = l.splits;
-        launch(l.kernel, l.grid, dim3(shape<T>::threads), l.params);
-        if (l.splits > 1)
-            launch(kcs_gemm_split_sum<T>, dim3(3), dim3(64), (const T *)l.params.out, l.splits, g->m * g->n, c,
-                   c_out, (T)g->alpha, (T)g->beta);
+        if (split.splits > 1) {
+            tiled_launch<In, T> l = tiled_launch_of<In, T>(g, split, a, b, nullptr, workspace);
+            *mode = l.mode;
+            *splits = l.splits;
+            launch(l.kernel, l.grid, dim3(shape<T>::threads), l.params);
+            launch(kcs_gemm_split_sum<T, Out>, dim3(3), dim3(64), (const T *)l.params.out, l.splits, g->m * g->n,
+                   c, c_out, (T)g->alpha, (T)g->beta);
+        } else {
+            tiled_launch<In, Out> l = tiled_launch_of<In, Out>(g, split, a, b, c, c_out);
+            *mode = l.mode;
+            *splits = l.splits;
+            launch(l.kernel, l.grid, dim3(shape<T>::threads), l.params);
+        }
         emu_ranges.pop_back(); // the workspace is freed
     }
 }
@@ -153,18 +180,20 @@ struct test_case {
 
 static double gamma_of(double k, double u) { return k * u / (1 - k * u); }
 
-template <typename T> int run_case(const test_case &tc, int sm_count)
+template <typename In, typename Out> int run_case(const test_case &tc, int sm_count)
 {
+    using T = kcs_compute<In>;
     const size_t m = tc.m, n = tc.n, k = tc.k, off = tc.misalign;
     std::mt19937_64 rng(12345 + m * 7 + n * 13 + k);
     std::uniform_real_distribution<double> uni(-1, 1);
     std::uniform_int_distribution<int> ints(-4, 4);
     const size_t slack = 64;
-    std::vector<T> A(m * k + off + 2 * slack), B(k * n + off + 2 * slack), C(m * n + off + 2 * slack),
-        O(m * n + off + 2 * slack);
-    T *a = A.data() + slack + off, *b = B.data() + slack + off, *c = C.data() + slack + off, *o = O.data() + slack + off;
+    std::vector<In> A(m * k + off + 2 * slack), B(k * n + off + 2 * slack);
+    std::vector<Out> C(m * n + off + 2 * slack), O(m * n + off + 2 * slack);
+    In *a = A.data() + slack + off, *b = B.data() + slack + off;
+    Out *c = C.data() + slack + off, *o = O.data() + slack + off;
     emu_ranges.clear();
-    auto reg = [](std::vector<T> &v, T *valid, size_t count) {
+    auto reg = [](auto &v, auto *valid, size_t count) {
         emu_ranges.push_back({(const char *)v.data(), (const char *)(v.data() + v.size()), (const char *)valid,
                               (const char *)(valid + count)});
     };
@@ -172,27 +201,33 @@ template <typename T> int run_case(const test_case &tc, int sm_count)
     reg(B, b, k * n);
     reg(C, c, m * n);
     reg(O, o, m * n);
+    const Out guard = from_double<Out>(777);
     for (auto &x : O)
-        x = (T)777;
+        x = guard;
     for (size_t i = 0; i < m * k; i++) {
-        a[i] = tc.fill_a == 1 ? (T)NAN : tc.fill_a == 3 ? (T)ints(rng) : (T)uni(rng);
+        a[i] = from_double<In>(tc.fill_a == 1 ? NAN : tc.fill_a == 3 ? (double)ints(rng) : uni(rng));
         if (tc.fill_a == 2 && rng() % 100 == 0)
-            a[i] = (T)(rng() % 3 == 0 ? NAN : rng() % 2 ? INFINITY : -INFINITY);
+            a[i] = from_double<In>(rng() % 3 == 0 ? NAN : rng() % 2 ? INFINITY : -INFINITY);
     }
     for (size_t i = 0; i < k * n; i++)
-        b[i] = tc.fill_a == 2 ? (T)(0.5 + 0.5 * std::fabs(uni(rng))) : tc.fill_a == 3 ? (T)ints(rng) : (T)uni(rng);
+        b[i] = from_double<In>(tc.fill_a == 2 ? 0.5 + 0.5 * std::fabs(uni(rng)) : tc.fill_a == 3 ? (double)ints(rng) : uni(rng));
     for (size_t i = 0; i < m * n; i++)
-        c[i] = tc.fill_c == 1 ? (T)NAN : tc.fill_c == 3 ? (T)ints(rng) : (T)uni(rng);
+        c[i] = from_double<Out>(tc.fill_c == 1 ? NAN : tc.fill_c == 3 ? (double)ints(rng) : uni(rng));
     for (size_t i = 0; i < m * n; i++)
-        o[i] = (T)-12345.678; // poison
+        o[i] = from_double<Out>(-12345.678); // poison
     kcs_gemm_args g = {};
     g.m = m, g.n = n, g.k = k, g.transpose_a = tc.ta, g.transpose_b = tc.tb;
     g.alpha = (double)(T)tc.alpha, g.beta = (double)(T)tc.beta, g.tf32 = 0;
     int mode, splits;
-    std::vector<T> A0(A), B0(B), C0(C);
-    emulated_run<T>(&g, a, b, c, o, sm_count, &mode, &splits);
+    std::vector<In> A0(A), B0(B);
+    std::vector<Out> C0(C);
+    emulated_run<In, Out>(&g, a, b, c, o, sm_count, &mode, &splits);
     const double u = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
     const double eta = sizeof(T) == 4 ? 0x1p-149 : 0x1p-1074;
+    // a 16-bit C_out: one more rounding of the result (docs/gemm.md, "Half precision")
+    const bool narrow_out = sizeof(Out) == 2;
+    const double u_out = !narrow_out ? 0 : std::is_same<Out, __half>::value ? 0x1p-11 : 0x1p-8;
+    const double eta_out = !narrow_out ? 0 : std::is_same<Out, __half>::value ? 0x1p-24 : 0x1p-133;
     size_t bad = 0;
     double worst = 0;
     for (size_t i = 0; i < m; i++)
@@ -202,8 +237,8 @@ template <typename T> int run_case(const test_case &tc, int sm_count)
             double plain = 0;
             if (g.alpha != 0)
                 for (size_t p = 0; p < k; p++) {
-                    long double x = tc.ta ? a[p * m + i] : a[i * k + p];
-                    long double y = tc.tb ? b[j * k + p] : b[p * n + j];
+                    long double x = to_double(tc.ta ? a[p * m + i] : a[i * k + p]);
+                    long double y = to_double(tc.tb ? b[j * k + p] : b[p * n + j]);
                     sum += x * y;
                     mag += fabsl(x * y);
                     plain += (double)x * (double)y;
@@ -212,15 +247,16 @@ template <typename T> int run_case(const test_case &tc, int sm_count)
                 }
             long double expect = (long double)g.alpha * sum;
             long double qmag = 0;
+            const double c_ij = to_double(c[i * n + j]);
             if (g.beta != 0) {
-                expect += (long double)g.beta * c[i * n + j];
-                qmag = fabsl((long double)g.beta * c[i * n + j]);
+                expect += (long double)g.beta * c_ij;
+                qmag = fabsl((long double)g.beta * c_ij);
             }
             if (g.alpha == 0 || k == 0)
-                expect = g.beta != 0 ? (long double)(T)(g.beta * (double)c[i * n + j]) : 0.0L;
-            const double got = (double)o[i * n + j];
+                expect = g.beta != 0 ? (long double)g.beta * c_ij : 0.0L;
+            const double got = to_double(o[i * n + j]);
             if (nonfinite) {
-                double e = g.alpha * plain + (g.beta != 0 ? g.beta * (double)c[i * n + j] : 0.0);
+                double e = g.alpha * plain + (g.beta != 0 ? g.beta * c_ij : 0.0);
                 bool ok = std::isnan(e) ? std::isnan(got) : got == e;
                 if (!ok) {
                     if (bad < 5)
@@ -230,6 +266,7 @@ template <typename T> int run_case(const test_case &tc, int sm_count)
                 continue;
             }
             double bound = gamma_of(k + 2, u) * (double)(fabsl(g.alpha) * mag + qmag) + (k + 2) * eta + 1e-300;
+            bound += u_out * ((double)fabsl(expect) + bound) + eta_out / 2;
             double error = std::fabs((double)(got - expect));
             if (!(error <= bound)) {
                 if (bad < 5)
@@ -240,28 +277,40 @@ template <typename T> int run_case(const test_case &tc, int sm_count)
         }
     bool alias_ok = true;
     if (getenv("EMU_ALIAS")) {
-        std::vector<T> inplace(C);
-        T *ci = inplace.data() + slack + off;
+        std::vector<Out> inplace(C);
+        Out *ci = inplace.data() + slack + off;
         emu_ranges.push_back({(const char *)inplace.data(), (const char *)(inplace.data() + inplace.size()),
                               (const char *)ci, (const char *)(ci + m * n)});
         int mode2, splits2;
-        emulated_run<T>(&g, a, b, ci, ci, sm_count, &mode2, &splits2);
-        alias_ok = memcmp(ci, o, m * n * sizeof(T)) == 0;
+        emulated_run<In, Out>(&g, a, b, ci, ci, sm_count, &mode2, &splits2);
+        alias_ok = memcmp(ci, o, m * n * sizeof(Out)) == 0;
         if (!alias_ok) printf("  in-place result differs\n");
     }
     bool untouched = emu_violations == 0 && alias_ok;
     emu_violations = 0;
     for (size_t i = 0; i < O.size(); i++)
-        if ((O.data() + i < o || O.data() + i >= o + m * n) && !(O[i] == (T)777))
+        if ((O.data() + i < o || O.data() + i >= o + m * n) && !same_bits(O[i], guard))
             untouched = false;
     // inputs unmodified
-    bool inputs_same = memcmp(A.data(), A0.data(), A.size() * sizeof(T)) == 0 &&
-                       memcmp(B.data(), B0.data(), B.size() * sizeof(T)) == 0 &&
-                       memcmp(C.data(), C0.data(), C.size() * sizeof(T)) == 0;
-    printf("%-4s %-28s m=%zu n=%zu k=%zu %c%c alpha=%g beta=%g mode=%d splits=%d: %s (worst %.3f of bound)%s%s\n",
-           sizeof(T) == 4 ? "f32" : "f64", tc.name, m, n, k, tc.ta ? 'T' : 'N', tc.tb ? 'T' : 'N', g.alpha, g.beta,
+    bool inputs_same = memcmp(A.data(), A0.data(), A.size() * sizeof(In)) == 0 &&
+                       memcmp(B.data(), B0.data(), B.size() * sizeof(In)) == 0 &&
+                       memcmp(C.data(), C0.data(), C.size() * sizeof(Out)) == 0;
+    char types[16];
+    snprintf(types, sizeof types, "%s%s%s", type_name<In>(), sizeof(Out) != sizeof(In) ? ">" : "",
+             sizeof(Out) != sizeof(In) ? type_name<Out>() : "");
+    printf("%-8s %-28s m=%zu n=%zu k=%zu %c%c alpha=%g beta=%g mode=%d splits=%d: %s (worst %.3f of bound)%s%s\n",
+           types, tc.name, m, n, k, tc.ta ? 'T' : 'N', tc.tb ? 'T' : 'N', g.alpha, g.beta,
            mode, splits, bad ? "FAIL" : "ok", worst, untouched ? "" : " WROTE OUTSIDE OR OUT OF BOUNDS", inputs_same ? "" : " INPUT CHANGED");
     return bad || !untouched || !inputs_same;
+}
+
+// A case in every pair of storage types of cuda/gemm.cu's rows: f32, f64, and
+// f16 and bf16 into a C_out of their own type or f32.
+static int run_every_type(const test_case &tc, int sm_count)
+{
+    return run_case<float, float>(tc, sm_count) + run_case<double, double>(tc, sm_count) +
+           run_case<__half, __half>(tc, sm_count) + run_case<__half, float>(tc, sm_count) +
+           run_case<__nv_bfloat16, __nv_bfloat16>(tc, sm_count) + run_case<__nv_bfloat16, float>(tc, sm_count);
 }
 
 int main(int argc, char **argv)
@@ -320,8 +369,7 @@ int main(int argc, char **argv)
                             (double)((int)(rng() % 5) - 2) / 4, 0, (int)(rng() % 4 == 0), (int)(rng() % 5 == 0)};
             if (tc.alpha == 0 && rng() % 2) tc.fill_a = 1;
             if (tc.fill_c == 1) tc.beta = 0;
-            failures += run_case<float>(tc, 1 + rng() % 132);
-            failures += run_case<double>(tc, 1 + rng() % 132);
+            failures += run_every_type(tc, 1 + rng() % 132);
         }
         printf("%d failures\n", failures);
         return failures != 0;
@@ -331,8 +379,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < cases.size(); i++) {
         if (only >= 0 && (int)i != only)
             continue;
-        failures += run_case<float>(cases[i], sm_count);
-        failures += run_case<double>(cases[i], sm_count);
+        failures += run_every_type(cases[i], sm_count);
     }
     printf("%d failures\n", failures);
     return failures != 0;

@@ -32,7 +32,8 @@ failures=0
 # Pass 1. Every kernel row once at least (each row runs every case of its op that it supports):
 #   sumsq      a few elements; 93 and 4096 (ragged and whole groups and chunks); NaN and inf
 #   elementwise 93 elements (a vector tail); special values
-#   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN
+#   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN;
+#              f16 and bf16 into a C_out of their type and of f32 (each build of gemm.cl)
 #   softmax    1 to 1000 columns (work-items of the register and online kernels, a
 #              partial vector), NaN rows, attention masks (empty pieces in the
 #              merge), rows of 20001 held partly in local memory
@@ -43,6 +44,8 @@ elementwise/relu-f32-n93 elementwise/relu-f64-n93 elementwise/sigmoid-f32-n93 el
 elementwise/add-f32-special elementwise/sigmoid-f64-special
 gemm/f32-m0 gemm/f32-k0 gemm/f32-1x1x1 gemm/f32-nn-37x29x19 gemm/f64-nt-37x29x19
 gemm/f32-tn-37x29x19 gemm/f64-tt-37x29x19 gemm/f32-alpha0-nan-a gemm/f32-beta0-nan-c
+gemm/f16-nt-37x29x19 gemm/f16-tt-37x29x19-f32-out gemm/bf16-tn-37x29x19 gemm/bf16-beta0-nan-c-f32-out
+gemm/f16-k0 gemm/f16-alpha0-nan-a
 softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 softmax/f64-cols1000
 softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
 softmax/f32-masked-start-1000 softmax/f32-long-rows
@@ -52,7 +55,8 @@ anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/e
 # Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
 unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
 elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
-elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1
+elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1 gemm/f16-k0
+gemm/bf16-nn-37x29x19
 softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
 anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"
 

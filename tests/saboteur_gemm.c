@@ -1,7 +1,9 @@
 /* saboteur_gemm.c: broken GEMMs, each a mistake real kernels make: an
  * operand read with the wrong transpose, a k loop that stops one short, a
  * ragged edge tile never written, C read when beta = 0, A read when
- * alpha = 0, f64 accumulated in f32, alpha and beta swapped; and an f32 GEMM
+ * alpha = 0, f64 accumulated in f32, alpha and beta swapped; f16 and bf16
+ * GEMMs that round to 16 bits too early (partial sums kept in the storage
+ * type, products rounded to it) or drop a slice of k; and an f32 GEMM
  * that flushes subnormals to zero as a GPU built with -ftz does, which is a
  * mistake only where the device does not say it flushes (docs/gemm.md,
  * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways). */
@@ -22,7 +24,18 @@ typedef struct {
     int accumulate_float;  /* f64 dot products carried in float */
     int swap_alpha_beta;   /* beta * A B + alpha * C */
     int flush_to_zero;     /* f32: subnormal inputs read as 0, every subnormal result made 0 */
+    int accumulate_16_bits; /* f16, bf16: each partial sum rounded to the case type */
+    int round_products;    /* f16, bf16: each product rounded to the case type */
+    int drop_k_slice;      /* the 16 terms from k / 2 on (a tile of k) are never added */
 } gemm_mistake;
+
+/* value rounded once to dtype, as a double. */
+static double rounded_to(kcs_dtype dtype, double value)
+{
+    double slot;
+    kcs_store_element(&slot, dtype, 0, value);
+    return kcs_load_element(&slot, dtype, 0);
+}
 
 /* An f32 value as a device that flushes subnormals sees it: zero (of the same
  * sign) below the smallest normal. */
@@ -56,14 +69,16 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
 {
     const kcs_gemm_args *g = &args->gemm;
     size_t m = g->m, n = g->n, k = g->k, size = kcs_dtype_size(args->dtype);
+    kcs_dtype c_dtype = kcs_gemm_c_dtype(args);
+    size_t c_size = kcs_dtype_size(c_dtype);
     void *a = NULL, *b = NULL, *c = NULL, *result = NULL;
     kcs_status status = kcs_saboteur_fetch(device, in[0], m * k * size, &a, err);
     if (status == KCS_OK)
         status = kcs_saboteur_fetch(device, in[1], k * n * size, &b, err);
     if (status == KCS_OK)
-        status = kcs_saboteur_fetch(device, in[2], m * n * size, &c, err);
+        status = kcs_saboteur_fetch(device, in[2], m * n * c_size, &c, err);
     if (status == KCS_OK) /* starts from the output as it is (poisoned), so unwritten elements stay so */
-        status = kcs_saboteur_fetch(device, out[0], m * n * size, &result, err);
+        status = kcs_saboteur_fetch(device, out[0], m * n * c_size, &result, err);
     double *row = calloc(n + 1, sizeof *row);
     if (status == KCS_OK && !row)
         status = kcs_fail(err, KCS_ERROR, "out of memory");
@@ -72,29 +87,36 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
     int transpose_b = mistake->flip_transpose_b ? !g->transpose_b : g->transpose_b;
     size_t terms = mistake->drop_last_term && k > 0 ? k - 1 : k;
     size_t written = mistake->edge_tile ? n / (size_t)mistake->edge_tile * (size_t)mistake->edge_tile : n;
-    int in_float = args->dtype == KCS_F32 || mistake->accumulate_float;
+    int in_float = args->dtype != KCS_F64 || mistake->accumulate_float; /* f16, bf16 and f32 compute in f32 */
+    size_t slice_begin = k / 2, slice_end = k / 2 + 16; /* drop_k_slice */
     for (size_t i = 0; i < m && status == KCS_OK; i++) {
         memset(row, 0, n * sizeof *row);
         if (alpha != 0.0 || mistake->ignore_alpha_zero)
             for (size_t p = 0; p < terms; p++) {
+                if (mistake->drop_k_slice && p >= slice_begin && p < slice_end)
+                    continue;
                 double a_ip = kcs_load_element(a, args->dtype, g->transpose_a ? p * m + i : i * k + p);
                 for (size_t j = 0; j < n; j++) {
                     double b_pj = kcs_load_element(b, args->dtype, transpose_b ? j * k + p : p * n + j);
-                    row[j] = in_float ? (double)((float)row[j] + (float)a_ip * (float)b_pj)
-                                      : row[j] + a_ip * b_pj;
+                    double product = in_float ? (double)((float)a_ip * (float)b_pj) : a_ip * b_pj;
+                    if (mistake->round_products)
+                        product = rounded_to(args->dtype, product);
+                    row[j] = in_float ? (double)((float)row[j] + (float)product) : row[j] + product;
+                    if (mistake->accumulate_16_bits)
+                        row[j] = rounded_to(args->dtype, row[j]);
                 }
             }
         for (size_t j = 0; j < written; j++) {
             double value = alpha * row[j];
             if (beta != 0.0 || mistake->ignore_beta_zero)
-                value += beta * kcs_load_element(c, args->dtype, i * n + j);
+                value += beta * kcs_load_element(c, c_dtype, i * n + j);
             if (mistake->flush_to_zero && args->dtype == KCS_F32)
-                value = flushing_element(args, a, b, kcs_load_element(c, args->dtype, i * n + j), i, j);
-            kcs_store_element(result, args->dtype, i * n + j, value);
+                value = flushing_element(args, a, b, kcs_load_element(c, c_dtype, i * n + j), i, j);
+            kcs_store_element(result, c_dtype, i * n + j, value);
         }
     }
     if (status == KCS_OK)
-        status = kcs_saboteur_store(device, out[0], result, m * n * size, err);
+        status = kcs_saboteur_store(device, out[0], result, m * n * c_size, err);
     free(a);
     free(b);
     free(c);
@@ -120,14 +142,22 @@ GEMM_SABOTEUR_FUNCTION(gemm_reads_a_when_alpha_zero, .ignore_alpha_zero = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_accumulates_in_float, .accumulate_float = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_swaps_alpha_beta, .swap_alpha_beta = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_flushes_subnormals, .flush_to_zero = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_accumulates_in_16_bits, .accumulate_16_bits = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_rounds_products, .round_products = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_drops_k_slice, .drop_k_slice = 1)
 
 #define SABOTEUR(name, description, function)                                                      \
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
     {"gemm", KCS_F32, name, description, function, NULL}
 
+/* A saboteur of the 16-bit storage types, f16 and bf16. */
+#define SABOTEUR_16_BITS(name, description, function)                                              \
+    {"gemm", KCS_F16, name, description, function, NULL},                                          \
+    {"gemm", KCS_BF16, name, description, function, NULL}
+
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
- * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow */
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
@@ -143,6 +173,11 @@ static const kcs_kernel rows[] = {
     {"gemm", KCS_F32, "flushes-subnormals",
      "f32 with subnormal inputs and results flushed to zero, as built with -ftz=true", gemm_flushes_subnormals,
      NULL},
+    SABOTEUR_16_BITS("accumulates-in-16-bits", "each partial sum rounded to f16 or bf16 instead of kept in f32",
+                     gemm_accumulates_in_16_bits),
+    SABOTEUR_16_BITS("rounds-products-to-16-bits", "each product rounded to f16 or bf16 before it is added",
+                     gemm_rounds_products),
+    SABOTEUR_16_BITS("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
 };
 
 const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);
