@@ -76,7 +76,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) /* 0.000, 0.001, ..., 0.999, again: exact squares need not matter */
         host[i] = (double)(i % 1000) * 0.001;
     double start = now();
-    if (kcs_allocate(context, n * sizeof *host, &x, &err) != KCS_OK || kcs_allocate(context, sizeof(double), &s, &err) ||
+    if (kcs_allocate(context, n * sizeof *host, &x, &err) != KCS_OK ||
+        kcs_allocate(context, sizeof(double), &s, &err) != KCS_OK ||
         kcs_upload(context, x, host, n * sizeof *host, &err) != KCS_OK)
         goto done;
     printf("upload, once: %.3f ms\n", 1e3 * (now() - start));
