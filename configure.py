@@ -37,7 +37,8 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 TIMING_TESTS = ["tests/compare_test.sh"]
 
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
-                   "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates"]
+                   "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
+                   "lib", "examples"]
 
 
 def parse_arguments():
@@ -63,6 +64,9 @@ def parse_arguments():
                         help="compute capability to build machine code for; PTX of it is embedded "
                              "too, for newer cards (default: 90, Hopper)")
     parser.add_argument("--no-cuda", action="store_true", help="leave the CUDA backend out")
+    parser.add_argument("--prefix", default="/usr/local",
+                        help="where `ninja install` puts the libraries, headers and pkg-config "
+                             "files (default: /usr/local; DESTDIR in the environment is put in front)")
     parser.add_argument("--python", metavar="FILE",
                         help="Python 3 with matplotlib, for reports (default: /usr/bin/python3, "
                              "then python3 on PATH)")
@@ -249,6 +253,123 @@ def src(path):
     return path
 
 
+# ---- the libraries (docs/library.md) ------------------------------------------
+# libkcs_ref, libkcs_opencl and libkcs_cuda are the runner's own objects (the
+# backends, their kernel tables, the op descriptors that check a call's
+# buffers) and lib/*.c, the public calls over them. Kept apart from the
+# runner's build above: nothing here changes how the runner is built.
+
+# The libraries' version: the soname carries MAJOR (docs/library.md, "Versions").
+LIBRARY_VERSION = "0.1.0"
+
+# The harness files the libraries hold (besides every op descriptor): what the
+# descriptors' layouts and the backends call. Whatever they need beyond these is
+# a link error (-Wl,--no-undefined), never a silent gap.
+LIBRARY_HARNESS = ["harness/status.c", "harness/dtype.c", "harness/backend.c", "harness/op.c",
+                   "harness/case_file.c", "harness/check.c", "harness/generator.c"]
+
+# The headers installed in PREFIX/include/kcs/, which programs include as <kcs/NAME>.
+def library_headers(built_backends):
+    headers = sorted(glob.glob("ref/kcs_ref*.h")) + ["harness/kcs_export.h", "harness/status.h",
+                                                      "harness/dtype.h", "harness/op_args.h", "lib/kcs_device.h"]
+    return headers + [f"lib/kcs_device_{b}.h" for b in built_backends]
+
+
+def pkg_config_text(prefix, name, description, libs, private_libs, requires=""):
+    """A pkg-config file: Cflags for <kcs/...> includes; Libs.private for static linking."""
+    text = (f"prefix={prefix}\nlibdir=${{prefix}}/lib\nincludedir=${{prefix}}/include\n\n"
+            f"Name: {name}\nDescription: {description}\nVersion: {LIBRARY_VERSION}\n")
+    if requires:
+        text += f"Requires: {requires}\n"
+    return text + (f"Cflags: -I${{includedir}}\nLibs: -L${{libdir}} {libs}\n"
+                   f"Libs.private: {private_libs}\n")
+
+
+def emit_libraries(n, build, backends, library_parts, prefix):
+    """Static and shared libkcs_<backend> for every backend built, their
+    pkg-config files, the examples, `ninja install` / `ninja uninstall` and
+    the installed-library test; returns (libraries and examples, test stamps)."""
+    lib = os.path.join(build, "lib")
+    major = LIBRARY_VERSION.split(".")[0]
+    n.rule("static_library", "rm -f $out && ar crs $out $in", "AR $out")
+    n.rule("shared_library", f"$cc -shared -Wl,-soname,$soname -Wl,--no-undefined "
+                             f"-Wl,--version-script={src('lib/exports.map')} -o $out $in $ldflags $libs "
+                             "&& ln -sf $realname $libdir/$soname && ln -sf $soname $libdir/$devname", "SO $out")
+    harness = [library_parts["harness"][p] for p in LIBRARY_HARNESS]
+    harness += [o for p, o in library_parts["harness"].items() if p.startswith("harness/op_") or p == "ops.c"]
+    opencl_cflags = next((b.found["cflags"] for b in backends if b.name == "opencl"), "")
+    found = {b.name: b.found for b in backends}
+    products, manifest = [], []
+    for backend in backends:
+        name = f"kcs_{backend.name if backend.name != 'reference' else 'ref'}"
+        api = "lib/device.c" if backend.name == "reference" else f"lib/{backend.name}_device.c"
+        api_object = os.path.join(build, "obj", "lib_" + os.path.basename(api)[:-2] + ".o")
+        n.build(api_object, "cc", src(api), variables={
+            "extra_cflags": f"-Ilib {opencl_cflags if backend.name == 'opencl' else ''} "
+                            f"-DKCS_LIBRARY_VERSION='\"{LIBRARY_VERSION}\"'".strip()})
+        # libkcs_ref holds the harness; the others link it (their .pc Requires it).
+        objects = [api_object] + library_parts[backend.name] + (harness if backend.name == "reference" else
+                                                                [library_parts["harness"]["harness/backend.c"]])
+        private = "-lm" if backend.name == "reference" else f"{found[backend.name]['libs']} -lm"
+        archive = os.path.join(lib, f"lib{name}.a")
+        realname, soname, devname = f"lib{name}.so.{LIBRARY_VERSION}", f"lib{name}.so.{major}", f"lib{name}.so"
+        shared = os.path.join(lib, realname)
+        n.build(archive, "static_library", objects)
+        needs_ref = [] if backend.name == "reference" else [os.path.join(lib, "libkcs_ref.so")]
+        n.build(f"{shared} | {os.path.join(lib, soname)} {os.path.join(lib, devname)}", "shared_library", objects,
+                implicit=needs_ref + [src("lib/exports.map")],
+                variables={"soname": soname, "realname": realname, "devname": devname, "libdir": lib,
+                           "ldflags": "" if backend.name == "reference" else f"-L{lib} -lkcs_ref",
+                           "libs": private})
+        products += [archive, shared]
+        pc = os.path.join(lib, "pkgconfig", f"{name}.pc")
+        os.makedirs(os.path.dirname(pc), exist_ok=True)
+        with open(pc, "w") as f:
+            f.write(pkg_config_text(prefix, name, f"kcs, the kernel conformance suite: the {backend.name} "
+                                    "kernels as a library (docs/library.md)", f"-l{name}", private,
+                                    "" if backend.name == "reference" else f"kcs_ref = {LIBRARY_VERSION}"))
+        manifest += [f"file {archive} lib", f"file {shared} lib", f"link {realname} lib/{soname}",
+                     f"link {soname} lib/{devname}", f"file {pc} lib/pkgconfig"]
+    manifest += [f"file {h} include/kcs" for h in library_headers([b.name for b in backends
+                                                                    if b.name != "reference"])]
+    install_list = os.path.join(build, "install-manifest.txt")
+    with open(install_list, "w") as f:
+        f.write("# Generated by configure.py: what `ninja install` copies (tools/install.sh).\n")
+        f.write("\n".join(manifest) + "\n")
+    n.build("install", "run_console", implicit=products + [install_list, src("tools/install.sh")],
+            variables={"command": f"sh tools/install.sh install {shlex.quote(prefix)} {install_list}",
+                       "description": f"INSTALL into $$DESTDIR{prefix}"})
+    n.build("uninstall", "run_console", implicit=[install_list, src("tools/install.sh")],
+            variables={"command": f"sh tools/install.sh uninstall {shlex.quote(prefix)} {install_list}",
+                       "description": f"UNINSTALL from $$DESTDIR{prefix}"})
+
+    # The examples, linked as a program outside the tree would be (-lkcs_*),
+    # finding the build's shared libraries through their rpath.
+    device_libs = [b.name for b in backends if b.name != "reference"]
+    example_cflags = "-Ilib " + " ".join(f"-DKCS_EXAMPLE_HAS_{b.upper()}" for b in device_libs)
+    example_libs = (" ".join(f"-lkcs_{b}" for b in device_libs) + " -lkcs_ref -lm").strip()
+    for source in sorted(glob.glob("examples/*.c")):
+        stem = os.path.basename(source)[:-2]
+        obj = os.path.join(build, "obj", f"examples_{stem}.o")
+        n.build(obj, "cc", src(source), variables={"extra_cflags": example_cflags})
+        binary = os.path.join(build, "examples", stem)
+        n.build(binary, "link", [obj], implicit=[os.path.join(lib, f"libkcs_{'ref' if b == 'reference' else b}.so")
+                                                  for b in ["reference"] + device_libs],
+                variables={"ldflags": f"-L{lib} -Wl,-rpath,'$$ORIGIN/../lib'", "libs": example_libs})
+        products.append(binary)
+    n.line()
+
+    # The installed libraries, used from outside the tree (tests/library_install.sh).
+    stamp = os.path.join(build, "tests", "library_install.passed")
+    n.rule("library_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+           "TEST $in")
+    n.build(stamp, "library_test", src("tests/library_install.sh"),
+            implicit=products + [install_list, src("tools/install.sh")],
+            variables={"arguments": f"{install_list} {os.path.join(build, 'examples')} {' '.join(device_libs)}"})
+    n.line()
+    return products, [stamp]
+
+
 def main():
     args = parse_arguments()
     os.chdir(SOURCE)
@@ -336,7 +457,11 @@ def main():
     # Strict IEEE code must not depend on that pass; the loop vectorizer stays on.
     # -Wno-missing-field-initializers: a kernel row (harness/backend.h) leaves
     # its optional trailing members out, and C makes them NULL.
+    # -fPIC -fvisibility=hidden: the runner's objects are also the libraries'
+    # (emit_libraries), which export only what a public header declares
+    # (harness/kcs_export.h, docs/library.md).
     n.variable("cflags", f"-std=gnu11 -D_GNU_SOURCE -Wall -Wextra{werror} -Wno-format-truncation "
+                         f"-fPIC -fvisibility=hidden "
                          f"-Wno-missing-field-initializers "
                          f"-ffp-contract=off -fno-fast-math -fno-tree-slp-vectorize "
                          f"-Iharness -Iref -I{build} -DKCS_SOURCE_DIR='\"{SOURCE}\"' "
@@ -372,12 +497,14 @@ def main():
                                 f"-gencode arch=compute_{arch},code=sm_{arch} "
                                 f"-gencode arch=compute_{arch},code=compute_{arch} "
                                 f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
+                                f"-Xcompiler -fPIC -Xcompiler -fvisibility=hidden "
                                 f"-I{src('harness')} -I{src('ref')}")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
     libs = "-ljansson -lnettle -lm"
     embedded = set()  # .cl files embedded once, shared by every variant of the build
     runner_links = {}  # variant -> (objects, libs) of its runner, for the OpenCL mutant runners
+    library_parts = {}  # "harness" -> {source: object}, backend name -> its objects: the runner's, for the libraries
     embedded_objects = {}  # (variant, "opencl/<stem>.cl") -> the object of its embedded text
 
     def emit_build(variant, backends, extra_cflags="", ldflags="", optimise=None):
@@ -435,12 +562,17 @@ def main():
             return cc_object(path)
 
         harness = [cc_object(p) for p in harness_sources] + [cc_object(os.path.join(build, "ops.c"))]
+        if not variant:  # the libraries are made of these same objects (emit_libraries)
+            library_parts["harness"] = dict(zip(harness_sources + ["ops.c"], harness))
         reference = backend_objects(next(b for b in backends if b.name == "reference"))
         objects = list(reference)
         link_libs = libs
         for backend in backends:
+            own = reference if backend.name == "reference" else backend_objects(backend)
             if backend.name != "reference":
-                objects += backend_objects(backend)
+                objects += own
+            if not variant:
+                library_parts[backend.name] = own
             if backend.found["libs"]:
                 link_libs += " " + backend.found["libs"]
         backends_object = backend_list(os.path.join(folder, "backends.c"),
@@ -506,6 +638,8 @@ def main():
         return runner, binaries, stamps
 
     runner, test_binaries, test_stamps = emit_build("", backends)
+    library_products, library_stamps = emit_libraries(n, build, backends, library_parts, args.prefix)
+    test_stamps += library_stamps
 
     # The CPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer
     # (`ninja sanitize`): backends whose objects cannot be instrumented are left out.
@@ -723,7 +857,7 @@ def main():
                 variables={"command": f"{python} report/kcs_report.py {suite_results} --output "
                                       f"{built('report')}",
                            "description": "REPORT from the suite's results"})
-    n.build("all", "phony", [runner] + test_binaries)
+    n.build("all", "phony", [runner] + test_binaries + library_products)
     n.line("default all")
     n.close()
     print(f"  wrote          {ninja_file} (build products under {build})")

@@ -94,7 +94,8 @@ kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *
 /* Records the start event on the device's stream. */
 kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err);
 
-/* Records the stop event, waits for it and sets *seconds to the time between. */
+/* Records the stop event, waits for it and sets *seconds to the time between;
+ * with seconds NULL (an asynchronous run) it does nothing and returns. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
 /* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kcs_export.h"
+
+KCS_API_BEGIN /* public: installed with the libraries (docs/library.md) */
+
 /* An element type of an array. */
 typedef enum {
     KCS_DTYPE_NONE = 0,
@@ -67,5 +71,7 @@ void kcs_store_element(void *data, kcs_dtype dtype, size_t index, double value);
 
 /* Element index of data as a double (exact for every dtype kcs has, i64 aside). */
 double kcs_load_element(const void *data, kcs_dtype dtype, size_t index);
+
+KCS_API_END
 
 #endif

@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+#include "kcs_export.h"
+
+KCS_API_BEGIN /* public: installed with the libraries (docs/library.md) */
+
 /* Outcome of a call. */
 typedef enum {
     KCS_OK = 0,          /* it worked */
@@ -28,5 +32,7 @@ kcs_status kcs_fail(kcs_error *err, kcs_status status, const char *format, ...)
 /* Puts "prefix: " in front of the message already in err. */
 void kcs_error_prefix(kcs_error *err, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
+
+KCS_API_END
 
 #endif

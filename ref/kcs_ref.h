@@ -13,7 +13,13 @@
 #include <stdint.h>
 
 /* One header per op, each with the op's type list (KCS_<OP>_TYPES) from
- * which its functions are declared; a new op adds its header here. */
+ * which its functions are declared; a new op adds its header here. Every
+ * function they declare is exported from libkcs_ref (kcs_export.h). */
+#include "kcs_export.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+KCS_API_BEGIN
 #include "kcs_ref_half.h" /* the 16-bit types and the conversions every op uses */
 #include "kcs_ref_anneal.h"
 #include "kcs_ref_elementwise.h"
@@ -21,5 +27,9 @@
 #include "kcs_ref_scale.h"
 #include "kcs_ref_softmax.h"
 #include "kcs_ref_sumsq.h"
+KCS_API_END
+#ifdef __cplusplus
+}
+#endif
 
 #endif
