@@ -46,10 +46,10 @@ typedef struct {
 #define KCS_OPENCL_STRINGIFY(x) KCS_OPENCL_STRINGIFY_(x)
 
 /* The most programs one device builds (descriptors, across all op files). */
-#define KCS_OPENCL_MAX_PROGRAMS 16
+#define KCS_OPENCL_MAX_PROGRAMS 64
 
 /* The most kernel objects one device keeps (across all programs). */
-#define KCS_OPENCL_MAX_KERNELS 64
+#define KCS_OPENCL_MAX_KERNELS 256
 
 /* The most scratch buffers one launcher may hold at once. */
 #define KCS_OPENCL_SCRATCH_SLOTS 2
