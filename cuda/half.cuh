@@ -8,6 +8,12 @@
  * __float2bfloat16_rn compile to). For float and double both are the
  * identity, so one template body serves f32, f64, f16 and bf16.
  *
+ * A kernel that carries a sum in double (cuda/grid_sum.cuh) rounds it to T
+ * with kcs_narrow_double<T>, once: through float it would round twice.
+ * __double2half is cvt.rn.f16.f64; __double2bfloat16 is cvt.rn.bf16.f64 on
+ * sm_90 and, before it, CUDA's rounding to odd in float and then to nearest,
+ * which is also one rounding (ref/kcs_ref_half.h says why).
+ *
  * tests/cuda_kernels_emulation.h defines the same names on the host, on top
  * of ref/kcs_ref_half.h, when the kernels are emulated.
  */
@@ -35,6 +41,14 @@ template <> __device__ __forceinline__ __half kcs_narrow<__half>(float value) { 
 template <> __device__ __forceinline__ __nv_bfloat16 kcs_narrow<__nv_bfloat16>(float value)
 {
     return __float2bfloat16_rn(value);
+}
+
+/* A double rounded once, to nearest even, to storage type T. */
+template <typename T> __device__ __forceinline__ T kcs_narrow_double(double value) { return static_cast<T>(value); }
+template <> __device__ __forceinline__ __half kcs_narrow_double<__half>(double value) { return __double2half(value); }
+template <> __device__ __forceinline__ __nv_bfloat16 kcs_narrow_double<__nv_bfloat16>(double value)
+{
+    return __double2bfloat16(value);
 }
 
 #endif

@@ -1,12 +1,14 @@
 /* sumsq.cu: sum of squares on CUDA, s = sum over i < n of x[i]^2 (docs/sumsq.md).
  *
- * Input x: n elements of float or double in device memory; output s: one
- * element of the same type. Two variants, the rows at the end of this file:
+ * Input x: n elements of __half, __nv_bfloat16, float or double in device
+ * memory; output s: one element of the same type. Two variants, the rows at
+ * the end of this file:
  *
  *   vector-grid  our kernel. One launch. Each thread walks the input with a
- *                grid-wide stride in 16-byte vectors (float4, double2), four
- *                loads in flight before the first use, and adds the squares
- *                into 8 running sums in double, one pair per load. The first
+ *                grid-wide stride in 16-byte vectors (float4, double2, or
+ *                uint4 holding eight 16-bit values), four loads in flight
+ *                before the first use, and adds the squares into 8 running
+ *                sums, one pair per load. The first
  *                elements before a 16-byte boundary (none for cudaMalloc
  *                memory, which is 256-byte aligned) and the last n mod width
  *                elements are read one by one by the lowest threads, so no
@@ -15,27 +17,38 @@
  *                shared memory, giving one partial per block. The last block
  *                to finish (a device-wide atomic counter after a fence) sums
  *                the partials in index order, not arrival order, and writes s
- *                rounded once to the input type (cuda/grid_sum.cuh). No floating-point atomics:
+ *                rounded once to the input type (cuda/grid_sum.cuh, and
+ *                kcs_narrow_double of cuda/half.cuh). No floating-point atomics:
  *                the same input gives the same bits on every run.
  *   cub          the peer: cub::DeviceReduce::TransformReduce with a
  *                transform that squares in double, plus in double, and an
- *                output iterator that rounds to the input type.
+ *                output iterator that rounds to the input type (once, for
+ *                the 16-bit types too).
  *
  * Precision: squares and sums are carried in double for float and double
  * input, as docs/sumsq.md requires. Float squares are exact in double; a
- * float running sum would lose a whole element over a million. Squares and
- * additions are fused (fma(x, x, sum)), one rounding where the spec's model
- * allows two, so the bound holds with room.
+ * float running sum would lose a whole element over a million. For __half
+ * and __nv_bfloat16 input the threads' running sums are float, which is
+ * what the spec asks of the 16-bit types: their squares are exact in float
+ * (bf16 ones unless they underflow, which the bound counts), the float sums'
+ * error stays below the final rounding's 2^-11 or 2^-8, and float FMAs keep
+ * the loop as cheap as the loads; a thread's float sum then joins the
+ * double grid sum exactly, and the double total is rounded once to the
+ * 16-bit type (kcs_narrow_double). Squares and additions are fused
+ * (fma(x, x, sum)), one rounding where the spec's model allows two, so the
+ * bound holds with room.
  *
  * Summation depth (docs/sumsq.md allows D(n) = min(n-1, 2048 + ceil(log2 n))
  * additions per term). vector-grid: no thread reads more than 1024 vectors
  * (KCS_SUMSQ_MAX_VECTORS_PER_THREAD): when n would give it more, the grid
  * grows, in whole waves of resident blocks. A thread's longest running sum
- * takes one element (double2) or two (float4) of at most 258 vectors, and
- * maybe one scalar: 259 or 517 additions. Then 3 in the thread's tree, 5 + 5
+ * takes one element (double2), two (float4) or four (eight 16-bit values)
+ * of at most 258 vectors, and maybe one scalar: 259, 517 or 1033 additions. Then 3 in the thread's tree, 5 + 5
  * in the block's, ceil(blocks / 256) in the last block's loop over the
  * partials and 5 + 5 more: 543 at most for float at n = 1e8 (528 blocks),
- * 617 for the largest float input an 80 GB card holds. On an H100 (132 SMs,
+ * 617 for the largest float input an 80 GB card holds; for the 16-bit
+ * types 1033 + 23 + ceil(blocks / 256), about 1060 (the float part of it
+ * 1036). On an H100 (132 SMs,
  * 4 blocks of 256 threads each) one wave of 528 blocks serves up to 5.5e8
  * float or 2.8e8 double elements; at n = 1e8 a thread reads 185 float4 or
  * 370 double2 vectors.
@@ -106,20 +119,34 @@ template <> struct vector_of<double> {
     using type = double2;
     static constexpr int width = 2;
 };
+template <> struct vector_of<__half> {
+    using type = uint4;
+    static constexpr int width = 8;
+};
+template <> struct vector_of<__nv_bfloat16> {
+    using type = uint4;
+    static constexpr int width = 8;
+};
 
-/* Adds the squares of v's components, alternately, into two running sums. */
-__device__ __forceinline__ void add_squares(float4 v, double &even, double &odd)
-{
-    even = fma((double)v.x, (double)v.x, even);
-    odd = fma((double)v.y, (double)v.y, odd);
-    even = fma((double)v.z, (double)v.z, even);
-    odd = fma((double)v.w, (double)v.w, odd);
-}
+/* The type a thread's running sums are carried in: double for float and
+ * double input (docs/sumsq.md), float for the 16-bit types. */
+template <typename T> struct accumulator_of { using type = double; };
+template <> struct accumulator_of<__half> { using type = float; };
+template <> struct accumulator_of<__nv_bfloat16> { using type = float; };
+template <typename T> using accumulator = typename accumulator_of<T>::type;
 
-__device__ __forceinline__ void add_squares(double2 v, double &even, double &odd)
+/* Adds the squares of v's elements, alternately, into two running sums. */
+template <typename T>
+__device__ __forceinline__ void add_squares(const typename vector_of<T>::type &v, accumulator<T> &even,
+                                            accumulator<T> &odd)
 {
-    even = fma(v.x, v.x, even);
-    odd = fma(v.y, v.y, odd);
+    const T *elements = reinterpret_cast<const T *>(&v);
+#pragma unroll
+    for (int k = 0; k < vector_of<T>::width; k += 2) {
+        const accumulator<T> a = kcs_widen(elements[k]), b = kcs_widen(elements[k + 1]);
+        even = fma(a, a, even);
+        odd = fma(b, b, odd);
+    }
 }
 
 /* One launch computes s: see the header comment. blocks_done must be 0 on
@@ -143,13 +170,13 @@ kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ pa
     const size_t thread = (size_t)blockIdx.x * threads_per_block + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * threads_per_block;
 
-    double sums[running_sums];
+    accumulator<T> sums[running_sums];
 #pragma unroll
     for (int k = 0; k < running_sums; k++)
-        sums[k] = 0.0;
+        sums[k] = 0;
 
     if (thread < scalar_count) {
-        const double value = x[thread < head ? thread : tail_start + (thread - head)];
+        const accumulator<T> value = kcs_widen(x[thread < head ? thread : tail_start + (thread - head)]);
         sums[0] = fma(value, value, sums[0]);
     }
 
@@ -161,21 +188,22 @@ kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ pa
             v[k] = __ldg(vectors + i + k * stride);
 #pragma unroll
         for (int k = 0; k < loads_in_flight; k++)
-            add_squares(v[k], sums[2 * k], sums[2 * k + 1]);
+            add_squares<T>(v[k], sums[2 * k], sums[2 * k + 1]);
     }
     for (; i < vector_count; i += stride)
-        add_squares(__ldg(vectors + i), sums[0], sums[1]);
+        add_squares<T>(__ldg(vectors + i), sums[0], sums[1]);
 
 #pragma unroll
     for (int span = running_sums / 2; span > 0; span /= 2)
 #pragma unroll
         for (int k = 0; k < span; k++)
             sums[k] += sums[k + span];
-    if (!kcs_grid_last_block(kcs_block_sum<threads_per_block>(sums[0]), partials, blocks_done))
+    /* A float sum is exact in double: the grid sum adds no rounding of its own. */
+    if (!kcs_grid_last_block(kcs_block_sum<threads_per_block>((double)sums[0]), partials, blocks_done))
         return;
     const double total = kcs_grid_total<threads_per_block>(partials);
     if (threadIdx.x == 0)
-        *result = static_cast<T>(total);
+        *result = kcs_narrow_double<T>(total);
 }
 
 /* Blocks for n elements: one full wave of resident blocks (fewer for small
@@ -239,17 +267,17 @@ template <typename T> KCS_KERNEL_RUN(run_vector_grid)
 struct square_in_double {
     template <typename T> __device__ double operator()(T value) const
     {
-        const double wide = value;
+        const double wide = kcs_widen(value);
         return wide * wide;
     }
 };
 
 /* Rounds the double sum once to the output type, as CUB writes it. */
 template <typename T> struct round_to {
-    __device__ T operator()(double value) const { return static_cast<T>(value); }
+    __device__ T operator()(double value) const { return kcs_narrow_double<T>(value); }
 };
 
-/* Elements per CUB call: see the header comment. A multiple of 4, so every
+/* Elements per CUB call: see the header comment. A multiple of 8, so every
  * chunk starts 16-byte aligned and CUB keeps its vector loads. */
 size_t cub_chunk_elements(int sm_count)
 {
@@ -258,7 +286,7 @@ size_t cub_chunk_elements(int sm_count)
                    (size_t)(sm_count > 0 ? sm_count : 1);
     if (chunk > (size_t)1 << 30)
         chunk = (size_t)1 << 30; /* CUB's int item count */
-    return chunk / 4 * 4;
+    return chunk / 8 * 8; /* eight 16-bit elements, four float, two double: 16 bytes */
 }
 
 template <typename T> KCS_KERNEL_RUN(run_cub)
@@ -305,7 +333,7 @@ template <typename T> KCS_KERNEL_RUN(run_cub)
     if (status != KCS_OK)
         return status;
     if (n == 0) {
-        /* +0.0 is all zero bits in both types; CUB is not asked to reduce nothing. */
+        /* +0.0 is all zero bits in every type; CUB is not asked to reduce nothing. */
         KCS_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(T), device->stream));
     } else if (chunk_count == 1) {
         KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x, rounded, (int)n,
@@ -339,6 +367,14 @@ static const kcs_kernel rows[] = {
      NULL, "CUB"},
     {"sumsq", KCS_F32, "cub", "peer: cub::DeviceReduce::TransformReduce, float squared in double", run_cub<float>,
      NULL, "CUB"},
+    {"sumsq", KCS_F16, "vector-grid", "8 halves per 16-byte load, f32 running sums, f64 grid sum, rounded once",
+     run_vector_grid<__half>, NULL},
+    {"sumsq", KCS_BF16, "vector-grid", "8 bf16 per 16-byte load, f32 running sums, f64 grid sum, rounded once",
+     run_vector_grid<__nv_bfloat16>, NULL},
+    {"sumsq", KCS_F16, "cub", "peer: cub::DeviceReduce::TransformReduce, half squared in double", run_cub<__half>,
+     NULL, "CUB"},
+    {"sumsq", KCS_BF16, "cub", "peer: cub::DeviceReduce::TransformReduce, bf16 squared in double",
+     run_cub<__nv_bfloat16>, NULL, "CUB"},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_sumsq_kernels = KCS_KERNEL_TABLE(rows);

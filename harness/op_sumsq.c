@@ -2,10 +2,11 @@
  *
  * docs/sumsq.md is the normative definition and derives the bound computed
  * here. In short: the squares and the sum are carried in f64 for f32 and f64
- * inputs alike; any summation tree is allowed in which each term passes
- * through at most D(n) = min(n - 1, 2048 + ceil(log2 n)) additions; the
- * result is rounded to the input type. The bound is relative to s because
- * every term is non-negative.
+ * inputs, in f32 (at least) for f16 and bf16 inputs; any summation tree is
+ * allowed in which each term passes through at most D(n) = min(n - 1, 2048 +
+ * ceil(log2 n)) additions; the result is rounded once to the input type,
+ * f16 and bf16 included. The bound is relative to s because every term is
+ * non-negative.
  */
 #include <float.h>
 #include <math.h>
@@ -46,14 +47,16 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
-/* The exact sum rounded to double, then to the output type's range: an f32
- * result beyond FLT_MAX by half an ulp or more is inf. */
+/* The exact sum rounded to double, then to the output type's range: a
+ * result beyond the type's largest finite value by half an ulp or more (f32
+ * 0x1.ffffffp127, bf16 0x1.ffp127, f16 65520) rounds to inf. */
 static double to_output_range(double value, kcs_dtype dtype)
 {
-    const double f32_overflow = 0x1.ffffffp127; /* FLT_MAX + ulp/2: rounds to inf */
-    if (dtype == KCS_F32 && value >= f32_overflow)
-        return INFINITY;
-    return value;
+    if (dtype == KCS_F64)
+        return value;
+    double largest = kcs_largest_finite(dtype);
+    double overflow = largest + ldexp(kcs_unit_roundoff(dtype), ilogb(largest));
+    return value >= overflow ? INFINITY : value;
 }
 
 static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
@@ -106,7 +109,7 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
 {
     const kcs_distribution *d = &kcs_case_input(c, "x")->distribution;
     __int128 n = (__int128)args->sumsq.n;
-    double exact_limit = args->dtype == KCS_F32 ? 0x1.0p24 : 0x1.0p53;
+    double exact_limit = 1.0 / kcs_unit_roundoff(args->dtype); /* 2^p: every integer up to it is exact */
     double a, b;
     if (strcmp(d->name, "ramp") == 0) {
         a = kcs_distribution_param(d, "start", 0.0);
@@ -155,6 +158,17 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
          * squares that may underflow by up to the smallest subnormal each. */
         bound = (kcs_gamma(depth + 1, u64) + 2 * u64) * g / (1.0 - u64) +
                 (double)n * kcs_smallest_subnormal(KCS_F64);
+    } else if (args->dtype == KCS_F16 || args->dtype == KCS_BF16) {
+        /* Squares in f32: exact for f16; for bf16 exact unless they underflow
+         * (below 2^-126), by at most half of f32's smallest subnormal each.
+         * The f32 sum, each term through <= D additions; one rounding to the
+         * 16-bit type, plus half its smallest subnormal if the result is
+         * subnormal there; the oracle's 2u as for f64. */
+        double u16 = kcs_unit_roundoff(args->dtype);
+        double sum_error = kcs_gamma(depth, kcs_unit_roundoff(KCS_F32));
+        double underflow = (double)n * kcs_smallest_subnormal(KCS_F32) / 2;
+        bound = (u16 * (1.0 + sum_error) + sum_error + 2 * u64) * g / (1.0 - u64) +
+                (1.0 + u16) * (1.0 + sum_error) * underflow + kcs_smallest_subnormal(args->dtype) / 2;
     } else {
         /* f32 squares are exact in f64; the f64 sum, then one rounding to f32. */
         double u32 = kcs_unit_roundoff(KCS_F32);
@@ -178,7 +192,7 @@ static double flops(const kcs_op_args *args)
 
 const kcs_op kcs_op_sumsq = {
     .name = "sumsq",
-    .summary = "s = sum of x[i]^2, carried in f64, rounded to the input type",
+    .summary = "s = sum of x[i]^2, carried in f64 (f32 for f16, bf16), rounded to the input type",
     .sizes = sizes,
     .params = params,
     .inputs = inputs,

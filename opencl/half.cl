@@ -50,3 +50,16 @@ inline void kcs_store_f16(__global half *data, size_t i, float value)
 {
     vstore_half_rte(value, i, data);
 }
+
+/* Elements 8i .. 8i + 7 of bf16 data as floats, exactly (vector loads for
+ * kernels that stream bf16 arrays). */
+inline float8 kcs_load8_bf16(__global const ushort *data, size_t i)
+{
+    return as_float8(convert_uint8(vload8(i, data)) << 16);
+}
+
+/* Elements 8i .. 8i + 7 of f16 data as floats, exactly. */
+inline float8 kcs_load8_f16(__global const half *data, size_t i)
+{
+    return vload_half8(i, data);
+}

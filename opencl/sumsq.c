@@ -1,8 +1,10 @@
 /* sumsq.c: launches the OpenCL sum of squares of opencl/sumsq.cl (docs/sumsq.md).
  *
- * Two variants, the rows at the end of this file; both run on any
- * device with fp64 and both write s even for n = 0 (their first pass then
- * yields one zero partial, which the last pass writes).
+ * Two variants, the rows at the end of this file; both write s even for
+ * n = 0 (their first pass then yields one zero partial, which the last pass
+ * writes). The f32 and f64 rows carry double partials and need a device with
+ * fp64; the f16 and bf16 rows carry float partials (opencl/sumsq.cl says
+ * why) and run on any device.
  *
  *   gpu-strided-tree: enough work-groups to fill the device
  *     (groups_per_compute_unit per compute unit, fewer for small n), each
@@ -63,18 +65,26 @@ enum {
     work_items_per_compute_unit = 2,
 };
 
-/* opencl/sumsq.cl's kernels for one input type (its one program holds both types). */
+/* opencl/sumsq.cl's kernels for one input type (its one program holds every type). */
 typedef struct {
     const char *groups; /* gpu-strided-tree's first pass: work-group partials of the squares */
     const char *chunks; /* cpu-contiguous-chunks' first pass: one partial per chunk */
+    const char *add;    /* gpu-strided-tree's passes in between: partials of partials */
     const char *finish; /* both variants' last pass: adds the partials and writes s */
+    size_t partial_bytes; /* one partial: a double, or a float for the 16-bit types */
 } sumsq_kernels;
 
 /* The kernels, indexed by input dtype (the kernel rows name no other); an f64
- * sum is written as it is, an f32 one rounded once. */
+ * sum is written as it is, the others rounded once to their type. */
 static const sumsq_kernels kernels_of[] = {
-    [KCS_F64] = {"kcs_sumsq_groups_f64", "kcs_sumsq_chunks_f64", "kcs_sumsq_add_partials"},
-    [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_finish_f32"},
+    [KCS_F64] = {"kcs_sumsq_groups_f64", "kcs_sumsq_chunks_f64", "kcs_sumsq_add_partials",
+                 "kcs_sumsq_add_partials", sizeof(cl_double)},
+    [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_add_partials",
+                 "kcs_sumsq_finish_f32", sizeof(cl_double)},
+    [KCS_F16] = {"kcs_sumsq_groups_f16", "kcs_sumsq_chunks_f16", "kcs_sumsq_add_partials_float",
+                 "kcs_sumsq_finish_f16", sizeof(cl_float)},
+    [KCS_BF16] = {"kcs_sumsq_groups_bf16", "kcs_sumsq_chunks_bf16", "kcs_sumsq_add_partials_float",
+                  "kcs_sumsq_finish_bf16", sizeof(cl_float)},
 };
 
 static size_t ceil_div(size_t a, size_t b)
@@ -82,11 +92,10 @@ static size_t ceil_div(size_t a, size_t b)
     return a / b + (a % b != 0);
 }
 
-/* KCS_UNSUPPORTED where the device has no fp64. */
+/* KCS_UNSUPPORTED for f32 and f64 where the device has no fp64. */
 static KCS_KERNEL_SUPPORTS(sumsq_supports)
 {
-    (void)args;
-    if (!device->has_fp64)
+    if (kernels_of[args->dtype].partial_bytes == sizeof(cl_double) && !device->has_fp64)
         return kcs_fail(err, KCS_UNSUPPORTED, "device lacks cl_khr_fp64 (sumsq accumulates in f64)");
     return KCS_OK;
 }
@@ -136,10 +145,10 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     size_t n = args->sumsq.n;
     cl_kernel first, add;
     size_t first_local, add_local;
-    kcs_status status =
-        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].groups, &first, err);
+    const sumsq_kernels *kernels = &kernels_of[args->dtype];
+    kcs_status status = kcs_opencl_kernel(device, &sumsq_program, kernels->groups, &first, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &sumsq_program, "kcs_sumsq_add_partials", &add, err);
+        status = kcs_opencl_kernel(device, &sumsq_program, kernels->add, &add, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, first, KCS_OPENCL_SUMSQ_GROUP_SIZE, &first_local, err);
     if (status == KCS_OK)
@@ -150,7 +159,7 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     size_t groups = pass_groups(device, n, first_local);
     cl_mem partials;
     int slot = 0;
-    status = kcs_opencl_scratch(device, slot, groups * sizeof(cl_double), &partials, err);
+    status = kcs_opencl_scratch(device, slot, groups * kernels->partial_bytes, &partials, err);
     if (status == KCS_OK)
         status = set_pass_args(first, input, n, partials, err);
     if (status == KCS_OK)
@@ -162,7 +171,7 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     while (status == KCS_OK && count > add_local * finish_per_work_item) {
         size_t next_groups = pass_groups(device, count, add_local);
         cl_mem sums = NULL;
-        status = kcs_opencl_scratch(device, 1 - slot, next_groups * sizeof(cl_double), &sums, err);
+        status = kcs_opencl_scratch(device, 1 - slot, next_groups * kernels->partial_bytes, &sums, err);
         if (status == KCS_OK)
             status = set_pass_args(add, partials, count, sums, err);
         if (status == KCS_OK)
@@ -197,7 +206,7 @@ static kcs_status enqueue_contiguous_chunks(kcs_device *device, const kcs_op_arg
     kcs_status status =
         kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].chunks, &kernel, err);
     if (status == KCS_OK)
-        status = kcs_opencl_scratch(device, 0, items * sizeof(cl_double), &partials, err);
+        status = kcs_opencl_scratch(device, 0, items * kernels_of[args->dtype].partial_bytes, &partials, err);
     if (status != KCS_OK)
         return status;
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
@@ -233,6 +242,14 @@ static const kcs_kernel rows[] = {
      "a few work-items, each a contiguous chunk in double8 blocks added pairwise, then combined",
      sumsq_contiguous_chunks, sumsq_supports},
     {"sumsq", KCS_F32, "cpu-contiguous-chunks", "as f64, float8 loads widened to double8",
+     sumsq_contiguous_chunks, sumsq_supports},
+    {"sumsq", KCS_F16, "gpu-strided-tree", "as f64, squares and sums in f32, rounded once to f16",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_BF16, "gpu-strided-tree", "as f64, squares and sums in f32, rounded once to bf16",
+     sumsq_strided_tree, sumsq_supports},
+    {"sumsq", KCS_F16, "cpu-contiguous-chunks", "as f64, vload_half8 to float8, sums in f32",
+     sumsq_contiguous_chunks, sumsq_supports},
+    {"sumsq", KCS_BF16, "cpu-contiguous-chunks", "as f64, ushort8 loads widened to float8, sums in f32",
      sumsq_contiguous_chunks, sumsq_supports},
 };
 

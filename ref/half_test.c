@@ -111,6 +111,66 @@ static void test_widening_is_exact_for_every_pattern(void **state)
     }
 }
 
+/* The once-rounding from double (round to odd in float, then to nearest)
+ * agrees with the harness's nearbyint rounding for value. */
+static void check_double(double value)
+{
+    uint16_t half = kcs_narrow_double_f16(value).bits, brain = kcs_narrow_double_bf16(value).bits;
+    uint16_t half_expected = kcs_f16_from_double(value), brain_expected = kcs_bf16_from_double(value);
+    if (half != half_expected)
+        fail_msg("f16 of double %a: 0x%04x, expected 0x%04x", value, (unsigned)half, (unsigned)half_expected);
+    if (brain != brain_expected)
+        fail_msg("bf16 of double %a: 0x%04x, expected 0x%04x", value, (unsigned)brain,
+                 (unsigned)brain_expected);
+}
+
+/* Where two roundings go wrong: a double a hair off a tie of the 16-bit
+ * type, closer than float can tell, must round away from the tie's even
+ * neighbour when it lies past the tie. Every tie of both types (normal and
+ * subnormal, both signs), each nudged by one double ulp and by 2^-30 of
+ * itself either way; then a sweep of double bit patterns of every exponent. */
+static void test_rounding_from_double_is_once(void **state)
+{
+    (void)state;
+    for (uint32_t bits = 0; bits < 0x7bffu; bits++) {
+        double low = kcs_f16_to_double((uint16_t)bits), high = kcs_f16_to_double((uint16_t)(bits + 1));
+        double tie = (low + high) / 2;
+        const double nudges[] = {tie, nextafter(tie, 0.0), nextafter(tie, INFINITY), tie * (1 + 0x1p-30),
+                                 tie * (1 - 0x1p-30)};
+        for (size_t k = 0; k < sizeof nudges / sizeof nudges[0]; k++) {
+            check_double(nudges[k]);
+            check_double(-nudges[k]);
+        }
+    }
+    for (uint32_t top = 0; top < 0x7f80u; top++) {
+        double tie = (double)kcs_float_from_bits(top << 16 | 0x8000u);
+        const double nudges[] = {tie, nextafter(tie, 0.0), nextafter(tie, INFINITY), tie * (1 + 0x1p-30),
+                                 tie * (1 - 0x1p-30)};
+        for (size_t k = 0; k < sizeof nudges / sizeof nudges[0]; k++) {
+            check_double(nudges[k]);
+            check_double(-nudges[k]);
+        }
+    }
+    /* A multiplicative sweep of bit patterns: every exponent, ragged low bits. */
+    for (uint64_t i = 0; i < 20000000u; i++) {
+        uint64_t pattern = i * 0x9e3779b97f4a7c15u;
+        double value;
+        memcpy(&value, &pattern, sizeof value);
+        if (!isnan(value))
+            check_double(value);
+    }
+    check_double(0x1.fffffe1p127); /* past FLT_MAX, below the float overflow threshold */
+    check_double(0x1.ffp127);      /* bf16's overflow tie: inf */
+    check_double(0x1.fefffffffp127);
+    check_double(1e300);
+    check_double(0x1p-1074);
+    check_double(-0x1p-1074);
+    assert_int_equal(kcs_narrow_double_f16(1.0 + 0x1p-11 + 0x1p-40).bits, 0x3c01); /* (float) alone gives 0x3c00 */
+    assert_int_equal(kcs_narrow_double_bf16(1.0 + 0x1p-8 + 0x1p-40).bits, 0x3f81);
+    assert_true(isnan(kcs_f16_to_float(kcs_narrow_double_f16(NAN))));
+    assert_true(isnan(kcs_bf16_to_float(kcs_narrow_double_bf16(NAN))));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_rounding_agrees_at_every_tie),
         cmocka_unit_test(test_documented_values),
         cmocka_unit_test(test_widening_is_exact_for_every_pattern),
+        cmocka_unit_test(test_rounding_from_double_is_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,11 @@
  *   kcs_compute_S   the type the reference computes S in (float, or double for f64)
  *   kcs_widen_S     S to kcs_compute_S, exactly
  *   kcs_narrow_S    kcs_compute_S rounded once to S
+ *   kcs_narrow_double_S  a double rounded once to S, for references that
+ *                   carry a sum in double whatever S is: (S)(float)value
+ *                   would round twice for f16 and bf16 (a double just past
+ *                   a tie, rounded to float, lands on the tie and then goes
+ *                   to even, the wrong way)
  */
 #ifndef KCS_REF_HALF_H
 #define KCS_REF_HALF_H
@@ -117,6 +122,27 @@ static inline kcs_bf16 kcs_bf16_from_float(float value)
     return result;
 }
 
+/* value rounded to float with rounding to odd: exact values stay; an inexact
+ * one is truncated toward zero and its last bit set, so that it keeps the
+ * information "strictly between two floats". A double rounded to odd in
+ * float (24 bits) and then to nearest in a format of at most 22 bits is
+ * rounded once, to nearest (Boldo and Melquiond, "Emulation of FMA and
+ * correctly rounded sums: proved algorithms using rounding to odd", IEEE
+ * Trans. Computers 57(4), 2008): f16 has 11 bits, bf16 8, and float's
+ * subnormals are finer than theirs. A double beyond FLT_MAX becomes
+ * FLT_MAX, odd, which both 16-bit types round to inf, as they should. */
+static inline float kcs_float_round_to_odd(double value)
+{
+    float nearest = (float)value;
+    if ((double)nearest == value || value != value)
+        return nearest;
+    uint32_t bits = kcs_float_bits(nearest);
+    double past = (double)nearest - value;
+    if ((past > 0.0 && value > 0.0) || (past < 0.0 && value < 0.0))
+        bits -= 1; /* rounded away from zero: one float back toward it (inf - 1 is FLT_MAX) */
+    return kcs_float_from_bits(bits | 1u);
+}
+
 typedef float kcs_compute_f16;
 typedef float kcs_compute_bf16;
 typedef float kcs_compute_f32;
@@ -131,5 +157,13 @@ static inline kcs_f16 kcs_narrow_f16(float value) { return kcs_f16_from_float(va
 static inline kcs_bf16 kcs_narrow_bf16(float value) { return kcs_bf16_from_float(value); }
 static inline float kcs_narrow_f32(float value) { return value; }
 static inline double kcs_narrow_f64(double value) { return value; }
+
+static inline kcs_f16 kcs_narrow_double_f16(double value) { return kcs_f16_from_float(kcs_float_round_to_odd(value)); }
+static inline kcs_bf16 kcs_narrow_double_bf16(double value)
+{
+    return kcs_bf16_from_float(kcs_float_round_to_odd(value));
+}
+static inline float kcs_narrow_double_f32(double value) { return (float)value; }
+static inline double kcs_narrow_double_f64(double value) { return value; }
 
 #endif

@@ -30,7 +30,7 @@ mkdir -p "$work"
 failures=0
 
 # Pass 1. Every kernel row once at least (each row runs every case of its op that it supports):
-#   sumsq      a few elements; 93 and 4096 (ragged and whole groups and chunks); NaN and inf
+#   sumsq      a few elements; 93 and 4096 (ragged and whole groups and chunks, f16 and bf16 too); NaN and inf
 #   elementwise 93 elements (a vector tail); special values
 #   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN;
 #              f16 and bf16 into a C_out of their type and of f32 (each build of gemm.cl)
@@ -38,7 +38,7 @@ failures=0
 #              partial vector), NaN rows, attention masks (empty pieces in the
 #              merge), rows of 20001 held partly in local memory
 #   anneal     assign, reduce, update and energy on their small cases
-cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf
+cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf sumsq/f16-n93 sumsq/bf16-n4096
 elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
 elementwise/relu-f32-n93 elementwise/relu-f64-n93 elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93
 elementwise/add-f32-special elementwise/sigmoid-f64-special
@@ -53,7 +53,7 @@ anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce
 anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
 # Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
-unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
+unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 sumsq/f16-n7 sumsq/bf16-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
 elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
 elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1 gemm/f16-k0
 gemm/bf16-nn-37x29x19

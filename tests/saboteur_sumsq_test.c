@@ -36,6 +36,24 @@ static void accumulating_f64_in_f32_fails(void **state)
     kcs_test_expect_caught("sumsq/f32-n1000003", "accumulates-in-float", "times the bound");
 }
 
+static void accumulating_16_bit_input_in_its_own_type_fails(void **state)
+{
+    (void)state;
+    /* an f16 running sum of squares in [-1/4, 1/4] stalls at 128 of about 21000 */
+    kcs_test_expect_caught("sumsq/f16-n1000003", "accumulates-in-storage-type", "times the bound");
+    kcs_test_expect_caught("sumsq/bf16-n1000003", "accumulates-in-storage-type", "times the bound");
+    kcs_test_expect_caught("sumsq/f16-tenths", "accumulates-in-storage-type", "times the bound");
+    kcs_test_expect_caught("sumsq/bf16-tenths", "accumulates-in-storage-type", "times the bound");
+}
+
+static void dropping_one_of_a_short_16_bit_sum_fails(void **state)
+{
+    (void)state;
+    kcs_test_expect_caught("sumsq/f16-n93", "drops-last-element", "times the bound");
+    kcs_test_expect_caught("sumsq/bf16-n93", "drops-last-element", "times the bound");
+    kcs_test_expect_caught("sumsq/f16-sum-just-finite", "drops-last-element", "times the bound");
+}
+
 static void an_unwritten_output_fails(void **state)
 {
     (void)state;
@@ -61,6 +79,8 @@ int main(void)
         cmocka_unit_test(dropping_the_last_of_1e8_f64_elements_fails),
         cmocka_unit_test(dropping_the_last_of_a_million_f32_elements_fails),
         cmocka_unit_test(accumulating_f64_in_f32_fails),
+        cmocka_unit_test(accumulating_16_bit_input_in_its_own_type_fails),
+        cmocka_unit_test(dropping_one_of_a_short_16_bit_sum_fails),
         cmocka_unit_test(an_unwritten_output_fails),
         cmocka_unit_test(a_zero_answer_fails_and_says_so),
         cmocka_unit_test(a_modified_input_fails),
