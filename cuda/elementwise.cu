@@ -1,12 +1,12 @@
 /* elementwise.cu: add, mul, relu and sigmoid on CUDA, out[i] = f(x[i] [, y[i]])
- * (docs/elementwise.md), f32 and f64.
+ * (docs/elementwise.md), f16, bf16, f32 and f64.
  *
  * Inputs x (and y for add and mul): n elements; output out: n elements of the
  * same type, a separate buffer. One kernel template serves the four
  * functions, one row per function and type (the rows at the end of this file).
  *
  * Algorithm ("vector-grid", one pass): the arrays are read as 16-byte
- * vectors (float4, double2). Block b owns the KCS_ELEMENTWISE_LOADS_IN_FLIGHT
+ * vectors (float4, double2, or a uint4 holding 8 __half or __nv_bfloat16). Block b owns the KCS_ELEMENTWISE_LOADS_IN_FLIGHT
  * * KCS_ELEMENTWISE_THREADS consecutive vectors from b times that count;
  * thread t of it takes vectors t, t + T, t + 2T, ... of that run (T threads
  * a block), so each warp-wide load reads one contiguous 512 bytes, and each
@@ -23,9 +23,13 @@
  * element is done one by one, each block taking the same number of
  * consecutive elements (width times as many blocks).
  *
- * Precision: each element is one IEEE operation in its own type, no
- * accumulation. add and mul are single correctly rounded operations (a
- * lone product or sum: nothing for -fmad to contract). relu is
+ * Precision: each element is widened exactly to its compute type (kcs_widen,
+ * cuda/half.cuh: float for f16 and bf16, the type itself for f32 and f64),
+ * computed there, and rounded once to the storage type (kcs_narrow, cvt.rn),
+ * no accumulation: the spec asks for f32 arithmetic and one final rounding
+ * for the 16-bit types, and float's 24 bits keep their add and mul correctly
+ * rounded after it (docs/elementwise.md). add and mul are single correctly
+ * rounded operations (a lone product or sum: nothing for -fmad to contract). relu is
  * x < 0 ? 0 : x, so that relu(NaN) = NaN (fmax would give 0). sigmoid is
  * 1 / (1 + exp(-x)) with CUDA's expf (2 ulp) or exp (1 ulp), not __expf,
  * and the default IEEE divide (-prec-div=true; the build has no fast-math
@@ -35,7 +39,8 @@
  *
  * Bytes: 3n or 2n elements; at n = 1e8 f32 the kernels are bound by memory
  * (sigmoid's exp and divide, about 30 instructions an element, stay under
- * the time of its 8 bytes).
+ * the time of its 8 bytes). In f16 and bf16 the same arithmetic and two
+ * conversions meet half the bytes: 8 elements per 16-byte access.
  *
  * Tunables (-D on the nvcc line): KCS_ELEMENTWISE_THREADS,
  * KCS_ELEMENTWISE_LOADS_IN_FLIGHT.
@@ -45,6 +50,8 @@
  */
 #include <climits>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "common.cuh"
 
@@ -73,7 +80,8 @@ __host__ __device__ constexpr bool is_binary(function f)
     return f == function::add || f == function::mul;
 }
 
-/* The 16-byte vector of each element type, and its components. */
+/* The 16-byte vector of each element type, and its components: 8 of the
+ * 16-bit types travel as a uint4 (one 128-bit load or store). */
 template <typename T> struct vector_of;
 template <> struct vector_of<float> {
     using type = float4;
@@ -82,6 +90,14 @@ template <> struct vector_of<float> {
 template <> struct vector_of<double> {
     using type = double2;
     static constexpr int width = 2;
+};
+template <> struct vector_of<__half> {
+    using type = uint4;
+    static constexpr int width = 8;
+};
+template <> struct vector_of<__nv_bfloat16> {
+    using type = uint4;
+    static constexpr int width = 8;
 };
 
 __device__ __forceinline__ float exp_of(float value)
@@ -94,27 +110,43 @@ __device__ __forceinline__ double exp_of(double value)
     return exp(value); /* 1 ulp */
 }
 
-/* One element of f; y is ignored by the unary functions. */
-template <function F, typename T> __device__ __forceinline__ T apply(T x, T y)
+/* One element of f, in the compute type C of the storage type T, rounded
+ * once to T; y is ignored by the unary functions. */
+template <function F, typename T> __device__ __forceinline__ T apply(T x_stored, T y_stored)
 {
+    using C = kcs_compute<T>;
+    const C x = kcs_widen(x_stored), y = kcs_widen(y_stored);
     if constexpr (F == function::add)
-        return x + y;
+        return kcs_narrow<T>(x + y);
     else if constexpr (F == function::mul)
-        return x * y;
+        return kcs_narrow<T>(x * y);
     else if constexpr (F == function::relu)
-        return x < T(0) ? T(0) : x; /* NaN < 0 is false: NaN stays NaN */
+        return kcs_narrow<T>(x < C(0) ? C(0) : x); /* NaN < 0 is false: NaN stays NaN */
     else
-        return T(1) / (T(1) + exp_of(-x));
+        return kcs_narrow<T>(C(1) / (C(1) + exp_of(-x)));
 }
 
-template <function F> __device__ __forceinline__ float4 apply_vector(float4 x, float4 y)
+/* f on each element of a 16-byte vector of T. */
+template <function F, typename T>
+__device__ __forceinline__ typename vector_of<T>::type apply_vector(typename vector_of<T>::type x,
+                                                                    typename vector_of<T>::type y)
 {
-    return make_float4(apply<F>(x.x, y.x), apply<F>(x.y, y.y), apply<F>(x.z, y.z), apply<F>(x.w, y.w));
-}
-
-template <function F> __device__ __forceinline__ double2 apply_vector(double2 x, double2 y)
-{
-    return make_double2(apply<F>(x.x, y.x), apply<F>(x.y, y.y));
+    if constexpr (std::is_same_v<T, float>) {
+        return make_float4(apply<F>(x.x, y.x), apply<F>(x.y, y.y), apply<F>(x.z, y.z), apply<F>(x.w, y.w));
+    } else if constexpr (std::is_same_v<T, double>) {
+        return make_double2(apply<F>(x.x, y.x), apply<F>(x.y, y.y));
+    } else { /* 8 16-bit elements in a uint4: unpacked and packed in registers */
+        constexpr int width = vector_of<T>::width;
+        T xs[width], ys[width], results[width];
+        memcpy(xs, &x, sizeof x);
+        memcpy(ys, &y, sizeof y);
+#pragma unroll
+        for (int k = 0; k < width; k++)
+            results[k] = apply<F>(xs[k], ys[k]);
+        typename vector_of<T>::type packed;
+        memcpy(&packed, results, sizeof packed);
+        return packed;
+    }
 }
 
 /* Vectors (or, in the scalar fallback, elements) a block owns. */
@@ -141,7 +173,7 @@ kcs_elementwise_vector_grid(const T *__restrict__ x, const T *__restrict__ y, T 
         for (int k = 0; k < per_thread; k++) {
             const size_t i = first + (size_t)k * threads_per_block;
             if (i < n)
-                out[i] = apply<F>(x[i], binary ? y[i] : T(0));
+                out[i] = apply<F>(x[i], binary ? y[i] : x[i]);
         }
         return;
     }
@@ -166,7 +198,7 @@ kcs_elementwise_vector_grid(const T *__restrict__ x, const T *__restrict__ y, T 
         }
 #pragma unroll
         for (int k = 0; k < loads_in_flight; k++)
-            outv[first + k * threads_per_block] = apply_vector<F>(a[k], b[k]);
+            outv[first + k * threads_per_block] = apply_vector<F, T>(a[k], b[k]);
         return;
     }
 
@@ -176,7 +208,7 @@ kcs_elementwise_vector_grid(const T *__restrict__ x, const T *__restrict__ y, T 
         const size_t q = first + (size_t)k * threads_per_block;
         if (q < vector_count) {
             const vector a = __ldg(xv + q);
-            outv[q] = apply_vector<F>(a, binary ? __ldg(yv + q) : a);
+            outv[q] = apply_vector<F, T>(a, binary ? __ldg(yv + q) : a);
         }
     }
     /* ... then the head and the tail, one element a thread (at most
@@ -185,7 +217,7 @@ kcs_elementwise_vector_grid(const T *__restrict__ x, const T *__restrict__ y, T 
     const size_t scalar_count = head + (n - tail_start);
     if (threadIdx.x < scalar_count) {
         const size_t i = threadIdx.x < head ? threadIdx.x : tail_start + (threadIdx.x - head);
-        out[i] = apply<F>(x[i], binary ? y[i] : T(0));
+        out[i] = apply<F>(x[i], binary ? y[i] : x[i]);
     }
 }
 
@@ -237,14 +269,28 @@ template <function F, typename T> KCS_KERNEL_RUN(run)
 } // namespace
 
 static const kcs_kernel rows[] = {
+    {"add", KCS_F16, "one-pass", "as f32 with 8 f16 a uint4, added in float, rounded once", run<function::add, __half>,
+     NULL},
+    {"add", KCS_BF16, "one-pass", "as f32 with 8 bf16 a uint4, added in float, rounded once",
+     run<function::add, __nv_bfloat16>, NULL},
     {"add", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
      run<function::add, float>, NULL},
     {"add", KCS_F64, "one-pass", "as f32 with double2", run<function::add, double>, NULL},
+    {"mul", KCS_F16, "one-pass", "as f32 with 8 f16 a uint4, multiplied in float, rounded once",
+     run<function::mul, __half>, NULL},
+    {"mul", KCS_BF16, "one-pass", "as f32 with 8 bf16 a uint4, multiplied in float, rounded once",
+     run<function::mul, __nv_bfloat16>, NULL},
     {"mul", KCS_F32, "one-pass", "float4, one pass: 4 loads of each input in flight, last block checked, scalar head and tail",
      run<function::mul, float>, NULL},
     {"mul", KCS_F64, "one-pass", "as f32 with double2", run<function::mul, double>, NULL},
+    {"relu", KCS_F16, "one-pass", "as f32 with 8 f16 a uint4, in float", run<function::relu, __half>, NULL},
+    {"relu", KCS_BF16, "one-pass", "as f32 with 8 bf16 a uint4, in float", run<function::relu, __nv_bfloat16>, NULL},
     {"relu", KCS_F32, "one-pass", "x < 0 ? 0 : x (NaN stays NaN), float4 one pass", run<function::relu, float>, NULL},
     {"relu", KCS_F64, "one-pass", "as f32 with double2", run<function::relu, double>, NULL},
+    {"sigmoid", KCS_F16, "one-pass", "as f32 with 8 f16 a uint4: expf and IEEE divide in float, rounded once",
+     run<function::sigmoid, __half>, NULL},
+    {"sigmoid", KCS_BF16, "one-pass", "as f32 with 8 bf16 a uint4: expf and IEEE divide in float, rounded once",
+     run<function::sigmoid, __nv_bfloat16>, NULL},
     {"sigmoid", KCS_F32, "one-pass", "1 / (1 + expf(-x)), IEEE divide, float4 one pass", run<function::sigmoid, float>,
      NULL},
     {"sigmoid", KCS_F64, "one-pass", "1 / (1 + exp(-x)), double2 one pass", run<function::sigmoid, double>, NULL},

@@ -38,17 +38,32 @@ static inline double kcs_bound_widen(double bound)
 }
 
 /* The bound of a correctly rounded result: half the distance from value (a
- * number of dtype, f32 or f64) to its nearer neighbour in dtype, so that only
- * value itself is within it. At the largest finite value a quarter, so that
- * value + bound stays below the overflow threshold and an infinity is not
- * accepted in its place (check.c). Near zero in f64 half the gap is 2^-1075,
- * which rounds to 0: only value itself passes there too. */
+ * number of dtype: f16, bf16, f32 or f64) to its nearer neighbour in dtype,
+ * so that only value itself is within it. At the largest finite value a
+ * quarter, so that value + bound stays below the overflow threshold and an
+ * infinity is not accepted in its place (check.c). Near zero in f64 half the
+ * gap is 2^-1075, which rounds to 0: only value itself passes there too. */
 static inline double kcs_correctly_rounded_bound(double value, kcs_dtype dtype)
 {
     double up, down;
     if (dtype == KCS_F32) {
         up = nextafterf((float)value, INFINITY);
         down = nextafterf((float)value, -INFINITY);
+    } else if (dtype == KCS_F16 || dtype == KCS_BF16) {
+        /* no nextafter for them: the gap above |value| from its binade (the
+         * smallest subnormal below the smallest normal), the gap below half
+         * that at a power of two above the smallest normal */
+        double magnitude = fabs(value), smallest_normal = kcs_smallest_normal(dtype);
+        double gap = kcs_smallest_subnormal(dtype);
+        int exponent;
+        if (magnitude >= smallest_normal) {
+            double fraction = frexp(magnitude, &exponent); /* magnitude = fraction 2^exponent, fraction in [1/2, 1) */
+            gap = ldexp(2.0 * kcs_unit_roundoff(dtype), exponent - 1);
+            if (fraction == 0.5 && magnitude > smallest_normal)
+                gap *= 0.5;
+        }
+        up = value + gap;
+        down = value - gap;
     } else {
         up = nextafter(value, INFINITY);
         down = nextafter(value, -INFINITY);

@@ -1,12 +1,14 @@
 /* op_elementwise.c: the elementwise descriptors: add(x, y), mul(x, y),
- * relu(x) and sigmoid(x), out[i] = f(x[i] [, y[i]]), f32 and f64.
+ * relu(x) and sigmoid(x), out[i] = f(x[i] [, y[i]]), f16, bf16, f32 and f64.
  *
  * docs/elementwise.md is the normative definition and derives the bounds
  * computed here, per function:
- *   add, mul  correctly rounded. The oracle computes the correctly rounded
- *             result itself (f32 through double, which is exact or rounds
- *             innocuously: Figueroa 1995), and the bound is half the gap to
- *             its nearest neighbour, so only that value passes.
+ *   add, mul  correctly rounded, in every type: f16 and bf16 computed in
+ *             f32 and rounded again still are (the docs derive it). The
+ *             oracle computes the correctly rounded result itself (in double,
+ *             which is exact or rounds innocuously: Figueroa 1995, then
+ *             rounded once to the type), and the bound is half the gap to its
+ *             nearest neighbour, so only that value passes.
  *   relu      exact: x < 0 ? 0 : x, so relu(NaN) is NaN; bound 0.
  *   sigmoid   1 / (1 + exp(-x)) with exp within 3 ulp and, in f32, the
  *             divide within 2.5 ulp (OpenCL's limits without fast math; f64
@@ -15,6 +17,11 @@
  *             12u in f32, 8u in f64), plus half the smallest subnormal; where
  *             exp(-x) overflows the exact result is below 2 / (largest
  *             finite) and 0 is allowed.
+ *             f16 and bf16 are computed in f32 and rounded once to the type:
+ *             the expected value is the oracle's sigmoid rounded to the type,
+ *             and the bound admits only the values of the type that a result
+ *             within the f32 bound can round to (usually g alone; both
+ *             neighbours of a midpoint where the f32 error straddles it).
  *             The oracle uses long double expl (64-bit significand).
  * One file holds the four ops (configure.py registers each kcs_op below).
  */
@@ -39,11 +46,17 @@ static const char *const unary_inputs[] = {"x", NULL};
  * within 3 ulp in f32 and f64; CUDA's expf is within 2, exp within 1). */
 static const double sigmoid_exp_ulps = 3.0;
 
+/* The type a dtype is computed in (../shared/SPEC.md: f16 and bf16 in f32). */
+static kcs_dtype compute_dtype(kcs_dtype dtype)
+{
+    return dtype == KCS_F64 ? KCS_F64 : KCS_F32;
+}
+
 /* The ulp budget of its divide: OpenCL allows 2.5 ulp for an f32 divide
  * unless the program asks for correct rounding; f64 divides are IEEE. */
-static double sigmoid_divide_ulps(kcs_dtype dtype)
+static double sigmoid_divide_ulps(kcs_dtype compute)
 {
-    return dtype == KCS_F32 ? 2.5 : 0.5;
+    return compute == KCS_F32 ? 2.5 : 0.5;
 }
 
 /* Relative error of the long double sigmoid before its rounding to double:
@@ -89,13 +102,23 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
-/* The correctly rounded sum and product in the case dtype. For f32 the
- * double result is exact (product) or rounded once more to float, which is
- * still correct rounding since 53 >= 2 * 24 + 2 (Figueroa 1995). */
+/* value rounded once, to nearest even, to dtype (f16, bf16, f32), as a double. */
+static double rounded_to(kcs_dtype dtype, double value)
+{
+    unsigned char element[8];
+    kcs_store_element(element, dtype, 0, value);
+    return kcs_load_element(element, dtype, 0);
+}
+
+/* The correctly rounded sum and product in the case dtype. For f16, bf16
+ * and f32 the double result is exact (every product; the sums of f16) or
+ * rounded once more to the type, which is still correct rounding since
+ * 53 >= 2p + 2 for p = 24, 11, 8 (Figueroa 1995; double has the exponent
+ * range of every such sum and product, so nothing underflows on the way). */
 static double correctly_rounded(function f, kcs_dtype dtype, double x, double y)
 {
     double exact_or_rounded = f == ADD ? x + y : x * y;
-    return dtype == KCS_F32 ? (double)(float)exact_or_rounded : exact_or_rounded;
+    return dtype == KCS_F64 ? exact_or_rounded : rounded_to(dtype, exact_or_rounded);
 }
 
 /* relu(x) = x < 0 ? 0 : x: NaN stays NaN (fmax(x, 0) would give 0). */
@@ -117,7 +140,8 @@ static double element_value(function f, kcs_dtype dtype, double x, double y)
     case ADD:
     case MUL: return correctly_rounded(f, dtype, x, y);
     case RELU: return relu(x);
-    default: return sigmoid(x);
+    default: /* f16, bf16: the value a correctly rounded sigmoid would give */
+        return compute_dtype(dtype) == dtype ? sigmoid(x) : rounded_to(dtype, sigmoid(x));
     }
 }
 
@@ -137,23 +161,39 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
     return KCS_OK;
 }
 
-/* The bound of sigmoid at an expected value g (docs/elementwise.md). */
-static double sigmoid_bound(double g, kcs_dtype dtype)
+/* The bound of sigmoid at an expected value g computed in f32 or f64 and
+ * returned in that type (docs/elementwise.md). */
+static double sigmoid_bound(double g, kcs_dtype compute)
 {
-    double u = kcs_unit_roundoff(dtype), u64 = kcs_unit_roundoff(KCS_F64);
-    double tiny = kcs_smallest_subnormal(dtype), tiny64 = kcs_smallest_subnormal(KCS_F64);
+    double u = kcs_unit_roundoff(compute), u64 = kcs_unit_roundoff(KCS_F64);
+    double tiny = kcs_smallest_subnormal(compute), tiny64 = kcs_smallest_subnormal(KCS_F64);
     double exp_error = 2.0 * sigmoid_exp_ulps * u; /* E ulp, an ulp being at most 2u relative */
-    double divide_error = 2.0 * sigmoid_divide_ulps(dtype) * u;
+    double divide_error = 2.0 * sigmoid_divide_ulps(compute) * u;
     double relative = (1.0 + divide_error) / ((1.0 - exp_error) * (1.0 - u)) - 1.0;
     double oracle_relative = u64 + sigmoid_oracle_error;
-    /* half a subnormal of the output type (rounding a subnormal quotient) and
+    /* half a subnormal of the compute type (rounding a subnormal quotient) and
      * of f64 (rounding the oracle), summed and rounded up: 2^-1075 is no double */
-    double half_subnormals = dtype == KCS_F64 ? tiny64 : tiny / 2.0 + tiny64;
+    double half_subnormals = compute == KCS_F64 ? tiny64 : tiny / 2.0 + tiny64;
     double largest = (g + tiny64) / (1.0 - oracle_relative); /* the exact value is at most this */
     double bound = relative * largest + oracle_relative * largest + half_subnormals;
-    if (largest <= 2.0 / kcs_largest_finite(dtype))
+    if (largest <= 2.0 / kcs_largest_finite(compute))
         bound = fmax(bound, largest); /* exp(-x) may overflow and give 0 */
-    return bound;
+    return kcs_bound_widen(bound);
+}
+
+/* The bound of sigmoid in f16 or bf16 at x, whose expected value g is the
+ * oracle's sigmoid rounded to the type (docs/elementwise.md): the f32 result
+ * lies within the f32 bound of the oracle's value, and rounding it to the
+ * type is monotone, so the output is one of the values of the type between
+ * the roundings of the two ends of that interval; the bound is the distance
+ * from g to the farther of them (0 where both ends round to g). */
+static double half_sigmoid_bound(double x, double g, kcs_dtype dtype)
+{
+    double s = sigmoid(x);
+    /* the f32 bound, widened by far more than the rounding of s +- reach */
+    double reach = sigmoid_bound(s, compute_dtype(dtype)) + fabs(s) * 0x1.0p-50;
+    double lowest = rounded_to(dtype, s - reach), highest = rounded_to(dtype, s + reach);
+    return fmax(g - lowest, highest - g);
 }
 
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
@@ -171,8 +211,10 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
             e->bounds[t] = 0.0; /* exact: NaN, infinities, relu, sigmoid(+-inf) = 1, 0 */
         else if (binary)
             e->bounds[t] = kcs_correctly_rounded_bound(g, args->dtype);
+        else if (compute_dtype(args->dtype) != args->dtype)
+            e->bounds[t] = half_sigmoid_bound(x, g, args->dtype);
         else
-            e->bounds[t] = sigmoid_bound(g, args->dtype) * (1.0 + 0x1.0p-40);
+            e->bounds[t] = sigmoid_bound(g, args->dtype);
     }
     return KCS_OK;
 }
@@ -218,7 +260,7 @@ const kcs_op kcs_op_relu = {
 
 const kcs_op kcs_op_sigmoid = {
     .name = "sigmoid",
-    .summary = "out[i] = 1 / (1 + exp(-x[i])), within about 12 ulp (f32), 8 (f64)",
+    .summary = "out[i] = 1 / (1 + exp(-x[i])), within about 12 ulp (f32), 8 (f64); f16, bf16 rounded from within the f32 bound",
     .inputs = unary_inputs,
     ELEMENTWISE_COMMON,
 };

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "kcs_ref_elementwise.h"
 #include "op.h"
 
 extern const kcs_op kcs_op_add, kcs_op_mul, kcs_op_relu, kcs_op_sigmoid;
@@ -126,6 +127,12 @@ static void relu_is_exact_and_keeps_nan(void **state)
     assert_true(bound_of(&kcs_op_relu, KCS_F32, -0.3, 0) == 0.0);
 }
 
+/* Whether a and b are the same number (either zero for a zero), or both NaN. */
+static int same_or_both_nan(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
 /* Whether a is within one ulp of the double b. */
 static int within_an_ulp(double a, double b)
 {
@@ -207,6 +214,220 @@ static void sigmoid_bound_is_tight_enough(void **state)
     }
 }
 
+static void half_add_and_mul_round_correctly_ties_to_even(void **state)
+{
+    (void)state;
+    /* f16 (11 bits): 1 + 2^-11 is a tie, to even 1; (1 + 2^-10) + 2^-11 to even 1 + 2^-9 */
+    assert_true(value_of(&kcs_op_add, KCS_F16, 1.0, 0x1p-11) == 1.0);
+    assert_true(value_of(&kcs_op_add, KCS_F16, 1.0 + 0x1p-10, 0x1p-11) == 1.0 + 0x1p-9);
+    /* a little more than halfway rounds up: 2^-11 + 2^-21 is an f16 (11 bits) */
+    assert_true(value_of(&kcs_op_add, KCS_F16, 1.0, 0x1p-11 + 0x1p-21) == 1.0 + 0x1p-10);
+    /* bf16 (8 bits): 1 + 2^-8 to even 1, (1 + 2^-7) + 2^-8 to even 1 + 2^-6 */
+    assert_true(value_of(&kcs_op_add, KCS_BF16, 1.0, 0x1p-8) == 1.0);
+    assert_true(value_of(&kcs_op_add, KCS_BF16, 1.0 + 0x1p-7, 0x1p-8) == 1.0 + 0x1p-6);
+    /* (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8: a tie in bf16, to even 1 + 2^-3 */
+    assert_true(value_of(&kcs_op_mul, KCS_BF16, 1.0 + 0x1p-4, 1.0 + 0x1p-4) == 1.0 + 0x1p-3);
+    /* (1 + 2^-6)^2 = 1 + 2^-5 + 2^-12: a tie in f16, to even 1 + 2^-5 */
+    assert_true(value_of(&kcs_op_mul, KCS_F16, 1.0 + 0x1p-6, 1.0 + 0x1p-6) == 1.0 + 0x1p-5);
+}
+
+static void half_add_and_mul_overflow_and_keep_subnormals(void **state)
+{
+    (void)state;
+    /* f16: 65504 is the largest; 65520 halfway to 2^16 rounds to even, which is inf */
+    assert_true(value_of(&kcs_op_add, KCS_F16, 32752.0, 32752.0) == 65504.0);
+    assert_true(value_of(&kcs_op_add, KCS_F16, 32752.0, 32768.0) == INFINITY);
+    assert_true(value_of(&kcs_op_add, KCS_F16, 65504.0, 8.0) == 65504.0);
+    assert_true(value_of(&kcs_op_mul, KCS_F16, -256.0, 256.0) == -INFINITY);
+    /* bf16: the largest 0x1.fep127 plus half its ulp (2^120) is a tie, to even: inf */
+    assert_true(value_of(&kcs_op_add, KCS_BF16, 0x1.fep127, 0x1p118) == 0x1.fep127);
+    assert_true(value_of(&kcs_op_add, KCS_BF16, 0x1.fep127, 0x1p119) == INFINITY);
+    /* f16 subnormal results: 2^-24 is the smallest; 2^-25 a tie, to even 0; 1.5 * 2^-25 up */
+    assert_true(value_of(&kcs_op_mul, KCS_F16, 0x1p-12, 0x1p-12) == 0x1p-24);
+    assert_true(value_of(&kcs_op_mul, KCS_F16, 0x1p-12, 0x1p-13) == 0.0);
+    assert_true(value_of(&kcs_op_mul, KCS_F16, 0x1p-12, 0x1.8p-13) == 0x1p-24);
+    /* bf16 subnormals are float's, down to 2^-133 */
+    assert_true(value_of(&kcs_op_mul, KCS_BF16, 0x1p-70, 0x1p-63) == 0x1p-133);
+    assert_true(value_of(&kcs_op_mul, KCS_BF16, 0x1p-70, 0x1p-64) == 0.0);
+    assert_true(value_of(&kcs_op_add, KCS_BF16, 0x1p-133, 0x1p-133) == 0x1p-132);
+    assert_true(isnan(value_of(&kcs_op_add, KCS_F16, INFINITY, -INFINITY)));
+    assert_true(isnan(value_of(&kcs_op_mul, KCS_BF16, 0.0, INFINITY)));
+}
+
+static void half_bound_is_half_the_gap_and_rejects_the_neighbours(void **state)
+{
+    (void)state;
+    /* f16 at 1: gap 2^-11 below, 2^-10 above; bf16: 2^-8 and 2^-7 */
+    assert_true(bound_of(&kcs_op_add, KCS_F16, 0.5, 0.5) == 0x1p-12);
+    assert_true(bound_of(&kcs_op_add, KCS_F16, 1.0, 0.5) == 0x1p-11);
+    assert_true(bound_of(&kcs_op_add, KCS_BF16, 0.5, 0.5) == 0x1p-9);
+    assert_true(bound_of(&kcs_op_add, KCS_BF16, 1.0, 0.5) == 0x1p-8);
+    /* zero and subnormal results: half the smallest subnormal (f16 2^-24, bf16 2^-133) */
+    assert_true(bound_of(&kcs_op_add, KCS_F16, 1.0, -1.0) == 0x1p-25);
+    assert_true(bound_of(&kcs_op_mul, KCS_F16, 0x1p-12, 0x1p-12) == 0x1p-25);
+    assert_true(bound_of(&kcs_op_add, KCS_F16, 0x1p-14, 0.0) == 0x1p-25); /* smallest normal: gaps equal */
+    assert_true(bound_of(&kcs_op_add, KCS_BF16, 1.0, -1.0) == 0x1p-134);
+    /* at the largest finite value a quarter of the gap, so inf is not accepted */
+    assert_true(bound_of(&kcs_op_add, KCS_F16, 65504.0, 0.0) == 8.0);
+    assert_true(bound_of(&kcs_op_add, KCS_BF16, 0x1.fep127, 0.0) == 0x1p118);
+    /* every neighbour of a sample is outside the bound, found by rounding from double */
+    const double samples[] = {1.0, 1.5, 0.1, 3e-5, 6e-8, 1000.0, -7.25, 65504.0, 0.0, 0x1p-14};
+    const kcs_dtype halves[] = {KCS_F16, KCS_BF16};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
+            double v = value_of(&kcs_op_add, halves[d], samples[s], 0.0);
+            double bound = bound_of(&kcs_op_add, halves[d], v, 0.0);
+            double gap = kcs_smallest_subnormal(halves[d]);
+            double up = v, down = v;
+            for (double step = gap; up == v; step *= 2.0) /* the nearest values of the type either side */
+                up = value_of(&kcs_op_add, halves[d], v + step, 0.0);
+            for (double step = gap; down == v; step *= 2.0)
+                down = value_of(&kcs_op_add, halves[d], v - step, 0.0);
+            assert_true(bound > 0.0);
+            assert_true(up - v > bound && v - down > bound);
+            assert_true(fmin(up - v, v - down) == 2.0 * bound || v == 65504.0); /* half the nearer gap, not less */
+        }
+}
+
+/* A 64-bit pseudo-random sequence for the sweeps below (SplitMix64). */
+static uint64_t next_bits(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The reference's add and mul of f16 and bf16 compute in float and round the
+ * float result again; docs/elementwise.md shows that this double rounding is
+ * innocuous. Here: every bit pattern x against 128 bit patterns y (half of
+ * them random, half with an exponent near 1, where most x's sums need
+ * rounding), bit for bit against one rounding of the result in double (exact
+ * for every product and every f16 sum; innocuous for bf16 sums), as the
+ * oracle rounds it (checked against the oracle itself on the first y). */
+static void half_add_and_mul_through_float_are_correctly_rounded(void **state)
+{
+    (void)state;
+    enum { ELEMENTS = 65536, YS = 128 };
+    static kcs_f16 hx[ELEMENTS], hy[ELEMENTS], hout[ELEMENTS];
+    static kcs_bf16 bx[ELEMENTS], by[ELEMENTS], bout[ELEMENTS];
+    uint64_t random = 16;
+    size_t mismatches = 0, compared = 0;
+    for (uint32_t i = 0; i < ELEMENTS; i++) {
+        hx[i].bits = (uint16_t)i;
+        bx[i].bits = (uint16_t)i;
+    }
+    for (int j = 0; j < YS; j++) {
+        uint16_t bits = (uint16_t)next_bits(&random), near_one = (uint16_t)(j % 8);
+        kcs_f16 h = {j % 2 ? (uint16_t)((bits & 0x83ffu) | (uint16_t)((11 + near_one) << 10)) : bits};
+        kcs_bf16 b = {j % 2 ? (uint16_t)((bits & 0x807fu) | (uint16_t)((123 + near_one) << 7)) : bits};
+        for (uint32_t i = 0; i < ELEMENTS; i++) {
+            hy[i] = h;
+            by[i] = b;
+        }
+        for (int op = 0; op < 2; op++) {
+            (op == 0 ? kcs_ref_add_f16 : kcs_ref_mul_f16)(hx, hy, hout, ELEMENTS);
+            (op == 0 ? kcs_ref_add_bf16 : kcs_ref_mul_bf16)(bx, by, bout, ELEMENTS);
+            double hy_value = kcs_f16_to_double(h.bits), by_value = kcs_bf16_to_double(b.bits);
+            for (uint32_t i = 0; i < ELEMENTS; i++) {
+                double hx_value = kcs_f16_to_double(hx[i].bits), bx_value = kcs_bf16_to_double(bx[i].bits);
+                double h_result = op == 0 ? hx_value + hy_value : hx_value * hy_value;
+                double b_result = op == 0 ? bx_value + by_value : bx_value * by_value;
+                double h_expected = kcs_f16_to_double(kcs_f16_from_double(h_result));
+                double b_expected = kcs_bf16_to_double(kcs_bf16_from_double(b_result));
+                if (j == 0 && (i % 257 == 0)) { /* the same as the oracle's */
+                    const kcs_op *descriptor = op == 0 ? &kcs_op_add : &kcs_op_mul;
+                    assert_true(same_or_both_nan(value_of(descriptor, KCS_F16, hx_value, hy_value), h_expected));
+                    assert_true(same_or_both_nan(value_of(descriptor, KCS_BF16, bx_value, by_value), b_expected));
+                }
+                double h_actual = kcs_f16_to_double(hout[i].bits), b_actual = kcs_bf16_to_double(bout[i].bits);
+                if (!same_or_both_nan(h_actual, h_expected) && mismatches++ < 5)
+                    print_message("f16 %s %a, %a: %a, correctly rounded %a\n", op == 0 ? "add" : "mul", hx_value,
+                                  hy_value, h_actual, h_expected);
+                if (!same_or_both_nan(b_actual, b_expected) && mismatches++ < 5)
+                    print_message("bf16 %s %a, %a: %a, correctly rounded %a\n", op == 0 ? "add" : "mul", bx_value,
+                                  by_value, b_actual, b_expected);
+                compared += 2;
+            }
+        }
+    }
+    assert_int_equal(mismatches, 0);
+    assert_true(compared == (size_t)YS * 2 * 2 * ELEMENTS);
+}
+
+/* sigmoid computed the way a kernel that works in f16 would: every step rounded to f16. */
+static double sigmoid_in_f16_arithmetic(double x)
+{
+    float t = kcs_f16_to_float(kcs_f16_from_float(expf(-(float)x)));
+    float d = kcs_f16_to_float(kcs_f16_from_float(1.0f + t));
+    return kcs_f16_to_double(kcs_f16_from_float(1.0f / d).bits);
+}
+
+static void half_sigmoid_is_rounded_from_within_the_f32_bound(void **state)
+{
+    (void)state;
+    /* the expected value is the sigmoid rounded to the type; where the f32
+     * bound around it holds no midpoint, only that value passes */
+    assert_true(value_of(&kcs_op_sigmoid, KCS_F16, 0.0, 0) == 0.5);
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_F16, 0.0, 0) == 0.0);
+    assert_true(value_of(&kcs_op_sigmoid, KCS_F16, 1.0, 0) == 1497 * 0x1p-11); /* 0.73105858 * 2^11 = 1497.2 */
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_BF16, 1.0, 0) == 0.0);
+    assert_true(value_of(&kcs_op_sigmoid, KCS_BF16, 1.0, 0) == 187 * 0x1p-8); /* 0.73105858 * 2^8 = 187.15 */
+    /* f16 subnormal results, and 0 below 2^-25 (x < -17.3) */
+    assert_true(value_of(&kcs_op_sigmoid, KCS_F16, -12.0, 0) == 103 * 0x1p-24); /* 6.144e-6 * 2^24 = 103.08 */
+    assert_true(value_of(&kcs_op_sigmoid, KCS_F16, -20.0, 0) == 0.0);
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_F16, -20.0, 0) == 0.0);
+    /* bf16 has float's range: sigmoid(-89) = 2.2e-39 is below 2 / FLT_MAX (exp(89)
+     * overflows in f32), so 0 is allowed; sigmoid(-80) is not, and 0 fails there */
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_BF16, -89.0, 0) >= value_of(&kcs_op_sigmoid, KCS_BF16, -89.0, 0));
+    assert_true(value_of(&kcs_op_sigmoid, KCS_BF16, -89.0, 0) > 0.0);
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_BF16, -80.0, 0) < value_of(&kcs_op_sigmoid, KCS_BF16, -80.0, 0));
+    assert_true(bound_of(&kcs_op_sigmoid, KCS_BF16, INFINITY, 0) == 0.0);
+    assert_true(value_of(&kcs_op_sigmoid, KCS_BF16, -INFINITY, 0) == 0.0);
+
+    /* every f16 and every bf16: the reference (float, rounded once) is
+     * within the bound, the bound is at most one ulp of the type and
+     * nonzero on few elements, and a sigmoid computed in f16 arithmetic
+     * fails on many */
+    enum { ELEMENTS = 65536 };
+    static kcs_f16 hx[ELEMENTS], hout[ELEMENTS];
+    static kcs_bf16 bx[ELEMENTS], bout[ELEMENTS];
+    for (uint32_t i = 0; i < ELEMENTS; i++) {
+        hx[i].bits = (uint16_t)i;
+        bx[i].bits = (uint16_t)i;
+    }
+    kcs_ref_sigmoid_f16(hx, hout, ELEMENTS);
+    kcs_ref_sigmoid_bf16(bx, bout, ELEMENTS);
+    size_t h_loose = 0, b_loose = 0, finite = 0, f16_arithmetic_fails = 0, moderate = 0;
+    for (uint32_t i = 0; i < ELEMENTS; i++) {
+        double h = kcs_f16_to_double(hx[i].bits), b = kcs_bf16_to_double(bx[i].bits), g, bound;
+        element(&kcs_op_sigmoid, KCS_F16, h, 0, &g, &bound);
+        if (isnan(h))
+            continue;
+        finite++;
+        double actual = kcs_f16_to_double(hout[i].bits);
+        if (!(fabs(actual - g) <= bound))
+            fail_msg("f16 sigmoid(%a): reference %a, expected %a within %a", h, actual, g, bound);
+        assert_true(bound <= 0x1p-10 * fmax(g, 0x1p-14)); /* one ulp at most */
+        h_loose += bound > 0.0;
+        if (fabs(h) <= 8.0) {
+            moderate++;
+            f16_arithmetic_fails += !(fabs(sigmoid_in_f16_arithmetic(h) - g) <= bound);
+        }
+        element(&kcs_op_sigmoid, KCS_BF16, b, 0, &g, &bound);
+        if (isnan(b))
+            continue;
+        actual = kcs_bf16_to_double(bout[i].bits);
+        if (!(fabs(actual - g) <= bound))
+            fail_msg("bf16 sigmoid(%a): reference %a, expected %a within %a", b, actual, g, bound);
+        b_loose += bound > 0.0;
+    }
+    print_message("sigmoid: %zu of %zu f16 and %zu bf16 elements admit two values; f16 arithmetic fails %zu of %zu in [-8, 8]\n",
+                  h_loose, finite, b_loose, f16_arithmetic_fails, moderate);
+    assert_true(h_loose < finite / 100 && b_loose < finite / 100);
+    assert_true(f16_arithmetic_fails > moderate / 10);
+}
+
 static void layouts_bytes_and_flops(void **state)
 {
     (void)state;
@@ -236,6 +457,11 @@ int main(void)
         cmocka_unit_test(sigmoid_bound_follows_the_derivation),
         cmocka_unit_test(sigmoid_accepts_zero_only_where_exp_overflows),
         cmocka_unit_test(sigmoid_bound_is_tight_enough),
+        cmocka_unit_test(half_add_and_mul_round_correctly_ties_to_even),
+        cmocka_unit_test(half_add_and_mul_overflow_and_keep_subnormals),
+        cmocka_unit_test(half_bound_is_half_the_gap_and_rejects_the_neighbours),
+        cmocka_unit_test(half_add_and_mul_through_float_are_correctly_rounded),
+        cmocka_unit_test(half_sigmoid_is_rounded_from_within_the_f32_bound),
         cmocka_unit_test(layouts_bytes_and_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,14 +1,16 @@
 /* elementwise.c: launches add, mul, relu and sigmoid of opencl/elementwise.cl
- * (docs/elementwise.md), f32 and f64.
+ * (docs/elementwise.md), f16, bf16, f32 and f64.
  *
  * One variant, "vectorized", a row per op and dtype at the end of this
  * file: one launch of ceil(ceil(n / W) / (G U)) work-groups of G =
  * KCS_OPENCL_ELEMENTWISE_GROUP_SIZE work-items, each work-item taking U =
- * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM vectors of W elements (float4,
- * double2) and the work-item at the ragged end its last n % W elements one
+ * KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM vectors of W elements (16 bytes:
+ * float4, double2, 8 f16 or bf16 computed as a float8) and the work-item at the ragged end its last n % W elements one
  * by one. n = 0 still launches one work-group, which writes nothing, so that
  * there is an event to time. Unary ops get x as their unused second input.
- * f64 is skipped, with the reason, on a device without cl_khr_fp64.
+ * f64 is skipped, with the reason, on a device without cl_khr_fp64; f16 and
+ * bf16 need no extension (they are computed in float, converted by
+ * opencl/half.cl).
  *
  * Run only it: build/kcs run --backend opencl add mul relu sigmoid
  */
@@ -23,11 +25,13 @@
 #define KCS_OPENCL_ELEMENTWISE_VECTORS_PER_ITEM 4
 
 /* The precisions opencl/elementwise.cl is built for, one program each: the
- * case dtype, its KCS_ELEMENTWISE_PRECISION, and the elements of its vector
- * type (float4, double2). */
+ * case dtype, the KCS_ELEMENTWISE_<name> its build defines, and the elements
+ * of a 16-byte vector of it. */
 #define KCS_OPENCL_ELEMENTWISE_PRECISIONS(X) \
-    X(KCS_F32, 32, 4)                       \
-    X(KCS_F64, 64, 2)
+    X(KCS_F16, F16, 8)                      \
+    X(KCS_BF16, BF16, 8)                    \
+    X(KCS_F32, F32, 4)                      \
+    X(KCS_F64, F64, 2)
 
 KCS_OPENCL_EMBEDDED_SOURCE(elementwise);
 
@@ -38,9 +42,9 @@ typedef struct {
 } elementwise_precision;
 
 /* One precision of the list as an entry of precisions[] below. */
-#define KCS_OPENCL_ELEMENTWISE_BUILD(dtype, precision, vector_width)                                  \
+#define KCS_OPENCL_ELEMENTWISE_BUILD(dtype, name, vector_width)                                       \
     [dtype] = {KCS_OPENCL_PROGRAM(elementwise,                                                        \
-                                  "-DKCS_ELEMENTWISE_PRECISION=" #precision                            \
+                                  "-DKCS_ELEMENTWISE_" #name                                           \
                                   " -DKCS_ELEMENTWISE_GROUP_SIZE="                                     \
                                   KCS_OPENCL_STRINGIFY(KCS_OPENCL_ELEMENTWISE_GROUP_SIZE)              \
                                   " -DKCS_ELEMENTWISE_VECTORS_PER_ITEM="                               \
@@ -124,18 +128,34 @@ static KCS_KERNEL_RUN(elementwise_vectorized)
 }
 
 static const kcs_kernel rows[] = {
+    {"add", KCS_F16, "vectorized", "8 f16 a load (vloada_half8), add in float, rounded once; scalar tail",
+     elementwise_vectorized, elementwise_supports},
+    {"add", KCS_BF16, "vectorized", "8 bf16 a load (ushort8), add in float, rounded once; scalar tail",
+     elementwise_vectorized, elementwise_supports},
     {"add", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
      elementwise_supports},
     {"add", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
      elementwise_supports},
+    {"mul", KCS_F16, "vectorized", "8 f16 a load (vloada_half8), multiply in float, rounded once; scalar tail",
+     elementwise_vectorized, elementwise_supports},
+    {"mul", KCS_BF16, "vectorized", "8 bf16 a load (ushort8), multiply in float, rounded once; scalar tail",
+     elementwise_vectorized, elementwise_supports},
     {"mul", KCS_F32, "vectorized", "float4 loads, 4 per work-item, scalar tail", elementwise_vectorized,
      elementwise_supports},
     {"mul", KCS_F64, "vectorized", "double2 loads, 4 per work-item, scalar tail", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_F16, "vectorized", "8 f16 a load, x < 0 ? 0 : x by select in float", elementwise_vectorized,
+     elementwise_supports},
+    {"relu", KCS_BF16, "vectorized", "8 bf16 a load, x < 0 ? 0 : x by select in float", elementwise_vectorized,
      elementwise_supports},
     {"relu", KCS_F32, "vectorized", "float4 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
      elementwise_supports},
     {"relu", KCS_F64, "vectorized", "double2 loads, x < 0 ? 0 : x by select", elementwise_vectorized,
      elementwise_supports},
+    {"sigmoid", KCS_F16, "vectorized", "8 f16 a load, 1 / (1 + exp(-x)) in float, rounded once",
+     elementwise_vectorized, elementwise_supports},
+    {"sigmoid", KCS_BF16, "vectorized", "8 bf16 a load, 1 / (1 + exp(-x)) in float, rounded once",
+     elementwise_vectorized, elementwise_supports},
     {"sigmoid", KCS_F32, "vectorized", "float4 loads, 1 / (1 + exp(-x)), OpenCL exp (no native_)",
      elementwise_vectorized, elementwise_supports},
     {"sigmoid", KCS_F64, "vectorized", "double2 loads, 1 / (1 + exp(-x))", elementwise_vectorized,

@@ -6,9 +6,15 @@
  *   relu     out[i] = x[i] < 0 ? 0 : x[i]   exact; NaN stays NaN (fmax would give 0)
  *   sigmoid  out[i] = 1 / (1 + exp(-x[i]))  exp within 3 ulp, divide within 2.5 ulp (f32)
  *
- * Precision. The program is built once per element type, with
- * KCS_ELEMENTWISE_PRECISION 32 or 64 (opencl/elementwise.c), so a device without
- * fp64 still builds the f32 kernels. The bounds of docs/elementwise.md are
+ * Precision. The program is built once per element type, with one of
+ * KCS_ELEMENTWISE_F16, _BF16 or _F64 defined, or none for f32
+ * (opencl/elementwise.c), so a device without fp64 still builds the others.
+ * Each element is computed in its compute type: f32 and f64 in themselves,
+ * f16 and bf16 in float (widened exactly at the load, rounded once to nearest
+ * even at the store, by opencl/half.cl: no cl_khr_fp16 needed), because the
+ * spec asks for f32 arithmetic and one final rounding, and float's 24 bits
+ * keep add and mul correctly rounded after that rounding (docs/elementwise.md).
+ * The bounds of docs/elementwise.md are
  * OpenCL's own limits without fast math: the host builds this file without
  * -cl-fast-relaxed-math, -cl-mad-enable or -cl-denorms-are-zero, it uses
  * exp rather than native_exp or half_exp, and it turns contraction off (there
@@ -17,8 +23,9 @@
  * that flushes them fails the subnormal cases, as the spec intends.
  *
  * Shape. One launch of work-groups of KCS_ELEMENTWISE_GROUP_SIZE work-items;
- * the arrays are read as vectors of KCS_ELEMENTWISE_WIDTH elements (float4
- * or double2, 16 bytes: one 128-bit load per work-item on a GPU). Work-group
+ * the arrays are read as vectors of KCS_ELEMENTWISE_WIDTH elements (float4,
+ * double2, or 8 f16 or bf16 widened to a float8: 16 bytes, one 128-bit load
+ * per work-item on a GPU). Work-group
  * g takes KCS_ELEMENTWISE_VECTORS_PER_ITEM * KCS_ELEMENTWISE_GROUP_SIZE
  * consecutive vectors; work-item l of it takes vectors l, l + G, l + 2G, ...
  * of that block (G the group size), so each load instruction of a warp reads
@@ -28,7 +35,8 @@
  * work-item that meets the ragged end (n not a multiple of the width) does
  * its last n % width elements one by one. The buffers are cl_mem objects at
  * offset 0, aligned for any vector type (CL_DEVICE_MEM_BASE_ADDR_ALIGN), so
- * the kernels take vector pointers and the loads are aligned.
+ * the vector accesses (through vector pointers, or vloada_half8, the aligned
+ * form) are aligned.
  *
  * Under POCL a work-group runs as a loop over its work-items on one thread:
  * the same block is then one contiguous stream, which suits a CPU too.
@@ -39,11 +47,6 @@
  * Run only it: build/kcs run --backend opencl add mul relu sigmoid
  */
 #pragma OPENCL FP_CONTRACT OFF
-
-#ifndef KCS_ELEMENTWISE_PRECISION
-/* 32: float kernels; 64: double kernels (needs cl_khr_fp64). */
-#define KCS_ELEMENTWISE_PRECISION 32
-#endif
 
 #ifndef KCS_ELEMENTWISE_GROUP_SIZE
 /* Work-items per work-group: a multiple of every GPU's SIMD width. */
@@ -56,17 +59,47 @@
 #define KCS_ELEMENTWISE_VECTORS_PER_ITEM 4
 #endif
 
-#if KCS_ELEMENTWISE_PRECISION == 64
+/* The storage type of the arrays, the compute type real, its vector
+ * real_vector of KCS_ELEMENTWISE_WIDTH elements (16 bytes of storage), and
+ * how a vector (element q of the vectors) and an element (i) are loaded and
+ * stored. */
+#if defined(KCS_ELEMENTWISE_F64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double storage;
 typedef double real;
 typedef double2 real_vector;
 typedef long2 real_mask; /* what comparing two real_vectors gives */
 #define KCS_ELEMENTWISE_WIDTH 2
-#else
+#elif defined(KCS_ELEMENTWISE_F16) || defined(KCS_ELEMENTWISE_BF16)
+typedef float real;
+typedef float8 real_vector;
+typedef int8 real_mask;
+#define KCS_ELEMENTWISE_WIDTH 8
+#else /* f32 */
+typedef float storage;
 typedef float real;
 typedef float4 real_vector;
 typedef int4 real_mask;
 #define KCS_ELEMENTWISE_WIDTH 4
+#endif
+
+#if defined(KCS_ELEMENTWISE_F16)
+typedef half storage; /* a pointer target only: vloada_half8 and vstorea_half8_rte convert */
+#define KCS_LOAD_V(p, q) kcs_load_f16x8((p), (q))
+#define KCS_STORE_V(p, q, v) kcs_store_f16x8((p), (q), (v))
+#define KCS_LOAD_S(p, i) kcs_load_f16((p), (i))
+#define KCS_STORE_S(p, i, v) kcs_store_f16((p), (i), (v))
+#elif defined(KCS_ELEMENTWISE_BF16)
+typedef ushort storage; /* bit patterns: opencl/half.cl converts */
+#define KCS_LOAD_V(p, q) kcs_load_bf16x8((p), (q))
+#define KCS_STORE_V(p, q, v) kcs_store_bf16x8((p), (q), (v))
+#define KCS_LOAD_S(p, i) kcs_load_bf16((p), (i))
+#define KCS_STORE_S(p, i, v) kcs_store_bf16((p), (i), (v))
+#else
+#define KCS_LOAD_V(p, q) (((global const real_vector *)(p))[q])
+#define KCS_STORE_V(p, q, v) (((global real_vector *)(p))[q] = (v))
+#define KCS_LOAD_S(p, i) ((p)[i])
+#define KCS_STORE_S(p, i, v) ((p)[i] = (v))
 #endif
 
 #define KCS_GROUP KCS_ELEMENTWISE_GROUP_SIZE
@@ -87,8 +120,8 @@ typedef int4 real_mask;
  * twice by the host, and never read the second). */
 #define KCS_ELEMENTWISE_KERNEL(name, BINARY, F_V, F_S)                                   \
     __attribute__((reqd_work_group_size(KCS_GROUP, 1, 1)))                             \
-    kernel void name(global const real_vector *x, global const real_vector *y,        \
-                     global real_vector *out, ulong n)                                 \
+    kernel void name(global const storage *x, global const storage *y,                \
+                     global storage *out, ulong n)                                     \
     {                                                                                  \
         const ulong vectors = n / KCS_ELEMENTWISE_WIDTH;                               \
         const ulong block = (ulong)get_group_id(0) * (KCS_GROUP * KCS_UNROLL);         \
@@ -96,25 +129,22 @@ typedef int4 real_mask;
         if (block + KCS_GROUP * KCS_UNROLL <= vectors) {                               \
             real_vector xs[KCS_UNROLL], ys[KCS_UNROLL];                                \
             for (int u = 0; u < KCS_UNROLL; u++) {                                     \
-                xs[u] = x[first + u * KCS_GROUP];                                      \
-                ys[u] = BINARY ? y[first + u * KCS_GROUP] : xs[u];                     \
+                xs[u] = KCS_LOAD_V(x, first + u * KCS_GROUP);                          \
+                ys[u] = BINARY ? KCS_LOAD_V(y, first + u * KCS_GROUP) : xs[u];         \
             }                                                                          \
             for (int u = 0; u < KCS_UNROLL; u++)                                       \
-                out[first + u * KCS_GROUP] = F_V(xs[u], ys[u]);                        \
+                KCS_STORE_V(out, first + u * KCS_GROUP, F_V(xs[u], ys[u]));            \
             return;                                                                    \
         }                                                                              \
         for (int u = 0; u < KCS_UNROLL; u++) {                                         \
             const ulong q = first + u * KCS_GROUP;                                     \
             if (q < vectors) {                                                         \
-                real_vector a = x[q], b = BINARY ? y[q] : a;                           \
-                out[q] = F_V(a, b);                                                    \
+                real_vector a = KCS_LOAD_V(x, q), b = BINARY ? KCS_LOAD_V(y, q) : a;   \
+                KCS_STORE_V(out, q, F_V(a, b));                                        \
             } else if (q == vectors) {                                                 \
-                global const real *xe = (global const real *)x;                        \
-                global const real *ye = (global const real *)y;                        \
-                global real *oute = (global real *)out;                                \
                 for (ulong i = q * KCS_ELEMENTWISE_WIDTH; i < n; i++) {                \
-                    real a = xe[i], b = BINARY ? ye[i] : a;                            \
-                    oute[i] = F_S(a, b);                                               \
+                    real a = KCS_LOAD_S(x, i), b = BINARY ? KCS_LOAD_S(y, i) : a;      \
+                    KCS_STORE_S(out, i, F_S(a, b));                                    \
                 }                                                                      \
             }                                                                          \
         }                                                                              \

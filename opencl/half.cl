@@ -51,15 +51,47 @@ inline void kcs_store_f16(__global half *data, size_t i, float value)
     vstore_half_rte(value, i, data);
 }
 
-/* Elements 8i .. 8i + 7 of bf16 data as floats, exactly (vector loads for
- * kernels that stream bf16 arrays). */
-inline float8 kcs_load8_bf16(__global const ushort *data, size_t i)
+/* Eight elements at a time, for kernels that move 16 bytes per access: the
+ * same conversions on vectors. data must be 16-byte aligned (the element
+ * index of the first is 8 i), which lets the device use one 128-bit access. */
+
+/* The float values of eight bf16 bit patterns, exactly. */
+inline float8 kcs_bf16x8_to_float(ushort8 bits)
 {
-    return as_float8(convert_uint8(vload8(i, data)) << 16);
+    return as_float8(convert_uint8(bits) << 16);
 }
 
-/* Elements 8i .. 8i + 7 of f16 data as floats, exactly. */
-inline float8 kcs_load8_f16(__global const half *data, size_t i)
+/* Eight floats rounded to the nearest bf16, ties to even; overflow to inf,
+ * NaN quiet: kcs_bf16_from_float on each element. */
+inline ushort8 kcs_bf16x8_from_float(float8 value)
 {
-    return vload_half8(i, data);
+    uint8 bits = as_uint8(value);
+    uint8 rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    uint8 quiet_nan = (bits >> 16) | 0x0040u;
+    return convert_ushort8(select(rounded, quiet_nan, (bits & 0x7fffffffu) > 0x7f800000u));
+}
+
+/* Elements 8 i .. 8 i + 7 of bf16 data as floats. */
+inline float8 kcs_load_bf16x8(__global const ushort *data, size_t i)
+{
+    return kcs_bf16x8_to_float(((__global const ushort8 *)data)[i]);
+}
+
+/* value rounded to bf16 and stored as elements 8 i .. 8 i + 7 of data. */
+inline void kcs_store_bf16x8(__global ushort *data, size_t i, float8 value)
+{
+    ((__global ushort8 *)data)[i] = kcs_bf16x8_from_float(value);
+}
+
+/* Elements 8 i .. 8 i + 7 of f16 data as floats (exact; vloada_half8: the
+ * aligned form). */
+inline float8 kcs_load_f16x8(__global const half *data, size_t i)
+{
+    return vloada_half8(i, data);
+}
+
+/* value rounded to nearest even f16 and stored as elements 8 i .. 8 i + 7 of data. */
+inline void kcs_store_f16x8(__global half *data, size_t i, float8 value)
+{
+    vstorea_half8_rte(value, i, data);
 }

@@ -228,8 +228,10 @@
 #define KCS_SUMSQ_LOAD_F16(x, i) kcs_load_f16(x, i)
 #define KCS_SUMSQ_LOAD_BF16(x, i) kcs_load_bf16(x, i)
 #define KCS_SUMSQ_LOAD_FLOAT(x, i) (x)[i]
-#define KCS_SUMSQ_LOAD8_F16(p) kcs_load8_f16(p, 0)
-#define KCS_SUMSQ_LOAD8_BF16(p) kcs_load8_bf16(p, 0)
+/* Eight elements from p, which a chunk boundary may leave unaligned: vload8
+ * and vload_half8 need only element alignment. */
+#define KCS_SUMSQ_LOAD8_F16(p) vload_half8(0, p)
+#define KCS_SUMSQ_LOAD8_BF16(p) kcs_bf16x8_to_float(vload8(0, p))
 #define KCS_SUMSQ_STORE_F16(s, value) kcs_store_f16(s, 0, value)
 #define KCS_SUMSQ_STORE_BF16(s, value) kcs_store_bf16(s, 0, value)
 

@@ -8,9 +8,10 @@
  * write past them) poisoned with NaN bits, sometimes starting a few bytes
  * past an alignment boundary, with small grids (one or two SMs' worth) so
  * that the persistent loops go round, and checks every output:
- *   elementwise  bit for bit against the same formula on the host, over
+ *   elementwise  bit for bit against the same formula on the host (f16 and
+ *                bf16 widened, computed in float, rounded once), over
  *                special values, sizes around the vector width, misaligned
- *                and differently aligned arrays;
+ *                and differently aligned arrays, in all four types;
  *   softmax      every row (auto and the four kernel families) on every
  *                shape its supports() takes: against long double within
  *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
@@ -105,26 +106,49 @@ static bool same_bits_or_both_nan(double a, double b)
 
 /* ---------------------------------------------------------------- elementwise */
 
+/* value as a T: rounded to the type (through float for the 16-bit types, as
+ * any input will do here). */
+template <typename T> static T from_double(double value)
+{
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+        return (T)value;
+    else
+        return kcs_narrow<T>((float)value);
+}
+
+template <typename T> static const char *type_name()
+{
+    if constexpr (std::is_same_v<T, float>) return "f32";
+    else if constexpr (std::is_same_v<T, double>) return "f64";
+    else if constexpr (std::is_same_v<T, __half>) return "f16";
+    else return "bf16";
+}
+
 template <typename T> static T special_value(std::mt19937_64 &r)
 {
     static const double values[] = {0.0, -0.0, 1e-310, -1e-310, 1e-40, -1e-40, 1e300, -1e300, 3e38, -3e38,
-                                    INFINITY, -INFINITY, NAN, 1.0, -2.5, 88.0, -88.0, 100.0, -100.0, 750.0, -750.0};
+                                    INFINITY, -INFINITY, NAN, 1.0, -2.5, 88.0, -88.0, 100.0, -100.0, 750.0, -750.0,
+                                    /* f16's edges: the largest, past it, a subnormal, the smallest normal */
+                                    65504.0, -65504.0, 70000.0, 1e-7, -1e-7, 0x1p-14};
     std::uniform_int_distribution<int> pick(0, sizeof values / sizeof values[0] - 1);
     std::normal_distribution<double> normal(0.0, 4.0);
     if (r() % 3 == 0)
-        return (T)values[pick(r)];
-    return (T)normal(r);
+        return from_double<T>(values[pick(r)]);
+    return from_double<T>(normal(r));
 }
 
-template <typename T> static T host_apply(int f, T x, T y)
+/* f in the compute type of T (float for f16 and bf16), rounded once to T. */
+template <typename T> static T host_apply(int f, T x_stored, T y_stored)
 {
+    using C = kcs_compute<T>;
+    const C x = kcs_widen(x_stored), y = kcs_widen(y_stored);
     switch (f) {
-    case 0: return x + y;
-    case 1: return x * y;
-    case 2: return x < T(0) ? T(0) : x;
+    case 0: return kcs_narrow<T>(x + y);
+    case 1: return kcs_narrow<T>(x * y);
+    case 2: return kcs_narrow<T>(x < C(0) ? C(0) : x);
     default:
-        if constexpr (sizeof(T) == 4)
-            return 1.0f / (1.0f + expf(-x));
+        if constexpr (std::is_same_v<C, float>)
+            return kcs_narrow<T>(1.0f / (1.0f + expf(-x)));
         else
             return 1.0 / (1.0 + exp(-x));
     }
@@ -150,21 +174,23 @@ static void test_elementwise(int f, kcs_kernel_run *run, size_t n, size_t offset
     EXPECT(status == KCS_OK, "%s status %d: %s", args.op, status, err.message);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        T expected = host_apply<T>(f, x.as<T>()[i], f <= 1 ? y.as<T>()[i] : T(0));
-        if (!same_bits_or_both_nan(expected, out.as<T>()[i]))
+        T expected = host_apply<T>(f, x.as<T>()[i], f <= 1 ? y.as<T>()[i] : x.as<T>()[i]);
+        if (!same_bits_or_both_nan(kcs_widen(expected), kcs_widen(out.as<T>()[i])))
             bad++;
     }
-    EXPECT(bad == 0, "%s %s n=%zu offsets %zu %zu %zu: %zu wrong", args.op, sizeof(T) == 4 ? "f32" : "f64", n,
-           offset_x, offset_y, offset_out, bad);
+    EXPECT(bad == 0, "%s %s n=%zu offsets %zu %zu %zu: %zu wrong", args.op, type_name<T>(), n, offset_x, offset_y,
+           offset_out, bad);
 }
 
 static void elementwise_tests()
 {
     const char *const names[] = {"add", "mul", "relu", "sigmoid"};
-    kcs_kernel_run *f32[4], *f64[4];
+    kcs_kernel_run *f32[4], *f64[4], *f16[4], *bf16[4];
     for (int f = 0; f < 4; f++) {
         f32[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F32, "one-pass").run;
         f64[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F64, "one-pass").run;
+        f16[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_F16, "one-pass").run;
+        bf16[f] = row_of(kcs_cuda_elementwise_kernels, names[f], KCS_BF16, "one-pass").run;
     }
     const std::vector<size_t> sizes =
         quick ? std::vector<size_t>{0, 7, 93, 5003} : std::vector<size_t>{0, 1, 3, 7, 93, 1000, 5003, 70001};
@@ -172,6 +198,8 @@ static void elementwise_tests()
         for (size_t n : sizes) {
             test_elementwise<float>(f, f32[f], n, 0, 0, 0, 2, 2);
             test_elementwise<double>(f, f64[f], n, 0, 0, 0, 2, 2);
+            test_elementwise<__half>(f, f16[f], n, 0, 0, 0, 2, 2);
+            test_elementwise<__nv_bfloat16>(f, bf16[f], n, 0, 0, 0, 2, 2);
         }
     for (int f = 0; f < 4; f++) {
         test_elementwise<float>(f, f32[f], 1001, 4, 4, 4, 1, 1);   /* same misalignment: vectors with a head */
@@ -179,6 +207,11 @@ static void elementwise_tests()
         test_elementwise<float>(f, f32[f], 2, 12, 12, 12, 1, 1);   /* n smaller than the head */
         test_elementwise<double>(f, f64[f], 1001, 8, 8, 8, 3, 1);
         test_elementwise<double>(f, f64[f], 999, 0, 8, 0, 3, 1);
+        test_elementwise<__half>(f, f16[f], 1001, 6, 6, 6, 1, 1);           /* vectors after a head of 5 */
+        test_elementwise<__half>(f, f16[f], 1001, 2, 4, 2, 1, 2);           /* different: scalar loop (binary ops) */
+        test_elementwise<__nv_bfloat16>(f, bf16[f], 3, 10, 10, 10, 1, 1);   /* n smaller than the head of 3 */
+        test_elementwise<__nv_bfloat16>(f, bf16[f], 2003, 14, 14, 14, 3, 1); /* a head of 1 */
+        test_elementwise<__nv_bfloat16>(f, bf16[f], 999, 0, 2, 0, 3, 1);
     }
 }
 

@@ -31,7 +31,7 @@ failures=0
 
 # Pass 1. Every kernel row once at least (each row runs every case of its op that it supports):
 #   sumsq      a few elements; 93 and 4096 (ragged and whole groups and chunks, f16 and bf16 too); NaN and inf
-#   elementwise 93 elements (a vector tail); special values
+#   elementwise 93 elements (a vector tail; in f16 and bf16 too); special values
 #   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN;
 #              f16 and bf16 into a C_out of their type and of f32 (each build of gemm.cl)
 #   softmax    1 to 1000 columns (work-items of the register and online kernels, a
@@ -42,6 +42,8 @@ cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf su
 elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
 elementwise/relu-f32-n93 elementwise/relu-f64-n93 elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93
 elementwise/add-f32-special elementwise/sigmoid-f64-special
+elementwise/add-f16-n93 elementwise/mul-bf16-n93 elementwise/relu-f16-special elementwise/sigmoid-bf16-n93
+elementwise/add-bf16-ties elementwise/mul-f16-n93 elementwise/relu-bf16-n93 elementwise/sigmoid-f16-n93
 gemm/f32-m0 gemm/f32-k0 gemm/f32-1x1x1 gemm/f32-nn-37x29x19 gemm/f64-nt-37x29x19
 gemm/f32-tn-37x29x19 gemm/f64-tt-37x29x19 gemm/f32-alpha0-nan-a gemm/f32-beta0-nan-c
 gemm/f16-nt-37x29x19 gemm/f16-tt-37x29x19-f32-out gemm/bf16-tn-37x29x19 gemm/bf16-beta0-nan-c-f32-out
@@ -55,7 +57,9 @@ anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/e
 # Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
 unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 sumsq/f16-n7 sumsq/bf16-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
 elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
-elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1 gemm/f16-k0
+elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 elementwise/add-f16-n7 elementwise/add-bf16-n7
+elementwise/mul-f16-n7 elementwise/mul-bf16-n7 elementwise/relu-f16-n7 elementwise/relu-bf16-n7
+elementwise/sigmoid-f16-n7 elementwise/sigmoid-bf16-n7 gemm/f32-1x1x1 gemm/f64-1x1x1 gemm/f16-k0
 gemm/bf16-nn-37x29x19
 softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
 anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"

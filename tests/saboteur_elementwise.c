@@ -2,10 +2,16 @@
  * real kernels make: the wrong operand, a relu that passes negatives or
  * drops NaN (fmax), a sigmoid without its 1 + or with the sign of the
  * exponent flipped, subnormal results flushed to zero, a grid that covers
- * only half the elements. */
+ * only half the elements; and in f16 and bf16: a sigmoid computed in the
+ * 16-bit type instead of f32, bf16 rounding by truncation or ties away from
+ * zero, a result rounded twice (through f16 on its way to bf16), an f16
+ * conversion that saturates at 65504 or flushes subnormals. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kcs_ref_half.h"
 
 #include "saboteur_backend.h"
 
@@ -83,6 +89,60 @@ static double sigmoid_sign_flipped(const kcs_op_args *args, double x, double y)
     return 1.0 / (1.0 + exp(x));
 }
 
+/* value rounded to nearest even in dtype, as a double. */
+static double rounded(kcs_dtype dtype, double value)
+{
+    unsigned char element[8];
+    kcs_store_element(element, dtype, 0, value);
+    return kcs_load_element(element, dtype, 0);
+}
+
+/* sigmoid with every step rounded to the 16-bit case type, as a kernel
+ * written in __half or bf16 arithmetic computes it. */
+static double sigmoid_in_16_bits(const kcs_op_args *args, double x, double y)
+{
+    (void)y;
+    double t = rounded(args->dtype, expf(-(float)x));
+    double d = rounded(args->dtype, 1.0 + t);
+    return rounded(args->dtype, 1.0 / d);
+}
+
+/* The float sum cut to its top 16 bits: bf16 by truncation (bits >> 16). */
+static double sum_truncated_to_bf16(const kcs_op_args *args, double x, double y)
+{
+    (void)args;
+    return kcs_bf16_to_float((kcs_bf16){(uint16_t)(kcs_float_bits((float)x + (float)y) >> 16)});
+}
+
+/* The float sum rounded to bf16 with ties away from zero: (bits + 0x8000) >> 16. */
+static double sum_rounded_ties_away(const kcs_op_args *args, double x, double y)
+{
+    (void)args;
+    return kcs_bf16_to_float((kcs_bf16){(uint16_t)((kcs_float_bits((float)x + (float)y) + 0x8000u) >> 16)});
+}
+
+/* The exact float product rounded to f16 first, then to bf16: 11 bits are
+ * fewer than the 2 * 8 + 2 that would make the second rounding innocuous. */
+static double product_rounded_through_f16(const kcs_op_args *args, double x, double y)
+{
+    (void)args;
+    return rounded(KCS_F16, (double)((float)x * (float)y)); /* broken_map rounds it to bf16 */
+}
+
+/* The f16 sum, with overflow clamped to the largest finite value. */
+static double sum_saturated_at_65504(const kcs_op_args *args, double x, double y)
+{
+    double sum = rounded(args->dtype, (double)((float)x + (float)y));
+    return isinf(sum) ? copysign(65504.0, sum) : sum;
+}
+
+/* The f16 product, with subnormal results flushed to zero. */
+static double f16_product_flushed(const kcs_op_args *args, double x, double y)
+{
+    double product = rounded(args->dtype, (double)((float)x * (float)y));
+    return fabs(product) < 0x1.0p-14 ? 0.0 : product;
+}
+
 /* The correct function of each op, for the saboteur that writes half. */
 static double correct(const kcs_op_args *args, double x, double y)
 {
@@ -110,13 +170,22 @@ MAP_SABOTEUR(relu_fmax, fmax_zero, 0)
 MAP_SABOTEUR(sigmoid_drops_one, sigmoid_without_one, 0)
 MAP_SABOTEUR(sigmoid_flips_sign, sigmoid_sign_flipped, 0)
 MAP_SABOTEUR(writes_half, correct, 1)
+MAP_SABOTEUR(sigmoid_computed_in_16_bits, sigmoid_in_16_bits, 0)
+MAP_SABOTEUR(add_truncates_to_bf16, sum_truncated_to_bf16, 0)
+MAP_SABOTEUR(add_rounds_ties_away, sum_rounded_ties_away, 0)
+MAP_SABOTEUR(mul_rounds_through_f16, product_rounded_through_f16, 0)
+MAP_SABOTEUR(add_saturates, sum_saturated_at_65504, 0)
+MAP_SABOTEUR(mul_flushes_f16_subnormals, f16_product_flushed, 0)
 
 #define BOTH_TYPES(op, name, description, function)                                                \
     {op, KCS_F64, name, description, function, NULL}, {op, KCS_F32, name, description, function, NULL}
+#define ALL_TYPES(op, name, description, function)                                                 \
+    BOTH_TYPES(op, name, description, function), {op, KCS_F16, name, description, function, NULL},  \
+        {op, KCS_BF16, name, description, function, NULL}
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/elementwise.txt says which saboteur must fail where):
- * kcs-saboteur-cases: elementwise/add-f64-n93 elementwise/relu-f32-special elementwise/sigmoid-f64-n93 elementwise/mul-f32-subnormal-results */
+ * kcs-saboteur-cases: elementwise/add-f64-n93 elementwise/relu-f32-special elementwise/sigmoid-f64-n93 elementwise/mul-f32-subnormal-results elementwise/sigmoid-f16-n93 elementwise/sigmoid-bf16-n93 elementwise/add-bf16-ties elementwise/mul-bf16-n93 elementwise/add-f16-overflow elementwise/mul-f16-subnormal-results */
 static const kcs_kernel rows[] = {
     BOTH_TYPES("add", "adds-x-to-itself", "x + x: the wrong operand", add_twice_x),
     {"mul", KCS_F32, "flushes-subnormals", "subnormal products flushed to zero", mul_flushes_subnormals,
@@ -125,10 +194,22 @@ static const kcs_kernel rows[] = {
     BOTH_TYPES("relu", "fmax-zero", "fmax(x, 0), which turns NaN into 0", relu_fmax),
     BOTH_TYPES("sigmoid", "drops-the-one", "1 / exp(-x)", sigmoid_drops_one),
     BOTH_TYPES("sigmoid", "exp-sign-flipped", "1 / (1 + exp(x))", sigmoid_flips_sign),
-    BOTH_TYPES("add", "writes-half", "right values, first half of the output only", writes_half),
-    BOTH_TYPES("mul", "writes-half", "right values, first half of the output only", writes_half),
-    BOTH_TYPES("relu", "writes-half", "right values, first half of the output only", writes_half),
-    BOTH_TYPES("sigmoid", "writes-half", "right values, first half of the output only", writes_half),
+    ALL_TYPES("add", "writes-half", "right values, first half of the output only", writes_half),
+    ALL_TYPES("mul", "writes-half", "right values, first half of the output only", writes_half),
+    ALL_TYPES("relu", "writes-half", "right values, first half of the output only", writes_half),
+    ALL_TYPES("sigmoid", "writes-half", "right values, first half of the output only", writes_half),
+    {"sigmoid", KCS_F16, "computes-in-f16", "every step rounded to f16 instead of computed in f32",
+     sigmoid_computed_in_16_bits, NULL},
+    {"sigmoid", KCS_BF16, "computes-in-bf16", "every step rounded to bf16 instead of computed in f32",
+     sigmoid_computed_in_16_bits, NULL},
+    {"add", KCS_BF16, "truncates-to-bf16", "the f32 sum cut to its top 16 bits", add_truncates_to_bf16, NULL},
+    {"add", KCS_BF16, "rounds-ties-away", "the f32 sum rounded to bf16 with ties away from zero",
+     add_rounds_ties_away, NULL},
+    {"mul", KCS_BF16, "rounds-through-f16", "the f32 product rounded to f16, then to bf16", mul_rounds_through_f16,
+     NULL},
+    {"add", KCS_F16, "saturates-at-65504", "overflow clamped to the largest finite f16", add_saturates, NULL},
+    {"mul", KCS_F16, "flushes-subnormals", "subnormal f16 products flushed to zero", mul_flushes_f16_subnormals,
+     NULL},
 };
 
 const kcs_kernel_table kcs_saboteur_elementwise_kernels = KCS_KERNEL_TABLE(rows);
