@@ -35,7 +35,8 @@ failures=0
 #   gemm       empty sizes; tiles cut ragged in every transpose; alpha = 0 and beta = 0 with NaN
 #   softmax    1 to 1000 columns (work-items of the register and online kernels, a
 #              partial vector), NaN rows, attention masks (empty pieces in the
-#              merge), rows of 20001 held partly in local memory
+#              merge), rows of 20001 held partly in local memory; f16 and
+#              bf16 on ragged (33) and whole-vector (64) rows
 #   anneal     assign, reduce, update and energy on their small cases
 cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf
 elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
@@ -45,7 +46,8 @@ gemm/f32-m0 gemm/f32-k0 gemm/f32-1x1x1 gemm/f32-nn-37x29x19 gemm/f64-nt-37x29x19
 gemm/f32-tn-37x29x19 gemm/f64-tt-37x29x19 gemm/f32-alpha0-nan-a gemm/f32-beta0-nan-c
 softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 softmax/f64-cols1000
 softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
-softmax/f32-masked-start-1000 softmax/f32-long-rows
+softmax/f32-masked-start-1000 softmax/f32-long-rows softmax/f16-cols33 softmax/bf16-cols33
+softmax/f16-causal-64 softmax/bf16-causal-64
 anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
 anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
@@ -53,7 +55,8 @@ anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/e
 unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
 elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
 elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 gemm/f32-1x1x1 gemm/f64-1x1x1
-softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
+softmax/f32-cols33 softmax/f64-cols33 softmax/f16-cols33 softmax/bf16-cols33
+anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
 anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"
 
 # The test-only op's kernel (tests/cases) too, in both passes.
