@@ -10,8 +10,8 @@
  *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
  *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
  *         same integer steps, so the reference and these kernels agree);
- *         kcs_bf16_to_float4/8 and kcs_bf16_from_float4/8 do the same lane by
- *         lane, for kernels that move four or eight elements at a time.
+ *         kcs_bf16_to_float4 and kcs_bf16_from_float4 do the same lane by
+ *         lane, for kernels that move four elements at a time.
  */
 
 /* The float value of the bf16 bit pattern bits, exactly. */
@@ -53,16 +53,11 @@ inline void kcs_store_f16(__global half *data, size_t i, float value)
     vstore_half_rte(value, i, data);
 }
 
-/* The float values of four and eight bf16 bit patterns, exactly (as
+/* The float values of four bf16 bit patterns, exactly (as
  * kcs_bf16_to_float, lane by lane). */
 inline float4 kcs_bf16_to_float4(ushort4 bits)
 {
     return as_float4(convert_uint4(bits) << 16);
-}
-
-inline float8 kcs_bf16_to_float8(ushort8 bits)
-{
-    return as_float8(convert_uint8(bits) << 16);
 }
 
 /* values rounded to bf16, lane by lane as kcs_bf16_from_float. */
@@ -70,9 +65,4 @@ inline ushort4 kcs_bf16_from_float4(float4 value)
 {
     return (ushort4)(kcs_bf16_from_float(value.x), kcs_bf16_from_float(value.y),
                      kcs_bf16_from_float(value.z), kcs_bf16_from_float(value.w));
-}
-
-inline ushort8 kcs_bf16_from_float8(float8 value)
-{
-    return (ushort8)(kcs_bf16_from_float4(value.lo), kcs_bf16_from_float4(value.hi));
 }

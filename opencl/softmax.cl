@@ -140,17 +140,22 @@ static float kcs_softmax_get_f16(global const half *p, ulong i) { return vload_h
 static void kcs_softmax_put_f16(global half *p, ulong i, float v) { vstore_half_rte(v, i, p); }
 static float4 kcs_softmax_get4_f16(global const half *p, ulong i) { return vload_half4(i, p); }
 static void kcs_softmax_put4_f16(global half *p, ulong i, float4 v) { vstore_half4_rte(v, i, p); }
-/* Eight as two fours: with vload_half8 and vstore_half8_rte, cpu-rows crashed
- * (signal 11) under POCL 3.1 on rows that do not start 16-byte aligned (33
- * columns); two vload_half4 and vstore_half4_rte do not. */
+/* cpu-rows' eight elements of f16 and bf16 one at a time: with vload_half8 and
+ * vstore_half8_rte it crashed (signal 11) under POCL 3.1 on rows that do not
+ * start 16-byte aligned (33 columns), and with two vload_half4, or bf16
+ * converted eight lanes at once, it crashed Oclgrind's uninitialised-value
+ * check (tests/opencl_sanitize.sh). */
 static float8 kcs_softmax_get8_f16(global const half *p)
 {
-    return (float8)(vload_half4(0, p), vload_half4(1, p));
+    return (float8)(vload_half(0, p), vload_half(1, p), vload_half(2, p), vload_half(3, p), vload_half(4, p),
+                    vload_half(5, p), vload_half(6, p), vload_half(7, p));
 }
 static void kcs_softmax_put8_f16(global half *p, float8 v)
 {
-    vstore_half4_rte(v.lo, 0, p);
-    vstore_half4_rte(v.hi, 1, p);
+    float values[8];
+    vstore8(v, 0, values);
+    for (int i = 0; i < 8; i++)
+        vstore_half_rte(values[i], i, p);
 }
 
 static float kcs_softmax_get_bf16(global const ushort *p, ulong i) { return kcs_load_bf16(p, i); }
@@ -163,8 +168,18 @@ static void kcs_softmax_put4_bf16(global ushort *p, ulong i, float4 v)
 {
     ((global ushort4 *)p)[i] = kcs_bf16_from_float4(v);
 }
-static float8 kcs_softmax_get8_bf16(global const ushort *p) { return kcs_bf16_to_float8(vload8(0, p)); }
-static void kcs_softmax_put8_bf16(global ushort *p, float8 v) { vstore8(kcs_bf16_from_float8(v), 0, p); }
+static float8 kcs_softmax_get8_bf16(global const ushort *p)
+{
+    return (float8)(kcs_load_bf16(p, 0), kcs_load_bf16(p, 1), kcs_load_bf16(p, 2), kcs_load_bf16(p, 3),
+                    kcs_load_bf16(p, 4), kcs_load_bf16(p, 5), kcs_load_bf16(p, 6), kcs_load_bf16(p, 7));
+}
+static void kcs_softmax_put8_bf16(global ushort *p, float8 v)
+{
+    float values[8];
+    vstore8(v, 0, values);
+    for (int i = 0; i < 8; i++)
+        kcs_store_bf16(p, i, values[i]);
+}
 
 /* ---- pieces shared by every kernel of one type ------------------------------- */
 
