@@ -15,6 +15,12 @@
  * roundings, so the exponential is off by a factor exp(theta |x - M|) with
  * theta = (1 + u)^3 - 1; exp(x - M) itself, with one rounding, is within it.
  *
+ * f16 and bf16 are storage types computed in f32: the bound is f32's, for
+ * the f32 value z the kernel computes, plus the one rounding of z to the
+ * storage type (u_s |z|, and half the type's smallest subnormal where z is
+ * below its smallest normal: f16's subnormal outputs must be the correctly
+ * rounded subnormals, not flushed).
+ *
  * The oracle works in long double (64-bit significand): expl of x - M, a
  * compensated row sum, one division, rounded once to double. A sampled case
  * computes each sampled element's row once (the samples are sorted).
@@ -44,6 +50,12 @@ enum { exp_ulps = 3 };
 static double argument_error(double u)
 {
     return 3.0 * u + 3.0 * u * u + u * u * u; /* (1 + u)^3 - 1 */
+}
+
+/* The type a dtype is computed in: f32 for the 16-bit storage types. */
+static kcs_dtype compute_dtype(kcs_dtype dtype)
+{
+    return dtype == KCS_F16 || dtype == KCS_BF16 ? KCS_F32 : dtype;
 }
 
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
@@ -161,7 +173,9 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
         return kcs_fail(err, KCS_ERROR,
                         "softmax has a closed form for constant inputs only, not %s", d->name);
     double value = kcs_distribution_param(d, "value", 0.0);
-    double stored = args->dtype == KCS_F32 ? (double)(float)value : value;
+    uint64_t storage; /* the constant as the generator stores it: rounded once to the dtype */
+    kcs_store_element(&storage, args->dtype, 0, value);
+    double stored = kcs_load_element(&storage, args->dtype, 0);
     double y = isfinite(stored) ? 1.0 / (double)args->softmax.cols : NAN;
     for (size_t n = 0; n < expected[0].count; n++)
         expected[0].values[n] = y;
@@ -191,14 +205,13 @@ static double row_rho(const kcs_op_args *args, const void *x, size_t row, double
 }
 
 /* The per-element bound of docs/softmax.md: |y_computed - g| for the
- * expected value g of an element x with the row's M and rho. */
-static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, double max,
-                            double rho)
+ * expected value g of an element x with the row's M and rho, for a result
+ * computed in the working precision of compute (f32 or f64). */
+static double computed_bound(kcs_dtype compute, size_t cols, double g, double v, double max,
+                             double rho)
 {
-    if (isnan(g) || v == -INFINITY)
-        return 0.0; /* NaN must be NaN; a masked entry is exactly 0 */
-    double u = kcs_unit_roundoff(dtype);
-    double smallest_normal = dtype == KCS_F32 ? 0x1.0p-126 : 0x1.0p-1022;
+    double u = kcs_unit_roundoff(compute);
+    double smallest_normal = kcs_smallest_normal(compute);
     double exp_error = 2.0 * exp_ulps * u; /* an ulp is at most 2u relative */
     double g_depth = kcs_gamma(kcs_summation_depth(cols), u);
     double underflow = (double)cols * smallest_normal * (1.0 + g_depth);
@@ -209,7 +222,7 @@ static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, do
         return INFINITY;
     double absolute = smallest_normal * ((1.0 + u) * (1.0 + u) / (1.0 + low_minus_1) + 1.0);
     if (g == 0.0)
-        return kcs_bound_widen(absolute); /* the exact value is below 2^-1074 */
+        return absolute; /* the exact value is below 2^-1074 */
     double t = fabs(v - max);
     double a = argument_error(u) * t;
     double up = expm1(a + log1p(exp_error) + 2.0 * log1p(u) - log1p(low_minus_1));
@@ -219,7 +232,27 @@ static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, do
      * the rounding of x - M), a compensated sum, a division, one rounding to double. */
     double omega = 0x1.0p-53 + (16.0 + t) * 0x1.0p-64;
     double exact_max = g / (1.0 - omega);
-    return kcs_bound_widen((relative + omega) * exact_max + absolute);
+    return (relative + omega) * exact_max + absolute;
+}
+
+/* The bound of an element of dtype: the computed value's (above), and for
+ * f16 and bf16 the one rounding of that f32 value z to the storage type:
+ * at most u_s |z| in the normal range and half the smallest subnormal below
+ * it, with |z| <= |y| + the computed bound (docs/softmax.md, "Storage in
+ * f16 and bf16"). */
+static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, double max,
+                            double rho)
+{
+    if (isnan(g) || v == -INFINITY)
+        return 0.0; /* NaN must be NaN; a masked entry is exactly 0 */
+    kcs_dtype compute = compute_dtype(dtype);
+    double bound = computed_bound(compute, cols, g, v, max, rho);
+    if (compute != dtype) {
+        double omega = 0x1.0p-53 + (16.0 + fabs(v - max)) * 0x1.0p-64;
+        double largest_z = g / (1.0 - omega) + bound; /* |y| <= g / (1 - omega) */
+        bound += kcs_unit_roundoff(dtype) * largest_z + kcs_smallest_subnormal(dtype) / 2.0;
+    }
+    return kcs_bound_widen(bound);
 }
 
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
@@ -228,7 +261,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     (void)err;
     size_t cols = args->softmax.cols;
     const void *x = in[0];
-    double u = kcs_unit_roundoff(args->dtype);
+    double u = kcs_unit_roundoff(compute_dtype(args->dtype)); /* of the arithmetic, not the storage */
     kcs_expected *e = &expected[0];
     row_summary s = {.row = SIZE_MAX};
     for (size_t n = 0; n < e->count; n++) {

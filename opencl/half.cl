@@ -9,7 +9,9 @@
  *   bf16  stored as ushort, the top half of a float's bits: widening is a
  *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
  *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
- *         same integer steps, so the reference and these kernels agree).
+ *         same integer steps, so the reference and these kernels agree);
+ *         kcs_bf16x4_to_float and kcs_bf16x4_from_float do the same lane by
+ *         lane, for kernels that move four elements at a time.
  */
 
 /* The float value of the bf16 bit pattern bits, exactly. */
@@ -94,4 +96,18 @@ inline float8 kcs_load_f16x8(__global const half *data, size_t i)
 inline void kcs_store_f16x8(__global half *data, size_t i, float8 value)
 {
     vstorea_half8_rte(value, i, data);
+}
+
+/* The float values of four bf16 bit patterns, exactly (as
+ * kcs_bf16_to_float, lane by lane). */
+inline float4 kcs_bf16x4_to_float(ushort4 bits)
+{
+    return as_float4(convert_uint4(bits) << 16);
+}
+
+/* values rounded to bf16, lane by lane as kcs_bf16_from_float. */
+inline ushort4 kcs_bf16x4_from_float(float4 value)
+{
+    return (ushort4)(kcs_bf16_from_float(value.x), kcs_bf16_from_float(value.y),
+                     kcs_bf16_from_float(value.z), kcs_bf16_from_float(value.w));
 }

@@ -30,6 +30,11 @@
  *     compute unit of a CPU device (more on a GPU, so that it is not
  *     pathologically slow there), each a contiguous block of rows.
  *
+ * f16 and bf16 rows run the same kernels built for 16-bit storage (loads
+ * widen to float, stores round once; opencl/softmax.cl), computed in f32
+ * with f32's sizes, on every device: their conversions are core OpenCL 1.2
+ * and integer operations, no cl_khr_fp16.
+ *
  * f64 needs cl_khr_fp64: without it the f64 kernels are not built and
  * kcs_opencl_softmax_supports reports the skip. On CPU devices the two
  * group variants skip cases beyond 2^22 elements (the three perf shapes),
@@ -59,7 +64,7 @@
 
 KCS_OPENCL_EMBEDDED_SOURCE(softmax);
 
-/* opencl/softmax.cl: one program holds the kernels of both types. */
+/* opencl/softmax.cl: one program holds the kernels of every type. */
 static const kcs_opencl_program softmax_program = KCS_OPENCL_PROGRAM(
     softmax, "-cl-fp32-correctly-rounded-divide-sqrt"
              " -DKCS_SOFTMAX_LOCAL_REGISTER_VECTORS="
@@ -106,7 +111,7 @@ enum { register_kernel_count = sizeof register_kernel_vectors / sizeof register_
 /* opencl/softmax.cl's kernels for one case type (its one program holds both
  * types), and the sizes their launches depend on. */
 typedef struct {
-    size_t element;                               /* bytes per element */
+    size_t element;                               /* bytes per element of the compute type (local memory) */
     size_t local_register_vectors;                /* vectors in registers of the kernel with local memory */
     const char *registers[register_kernel_count]; /* group-registers, by register_kernel_vectors */
     const char *registers_local;                  /* group-registers with local memory */
@@ -115,8 +120,17 @@ typedef struct {
 } softmax_type;
 
 /* The types, indexed by case dtype (the kernel rows name no other); f64
- * keeps half as many vectors in registers, the same bytes. */
+ * keeps half as many vectors in registers, the same bytes; f16 and bf16 are
+ * computed, held and reduced in float, so they take f32's sizes. */
 static const softmax_type types[] = {
+    [KCS_F16] = {sizeof(cl_float), KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS,
+                 {"kcs_softmax_registers_f16_v4", "kcs_softmax_registers_f16_v8",
+                  "kcs_softmax_registers_f16_v16"},
+                 "kcs_softmax_registers_local_f16", "kcs_softmax_online_f16", "kcs_softmax_cpu_rows_f16"},
+    [KCS_BF16] = {sizeof(cl_float), KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS,
+                  {"kcs_softmax_registers_bf16_v4", "kcs_softmax_registers_bf16_v8",
+                   "kcs_softmax_registers_bf16_v16"},
+                  "kcs_softmax_registers_local_bf16", "kcs_softmax_online_bf16", "kcs_softmax_cpu_rows_bf16"},
     [KCS_F32] = {sizeof(cl_float), KCS_OPENCL_SOFTMAX_LOCAL_REGISTER_VECTORS,
                  {"kcs_softmax_registers_f32_v4", "kcs_softmax_registers_f32_v8",
                   "kcs_softmax_registers_f32_v16"},
@@ -365,13 +379,25 @@ static const kcs_kernel rows[] = {
      softmax_group_registers, softmax_group_supports},
     {"softmax", KCS_F64, "group-registers", "as f32, in double", softmax_group_registers,
      softmax_group_supports},
+    {"softmax", KCS_F16, "group-registers", "as f32, loaded by vload_half4, stored by vstore_half4_rte",
+     softmax_group_registers, softmax_group_supports},
+    {"softmax", KCS_BF16, "group-registers", "as f32, loaded and stored as ushort4, rounded once",
+     softmax_group_registers, softmax_group_supports},
     {"softmax", KCS_F32, "group-online",
      "a row over up to 1024 work-items, running max and rescaled sum merged in a tree; reads it twice",
      softmax_group_online, softmax_group_supports},
     {"softmax", KCS_F64, "group-online", "as f32, in double", softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_F16, "group-online", "as f32, loaded by vload_half4, stored by vstore_half4_rte",
+     softmax_group_online, softmax_group_supports},
+    {"softmax", KCS_BF16, "group-online", "as f32, loaded and stored as ushort4, rounded once",
+     softmax_group_online, softmax_group_supports},
     {"softmax", KCS_F32, "cpu-rows", "a few work-items, each a block of rows in float8 sweeps",
      softmax_cpu_rows, softmax_supports},
     {"softmax", KCS_F64, "cpu-rows", "as f32, double8 sweeps", softmax_cpu_rows, softmax_supports},
+    {"softmax", KCS_F16, "cpu-rows", "as f32, vload_half8 and vstore_half8_rte", softmax_cpu_rows,
+     softmax_supports},
+    {"softmax", KCS_BF16, "cpu-rows", "as f32, ushort8 widened and rounded once", softmax_cpu_rows,
+     softmax_supports},
 };
 
 const kcs_kernel_table kcs_opencl_softmax_kernels = KCS_KERNEL_TABLE(rows);

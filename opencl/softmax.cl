@@ -3,7 +3,13 @@
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
  *
  * Precision. f32 in float, f64 in double (cl_khr_fp64; the f64 kernels exist
- * only where the device offers it). exp is the built-in exp, 3 ulp in the
+ * only where the device offers it). f16 and bf16 are storage only: each
+ * element is widened exactly to float as it is loaded (vload_half, or the
+ * bf16 shift of half.cl), everything below runs in float exactly as for f32
+ * (the 16-bit terms, sums and held vectors are floats), and each output is
+ * rounded once as it is stored (vstore_half_rte, kcs_bf16_from_float): the
+ * one rounding docs/softmax.md allows. No kernel keeps a term exp(x - M) in
+ * the 16-bit type, which would round it before the division. exp is the built-in exp, 3 ulp in the
  * full profile, the allowance the bound is built on: never native_exp, and
  * the program is built without -cl-fast-relaxed-math. The division is one
  * correctly rounded reciprocal per row (the build passes
@@ -53,8 +59,9 @@
  *   cpu-rows: kcs_softmax_cpu_rows_<type>, for CPU devices such as POCL,
  *     which run a work-group's items one after another: a few work-groups of
  *     one work-item each, every item a contiguous block of rows, each row in
- *     three sweeps with 8-wide vectors (max; exp(x - M) into y and the sum;
- *     y times the reciprocal).
+ *     three sweeps with 8-wide vectors (max; the sum of exp(x - M); y =
+ *     exp(x - M) times the reciprocal, the exp computed again rather than
+ *     stored in y, where a 16-bit type would round it).
  *
  * Summation depth (the bound allows a term D(cols) = min(cols - 1, 2048 +
  * ceil(log2 cols)) additions, and an online rescaling counts as eight):
@@ -106,9 +113,78 @@
 #define KCS_SOFTMAX_HELD_BATCH 8
 #endif
 
+/* ---- storage: the element type in global memory, per suffix ------------------ */
+
+/* The type of an element in global memory for suffix S, kcs_softmax_storage_S,
+ * and its loads (widened to the compute type T) and stores (rounded once):
+ * one element at index i, a vector of four at vector index i (the row starts
+ * on a vector boundary), eight at p. For f32 and f64 these are plain
+ * accesses; f16 and bf16 go through half.cl. */
+#define kcs_softmax_storage_f32 float
+#define kcs_softmax_storage_f64 double
+#define kcs_softmax_storage_f16 half
+#define kcs_softmax_storage_bf16 ushort
+
+#define KCS_SOFTMAX_PLAIN_STORAGE(T, S)                                                            \
+    static T kcs_softmax_get_##S(global const T *p, ulong i) { return p[i]; }                      \
+    static void kcs_softmax_put_##S(global T *p, ulong i, T v) { p[i] = v; }                       \
+    static T##4 kcs_softmax_get4_##S(global const T *p, ulong i)                                   \
+    {                                                                                              \
+        return ((global const T##4 *)p)[i];                                                        \
+    }                                                                                              \
+    static void kcs_softmax_put4_##S(global T *p, ulong i, T##4 v) { ((global T##4 *)p)[i] = v; }  \
+    static T##8 kcs_softmax_get8_##S(global const T *p) { return vload8(0, p); }                   \
+    static void kcs_softmax_put8_##S(global T *p, T##8 v) { vstore8(v, 0, p); }
+
+static float kcs_softmax_get_f16(global const half *p, ulong i) { return vload_half(i, p); }
+static void kcs_softmax_put_f16(global half *p, ulong i, float v) { vstore_half_rte(v, i, p); }
+static float4 kcs_softmax_get4_f16(global const half *p, ulong i) { return vload_half4(i, p); }
+static void kcs_softmax_put4_f16(global half *p, ulong i, float4 v) { vstore_half4_rte(v, i, p); }
+/* cpu-rows' eight elements of f16 and bf16 one at a time: with vload_half8 and
+ * vstore_half8_rte it crashed (signal 11) under POCL 3.1 on rows that do not
+ * start 16-byte aligned (33 columns), and with two vload_half4, or bf16
+ * converted eight lanes at once, it crashed Oclgrind's uninitialised-value
+ * check (tests/opencl_sanitize.sh). */
+static float8 kcs_softmax_get8_f16(global const half *p)
+{
+    return (float8)(vload_half(0, p), vload_half(1, p), vload_half(2, p), vload_half(3, p), vload_half(4, p),
+                    vload_half(5, p), vload_half(6, p), vload_half(7, p));
+}
+static void kcs_softmax_put8_f16(global half *p, float8 v)
+{
+    float values[8];
+    vstore8(v, 0, values);
+    for (int i = 0; i < 8; i++)
+        vstore_half_rte(values[i], i, p);
+}
+
+static float kcs_softmax_get_bf16(global const ushort *p, ulong i) { return kcs_load_bf16(p, i); }
+static void kcs_softmax_put_bf16(global ushort *p, ulong i, float v) { kcs_store_bf16(p, i, v); }
+static float4 kcs_softmax_get4_bf16(global const ushort *p, ulong i)
+{
+    return kcs_bf16x4_to_float(((global const ushort4 *)p)[i]);
+}
+static void kcs_softmax_put4_bf16(global ushort *p, ulong i, float4 v)
+{
+    ((global ushort4 *)p)[i] = kcs_bf16x4_from_float(v);
+}
+static float8 kcs_softmax_get8_bf16(global const ushort *p)
+{
+    return (float8)(kcs_load_bf16(p, 0), kcs_load_bf16(p, 1), kcs_load_bf16(p, 2), kcs_load_bf16(p, 3),
+                    kcs_load_bf16(p, 4), kcs_load_bf16(p, 5), kcs_load_bf16(p, 6), kcs_load_bf16(p, 7));
+}
+static void kcs_softmax_put8_bf16(global ushort *p, float8 v)
+{
+    float values[8];
+    vstore8(v, 0, values);
+    for (int i = 0; i < 8; i++)
+        kcs_store_bf16(p, i, values[i]);
+}
+
 /* ---- pieces shared by every kernel of one type ------------------------------- */
 
-/* T is float or double, S the suffix (f32, f64) of the names defined. */
+/* T is the compute type (float, or double for f64), S the suffix (f16, bf16,
+ * f32, f64) of the names defined; rows are kcs_softmax_storage_S. */
 #define KCS_SOFTMAX_PIECES(T, S)                                                                   \
     /* exp(v - m), with -inf entries exactly 0. */                                                 \
     static T kcs_softmax_term_##S(T v, T m)                                                        \
@@ -139,36 +215,36 @@
     /* Elements first .. first + 3 of a row, -inf beyond its end. aligned:             */          \
     /* cols is a multiple of 4, so the row starts on a vector boundary (buffers are    */          \
     /* aligned far beyond 32 bytes) and first, a multiple of 4, is a whole vector.     */          \
-    static T##4 kcs_softmax_load4_##S(global const T *row, ulong first, ulong cols,                \
-                                      int aligned)                                                 \
+    static T##4 kcs_softmax_load4_##S(global const kcs_softmax_storage_##S *row, ulong first,       \
+                                      ulong cols, int aligned)                                     \
     {                                                                                              \
         if (aligned)                                                                               \
-            return first < cols ? ((global const T##4 *)row)[first / 4] : (T##4)(-INFINITY);       \
+            return first < cols ? kcs_softmax_get4_##S(row, first / 4) : (T##4)(-INFINITY);        \
         T##4 v;                                                                                    \
-        v.x = first < cols ? row[first] : (T)(-INFINITY);                                          \
-        v.y = first + 1 < cols ? row[first + 1] : (T)(-INFINITY);                                  \
-        v.z = first + 2 < cols ? row[first + 2] : (T)(-INFINITY);                                  \
-        v.w = first + 3 < cols ? row[first + 3] : (T)(-INFINITY);                                  \
+        v.x = first < cols ? kcs_softmax_get_##S(row, first) : (T)(-INFINITY);                     \
+        v.y = first + 1 < cols ? kcs_softmax_get_##S(row, first + 1) : (T)(-INFINITY);             \
+        v.z = first + 2 < cols ? kcs_softmax_get_##S(row, first + 2) : (T)(-INFINITY);             \
+        v.w = first + 3 < cols ? kcs_softmax_get_##S(row, first + 3) : (T)(-INFINITY);             \
         return v;                                                                                  \
     }                                                                                              \
                                                                                                    \
     /* Stores the elements of y that lie inside the row. */                                        \
-    static void kcs_softmax_store4_##S(global T *row, ulong first, ulong cols, int aligned,        \
-                                       T##4 y)                                                     \
+    static void kcs_softmax_store4_##S(global kcs_softmax_storage_##S *row, ulong first,            \
+                                       ulong cols, int aligned, T##4 y)                            \
     {                                                                                              \
         if (aligned) {                                                                             \
             if (first < cols)                                                                      \
-                ((global T##4 *)row)[first / 4] = y;                                               \
+                kcs_softmax_put4_##S(row, first / 4, y);                                           \
             return;                                                                                \
         }                                                                                          \
         if (first < cols)                                                                          \
-            row[first] = y.x;                                                                      \
+            kcs_softmax_put_##S(row, first, y.x);                                                  \
         if (first + 1 < cols)                                                                      \
-            row[first + 1] = y.y;                                                                  \
+            kcs_softmax_put_##S(row, first + 1, y.y);                                              \
         if (first + 2 < cols)                                                                      \
-            row[first + 2] = y.z;                                                                  \
+            kcs_softmax_put_##S(row, first + 2, y.z);                                              \
         if (first + 3 < cols)                                                                      \
-            row[first + 3] = y.w;                                                                  \
+            kcs_softmax_put_##S(row, first + 3, y.w);                                              \
     }                                                                                              \
                                                                                                    \
     /* The max (take_max 1) or sum (0) of value over the row_items work-items      */              \
@@ -250,7 +326,8 @@
  * needs no barriers. The launch has get_local_size(0) / row_items rows per
  * work-group. */
 #define KCS_SOFTMAX_REGISTERS(T, S, V, NAME, HELD, ATTRIBUTES)                                     \
-    kernel ATTRIBUTES void NAME(global const T *x, global T *y, ulong rows, ulong cols,            \
+    kernel ATTRIBUTES void NAME(global const kcs_softmax_storage_##S *x,                          \
+                                global kcs_softmax_storage_##S *y, ulong rows, ulong cols,         \
                                 uint launch_row_items, local T *scratch, local T##4 *held,         \
                                 uint launch_held_vectors)                                          \
     {                                                                                              \
@@ -262,7 +339,7 @@
         uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
         ulong row = (ulong)get_group_id(0) * (items / row_items) + id / row_items;                 \
         int in_range = row < rows, aligned = cols % 4 == 0;                                        \
-        global const T *in = x + (in_range ? row : 0) * cols;                                      \
+        global const kcs_softmax_storage_##S *in = x + (in_range ? row : 0) * cols;                \
         T row_max = (T)(-INFINITY);                                                                \
         /* The held vectors first, KCS_SOFTMAX_HELD_BATCH loads in flight at a     */              \
         /* time, so that their staging registers are free before the V loads.      */              \
@@ -306,7 +383,7 @@
         T sum = kcs_softmax_row_reduce_##S(scratch, kcs_softmax_total4_##S(lanes), row_items, 0);  \
         T inverse = (T)1 / sum;                                                                    \
         if (in_range) {                                                                            \
-            global T *out = y + row * cols;                                                        \
+            global kcs_softmax_storage_##S *out = y + row * cols;                                  \
             if (aligned)                                                                           \
                 KCS_SOFTMAX_STORE_SLOTS(T, S, V, 1)                                                \
             else                                                                                   \
@@ -321,13 +398,14 @@
 /* ---- group-online ------------------------------------------------------------ */
 
 #define KCS_SOFTMAX_ONLINE(T, S)                                                                   \
-    kernel void kcs_softmax_online_##S(global const T *x, global T *y, ulong rows, ulong cols,     \
+    kernel void kcs_softmax_online_##S(global const kcs_softmax_storage_##S *x,                    \
+                                       global kcs_softmax_storage_##S *y, ulong rows, ulong cols,  \
                                        uint row_items, local T *maxes, local T *sums)              \
     {                                                                                              \
         uint id = get_local_id(0), lane = id & (row_items - 1);                                    \
         ulong row = (ulong)get_group_id(0) * (get_local_size(0) / row_items) + id / row_items;     \
         int in_range = row < rows, aligned = cols % 4 == 0;                                        \
-        global const T *in = x + (in_range ? row : 0) * cols;                                      \
+        global const kcs_softmax_storage_##S *in = x + (in_range ? row : 0) * cols;                \
         ulong stride = 4 * (ulong)row_items;                                                       \
         T running_max = (T)(-INFINITY), running_sum = (T)0;                                        \
         ulong first = 4 * (ulong)lane;                                                             \
@@ -360,7 +438,7 @@
         }                                                                                          \
         kcs_softmax_row_merge_##S(maxes, sums, &running_max, &running_sum, row_items);             \
         T inverse = (T)1 / running_sum;                                                            \
-        global T *out = y + (in_range ? row : 0) * cols;                                           \
+        global kcs_softmax_storage_##S *out = y + (in_range ? row : 0) * cols;                     \
         for (first = 4 * (ulong)lane; in_range && first < cols; first += stride) {                 \
             T##4 v = kcs_softmax_load4_##S(in, first, cols, aligned);                              \
             kcs_softmax_store4_##S(out, first, cols, aligned,                                      \
@@ -386,43 +464,41 @@
     }                                                                                              \
                                                                                                    \
     /* Rows [item * rows_per_item, (item + 1) * rows_per_item) clipped to rows. */                 \
-    kernel void kcs_softmax_cpu_rows_##S(global const T *x, global T *y, ulong rows,               \
+    kernel void kcs_softmax_cpu_rows_##S(global const kcs_softmax_storage_##S *x,                  \
+                                         global kcs_softmax_storage_##S *y, ulong rows,            \
                                          ulong cols, ulong rows_per_item)                          \
     {                                                                                              \
         ulong begin = min(rows, get_global_id(0) * rows_per_item);                                 \
         ulong end = min(rows, begin + rows_per_item);                                              \
         for (ulong r = begin; r < end; r++) {                                                      \
-            global const T *in = x + r * cols;                                                     \
-            global T *out = y + r * cols;                                                          \
+            global const kcs_softmax_storage_##S *in = x + r * cols;                               \
+            global kcs_softmax_storage_##S *out = y + r * cols;                                    \
             T##8 maxes = (T##8)(-INFINITY);                                                        \
             ulong k = 0;                                                                           \
             for (; k + 8 <= cols; k += 8)                                                          \
-                maxes = fmax(maxes, vload8(0, in + k));                                            \
+                maxes = fmax(maxes, kcs_softmax_get8_##S(in + k));                                 \
             T row_max = kcs_softmax_max8_##S(maxes);                                               \
             for (; k < cols; k++)                                                                  \
-                row_max = fmax(row_max, in[k]);                                                    \
+                row_max = fmax(row_max, kcs_softmax_get_##S(in, k));                               \
             T sum = (T)0;                                                                          \
             for (ulong block = 0; block < cols; block += KCS_SOFTMAX_CPU_BLOCK) {                  \
                 ulong block_end = min(cols, block + KCS_SOFTMAX_CPU_BLOCK);                        \
                 T##8 lanes = (T##8)(0);                                                            \
                 T tail = (T)0;                                                                     \
-                for (k = block; k + 8 <= block_end; k += 8) {                                      \
-                    T##8 e = kcs_softmax_terms8_##S(vload8(0, in + k), row_max);                   \
-                    vstore8(e, 0, out + k);                                                        \
-                    lanes += e;                                                                    \
-                }                                                                                  \
-                for (; k < block_end; k++) {                                                       \
-                    T e = kcs_softmax_term_##S(in[k], row_max);                                    \
-                    out[k] = e;                                                                    \
-                    tail += e;                                                                     \
-                }                                                                                  \
+                for (k = block; k + 8 <= block_end; k += 8)                                        \
+                    lanes += kcs_softmax_terms8_##S(kcs_softmax_get8_##S(in + k), row_max);        \
+                for (; k < block_end; k++)                                                         \
+                    tail += kcs_softmax_term_##S(kcs_softmax_get_##S(in, k), row_max);             \
                 sum += kcs_softmax_total8_##S(lanes) + tail;                                       \
             }                                                                                      \
+            /* The terms again, bit for bit those summed, each rounded once into y. */             \
             T inverse = (T)1 / sum;                                                                \
             for (k = 0; k + 8 <= cols; k += 8)                                                     \
-                vstore8(vload8(0, out + k) * inverse, 0, out + k);                                 \
+                kcs_softmax_put8_##S(                                                              \
+                    out + k, kcs_softmax_terms8_##S(kcs_softmax_get8_##S(in + k), row_max) * inverse); \
             for (; k < cols; k++)                                                                  \
-                out[k] *= inverse;                                                                 \
+                kcs_softmax_put_##S(                                                               \
+                    out, k, kcs_softmax_term_##S(kcs_softmax_get_##S(in, k), row_max) * inverse);  \
         }                                                                                          \
     }
 
@@ -437,8 +513,14 @@
     KCS_SOFTMAX_ONLINE(T, S)                                                                       \
     KCS_SOFTMAX_CPU_ROWS(T, S)
 
+KCS_SOFTMAX_PLAIN_STORAGE(float, f32)
 KCS_SOFTMAX_ALL(float, f32, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS)
 
+/* f16 and bf16: computed in float, so held in registers as f32 is. */
+KCS_SOFTMAX_ALL(float, f16, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS)
+KCS_SOFTMAX_ALL(float, bf16, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS)
+
 #ifdef cl_khr_fp64
+KCS_SOFTMAX_PLAIN_STORAGE(double, f64)
 KCS_SOFTMAX_ALL(double, f64, KCS_SOFTMAX_LOCAL_REGISTER_VECTORS / 2)
 #endif

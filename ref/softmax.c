@@ -3,13 +3,18 @@
  *
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
  *
- * Three passes per row, in the working precision of the input (f32 or
- * f64), as the spec's bound assumes: the max (exact); exp(x - M) into the
- * output row, so that the largest term is exp(0) = 1 and nothing
- * overflows; the row sum; then each term divided by it. The sum is blocked
- * like ref/sumsq.c (sequential within blocks of 1024, blocks pairwise) so
- * that each term passes through at most 1023 + ceil(log2(cols/1024))
- * additions, inside the depth the spec allows also for cols = 32768. -inf
+ * Three passes per row, in the compute type of the dtype (float for f16,
+ * bf16 and f32, double for f64; kcs_ref_half.h), as the spec's bound
+ * assumes: the max (exact); the row sum of exp(x - M), so that the largest
+ * term is exp(0) = 1 and nothing overflows; then each term exp(x - M),
+ * computed again (bit for bit the same), divided by the sum and rounded
+ * once to the dtype. The terms are not kept in the output: for f16 and bf16
+ * that would round each of them to 11 or 8 bits before the division, the
+ * double rounding the bound does not allow. The sum is blocked like
+ * ref/sumsq.c (sequential within blocks of 1024, blocks pairwise) so that
+ * each term passes through at most 1023 + ceil(log2(cols/1024)) additions,
+ * inside the depth the spec allows also for cols = 32768; in float, never in
+ * the 16-bit type (whose sum of 65536 terms near 1 would overflow f16). -inf
  * entries give exp(-inf) = 0 without a special case; a row with a NaN or a
  * +inf, or of nothing but -inf, is written NaN throughout, as PyTorch does.
  * Plain scalar C in strict IEEE arithmetic (-ffp-contract=off, no
@@ -33,17 +38,20 @@ static size_t split_point(size_t n)
     return blocks / 2 * block_length;
 }
 
-/* The blocked sum, the softmax and its adapter, for one dtype. */
+/* The blocked sum of exp(x - max) over n elements, the softmax and its
+ * adapter, for one dtype, in its compute type. */
 #define DEFINE_SOFTMAX(suffix, T, dtype)                                                           \
-    static T sum_##suffix(const T *v, size_t n)                                                    \
+    typedef kcs_compute_##suffix compute_##suffix;                                                 \
+                                                                                                   \
+    static compute_##suffix sum_##suffix(const T *in, size_t n, compute_##suffix max)              \
     {                                                                                              \
         if (n > block_length) {                                                                    \
             size_t half = split_point(n);                                                          \
-            return sum_##suffix(v, half) + sum_##suffix(v + half, n - half);                      \
+            return sum_##suffix(in, half, max) + sum_##suffix(in + half, n - half, max);           \
         }                                                                                          \
-        T sum = 0;                                                                                 \
+        compute_##suffix sum = 0;                                                                  \
         for (size_t i = 0; i < n; i++)                                                             \
-            sum += v[i];                                                                           \
+            sum += exp(kcs_widen_##suffix(in[i]) - max);                                           \
         return sum;                                                                                \
     }                                                                                              \
                                                                                                    \
@@ -52,40 +60,40 @@ static size_t split_point(size_t n)
         for (size_t r = 0; r < rows; r++) {                                                        \
             const T *in = x + r * cols;                                                            \
             T *out = y + r * cols;                                                                 \
-            T max = -INFINITY;                                                                     \
+            compute_##suffix max = -INFINITY;                                                      \
             int special = 0;                                                                       \
             for (size_t k = 0; k < cols; k++) {                                                    \
-                special |= isnan(in[k]) || in[k] == INFINITY;                                      \
-                if (in[k] > max)                                                                   \
-                    max = in[k];                                                                   \
+                compute_##suffix v = kcs_widen_##suffix(in[k]);                                    \
+                special |= isnan(v) || v == INFINITY;                                              \
+                if (v > max)                                                                       \
+                    max = v;                                                                       \
             }                                                                                      \
             if (special || max == -INFINITY) {                                                     \
                 for (size_t k = 0; k < cols; k++)                                                  \
-                    out[k] = NAN;                                                                  \
+                    out[k] = kcs_narrow_##suffix(NAN);                                             \
                 continue;                                                                          \
             }                                                                                      \
+            compute_##suffix sum = sum_##suffix(in, cols, max);                                    \
             for (size_t k = 0; k < cols; k++)                                                      \
-                out[k] = exp(in[k] - max);                                                         \
-            T sum = sum_##suffix(out, cols);                                                       \
-            for (size_t k = 0; k < cols; k++)                                                      \
-                out[k] = out[k] / sum;                                                             \
+                out[k] = kcs_narrow_##suffix(exp(kcs_widen_##suffix(in[k]) - max) / sum);          \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
     static KCS_KERNEL_RUN(run_softmax_##suffix)                                                    \
     {                                                                                              \
         (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                        \
+        double start = kcs_reference_cpu_seconds();                                                \
         kcs_ref_softmax_##suffix(kcs_reference_buffer_data(inputs[0]),                             \
                                  kcs_reference_buffer_data(outputs[0]), args->softmax.rows,        \
                                  args->softmax.cols);                                              \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
+        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                     \
         return KCS_OK;                                                                             \
     }
 KCS_SOFTMAX_TYPES(DEFINE_SOFTMAX)
 
 #define ROW(suffix, T, dtype)                                                                      \
-    {"softmax", dtype, "three-pass", "max, exp(x - max) and a blocked sum, divide; in the type",  \
+    {"softmax", dtype, "three-pass",                                                              \
+     "max, a blocked sum of exp(x - max), divide; in f32 (f64 for f64), rounded once to the type", \
      run_softmax_##suffix, NULL},
 
 static const kcs_kernel rows[] = {KCS_SOFTMAX_TYPES(ROW)};

@@ -36,7 +36,8 @@ failures=0
 #              f16 and bf16 into a C_out of their type and of f32 (each build of gemm.cl)
 #   softmax    1 to 1000 columns (work-items of the register and online kernels, a
 #              partial vector), NaN rows, attention masks (empty pieces in the
-#              merge), rows of 20001 held partly in local memory
+#              merge), rows of 20001 held partly in local memory; f16 and
+#              bf16 on ragged (33) and whole-vector (64) rows
 #   anneal     assign, reduce, update and energy on their small cases
 cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf sumsq/f16-n93 sumsq/bf16-n4096
 elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
@@ -50,7 +51,8 @@ gemm/f16-nt-37x29x19 gemm/f16-tt-37x29x19-f32-out gemm/bf16-tn-37x29x19 gemm/bf1
 gemm/f16-k0 gemm/f16-alpha0-nan-a
 softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 softmax/f64-cols1000
 softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
-softmax/f32-masked-start-1000 softmax/f32-long-rows
+softmax/f32-masked-start-1000 softmax/f32-long-rows softmax/f16-cols33 softmax/bf16-cols33
+softmax/f16-causal-64 softmax/bf16-causal-64
 anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
 anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
@@ -61,7 +63,8 @@ elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 elementwise/add-f16-n7 ele
 elementwise/mul-f16-n7 elementwise/mul-bf16-n7 elementwise/relu-f16-n7 elementwise/relu-bf16-n7
 elementwise/sigmoid-f16-n7 elementwise/sigmoid-bf16-n7 gemm/f32-1x1x1 gemm/f64-1x1x1 gemm/f16-k0
 gemm/bf16-nn-37x29x19
-softmax/f32-cols33 softmax/f64-cols33 anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
+softmax/f32-cols33 softmax/f64-cols33 softmax/f16-cols33 softmax/bf16-cols33
+anneal/assign-f32-d1 anneal/assign-f16-ramp-on-anchors
 anneal/reduce-f32-small anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-nan"
 
 # The test-only op's kernel (tests/cases) too, in both passes.

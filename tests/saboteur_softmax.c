@@ -3,7 +3,10 @@
  * the row before it (an index clamped one short), a row sum that stops
  * one element short, and a merge of pieces of a row that lets a piece of
  * nothing but -inf in. Computed in double and rounded to the case dtype, so
- * each error is the mistake alone.
+ * each error is the mistake alone. Two more are mistakes of the 16-bit
+ * types only (f16 and bf16 rows): a row sum added in the storage type, and
+ * terms exp(x - M) rounded to the storage type before the division (two
+ * roundings of each output where the spec allows one).
  *
  * The last mistake is a saboteur per kernel variant, each cutting a row into
  * the pieces that variant's work-items, lanes or threads hold (as
@@ -27,7 +30,31 @@ typedef struct {
     int no_max;           /* exp(x) / sum exp(x), without subtracting the max */
     int last_row_shifted; /* the last row reads the row before it */
     int sum_drops_last;   /* the row sum leaves out the last element */
+    int sum_in_storage;   /* terms and row sum rounded to the case type at every step (pairwise) */
+    int terms_in_storage; /* each term rounded to the case type before the division */
 } softmax_mistake;
+
+/* value rounded once to dtype (the identity for f64), through its storage. */
+static double rounded_to(kcs_dtype dtype, double value)
+{
+    uint64_t storage;
+    kcs_store_element(&storage, dtype, 0, value);
+    return kcs_load_element(&storage, dtype, 0);
+}
+
+/* Sum of terms[0..count) pairwise, every addition rounded to dtype: the
+ * tree a GPU kernel's lanes and warps form, here kept in the storage type
+ * (exact for powers of two, so a row of equal terms only overflows). */
+static double pairwise_sum_in(kcs_dtype dtype, const double *terms, size_t count)
+{
+    if (count == 0)
+        return 0.0;
+    if (count == 1)
+        return terms[0];
+    size_t half = count / 2;
+    return rounded_to(dtype, pairwise_sum_in(dtype, terms, half) +
+                                 pairwise_sum_in(dtype, terms + half, count - half));
+}
 
 static kcs_status broken_softmax(kcs_device *device, const kcs_op_args *args,
                                  kcs_buffer *const in[], kcs_buffer *const out[],
@@ -38,26 +65,36 @@ static kcs_status broken_softmax(kcs_device *device, const kcs_op_args *args,
     void *x = NULL;
     kcs_status status = kcs_saboteur_fetch(device, in[0], bytes, &x, err);
     void *y = malloc(bytes ? bytes : 1);
-    if (status == KCS_OK && !y)
+    double *terms = malloc((cols ? cols : 1) * sizeof *terms);
+    if (status == KCS_OK && (!y || !terms))
         status = kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_dtype dtype = args->dtype;
     for (size_t r = 0; r < rows && status == KCS_OK; r++) {
         size_t source = mistake->last_row_shifted && r == rows - 1 && r > 0 ? r - 1 : r;
         double max = -INFINITY, sum = 0.0;
         for (size_t k = 0; k < cols; k++)
-            max = fmax(max, kcs_load_element(x, args->dtype, source * cols + k));
+            max = fmax(max, kcs_load_element(x, dtype, source * cols + k));
         double shift = mistake->no_max ? 0.0 : max;
         size_t summed = mistake->sum_drops_last && cols > 1 ? cols - 1 : cols;
-        for (size_t k = 0; k < summed; k++)
-            sum += exp(kcs_load_element(x, args->dtype, source * cols + k) - shift);
+        for (size_t k = 0; k < cols; k++) {
+            terms[k] = exp(kcs_load_element(x, dtype, source * cols + k) - shift);
+            if (mistake->sum_in_storage || mistake->terms_in_storage)
+                terms[k] = rounded_to(dtype, terms[k]);
+        }
+        if (mistake->sum_in_storage) {
+            sum = pairwise_sum_in(dtype, terms, summed);
+        } else {
+            for (size_t k = 0; k < summed; k++)
+                sum += terms[k];
+        }
         for (size_t k = 0; k < cols; k++)
-            kcs_store_element(y, args->dtype, r * cols + k,
-                              exp(kcs_load_element(x, args->dtype, source * cols + k) - shift) /
-                                  sum);
+            kcs_store_element(y, dtype, r * cols + k, terms[k] / sum);
     }
     if (status == KCS_OK)
         status = kcs_saboteur_store(device, out[0], y, bytes, err);
     free(x);
     free(y);
+    free(terms);
     return status;
 }
 
@@ -74,6 +111,8 @@ static kcs_status broken_softmax(kcs_device *device, const kcs_op_args *args,
 SABOTEUR_FUNCTION(softmax_no_max, .no_max = 1)
 SABOTEUR_FUNCTION(softmax_last_row_shifted, .last_row_shifted = 1)
 SABOTEUR_FUNCTION(softmax_sum_drops_last, .sum_drops_last = 1)
+SABOTEUR_FUNCTION(softmax_sum_in_storage, .sum_in_storage = 1)
+SABOTEUR_FUNCTION(softmax_terms_in_storage, .terms_in_storage = 1)
 
 /* ---- the exp2 form (docs/softmax.md, "The argument") ----------------------
  *
@@ -82,7 +121,8 @@ SABOTEUR_FUNCTION(softmax_sum_drops_last, .sum_drops_last = 1)
  * operation correctly rounded: t = x - M, p = t * fl(log2 e), an exp2 that
  * errs by a chosen number of ulps in the direction that hurts most (the
  * row's largest terms down, every other term up), a pairwise row sum and one
- * division. With an exp2 of at most 1 ulp this is a correct kernel and must
+ * division. f16 and bf16 rows compute all of that in f32, as the spec asks,
+ * and round each quotient once to the storage type. With an exp2 of at most 1 ulp this is a correct kernel and must
  * pass every case (tests/saboteur_softmax_test.c); with one far beyond the
  * 3-ulp budget, or with M * log2 e rounded on its own (the fused form), it
  * must fail. */
@@ -140,9 +180,10 @@ typedef struct {
 static kcs_status exp2_softmax(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
                                kcs_buffer *const out[], const exp2_form *form, kcs_error *err)
 {
-    kcs_dtype dtype = args->dtype;
+    kcs_dtype storage = args->dtype;
+    kcs_dtype dtype = storage == KCS_F16 || storage == KCS_BF16 ? KCS_F32 : storage; /* arithmetic */
     size_t rows = args->softmax.rows, cols = args->softmax.cols, count = rows * cols;
-    size_t bytes = count * kcs_dtype_size(dtype);
+    size_t bytes = count * kcs_dtype_size(storage);
     void *x = NULL;
     kcs_status status = kcs_saboteur_fetch(device, in[0], bytes, &x, err);
     void *y = malloc(bytes ? bytes : 1);
@@ -153,19 +194,19 @@ static kcs_status exp2_softmax(kcs_device *device, const kcs_op_args *args, kcs_
     for (size_t r = 0; r < rows && status == KCS_OK; r++) {
         double max = -INFINITY;
         for (size_t k = 0; k < cols; k++) {
-            double v = kcs_load_element(x, dtype, r * cols + k);
+            double v = kcs_load_element(x, storage, r * cols + k);
             max = isnan(v) || isnan(max) ? NAN : fmax(max, v);
         }
         double scaled_max = in_type(dtype, max * log2e);
         for (size_t k = 0; k < cols; k++) {
-            double v = kcs_load_element(x, dtype, r * cols + k);
+            double v = kcs_load_element(x, storage, r * cols + k);
             double p = form->fused_max ? in_type(dtype, fma(v, log2e, -scaled_max)) /* the product unrounded */
                                        : in_type(dtype, in_type(dtype, v - max) * log2e);
             terms[k] = exp2_off_by(dtype, p, form->exp2_ulps, !(p == 0.0));
         }
         double sum = pairwise_sum(dtype, terms, cols);
         for (size_t k = 0; k < cols; k++)
-            kcs_store_element(y, dtype, r * cols + k, in_type(dtype, terms[k] / sum));
+            kcs_store_element(y, storage, r * cols + k, in_type(dtype, terms[k] / sum));
     }
     if (status == KCS_OK)
         status = kcs_saboteur_store(device, out[0], y, bytes, err);
@@ -400,6 +441,17 @@ PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
     {"softmax", KCS_F32, name, description, function, NULL}
 
+/* A mistake of every dtype, f16 and bf16 included. */
+#define EVERY_TYPE_SABOTEUR(name, description, function)                                           \
+    SABOTEUR(name, description, function),                                                         \
+    {"softmax", KCS_F16, name, description, function, NULL},                                       \
+    {"softmax", KCS_BF16, name, description, function, NULL}
+
+/* A mistake of the 16-bit storage types only. */
+#define HALF_SABOTEUR(name, description, function)                                                 \
+    {"softmax", KCS_F16, name, description, function, NULL},                                       \
+    {"softmax", KCS_BF16, name, description, function, NULL}
+
 #define PIECES(name, description, function)                                                        \
     {"softmax", KCS_F64, name, description, function, function##_supports},                        \
     {"softmax", KCS_F32, name, description, function, function##_supports}
@@ -415,12 +467,21 @@ PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
 /* kcs-saboteur-cases: softmax/f32-masked-end-1000 softmax/f64-masked-start-1000 */
 /* kcs-saboteur-cases: softmax/f32-causal-20000 softmax/f64-causal-20000 */
 /* kcs-saboteur-cases: softmax/f32-one-entry-4097 softmax/f32-causal-held-30001 */
+/* kcs-saboteur-cases: softmax/f16-cols33 softmax/bf16-cols33 softmax/f16-cols1000 */
+/* kcs-saboteur-cases: softmax/bf16-cols1000 softmax/f16-near-1e4 softmax/bf16-near-1e4 */
+/* kcs-saboteur-cases: softmax/f16-causal-64 softmax/bf16-causal-64 softmax/f16-constant-65536 */
+/* kcs-saboteur-cases: softmax/bf16-constant-65536 softmax/f16-near-equal-70000 */
+/* kcs-saboteur-cases: softmax/bf16-near-equal-4096 softmax/f16-ramp-underflow */
 static const kcs_kernel rows[] = {
-    SABOTEUR("no-max-subtraction", "exp(x) / sum exp(x): overflows for x near 1e4", softmax_no_max),
-    SABOTEUR("last-row-off-by-one", "the last row is computed from the row before it",
-             softmax_last_row_shifted),
-    SABOTEUR("sum-one-element-short", "the row sum leaves out the last element",
-             softmax_sum_drops_last),
+    EVERY_TYPE_SABOTEUR("no-max-subtraction", "exp(x) / sum exp(x): overflows for x near 1e4", softmax_no_max),
+    EVERY_TYPE_SABOTEUR("last-row-off-by-one", "the last row is computed from the row before it",
+                        softmax_last_row_shifted),
+    EVERY_TYPE_SABOTEUR("sum-one-element-short", "the row sum leaves out the last element",
+                        softmax_sum_drops_last),
+    HALF_SABOTEUR("sum-in-storage-type", "terms and a pairwise row sum rounded to f16 or bf16 at every step",
+                  softmax_sum_in_storage),
+    HALF_SABOTEUR("terms-in-storage-type", "exp(x - M) rounded to f16 or bf16, then divided: two roundings",
+                  softmax_terms_in_storage),
     PIECES("empty-piece-opencl-group-registers",
            "pieces as OpenCL group-registers' work-items, an empty one merged as NaN",
            empty_piece_opencl_registers),
@@ -452,7 +513,9 @@ const kcs_kernel_table kcs_saboteur_softmax_kernels = KCS_KERNEL_TABLE(rows);
 
 #define EXP2_ROW(name, description, function)                                                      \
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
-    {"softmax", KCS_F32, name, description, function, NULL}
+    {"softmax", KCS_F32, name, description, function, NULL},                                       \
+    {"softmax", KCS_F16, name, description, function, NULL},                                       \
+    {"softmax", KCS_BF16, name, description, function, NULL}
 
 /* Not saboteurs, and not run by the saboteur runner (three are correct, and
  * the fourth fails only where the bound's slack does not hide it): the exp2
