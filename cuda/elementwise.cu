@@ -54,6 +54,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "vector_of.cuh" /* the 16-byte vector of each element type */
 
 /* Threads per block: a multiple of 32, at most 1024. */
 #ifndef KCS_ELEMENTWISE_THREADS
@@ -80,25 +81,6 @@ __host__ __device__ constexpr bool is_binary(function f)
     return f == function::add || f == function::mul;
 }
 
-/* The 16-byte vector of each element type, and its components: 8 of the
- * 16-bit types travel as a uint4 (one 128-bit load or store). */
-template <typename T> struct vector_of;
-template <> struct vector_of<float> {
-    using type = float4;
-    static constexpr int width = 4;
-};
-template <> struct vector_of<double> {
-    using type = double2;
-    static constexpr int width = 2;
-};
-template <> struct vector_of<__half> {
-    using type = uint4;
-    static constexpr int width = 8;
-};
-template <> struct vector_of<__nv_bfloat16> {
-    using type = uint4;
-    static constexpr int width = 8;
-};
 
 __device__ __forceinline__ float exp_of(float value)
 {

@@ -73,6 +73,7 @@
 #include <thrust/iterator/transform_output_iterator.h>
 
 #include "common.cuh"
+#include "vector_of.cuh" /* the 16-byte vector of each element type */
 #include "grid_sum.cuh"
 
 /* Threads per block: a multiple of 32, at most 1024. */
@@ -109,24 +110,6 @@ static_assert(threads_per_block % 32 == 0 && threads_per_block <= 1024,
 static_assert(loads_in_flight > 0 && (loads_in_flight & (loads_in_flight - 1)) == 0,
               "KCS_SUMSQ_LOADS_IN_FLIGHT must be a power of two (the thread's sums add as a tree)");
 
-/* The 16-byte vector of each element type. */
-template <typename T> struct vector_of;
-template <> struct vector_of<float> {
-    using type = float4;
-    static constexpr int width = 4;
-};
-template <> struct vector_of<double> {
-    using type = double2;
-    static constexpr int width = 2;
-};
-template <> struct vector_of<__half> {
-    using type = uint4;
-    static constexpr int width = 8;
-};
-template <> struct vector_of<__nv_bfloat16> {
-    using type = uint4;
-    static constexpr int width = 8;
-};
 
 /* The type a thread's running sums are carried in: double for float and
  * double input (docs/sumsq.md), float for the 16-bit types. */

@@ -23,8 +23,8 @@ import sys
 
 source = open(sys.argv[1]).read()
 # The backend's device-only headers are inlined, to be rewritten with the source.
-source = source.replace('#include "grid_sum.cuh"',
-                        open(sys.argv[1].rsplit("/", 1)[0] + "/grid_sum.cuh").read())
+for header in ("grid_sum.cuh", "vector_of.cuh"):
+    source = source.replace(f'#include "{header}"', open(sys.argv[1].rsplit("/", 1)[0] + "/" + header).read())
 
 
 def drop_function(text, name):
