@@ -103,4 +103,5 @@ compare renamed.json first.json 3 --map saboteur:0=saboteur:0
 grep -q "REGRESSED: timed/f64-160 .*planted failure" compare.log ||
     fail "the failure on the renamed device is not found with --map"
 [ $failures -eq 0 ] || { echo "$failures failed"; exit 1; }
-echo "comparison: a rerun is not a regression, a 10% slowdown is slower (exit 4), a renamed device's failure is found"
+echo "comparison: a rerun is not a regression, a 10% slowdown is slower (exit 4, attempt $attempt of 6), a renamed device's failure is found"
+cat attempts.log
