@@ -3,7 +3,8 @@
  * ragged edge tile never written, C read when beta = 0, A read when
  * alpha = 0, f64 accumulated in f32, alpha and beta swapped; f16 and bf16
  * GEMMs that round to 16 bits too early (partial sums kept in the storage
- * type, products rounded to it) or drop a slice of k; and an f32 GEMM
+ * type, products rounded to it) or drop a slice of k (f32 and f64 too: the
+ * tensor-core modes, where one skipped instruction drops 16 terms of k); and an f32 GEMM
  * that flushes subnormals to zero as a GPU built with -ftz does, which is a
  * mistake only where the device does not say it flushes (docs/gemm.md,
  * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways). */
@@ -157,7 +158,7 @@ GEMM_SABOTEUR_FUNCTION(gemm_drops_k_slice, .drop_k_slice = 1)
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
- * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out */
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out gemm/f16-tensor-16x16x4096 gemm/bf16-tensor-16x16x4096-f32-out gemm/f16-tensor-nt-37x29x19-f32-out gemm/bf16-tensor-7x93x144-f32-out gemm/f32-tf32-7x93x144 */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
@@ -178,6 +179,8 @@ static const kcs_kernel rows[] = {
     SABOTEUR_16_BITS("rounds-products-to-16-bits", "each product rounded to f16 or bf16 before it is added",
                      gemm_rounds_products),
     SABOTEUR_16_BITS("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
+    /* tensor-gemm branch: one tensor-core instruction's k skipped, in the TF32 and f64 modes too */
+    SABOTEUR("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
 };
 
 const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);
