@@ -24,6 +24,8 @@ typedef struct {
     int transpose_a, transpose_b; /* 0: as stored, 1: transposed */
     double alpha, beta;
     int tf32; /* 1: f32 products on tensor cores with TF32 inputs (its own, wider bound) */
+    int tensor_cores; /* 1 (mode=tensor, f16 and bf16): products on tensor cores, whose block sums may
+                         align and truncate (its own, wider bound; docs/gemm.md, "Tensor cores") */
     kcs_dtype c_dtype; /* dtype of C and C_out: f32 for an f16 or bf16 case that says c_dtype=f32;
                           KCS_DTYPE_NONE (0) or the case dtype: the case dtype */
 } kcs_gemm_args;

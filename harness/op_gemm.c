@@ -9,7 +9,10 @@
  *     |C_out - C_exact|_ij <= gamma_{k+2}(u) * (|alpha| (|op(A)| |op(B)|)_ij + |beta c_ij|)
  *
  * (Higham, Accuracy and Stability, 3.5), plus underflow and the oracle's own
- * error. TF32 mode adds the rounding of each input to TF32. f16 and bf16
+ * error. TF32 mode adds the rounding of each input to TF32, and TF32 and
+ * mode=tensor (f16 and bf16 on tensor cores) accumulate in block steps that
+ * align and truncate: gamma(k + ceil(k/4) + 2, 2^-23) ("Tensor cores" in
+ * docs/gemm.md). f16 and bf16
  * ("Half precision" in docs/gemm.md) are computed in f32 (exact products,
  * f32's gamma_{k+2}), plus one rounding of the result to a 16-bit C_out,
  * u16 |result|, unless the case says c_dtype=f32 (C and C_out in f32). On a device that
@@ -90,14 +93,23 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
         g->beta = (double)(float)g->beta;
     }
     const char *mode = kcs_case_param(c, "mode");
+    g->tf32 = 0;
+    g->tensor_cores = 0;
     if (!mode || strcmp(mode, "default") == 0)
-        g->tf32 = 0;
+        ;
     else if (strcmp(mode, "tf32") == 0)
         g->tf32 = 1;
+    else if (strcmp(mode, "tensor") == 0) /* tensor-core mode (tensor-gemm branch) */
+        g->tensor_cores = 1;
     else
-        return kcs_fail(err, KCS_ERROR, "gemm parameter mode is default or tf32, not '%s'", mode);
+        return kcs_fail(err, KCS_ERROR, "gemm parameter mode is default, tf32 or tensor, not '%s'", mode);
     if (g->tf32 && c->dtype != KCS_F32)
         return kcs_fail(err, KCS_ERROR, "gemm mode=tf32 is for f32 cases only, not %s",
+                        kcs_dtype_name(c->dtype));
+    if (g->tensor_cores && c->dtype != KCS_F16 && c->dtype != KCS_BF16) /* tensor-gemm branch */
+        return kcs_fail(err, KCS_ERROR,
+                        "gemm mode=tensor is for f16 and bf16 cases only, not %s (f32 on tensor cores is "
+                        "mode=tf32; f64 tensor cores round as FMAs do and need no mode)",
                         kcs_dtype_name(c->dtype));
     return parse_c_dtype(c, g, err);
 }
@@ -304,17 +316,36 @@ static kcs_dtype compute_dtype(kcs_dtype dtype)
 
 /* The relative factors of the bound on the result in the compute type, before
  * any rounding to a 16-bit C_out: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
+/* Tensor cores (tensor-gemm branch; docs/gemm.md, "Tensor cores"): the
+ * fewest products any NVIDIA tensor core adds in one block FMA (Fasi et al.
+ * 2021: 4 on V100 and T4, 4 or 8 on A100; later generations more), so a
+ * k-term dot product takes at most ceil(k / 4) block steps. */
+static const double tensor_block_products = 4.0;
+
+/* Tensor-core accumulation of k products: each block step aligns its addends
+ * to the largest and truncates each of the others, and truncates its
+ * normalised sum, every loss below 2^-23 of the sum of |terms|; k + ceil(k / 4)
+ * such losses, plus 2 rounded epilogue operations (docs/gemm.md, "Tensor cores"). */
+static double tensor_accumulation_gamma(double k)
+{
+    return kcs_gamma(k + ceil(k / tensor_block_products) + 2.0, 2.0 * kcs_unit_roundoff(KCS_F32));
+}
+
 static void bound_factors(const kcs_op_args *args, double *product_factor, double *c_factor)
 {
     const kcs_gemm_args *g = &args->gemm;
     double terms = (double)g->k + 2.0;
     if (g->tf32) {
-        /* inputs converted to TF32, products exact in f32, accumulation in
-         * f32 that may truncate (2u per operation rather than u) */
-        double accumulation = 2.0 * kcs_unit_roundoff(KCS_F32);
+        /* inputs converted to TF32, products exact in f32, accumulated in
+         * tensor-core block steps that align and truncate */
+        double accumulation = tensor_accumulation_gamma((double)g->k);
         double conversion = (1.0 + tf32_conversion_error) * (1.0 + tf32_conversion_error);
-        *product_factor = conversion * (1.0 + kcs_gamma(terms, accumulation)) - 1.0;
-        *c_factor = kcs_gamma(terms, accumulation);
+        *product_factor = conversion * (1.0 + accumulation) - 1.0;
+        *c_factor = accumulation;
+    } else if (g->tensor_cores) {
+        /* f16 and bf16 products exact, accumulated as TF32's are */
+        *product_factor = tensor_accumulation_gamma((double)g->k);
+        *c_factor = *product_factor;
     } else {
         *product_factor = kcs_gamma(terms, kcs_unit_roundoff(compute_dtype(args->dtype)));
         *c_factor = *product_factor;

@@ -128,11 +128,13 @@ static void bound_follows_the_derivation(void **state)
     want = (gamma_of(5, u32) * 68 + oracle + 5 * 0x1p-149 + 7 * 0x1p-1074) * widen;
     assert_true(fabs(bound / want - 1) < 1e-14);
 
-    /* TF32: each input may lose 2^-10 of itself, the accumulation 2^-23 per operation */
+    /* TF32: each input may lose 2^-10 of itself; the tensor-core accumulation
+     * 2^-23 of the terms per product and per block step of at most 4 products
+     * (k + ceil(k / 4) + 2 = 6 for k = 3; docs/gemm.md, "Tensor cores") */
     g.tf32 = 1;
     gemm_expected(KCS_F32, g, a, b, c, &value, &bound);
-    double product_factor = (1 + 0x1p-10) * (1 + 0x1p-10) * (1 + gamma_of(5, 0x1p-23)) - 1;
-    want = (product_factor * 64 + gamma_of(5, 0x1p-23) * 4 + oracle + 5 * 0x1p-149 + 7 * 0x1p-1074) * widen;
+    double product_factor = (1 + 0x1p-10) * (1 + 0x1p-10) * (1 + gamma_of(6, 0x1p-23)) - 1;
+    want = (product_factor * 64 + gamma_of(6, 0x1p-23) * 4 + oracle + 5 * 0x1p-149 + 7 * 0x1p-1074) * widen;
     assert_true(fabs(bound / want - 1) < 1e-14);
     assert_true(bound > 64 * 0x1p-9 && bound < 64 * 0x1p-9 * 1.01);
 }
@@ -255,6 +257,8 @@ static void parameters_are_checked_and_scalars_rounded_to_the_type(void **state)
     (void)state;
     const char *text = "```kcs-case\ncase: tf64\nop: gemm\ndtype: f64\nsizes: m=1 n=1 k=1\nparams: mode=tf32\n"
                        "input a: normal\ninput b: normal\ninput c: normal\nexpect: oracle\n```\n"
+                       "```kcs-case\ncase: tensor32\nop: gemm\ndtype: f32\nsizes: m=1 n=1 k=1\nparams: mode=tensor\n"
+                       "input a: normal\ninput b: normal\ninput c: normal\nexpect: oracle\n```\n"
                        "```kcs-case\ncase: badt\nop: gemm\ndtype: f32\nsizes: m=1 n=1 k=1\nparams: transa=X\n"
                        "input a: normal\ninput b: normal\ninput c: normal\nexpect: oracle\n```\n"
                        "```kcs-case\ncase: tenth\nop: gemm\ndtype: f32\nsizes: m=2 n=3 k=5\n"
@@ -269,8 +273,10 @@ static void parameters_are_checked_and_scalars_rounded_to_the_type(void **state)
     assert_int_equal(kcs_op_prepare(&list.cases[0], &op, &args, &layout, &err), KCS_ERROR);
     assert_non_null(strstr(err.message, "tf32 is for f32"));
     assert_int_equal(kcs_op_prepare(&list.cases[1], &op, &args, &layout, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, "tensor is for f16 and bf16"));
+    assert_int_equal(kcs_op_prepare(&list.cases[2], &op, &args, &layout, &err), KCS_ERROR);
     assert_non_null(strstr(err.message, "N or T"));
-    assert_int_equal(kcs_op_prepare(&list.cases[2], &op, &args, &layout, &err), KCS_OK);
+    assert_int_equal(kcs_op_prepare(&list.cases[3], &op, &args, &layout, &err), KCS_OK);
     assert_true(args.gemm.alpha == (double)0.1f && args.gemm.beta == 0);
     /* a is stored k x m and b n x k when transposed */
     assert_int_equal(layout.inputs[0].shape[0], 5);
