@@ -569,5 +569,5 @@ const kcs_op kcs_op_gemm = {
     .flushing_bounds = flushing_bounds,
     .bytes = bytes,
     .flops = flops,
-    .ceiling = KCS_CEILING_GEMM, /* compute-bound: 2mnk flops */
+    .ceiling = KCS_CEILING_GEMM_OF_MODE, /* compute-bound: 2mnk flops, against its mode's GEMM rate */
 };
