@@ -127,7 +127,7 @@ def find_cuda(args, cc):
         has_header = os.path.exists(os.path.join(root, "include", "cublas_v2.h"))
         if not (has_cublas and has_header):
             return None, f"{root} has nvcc but no cuBLAS (libcublas, cublas_v2.h)"
-        libs = f"-L{root}/lib64 -Wl,-rpath,{root}/lib64 -lcublas -lcudart -lstdc++"
+        libs = f"-L{root}/lib64 -Wl,-rpath,{root}/lib64 -lcublasLt -lcublas -lcudart -lstdc++"
         summary = f"{nvcc} (sm_{args.cuda_arch} + compute_{args.cuda_arch} PTX)"
         return {"summary": summary, "nvcc": nvcc, "root": root, "cflags": "", "libs": libs}, None
     return None, "no nvcc found (give --cuda DIR or set CUDA_HOME)"

@@ -115,6 +115,8 @@ static void close_device(kcs_device *device)
             (void)cudaStreamSynchronize(device->stream);
         if (device->blas)
             (void)cublasDestroy(device->blas);
+        if (device->blas_lt)
+            (void)cublasLtDestroy(device->blas_lt);
         if (device->start)
             (void)cudaEventDestroy(device->start);
         if (device->stop)
@@ -125,6 +127,8 @@ static void close_device(kcs_device *device)
             (void)cudaFree(device->partials.data);
         if (device->cub_storage.data)
             (void)cudaFree(device->cub_storage.data);
+        if (device->lt_workspace.data)
+            (void)cudaFree(device->lt_workspace.data);
         if (device->stream)
             (void)cudaStreamDestroy(device->stream);
     }
@@ -264,6 +268,8 @@ static kcs_status open_resources(kcs_device *device, kcs_device_info *info, kcs_
     KCS_CUDA_CHECK(cudaStreamCreateWithFlags(&device->stream, cudaStreamNonBlocking));
     KCS_CUBLAS_CHECK(cublasCreate(&device->blas));
     KCS_CUBLAS_CHECK(cublasSetStream(device->blas, device->stream));
+    KCS_CUBLAS_CHECK(cublasLtCreate(&device->blas_lt));
+    device->compute_capability = 10 * properties.major + properties.minor;
     int blas_version = 0;
     KCS_CUBLAS_CHECK(cublasGetVersion(device->blas, &blas_version));
     KCS_CUDA_CHECK(cudaEventCreate(&device->start));

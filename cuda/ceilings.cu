@@ -7,8 +7,27 @@
  *   host to device  cudaMemcpyAsync of 256 MiB from pinned host memory
  *   FMA             a kernel of 8 independent fmaf chains per thread, enough
  *                   blocks for every SM; 2 flops per FMA
- *   GEMM            cublasSgemm 8192^3 in plain f32 (the default math mode
- *                   uses no TF32 tensor cores for SGEMM), 2mnk flops
+ *   GEMM rates      one per mode, each the library's GEMM at 8192^3 (4096^3
+ *                   on a card with less than 6 GiB free), 2mnk flops:
+ *                     f32    cublasSgemm, default math (no TF32 for SGEMM)
+ *                     TF32   cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32
+ *                     f16    cublasGemmEx, f16 in and out, CUBLAS_COMPUTE_32F
+ *                     bf16   the same in bf16 (tensor cores allowed: the
+ *                            rate kcs's tensor-core kernels are held to)
+ *                     f64    cublasDgemm (FP64 tensor cores where there are)
+ *                     FP8    cublasLtMatmul, e4m3 x e4m3 -> bf16, TN, f32
+ *                            accumulation (cuda/gemm_lt.cu), on compute
+ *                            capability 8.9 and up; left 0 elsewhere
+ *                   8192^3 keeps every mode's tensor cores busy for
+ *                   milliseconds (1.1 Tflop: 1.5 ms in FP8, 20 ms in f32 on
+ *                   an H100), long enough that launch costs vanish and the
+ *                   card reaches its sustained clock; square, NN (TN for
+ *                   FP8), as vendors' peak figures are quoted. The operands
+ *                   are random bits with each element's top exponent bit
+ *                   cleared (finite values of every sign and size below 2),
+ *                   not a constant: tensor cores draw less power on
+ *                   repeated bits and would clock higher than on real data.
+ *                   About half a second for all six on an H100.
  *
  * Each is the median of repeated, event-timed runs after a warm-up.
  * Run only them: ./build/kcs devices --ceilings
@@ -18,6 +37,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "gemm_lt.cuh"
 
 namespace {
 
@@ -67,16 +87,123 @@ kcs_status time_median(kcs_device *device, int repeats, Work work, double *secon
     return KCS_OK;
 }
 
+/* Random bits in words, each word ANDed with even_mask or odd_mask by its
+ * parity: the masks clear each element's top exponent bit (0xBFFFFFFF for
+ * f32, the odd words of f64, 0xBFFFBFFF for two 16-bit, 0xBFBFBFBF for four
+ * FP8 elements), so every value is finite and below 2 in magnitude. */
+__global__ void fill_random_bits(uint32_t *words, size_t count, uint32_t even_mask, uint32_t odd_mask)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull; /* splitmix64's finaliser */
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        x ^= x >> 31;
+        words[i] = (uint32_t)x & (i % 2 ? odd_mask : even_mask);
+    }
+}
+
+/* The GEMM modes' rates (see the header), into ceilings; method says how. */
+kcs_status measure_gemm_modes(kcs_device *device, kcs_ceilings *ceilings, char *method, size_t method_size,
+                              kcs_error *err)
+{
+    size_t free_bytes = 0, total_bytes = 0;
+    KCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int size = free_bytes >= (size_t(6) << 30) ? 8192 : 4096;
+    const size_t elements = (size_t)size * size;
+    const double flops = 2.0 * (double)size * size * size;
+    /* A, B and C of the widest type (f64), and cuBLASLt's workspace after them */
+    const size_t matrix_bytes = elements * sizeof(double);
+    void *memory = nullptr;
+    KCS_CUDA_CHECK(cudaMalloc(&memory, 3 * matrix_bytes + kcs_lt_workspace_bytes));
+    char *a = (char *)memory, *b = a + matrix_bytes, *c = b + matrix_bytes, *workspace = c + matrix_bytes;
+    const int repeats = 5;
+    double seconds = 0;
+    auto fill = [&](uint32_t even_mask, uint32_t odd_mask) -> kcs_status {
+        fill_random_bits<<<device->sm_count * 8, 256, 0, device->stream>>>((uint32_t *)memory,
+                                                                           3 * matrix_bytes / 4, even_mask, odd_mask);
+        KCS_CUDA_CHECK_LAUNCH("fill_random_bits");
+        return KCS_OK;
+    };
+    auto rate = [&](double *into) { *into = flops / seconds; };
+    kcs_status status = KCS_OK;
+    const float one = 1.0f, zero = 0.0f;
+    const double one_f64 = 1.0, zero_f64 = 0.0;
+    KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
+    KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
+
+#define KCS_TIME_GEMM(into, call)                                                                                  \
+    do {                                                                                                           \
+        if (status == KCS_OK)                                                                                      \
+            status = time_median(device, repeats, [&] { KCS_CUBLAS_CHECK(call); return KCS_OK; }, &seconds, err);  \
+        if (status == KCS_OK)                                                                                      \
+            rate(into);                                                                                            \
+    } while (0)
+
+    status = fill(0xBFFFFFFFu, 0xBFFFFFFFu);
+    KCS_TIME_GEMM(&ceilings->gemm_flops_per_s,
+                  cublasSgemm(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, (float *)a, size,
+                              (float *)b, size, &zero, (float *)c, size));
+    KCS_TIME_GEMM(&ceilings->gemm_tf32_flops_per_s,
+                  cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_32F, size, b,
+                               CUDA_R_32F, size, &zero, c, CUDA_R_32F, size, CUBLAS_COMPUTE_32F_FAST_TF32,
+                               CUBLAS_GEMM_DEFAULT));
+    if (status == KCS_OK)
+        status = fill(0xBFFFBFFFu, 0xBFFFBFFFu);
+    KCS_TIME_GEMM(&ceilings->gemm_f16_flops_per_s,
+                  cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_16F, size, b,
+                               CUDA_R_16F, size, &zero, c, CUDA_R_16F, size, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    KCS_TIME_GEMM(&ceilings->gemm_bf16_flops_per_s,
+                  cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_16BF, size,
+                               b, CUDA_R_16BF, size, &zero, c, CUDA_R_16BF, size, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT));
+    if (status == KCS_OK)
+        status = fill(0xFFFFFFFFu, 0xBFFFFFFFu);
+    KCS_TIME_GEMM(&ceilings->gemm_f64_flops_per_s,
+                  cublasDgemm(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one_f64, (double *)a, size,
+                              (double *)b, size, &zero_f64, (double *)c, size));
+#undef KCS_TIME_GEMM
+
+    const char *fp8 = "FP8: not measured (compute capability below 8.9)";
+    char fp8_reason[160];
+    if (status == KCS_OK && device->compute_capability >= 89) {
+        status = fill(0xBFBFBFBFu, 0xBFBFBFBFu);
+        kcs_lt_fp8_gemm gemm = {};
+        gemm.a_type = gemm.b_type = CUDA_R_8F_E4M3;
+        gemm.d_type = CUDA_R_16BF;
+        gemm.rows = gemm.columns = gemm.depth = size;
+        if (status == KCS_OK)
+            status = kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
+        if (status == KCS_OK)
+            status = time_median(device, repeats, [&] {
+                return kcs_lt_fp8_run(device, &gemm, 1.0f, a, b, 0.0f, c, c, workspace, kcs_lt_workspace_bytes, err);
+            }, &seconds, err);
+        kcs_lt_fp8_release(&gemm);
+        if (status == KCS_OK) {
+            rate(&ceilings->gemm_fp8_e4m3_flops_per_s);
+            fp8 = "FP8: cublasLtMatmul e4m3 x e4m3 -> bf16, TN";
+        } else if (status == KCS_UNSUPPORTED) { /* the other modes stand; the reason is kept */
+            snprintf(fp8_reason, sizeof fp8_reason, "FP8: not measured (%.120s)", err->message);
+            fp8 = fp8_reason;
+            status = KCS_OK;
+        }
+    }
+    cudaStreamSynchronize(device->stream);
+    cudaFree(memory);
+    snprintf(method, method_size,
+             "GEMM rates: %d^3, random operands, median of %d after a warm-up: f32 cublasSgemm default math; "
+             "TF32, f16, bf16 cublasGemmEx (CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F); f64 cublasDgemm; %s",
+             size, repeats, fp8);
+    return status;
+}
+
 kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, void **memory, void **pinned, kcs_error *err)
 {
     size_t free_bytes = 0, total_bytes = 0;
     KCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     size_t copy_bytes = std::min<size_t>(size_t(1) << 30, free_bytes / 8);
-    const int gemm_size = 8192;
-    size_t gemm_bytes = 3 * sizeof(float) * (size_t)gemm_size * gemm_size;
-    KCS_CUDA_CHECK(cudaMalloc(memory, std::max(2 * copy_bytes, gemm_bytes)));
+    KCS_CUDA_CHECK(cudaMalloc(memory, 2 * copy_bytes));
     char *base = (char *)*memory;
-    KCS_CUDA_CHECK(cudaMemsetAsync(base, 0x3c, std::max(2 * copy_bytes, gemm_bytes), device->stream));
+    KCS_CUDA_CHECK(cudaMemsetAsync(base, 0x3c, 2 * copy_bytes, device->stream));
 
     double seconds = 0;
     kcs_status status = time_median(device, 20, [&] {
@@ -109,22 +236,14 @@ kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, void **memory, vo
         return status;
     ceilings->fma_flops_per_s = 2.0 * fma_chains * fma_iterations * (double)threads * blocks / seconds;
 
-    KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
-    const float one = 1.0f, zero = 0.0f;
-    float *a = (float *)base, *b = a + (size_t)gemm_size * gemm_size, *c = b + (size_t)gemm_size * gemm_size;
-    status = time_median(device, 5, [&] {
-        KCS_CUBLAS_CHECK(cublasSgemm(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, gemm_size, gemm_size, gemm_size,
-                                     &one, a, gemm_size, b, gemm_size, &zero, c, gemm_size));
-        return KCS_OK;
-    }, &seconds, err);
+    char gemm_method[256];
+    status = measure_gemm_modes(device, ceilings, gemm_method, sizeof gemm_method, err);
     if (status != KCS_OK)
         return status;
-    ceilings->gemm_flops_per_s = 2.0 * gemm_size * (double)gemm_size * gemm_size / seconds;
     snprintf(ceilings->method, sizeof ceilings->method,
              "copy: cudaMemcpy device to device, %zu MiB, median of 20; host to device: pinned, %zu MiB, "
-             "median of 10; FMA: %d chains x %d fmaf per thread, %d x %d threads, median of 10; "
-             "GEMM: cublasSgemm %d^3 default math, median of 5",
-             copy_bytes >> 20, upload_bytes >> 20, fma_chains, fma_iterations, blocks, threads, gemm_size);
+             "median of 10; FMA: %d chains x %d fmaf per thread, %d x %d threads, median of 10; %s",
+             copy_bytes >> 20, upload_bytes >> 20, fma_chains, fma_iterations, blocks, threads, gemm_method);
     return KCS_OK;
 }
 

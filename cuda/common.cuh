@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -36,10 +37,13 @@ struct kcs_device {
     int sm_count;                 /* streaming multiprocessors, for grid sizing */
     cudaStream_t stream;          /* every copy and launch goes here */
     cublasHandle_t blas;          /* bound to stream */
+    cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm_lt.cu); streams are per call */
+    int compute_capability;       /* 10 * major + minor: 90 for sm_90 */
     cudaEvent_t start, stop;      /* recorded around the launches of one run */
     unsigned int *blocks_done;    /* last-block-done counter; zero between launches */
     kcs_cuda_scratch partials;    /* per-block partial results of reductions */
     kcs_cuda_scratch cub_storage; /* CUB's temporary storage */
+    kcs_cuda_scratch lt_workspace; /* cuBLASLt's workspace and the FP8 scales it reads on the device */
 };
 
 /* Device memory from cudaMalloc; data is NULL when bytes is 0. */

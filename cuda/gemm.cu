@@ -70,6 +70,14 @@
  * once to Out with kcs_narrow. Their cublas rows call cublasGemmEx with
  * CUBLAS_COMPUTE_32F_PEDANTIC (see cublas_gemm_ex).
  *
+ *   cublas-tensor  f16 and bf16 cases with mode=tensor only (gemm-modes
+ *                branch): cublasGemmEx with CUBLAS_COMPUTE_32F, which lets
+ *                cuBLAS run the products on tensor cores (f32 accumulation in
+ *                block steps that may align and truncate: the wider bound of
+ *                docs/gemm.md, "Tensor cores"). The peer of kcs's own
+ *                tensor-core rows, and the f16 and bf16 ceilings' call
+ *                (cuda/ceilings.cu).
+ *
  * The row-major to column-major mapping (docs/gemm.md): the row-major C is
  * the column-major C^T = op(B)^T op(A)^T, so cuBLAS is called with b first
  * and a second, n and m swapped, each operand keeping its own transpose flag
@@ -844,7 +852,7 @@ template <> constexpr cudaDataType_t cuda_data_type<float>() { return CUDA_R_32F
  * would let cuBLAS run the products on tensor cores, whose accumulation
  * may align and truncate inside a block product (Fasi et al. 2021), which
  * is the later tensor-core mode's, with its own bound. */
-template <typename In, typename Out>
+template <typename In, typename Out, cublasComputeType_t Compute>
 kcs_status cublas_gemm_ex(kcs_device *device, const kcs_gemm_args *g, const In *a, const In *b, Out *c_out,
                           kcs_error *err)
 {
@@ -854,15 +862,15 @@ kcs_status cublas_gemm_ex(kcs_device *device, const kcs_gemm_args *g, const In *
     const cublasOperation_t op_a = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int ldb = g->transpose_b ? k : n, lda = g->transpose_a ? m : k;
     KCS_CUBLAS_CHECK(cublasGemmEx(device->blas, op_b, op_a, n, m, k, &alpha, b, cuda_data_type<In>(), ldb, a,
-                                  cuda_data_type<In>(), lda, &beta, c_out, cuda_data_type<Out>(), n,
-                                  CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+                                  cuda_data_type<In>(), lda, &beta, c_out, cuda_data_type<Out>(), n, Compute,
+                                  CUBLAS_GEMM_DEFAULT));
     return KCS_OK;
 }
 
 /* A cuBLAS peer row for a and b stored as In, c and c_out as Out: c copied
  * into c_out where cuBLAS would read it, then cublas_gemm<In, TF32> (f32,
- * f64) or cublas_gemm_ex<In, Out> (f16, bf16). */
-template <typename In, typename Out, bool TF32> KCS_KERNEL_RUN(run_cublas_typed)
+ * f64) or cublas_gemm_ex<In, Out> (f16, bf16; on tensor cores when Tensor). */
+template <typename In, typename Out, bool TF32, bool Tensor = false> KCS_KERNEL_RUN(run_cublas_typed)
 {
     kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
     if (status == KCS_OK)
@@ -889,8 +897,10 @@ template <typename In, typename Out, bool TF32> KCS_KERNEL_RUN(run_cublas_typed)
         if (g->beta != 0.0 && (const void *)c != (const void *)c_out)
             KCS_CUDA_CHECK(cudaMemcpyAsync(c_out, c, g->m * g->n * sizeof(Out), cudaMemcpyDeviceToDevice,
                                            device->stream));
-        if constexpr (sixteen_bits<In>)
-            status = cublas_gemm_ex<In, Out>(device, g, a, b, c_out, err);
+        if constexpr (sixteen_bits<In> && Tensor)
+            status = cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F>(device, g, a, b, c_out, err);
+        else if constexpr (sixteen_bits<In>)
+            status = cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F_PEDANTIC>(device, g, a, b, c_out, err);
         else
             status = cublas_gemm<In, TF32>(device, g, a, b, c_out, err);
         if (status != KCS_OK)
@@ -901,13 +911,13 @@ template <typename In, typename Out, bool TF32> KCS_KERNEL_RUN(run_cublas_typed)
 
 /* A cuBLAS row of storage type T: c and c_out in T, or in f32 where a
  * 16-bit case says c_dtype=f32. */
-template <typename T, bool TF32> KCS_KERNEL_RUN(run_cublas)
+template <typename T, bool TF32, bool Tensor = false> KCS_KERNEL_RUN(run_cublas)
 {
     if constexpr (sixteen_bits<T>) {
         if (kcs_gemm_c_dtype(args) == KCS_F32)
-            return run_cublas_typed<T, float, false>(device, args, inputs, outputs, kernel_seconds, err);
+            return run_cublas_typed<T, float, false, Tensor>(device, args, inputs, outputs, kernel_seconds, err);
     }
-    return run_cublas_typed<T, T, TF32>(device, args, inputs, outputs, kernel_seconds, err);
+    return run_cublas_typed<T, T, TF32, Tensor>(device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* supports() of the plain f32 rows: mode=tf32 cases are the cublas-tf32 row's. */
@@ -928,6 +938,18 @@ KCS_KERNEL_SUPPORTS(supports_tf32_only)
     if (!args->gemm.tf32)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "runs mode=tf32 cases only; plain f32 cases are the cublas and tiled variants'");
+    return KCS_OK;
+}
+
+/* supports() of cublas-tensor (gemm-modes branch): mode=tensor cases only,
+ * whose bound allows tensor-core accumulation. */
+KCS_KERNEL_SUPPORTS(supports_tensor_only)
+{
+    (void)device;
+    if (!args->gemm.tensor_cores)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "runs mode=tensor cases only: tensor cores may align and truncate, which the plain "
+                        "f16 and bf16 bound does not allow (that is the PEDANTIC cublas variant's)");
     return KCS_OK;
 }
 
@@ -952,6 +974,11 @@ static const kcs_kernel rows[] = {
      run_cublas<__half, false>, NULL, "cuBLAS"},
     {"gemm", KCS_BF16, "cublas", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores)",
      run_cublas<__nv_bfloat16, false>, NULL, "cuBLAS"},
+    /* gemm-modes branch: the tensor-core peers */
+    {"gemm", KCS_F16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16F inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
+     run_cublas<__half, false, true>, supports_tensor_only, "cuBLAS"},
+    {"gemm", KCS_BF16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
+     run_cublas<__nv_bfloat16, false, true>, supports_tensor_only, "cuBLAS"},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);

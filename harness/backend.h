@@ -48,7 +48,14 @@ typedef struct {
     double fma_flops_per_s;            /* f32 fused multiply-adds in registers, 2 flops each */
     double gemm_flops_per_s;           /* f32 GEMM (no tensor cores), 2mnk/s: cuBLAS's on CUDA, kcs's
                                         * own tuned kernel on OpenCL (method says which and how) */
-    char method[512];                  /* how each was measured: sizes, repeats, library */
+    /* The GEMM rate of each other mode, 2mnk/s (CUDA: cuBLAS and cuBLASLt; docs/results.md): a
+     * GEMM kernel is judged against its own mode's (harness/speed.c, kcs_ceiling_of). */
+    double gemm_tf32_flops_per_s;      /* f32 inputs as TF32 on tensor cores, f32 accumulation */
+    double gemm_f16_flops_per_s;       /* f16 inputs, f32 accumulation, tensor cores allowed */
+    double gemm_bf16_flops_per_s;      /* bf16 inputs, f32 accumulation, tensor cores allowed */
+    double gemm_f64_flops_per_s;       /* f64 (FP64 tensor cores where the card has them) */
+    double gemm_fp8_e4m3_flops_per_s;  /* FP8 e4m3 inputs, f32 accumulation (compute capability 8.9 and up) */
+    char method[1024];                 /* how each was measured: sizes, repeats, library */
 } kcs_ceilings;
 
 /* The signature of every kernel: runs one op on device buffers, inputs and

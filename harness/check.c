@@ -13,6 +13,10 @@ static const uint32_t poison_f32 = 0x7fa0dead;
 static const uint64_t poison_f64 = 0x7ff4deadbeef0badull;
 static const uint32_t poison_i32 = 0x5eadbeefu;
 static const uint64_t poison_i64 = 0x5eadbeef5eadbeefull;
+/* FP8 has no NaN payloads to spare (e4m3 has one NaN per sign): a NaN of
+ * both formats (0xff). FP8 is never an output, so this only marks the guard
+ * past the end of an FP8 input, where any write is caught. */
+static const uint8_t poison_fp8 = 0xff;
 
 void kcs_poison(void *data, kcs_dtype dtype, size_t count)
 {
@@ -24,6 +28,8 @@ void kcs_poison(void *data, kcs_dtype dtype, size_t count)
         case KCS_F64: memcpy((uint64_t *)data + i, &poison_f64, 8); break;
         case KCS_I32: memcpy((uint32_t *)data + i, &poison_i32, 4); break;
         case KCS_I64: memcpy((uint64_t *)data + i, &poison_i64, 8); break;
+        case KCS_FP8_E4M3:
+        case KCS_FP8_E5M2: memcpy((uint8_t *)data + i, &poison_fp8, 1); break;
         default: break;
         }
     }
@@ -38,6 +44,8 @@ int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index)
     case KCS_F64: return memcmp((const uint64_t *)data + index, &poison_f64, 8) == 0;
     case KCS_I32: return memcmp((const uint32_t *)data + index, &poison_i32, 4) == 0;
     case KCS_I64: return memcmp((const uint64_t *)data + index, &poison_i64, 8) == 0;
+    case KCS_FP8_E4M3:
+    case KCS_FP8_E5M2: return ((const uint8_t *)data)[index] == poison_fp8;
     default: return 0;
     }
 }

@@ -1,6 +1,7 @@
 /* dtype.c: names, sizes and exact conversions of element types (see dtype.h). */
 #include "dtype.h"
 
+#include "kcs_ref_fp8.h"
 #include "kcs_ref_half.h"
 
 #include <float.h>
@@ -13,7 +14,7 @@ static const struct {
     size_t size;
 } dtypes[] = {
     {KCS_F16, "f16", 2}, {KCS_BF16, "bf16", 2}, {KCS_F32, "f32", 4}, {KCS_F64, "f64", 8},
-    {KCS_I32, "i32", 4}, {KCS_I64, "i64", 8},
+    {KCS_I32, "i32", 4}, {KCS_I64, "i64", 8}, {KCS_FP8_E4M3, "fp8_e4m3", 1}, {KCS_FP8_E5M2, "fp8_e5m2", 1},
 };
 
 const char *kcs_dtype_name(kcs_dtype dtype)
@@ -42,7 +43,8 @@ size_t kcs_dtype_size(kcs_dtype dtype)
 
 int kcs_dtype_is_float(kcs_dtype dtype)
 {
-    return dtype == KCS_F16 || dtype == KCS_BF16 || dtype == KCS_F32 || dtype == KCS_F64;
+    return dtype == KCS_F16 || dtype == KCS_BF16 || dtype == KCS_F32 || dtype == KCS_F64 || dtype == KCS_FP8_E4M3 ||
+           dtype == KCS_FP8_E5M2;
 }
 
 double kcs_unit_roundoff(kcs_dtype dtype)
@@ -52,6 +54,8 @@ double kcs_unit_roundoff(kcs_dtype dtype)
     case KCS_BF16: return ldexp(1.0, -8);
     case KCS_F32: return ldexp(1.0, -24);
     case KCS_F64: return ldexp(1.0, -53);
+    case KCS_FP8_E4M3: return ldexp(1.0, -4);
+    case KCS_FP8_E5M2: return ldexp(1.0, -3);
     default: return 0.0;
     }
 }
@@ -63,6 +67,8 @@ double kcs_smallest_subnormal(kcs_dtype dtype)
     case KCS_BF16: return ldexp(1.0, -133);
     case KCS_F32: return ldexp(1.0, -149);
     case KCS_F64: return ldexp(1.0, -1074);
+    case KCS_FP8_E4M3: return ldexp(1.0, -9);
+    case KCS_FP8_E5M2: return ldexp(1.0, -16);
     default: return 0.0;
     }
 }
@@ -74,6 +80,8 @@ double kcs_smallest_normal(kcs_dtype dtype)
     case KCS_BF16: return FLT_MIN; /* bf16 has float's exponent range */
     case KCS_F32: return FLT_MIN;
     case KCS_F64: return DBL_MIN;
+    case KCS_FP8_E4M3: return ldexp(1.0, -6);
+    case KCS_FP8_E5M2: return ldexp(1.0, -14);
     default: return 0.0;
     }
 }
@@ -85,6 +93,8 @@ double kcs_largest_finite(kcs_dtype dtype)
     case KCS_BF16: return 0x1.fep127;
     case KCS_F32: return FLT_MAX;
     case KCS_F64: return DBL_MAX;
+    case KCS_FP8_E4M3: return 448.0;
+    case KCS_FP8_E5M2: return 57344.0;
     default: return 0.0;
     }
 }
@@ -122,6 +132,18 @@ uint16_t kcs_bf16_from_double(double value)
     return kcs_bf16_from_float((float)round_to_format(value, 8, -126, 0x1.fep127)).bits;
 }
 
+uint8_t kcs_fp8_e4m3_from_double(double value)
+{
+    /* Rounded once here; the float conversion only encodes (overflow, an
+     * infinity, becomes e4m3's NaN there). */
+    return kcs_fp8_e4m3_from_float((float)round_to_format(value, 4, -6, 448.0)).bits;
+}
+
+uint8_t kcs_fp8_e5m2_from_double(double value)
+{
+    return kcs_fp8_e5m2_from_float((float)round_to_format(value, 3, -14, 57344.0)).bits;
+}
+
 double kcs_bf16_to_double(uint16_t bits)
 {
     return kcs_bf16_to_float((kcs_bf16){bits});
@@ -141,6 +163,8 @@ void kcs_store_element(void *data, kcs_dtype dtype, size_t index, double value)
     case KCS_F64: ((double *)data)[index] = value; break;
     case KCS_I32: ((int32_t *)data)[index] = (int32_t)value; break;
     case KCS_I64: ((int64_t *)data)[index] = (int64_t)value; break;
+    case KCS_FP8_E4M3: ((uint8_t *)data)[index] = kcs_fp8_e4m3_from_double(value); break;
+    case KCS_FP8_E5M2: ((uint8_t *)data)[index] = kcs_fp8_e5m2_from_double(value); break;
     default: break;
     }
 }
@@ -154,6 +178,8 @@ double kcs_load_element(const void *data, kcs_dtype dtype, size_t index)
     case KCS_F64: return ((const double *)data)[index];
     case KCS_I32: return ((const int32_t *)data)[index];
     case KCS_I64: return (double)((const int64_t *)data)[index];
+    case KCS_FP8_E4M3: return kcs_fp8_e4m3_to_float((kcs_fp8_e4m3){((const uint8_t *)data)[index]});
+    case KCS_FP8_E5M2: return kcs_fp8_e5m2_to_float((kcs_fp8_e5m2){((const uint8_t *)data)[index]});
     default: return NAN;
     }
 }

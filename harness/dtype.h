@@ -4,7 +4,8 @@
  * f16 (IEEE binary16) and bf16 (bfloat16) are stored as 16-bit patterns
  * (kcs_f16, kcs_bf16 in ref/kcs_ref_half.h, which also converts them to and
  * from float); the functions here round from double, once, as the generator
- * and the oracles need.
+ * and the oracles need. The FP8 types (GEMM inputs only: no op writes them)
+ * are bytes, converted in ref/kcs_ref_fp8.h.
  */
 #ifndef KCS_DTYPE_H
 #define KCS_DTYPE_H
@@ -25,6 +26,8 @@ typedef enum {
     KCS_F64,
     KCS_I32,
     KCS_I64,
+    KCS_FP8_E4M3, /* OCP FP8 E4M3 ("e4m3fn"): 4 significant bits, no infinities, largest 448 */
+    KCS_FP8_E5M2, /* OCP FP8 E5M2: 3 significant bits, IEEE-like, largest 57344 */
 } kcs_dtype;
 
 /* The name used in case files and results ("f32"), or "none". */
@@ -65,6 +68,13 @@ uint16_t kcs_bf16_from_double(double value);
 
 /* The exact double value of a bfloat16 bit pattern. */
 double kcs_bf16_to_double(uint16_t bits);
+
+/* value rounded once, to nearest even, to OCP FP8 E4M3 (beyond 448 and NaN:
+ * NaN, e4m3 having no infinity), as its bit pattern (ref/kcs_ref_fp8.h). */
+uint8_t kcs_fp8_e4m3_from_double(double value);
+
+/* value rounded once, to nearest even, to OCP FP8 E5M2 (overflow to inf), as its bit pattern. */
+uint8_t kcs_fp8_e5m2_from_double(double value);
 
 /* value rounded once to dtype and stored at element index of data. */
 void kcs_store_element(void *data, kcs_dtype dtype, size_t index, double value);

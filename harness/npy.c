@@ -31,13 +31,31 @@ enum { NPY_ALIGNMENT = 64 };
  * little-endian machine, so no other spelling is accepted. numpy has no
  * bfloat16, so bf16 arrays are their bit patterns as '<u2' (kcs has no
  * 16-bit integers to confuse them with): in numpy,
- * (a.astype('<u4') << 16).view('<f4') widens them to float32 exactly. */
+ * (a.astype('<u4') << 16).view('<f4') widens them to float32 exactly.
+ * The OCP FP8 types (e4m3, e5m2) are their bytes as '|u1' likewise (numpy
+ * has neither; ml_dtypes' float8_e4m3fn and float8_e5m2 view them); one
+ * spelling for both, so a '|u1' file reads as e4m3 and the array's use
+ * (its case's dtype) says which it is: a reader that expects e5m2 takes
+ * the bytes as e5m2 (kcs_npy_dtype_matches). */
 static const struct {
     const char *descr;
     kcs_dtype dtype;
 } npy_descrs[] = {
     {"<f2", KCS_F16}, {"<u2", KCS_BF16}, {"<f4", KCS_F32}, {"<f8", KCS_F64}, {"<i4", KCS_I32}, {"<i8", KCS_I64},
+    {"|u1", KCS_FP8_E4M3}, {"|u1", KCS_FP8_E5M2},
 };
+
+int kcs_npy_dtype_matches(kcs_dtype stored, kcs_dtype wanted)
+{
+    const char *a = NULL, *b = NULL;
+    for (size_t i = 0; i < sizeof npy_descrs / sizeof npy_descrs[0]; i++) {
+        if (npy_descrs[i].dtype == stored)
+            a = npy_descrs[i].descr;
+        if (npy_descrs[i].dtype == wanted)
+            b = npy_descrs[i].descr;
+    }
+    return stored == wanted || (a && b && strcmp(a, b) == 0);
+}
 
 static int host_is_little_endian(void)
 {

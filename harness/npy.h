@@ -31,6 +31,10 @@ size_t kcs_npy_element_count(const kcs_npy_array *array);
 /* Reads path into array (caller frees with kcs_npy_free); array is zeroed on failure. */
 kcs_status kcs_npy_read(const char *path, kcs_npy_array *array, kcs_error *err);
 
+/* Whether an array read as stored holds what wanted needs: the same dtype, or
+ * one with the same .npy spelling ('|u1': e4m3 and e5m2, told apart by use). */
+int kcs_npy_dtype_matches(kcs_dtype stored, kcs_dtype wanted);
+
 /* Parses a whole .npy file held in memory; name is used in messages; array is zeroed on failure. */
 kcs_status kcs_npy_parse(const unsigned char *bytes, size_t length, const char *name,
                          kcs_npy_array *array, kcs_error *err);

@@ -57,8 +57,15 @@ size_t kcs_array_bytes(const kcs_array_spec *spec);
  * the results with each timing (harness/speed.h), so that the console and
  * the report show the same fraction. */
 typedef enum {
-    KCS_CEILING_COPY, /* memory-bound: bytes moved against device-to-device copy bandwidth */
-    KCS_CEILING_GEMM, /* compute-bound: flops against the device's measured f32 GEMM rate */
+    KCS_CEILING_COPY,           /* memory-bound: bytes moved against device-to-device copy bandwidth */
+    KCS_CEILING_GEMM,           /* compute-bound: flops against the device's measured f32 GEMM rate */
+    KCS_CEILING_GEMM_TF32,      /* flops against the TF32 tensor-core GEMM rate */
+    KCS_CEILING_GEMM_F16,       /* flops against the f16 GEMM rate (f32 accumulation, tensor cores) */
+    KCS_CEILING_GEMM_BF16,      /* flops against the bf16 GEMM rate (f32 accumulation, tensor cores) */
+    KCS_CEILING_GEMM_F64,       /* flops against the f64 GEMM rate */
+    KCS_CEILING_GEMM_FP8_E4M3,  /* flops against the FP8 e4m3 GEMM rate */
+    KCS_CEILING_GEMM_OF_MODE,   /* the op is a GEMM: the rate of its case's mode, one of the five
+                                   above or KCS_CEILING_GEMM, chosen by kcs_ceiling_of (speed.h) */
 } kcs_ceiling_kind;
 
 /* An operation. */

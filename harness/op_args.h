@@ -28,6 +28,9 @@ typedef struct {
                          align and truncate (its own, wider bound; docs/gemm.md, "Tensor cores") */
     kcs_dtype c_dtype; /* dtype of C and C_out: f32 for an f16 or bf16 case that says c_dtype=f32;
                           KCS_DTYPE_NONE (0) or the case dtype: the case dtype */
+    /* FP8 cases (gemm-modes branch): per-tensor scales, C_out = alpha * a_scale * b_scale *
+     * op(A) op(B) + beta * C as cuBLASLt computes it; 1 (or 0, unset) for every other dtype */
+    double a_scale, b_scale;
 } kcs_gemm_args;
 
 /* add, mul (two inputs) and relu, sigmoid (one input): y[i] = f(x[i] [, y[i]]) (docs/elementwise.md). */

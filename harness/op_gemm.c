@@ -39,9 +39,9 @@
 #include "kcs_ref_gemm.h"
 
 static const char *const sizes[] = {"m", "n", "k", NULL};
-static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", "c_dtype", NULL};
+static const char *const params[] = {"transa", "transb", "alpha", "beta", "mode", "c_dtype", "a_scale", "b_scale", NULL};
 static const char *const inputs[] = {"a", "b", "c", NULL};
-static const kcs_dtype dtypes[] = {KCS_GEMM_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
+static const kcs_dtype dtypes[] = {KCS_GEMM_TYPES(KCS_DTYPE_OF) KCS_GEMM_FP8_TYPES(KCS_DTYPE_OF) KCS_DTYPE_NONE};
 
 /* TF32 keeps 10 of f32's 23 fraction bits. The conversion may truncate
  * (tensor cores do, Fasi et al. 2021), so its relative error is below
@@ -77,6 +77,44 @@ static kcs_status parse_c_dtype(const kcs_case *c, kcs_gemm_args *g, kcs_error *
                     kcs_dtype_name(c->dtype), text);
 }
 
+/* ---- FP8 (gemm-modes branch; docs/gemm.md, "FP8") ---- */
+
+static int is_fp8(kcs_dtype dtype)
+{
+    return dtype == KCS_FP8_E4M3 || dtype == KCS_FP8_E5M2;
+}
+
+/* An FP8 case's c_dtype (f32, bf16 or f16: required, as FP8 is never an
+ * output here) and its per-tensor scales a_scale and b_scale (default 1,
+ * rounded to f32 as cuBLASLt reads them); other dtypes take no scales. */
+static kcs_status parse_fp8(const kcs_case *c, kcs_gemm_args *g, kcs_error *err)
+{
+    g->a_scale = g->b_scale = 1.0;
+    if (!is_fp8(c->dtype)) {
+        if (kcs_case_param(c, "a_scale") || kcs_case_param(c, "b_scale"))
+            return kcs_fail(err, KCS_ERROR, "gemm parameters a_scale and b_scale are for FP8 cases only, not %s",
+                            kcs_dtype_name(c->dtype));
+        return KCS_OK;
+    }
+    const char *text = kcs_case_param(c, "c_dtype");
+    g->c_dtype = text ? kcs_dtype_from_name(text) : KCS_DTYPE_NONE;
+    if (g->c_dtype != KCS_F32 && g->c_dtype != KCS_BF16 && g->c_dtype != KCS_F16)
+        return kcs_fail(err, KCS_ERROR,
+                        "an FP8 gemm case needs c_dtype=f32, bf16 or f16 (the type of C and C_out; FP8 is "
+                        "never an output), not '%s'",
+                        text ? text : "(none)");
+    if (g->tf32 || g->tensor_cores)
+        return kcs_fail(err, KCS_ERROR, "an FP8 gemm case takes no mode: FP8 is its own mode");
+    if (kcs_case_number(c, "a_scale", 1.0, KCS_F32, &g->a_scale, err) != KCS_OK ||
+        kcs_case_number(c, "b_scale", 1.0, KCS_F32, &g->b_scale, err) != KCS_OK)
+        return KCS_ERROR;
+    g->a_scale = (double)(float)g->a_scale;
+    g->b_scale = (double)(float)g->b_scale;
+    return KCS_OK;
+}
+
+/* ---- end FP8 ---- */
+
 static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *err)
 {
     kcs_gemm_args *g = &args->gemm;
@@ -111,6 +149,10 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
                         "gemm mode=tensor is for f16 and bf16 cases only, not %s (f32 on tensor cores is "
                         "mode=tf32; f64 tensor cores round as FMAs do and need no mode)",
                         kcs_dtype_name(c->dtype));
+    if (parse_fp8(c, g, err) != KCS_OK) /* gemm-modes branch */
+        return KCS_ERROR;
+    if (is_fp8(c->dtype)) /* an FP8 case has set its own c_dtype */
+        return KCS_OK;
     return parse_c_dtype(c, g, err);
 }
 
@@ -153,17 +195,22 @@ static kcs_status gather_operands(const kcs_op_args *args, void *const in[], ope
         return kcs_fail(err, KCS_ERROR, "gemm oracle: cannot allocate %zu doubles for the operands",
                         (m + n) * k);
     }
+    /* FP8's per-tensor scales (1 for every other dtype) go into the operands:
+     * an FP8 value (4 significant bits) times an f32 scale (24) is exact in
+     * double, so the oracle and the bound see the scaled product exactly. */
+    const double a_scale = g->a_scale != 0.0 ? g->a_scale : 1.0, b_scale = g->b_scale != 0.0 ? g->b_scale : 1.0;
     for (size_t i = 0; i < m; i++)
         for (size_t p = 0; p < k; p++)
-            o->rows[i * k + p] = kcs_load_element(in[0], args->dtype, g->transpose_a ? p * m + i : i * k + p);
+            o->rows[i * k + p] =
+                a_scale * kcs_load_element(in[0], args->dtype, g->transpose_a ? p * m + i : i * k + p);
     if (g->transpose_b) {
         for (size_t j = 0; j < n; j++)
             for (size_t p = 0; p < k; p++)
-                o->columns[j * k + p] = kcs_load_element(in[1], args->dtype, j * k + p);
+                o->columns[j * k + p] = b_scale * kcs_load_element(in[1], args->dtype, j * k + p);
     } else {
         for (size_t p = 0; p < k; p++)
             for (size_t j = 0; j < n; j++)
-                o->columns[j * k + p] = kcs_load_element(in[1], args->dtype, p * n + j);
+                o->columns[j * k + p] = b_scale * kcs_load_element(in[1], args->dtype, p * n + j);
     }
     return KCS_OK;
 }
@@ -277,6 +324,8 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     if (g->alpha != floor(g->alpha) || fabs(g->alpha) > 0x1.0p24 || g->beta != floor(g->beta) ||
         fabs(g->beta) > 0x1.0p24)
         return kcs_fail(err, KCS_ERROR, "gemm's closed form needs whole alpha and beta of at most 2^24");
+    if (is_fp8(args->dtype) && (g->a_scale != 1.0 || g->b_scale != 1.0)) /* gemm-modes branch */
+        return kcs_fail(err, KCS_ERROR, "gemm's closed form needs a_scale = b_scale = 1 (use the oracle)");
     double *a = NULL, *b = NULL, *cv = NULL;
     kcs_status status = KCS_OK;
     if (g->alpha != 0.0) {
@@ -331,10 +380,41 @@ static double tensor_accumulation_gamma(double k)
     return kcs_gamma(k + ceil(k / tensor_block_products) + 2.0, 2.0 * kcs_unit_roundoff(KCS_F32));
 }
 
+/* FP8 (gemm-modes branch; docs/gemm.md, "FP8"): products exact in f32; the
+ * tensor cores add them in blocks of at least fp8_block_products, aligning
+ * each addend to the block's largest and keeping fp8_accumulator_bits
+ * fraction bits (about 14 significant bits on Hopper, DeepSeek-AI,
+ * "DeepSeek-V3 Technical Report", 2024, section 3.3.2), and cuBLASLt
+ * (FAST_ACCUM off) promotes the partial sum into f32 at least every
+ * fp8_promotion_interval products. */
+static const double fp8_accumulator_bits = 13.0;
+static const double fp8_block_products = 32.0;
+static const double fp8_promotion_interval = 128.0;
+
+/* The relative error FP8 accumulation may add to |terms| (docs/gemm.md,
+ * "FP8"): inside one promotion interval of i products, each of the i
+ * products and ceil(i / block) carried partial sums loses less than
+ * 2^-bits of the interval's sum of |terms| when aligned, and each of the
+ * ceil(i / block) block sums as much when normalised. */
+static double fp8_accumulation_factor(double k)
+{
+    double interval = fmin(k, fp8_promotion_interval);
+    return (interval + 2.0 * ceil(interval / fp8_block_products)) * ldexp(1.0, -(int)fp8_accumulator_bits);
+}
+
 static void bound_factors(const kcs_op_args *args, double *product_factor, double *c_factor)
 {
     const kcs_gemm_args *g = &args->gemm;
     double terms = (double)g->k + 2.0;
+    if (is_fp8(args->dtype)) { /* gemm-modes branch */
+        /* the tensor-core intervals, then at most k + 4 f32 roundings: the
+         * sums of the intervals (or a plain f32 sum), the scaling by alpha,
+         * a_scale and b_scale, and the addition of beta c */
+        double f32 = kcs_gamma(terms + 2.0, kcs_unit_roundoff(KCS_F32));
+        *product_factor = (1.0 + fp8_accumulation_factor((double)g->k)) * (1.0 + f32) - 1.0;
+        *c_factor = f32;
+        return;
+    }
     if (g->tf32) {
         /* inputs converted to TF32, products exact in f32, accumulated in
          * tensor-core block steps that align and truncate */
@@ -489,5 +569,5 @@ const kcs_op kcs_op_gemm = {
     .flushing_bounds = flushing_bounds,
     .bytes = bytes,
     .flops = flops,
-    .ceiling = KCS_CEILING_GEMM, /* compute-bound: 2mnk flops */
+    .ceiling = KCS_CEILING_GEMM_OF_MODE, /* compute-bound: 2mnk flops, against its mode's GEMM rate */
 };

@@ -127,8 +127,9 @@ static json_t *ceilings_json(const kcs_ceilings *c)
         json_object_set_new(object, "host_to_device_bytes_per_s", number(c->host_to_device_bytes_per_s));
     if (c->fma_flops_per_s > 0)
         json_object_set_new(object, "fma_flops_per_s", number(c->fma_flops_per_s));
-    if (c->gemm_flops_per_s > 0)
-        json_object_set_new(object, "gemm_flops_per_s", number(c->gemm_flops_per_s));
+    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++) /* the GEMM rate of each mode */
+        if (info->kind != KCS_CEILING_COPY && kcs_ceiling_value(c, info->kind) > 0)
+            json_object_set_new(object, info->ceiling_key, number(kcs_ceiling_value(c, info->kind)));
     json_object_set_new(object, "method", text_json(c->method)); /* may quote a build log */
     return object;
 }

@@ -1,27 +1,71 @@
-/* speed.c: a kernel's rate against its op's ceiling (see speed.h). */
+/* speed.c: which ceiling a kernel is judged against, and its rate against it (see speed.h). */
 #include "speed.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#define CEILING(kind, name, label, key, measure) {kind, name, label, #key, measure, offsetof(kcs_ceilings, key)}
+const kcs_ceiling_info kcs_ceiling_infos[] = {
+    CEILING(KCS_CEILING_COPY, "copy", "copy", copy_bytes_per_s, "bytes"),
+    CEILING(KCS_CEILING_GEMM, "gemm", "SGEMM", gemm_flops_per_s, "flops"),
+    CEILING(KCS_CEILING_GEMM_TF32, "gemm-tf32", "TF32 GEMM", gemm_tf32_flops_per_s, "flops"),
+    CEILING(KCS_CEILING_GEMM_F16, "gemm-f16", "f16 GEMM", gemm_f16_flops_per_s, "flops"),
+    CEILING(KCS_CEILING_GEMM_BF16, "gemm-bf16", "bf16 GEMM", gemm_bf16_flops_per_s, "flops"),
+    CEILING(KCS_CEILING_GEMM_F64, "gemm-f64", "DGEMM", gemm_f64_flops_per_s, "flops"),
+    CEILING(KCS_CEILING_GEMM_FP8_E4M3, "gemm-fp8-e4m3", "FP8 e4m3 GEMM", gemm_fp8_e4m3_flops_per_s, "flops"),
+    {KCS_CEILING_COPY, NULL, NULL, NULL, NULL, 0},
+};
+#undef CEILING
+
+const kcs_ceiling_info *kcs_ceiling_info_of(kcs_ceiling_kind kind)
+{
+    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++)
+        if (info->kind == kind)
+            return info;
+    return NULL;
+}
+
+kcs_ceiling_kind kcs_ceiling_of(const kcs_op *op, const kcs_op_args *args)
+{
+    if (op->ceiling != KCS_CEILING_GEMM_OF_MODE)
+        return op->ceiling;
+    /* A GEMM's mode is its case's dtype, and for f32 mode=tf32. A plain
+     * (FMA-unit) f16 kernel is filed under the f16 tensor-core rate too: that
+     * is the rate an f16 GEMM can reach on the card, and the fraction says how
+     * far from it the kernel is. FP8 e5m2 inputs run at the e4m3 rate on every
+     * card kcs knows (the tensor cores take either), so both are judged
+     * against the e4m3 ceiling. */
+    switch (args->dtype) {
+    case KCS_F64: return KCS_CEILING_GEMM_F64;
+    case KCS_F16: return KCS_CEILING_GEMM_F16;
+    case KCS_BF16: return KCS_CEILING_GEMM_BF16;
+    case KCS_FP8_E4M3:
+    case KCS_FP8_E5M2: return KCS_CEILING_GEMM_FP8_E4M3;
+    case KCS_F32: return args->gemm.tf32 ? KCS_CEILING_GEMM_TF32 : KCS_CEILING_GEMM;
+    default: return KCS_CEILING_GEMM;
+    }
+}
+
+double kcs_ceiling_value(const kcs_ceilings *ceilings, kcs_ceiling_kind kind)
+{
+    const kcs_ceiling_info *info = kcs_ceiling_info_of(kind);
+    if (!ceilings || !info)
+        return 0.0;
+    return *(const double *)((const char *)ceilings + info->offset);
+}
 
 kcs_speed kcs_kernel_speed(const kcs_op *op, const kcs_op_args *args, const kcs_ceilings *ceilings,
                            double seconds)
 {
-    kcs_speed speed = {.kind = op->ceiling};
-    if (op->ceiling == KCS_CEILING_GEMM) {
-        speed.name = "gemm";
-        speed.ceiling_key = "gemm_flops_per_s";
-        speed.measure = "flops";
-        speed.achieved = op->flops(args) / seconds;
-        speed.ceiling = ceilings ? ceilings->gemm_flops_per_s : 0.0;
-    } else {
-        speed.name = "copy";
-        speed.ceiling_key = "copy_bytes_per_s";
-        speed.measure = "bytes";
-        speed.achieved = op->bytes(args) / seconds;
-        speed.ceiling = ceilings ? ceilings->copy_bytes_per_s : 0.0;
-    }
+    kcs_speed speed = {.kind = kcs_ceiling_of(op, args)};
+    const kcs_ceiling_info *info = kcs_ceiling_info_of(speed.kind);
+    speed.name = info->name;
+    speed.ceiling_key = info->ceiling_key;
+    speed.measure = info->measure;
+    speed.achieved = (strcmp(info->measure, "flops") == 0 ? op->flops(args) : op->bytes(args)) / seconds;
+    speed.ceiling = kcs_ceiling_value(ceilings, speed.kind);
     if (speed.ceiling > 0.0)
         speed.fraction = speed.achieved / speed.ceiling;
     return speed;

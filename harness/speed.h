@@ -1,9 +1,14 @@
-/* speed.h: how fast a kernel ran against the ceiling its op names.
+/* speed.h: how fast a kernel ran against the ceiling that applies to it.
  *
  * The one place that turns a kernel's median time into a rate and a fraction
- * of the device's measured ceiling: the op descriptor says which ceiling
- * applies (kcs_op.ceiling), this computes it, results.c writes it into the
- * results file and the console prints it, so the two never disagree.
+ * of the device's measured ceiling, and the one place that decides which
+ * ceiling applies: the op descriptor names a kind (kcs_op.ceiling); a GEMM
+ * names KCS_CEILING_GEMM_OF_MODE, and kcs_ceiling_of picks its mode's rate
+ * from the case's dtype and mode (f64 -> f64, f16 -> f16, bf16 -> bf16, FP8 ->
+ * FP8 e4m3, f32 with mode=tf32 -> TF32, f32 -> f32). results.c writes the
+ * outcome into the results file and the console prints it, so the two never
+ * disagree; the table of ceilings (kcs_ceiling_infos) names each ceiling for
+ * the results file, the console and the report alike.
  */
 #ifndef KCS_SPEED_H
 #define KCS_SPEED_H
@@ -11,10 +16,35 @@
 #include "backend.h"
 #include "op.h"
 
-/* A kernel's speed against the ceiling that applies to its op. */
+/* One ceiling a device may measure. */
+typedef struct {
+    kcs_ceiling_kind kind;
+    const char *name;        /* "copy", "gemm", "gemm-tf32", ...: timing.ceiling.kind in the results */
+    const char *label;       /* as the console's "ceilings" line names it: "SGEMM", "TF32 GEMM", ... */
+    const char *ceiling_key; /* its member of kcs_ceilings in the results: "copy_bytes_per_s", ... */
+    const char *measure;     /* "bytes" or "flops": what achieved counts */
+    size_t offset;           /* of its double in kcs_ceilings */
+} kcs_ceiling_info;
+
+/* Every ceiling a kernel can be judged against, in the order the console
+ * prints them (the copy first, then the GEMM rates), ending with a NULL name. */
+extern const kcs_ceiling_info kcs_ceiling_infos[];
+
+/* The entry of kcs_ceiling_infos for a resolved kind (not
+ * KCS_CEILING_GEMM_OF_MODE), or NULL. */
+const kcs_ceiling_info *kcs_ceiling_info_of(kcs_ceiling_kind kind);
+
+/* The ceiling a kernel of op running the case args is judged against:
+ * op->ceiling, or for a GEMM (KCS_CEILING_GEMM_OF_MODE) its mode's. */
+kcs_ceiling_kind kcs_ceiling_of(const kcs_op *op, const kcs_op_args *args);
+
+/* The rate ceilings holds for kind, or 0 (not measured, or ceilings NULL). */
+double kcs_ceiling_value(const kcs_ceilings *ceilings, kcs_ceiling_kind kind);
+
+/* A kernel's speed against the ceiling that applies to it. */
 typedef struct {
     kcs_ceiling_kind kind;   /* which ceiling */
-    const char *name;        /* "copy" or "gemm" */
+    const char *name;        /* "copy", "gemm", "gemm-f16", ... (kcs_ceiling_info.name) */
     const char *ceiling_key; /* its member of kcs_ceilings in the results: "copy_bytes_per_s", ... */
     const char *measure;     /* "bytes" or "flops": what achieved counts */
     double achieved;         /* bytes or flops per second of the kernel */

@@ -66,6 +66,57 @@ static void a_kernel_speed_reads_as_a_rate_and_a_fraction(void **state)
     assert_string_equal(text, "2.55 GFLOP/s (no gemm ceiling measured)");
 }
 
+/* The one decision of which ceiling a kernel is filed under (speed.c): a
+ * GEMM by its case's dtype and mode, every other op by what it names. */
+static kcs_ceiling_kind gemm_ceiling(kcs_dtype dtype, int tf32)
+{
+    kcs_op gemm = {.name = "gemm", .ceiling = KCS_CEILING_GEMM_OF_MODE};
+    kcs_op_args args = {.op = "gemm", .dtype = dtype, .gemm = {.tf32 = tf32}};
+    return kcs_ceiling_of(&gemm, &args);
+}
+
+static void each_gemm_mode_is_filed_under_its_own_ceiling(void **state)
+{
+    (void)state;
+    assert_int_equal(gemm_ceiling(KCS_F32, 0), KCS_CEILING_GEMM);
+    assert_int_equal(gemm_ceiling(KCS_F32, 1), KCS_CEILING_GEMM_TF32);
+    assert_int_equal(gemm_ceiling(KCS_F64, 0), KCS_CEILING_GEMM_F64);
+    assert_int_equal(gemm_ceiling(KCS_F16, 0), KCS_CEILING_GEMM_F16);
+    assert_int_equal(gemm_ceiling(KCS_BF16, 0), KCS_CEILING_GEMM_BF16);
+    assert_int_equal(gemm_ceiling(KCS_FP8_E4M3, 0), KCS_CEILING_GEMM_FP8_E4M3);
+    assert_int_equal(gemm_ceiling(KCS_FP8_E5M2, 0), KCS_CEILING_GEMM_FP8_E4M3);
+    /* assign is GEMM-like in f32 whatever its points are stored in */
+    kcs_op assign = {.name = "assign", .ceiling = KCS_CEILING_GEMM};
+    kcs_op_args args = {.op = "assign", .dtype = KCS_F16};
+    assert_int_equal(kcs_ceiling_of(&assign, &args), KCS_CEILING_GEMM);
+}
+
+static double two_flops(const kcs_op_args *args)
+{
+    (void)args;
+    return 2e12;
+}
+
+static void a_gemm_fraction_is_of_its_mode_ceiling_and_names_it(void **state)
+{
+    (void)state;
+    kcs_ceilings ceilings = {.gemm_flops_per_s = 50e12, .gemm_f16_flops_per_s = 700e12,
+                             .gemm_f64_flops_per_s = 60e12};
+    kcs_op gemm = {.name = "gemm", .flops = two_flops, .bytes = two_flops, .ceiling = KCS_CEILING_GEMM_OF_MODE};
+    kcs_op_args f16 = {.op = "gemm", .dtype = KCS_F16};
+    kcs_speed speed = kcs_kernel_speed(&gemm, &f16, &ceilings, 0.05); /* 40 TFLOP/s */
+    assert_string_equal(speed.name, "gemm-f16");
+    assert_string_equal(speed.ceiling_key, "gemm_f16_flops_per_s");
+    assert_true(fabs(speed.fraction - 40.0 / 700.0) < 1e-12); /* not 40/50 of SGEMM */
+    kcs_op_args tf32 = {.op = "gemm", .dtype = KCS_F32, .gemm = {.tf32 = 1}};
+    speed = kcs_kernel_speed(&gemm, &tf32, &ceilings, 0.05);
+    assert_string_equal(speed.ceiling_key, "gemm_tf32_flops_per_s");
+    assert_true(speed.ceiling == 0.0 && speed.fraction == 0.0); /* not measured: no fraction */
+    char text[160];
+    kcs_speed_format(&speed, text, sizeof text);
+    assert_string_equal(text, "40 TFLOP/s (no gemm-tf32 ceiling measured)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -73,6 +124,8 @@ int main(void)
         cmocka_unit_test(a_rate_that_rounds_to_1000_moves_up_a_prefix),
         cmocka_unit_test(rates_beyond_the_prefixes_and_not_numbers_still_read),
         cmocka_unit_test(a_kernel_speed_reads_as_a_rate_and_a_fraction),
+        cmocka_unit_test(each_gemm_mode_is_filed_under_its_own_ceiling),
+        cmocka_unit_test(a_gemm_fraction_is_of_its_mode_ceiling_and_names_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,9 @@
  * still sees its terms in plain p order. For op(B) = B^T each element is one
  * contiguous dot product (i, j, p). TF32 mode (args->gemm.tf32) runs this
  * exact f32 path: its results are within TF32's wider bound.
+ * FP8 (e4m3, e5m2) inputs widen exactly to float too, and their scales fold
+ * into alpha (kcs_ref_gemm_<fp8>_<out>): the oracle path of the FP8 mode,
+ * which no other backend here has a kernel for.
  *
  * Run only it: build/kcs run --backend reference gemm
  */
@@ -126,11 +129,48 @@ static void run_f32_out(const kcs_op_args *args, const void *a, const void *b, c
     }
 KCS_GEMM_TYPES(DEFINE_RUN)
 
+/* FP8 (docs/gemm.md, "FP8"): the same body with the scales folded into
+ * alpha in f32, (alpha * a_scale) * b_scale, as one epilogue scaling of the
+ * f32 sum (two roundings more than the plain body, inside the FP8 bound). */
+#define DEFINE_GEMM_FP8(in, IN, in_dtype, out, OUT, out_dtype)                                     \
+    void kcs_ref_gemm_##in##_##out(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, \
+                                   float alpha, float a_scale, float b_scale, const IN *a,         \
+                                   const IN *b, float beta, const OUT *c, OUT *c_out)              \
+    {                                                                                              \
+        alpha = alpha * a_scale * b_scale;                                                         \
+        KCS_GEMM_BODY(in, IN, out, OUT)                                                            \
+    }
+KCS_GEMM_FP8_PAIRS(DEFINE_GEMM_FP8)
+
+/* The FP8 adapter: the function of the case's input dtype and c_dtype. */
+#define CALL_FP8(in, IN, in_dtype, out, OUT, out_dtype)                                            \
+    if (args->dtype == in_dtype && kcs_gemm_c_dtype(args) == out_dtype)                            \
+        kcs_ref_gemm_##in##_##out(g->transpose_a, g->transpose_b, g->m, g->n, g->k, (float)g->alpha, \
+                                  (float)g->a_scale, (float)g->b_scale, a, b, (float)g->beta, c, c_out);
+
+static KCS_KERNEL_RUN(run_gemm_fp8)
+{
+    (void)device, (void)err;
+    const kcs_gemm_args *g = &args->gemm;
+    const void *a = kcs_reference_buffer_data(inputs[0]), *b = kcs_reference_buffer_data(inputs[1]);
+    const void *c = kcs_reference_buffer_data(inputs[2]);
+    void *c_out = kcs_reference_buffer_data(outputs[0]);
+    double start = kcs_reference_cpu_seconds();
+    KCS_GEMM_FP8_PAIRS(CALL_FP8) /* harness/op_gemm.c admits exactly these pairs */
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
+    return KCS_OK;
+}
+
+#define FP8_ROW(suffix, T, dtype)                                                                  \
+    {"gemm", dtype, "plain-k-order",                                                               \
+     "products exact in f32, summed in k order, scaled by alpha * a_scale * b_scale, rounded once to C's type", \
+     run_gemm_fp8, NULL},
+
 #define ROW(suffix, T, dtype)                                                                      \
     {"gemm", dtype, "plain-k-order",                                                               \
      "each element accumulated in the compute type in k order, rounded once to C's type (f32: tf32 mode too)", \
      run_gemm_##suffix, NULL},
 
-static const kcs_kernel rows[] = {KCS_GEMM_TYPES(ROW)};
+static const kcs_kernel rows[] = {KCS_GEMM_TYPES(ROW) KCS_GEMM_FP8_TYPES(FP8_ROW)};
 
 const kcs_kernel_table kcs_reference_gemm_kernels = KCS_KERNEL_TABLE(rows);

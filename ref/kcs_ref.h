@@ -21,6 +21,7 @@ extern "C" {
 #endif
 KCS_API_BEGIN
 #include "kcs_ref_half.h" /* the 16-bit types and the conversions every op uses */
+#include "kcs_ref_fp8.h"  /* the 8-bit types (gemm) and their conversions */
 #include "kcs_ref_anneal.h"
 #include "kcs_ref_elementwise.h"
 #include "kcs_ref_gemm.h"

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "kcs_ref_fp8.h"
 #include "kcs_ref_half.h"
 
 /* The dtypes of gemm: X(suffix, C type, kcs dtype). The reference, the op
@@ -40,5 +41,33 @@ KCS_GEMM_TYPES(KCS_REF_GEMM_DECLARE)
                                          const float *c, float *c_out);
 KCS_GEMM_F32_OUTPUT_TYPES(KCS_REF_GEMM_F32_OUT_DECLARE)
 #undef KCS_REF_GEMM_F32_OUT_DECLARE
+
+/* FP8 (gemm-modes branch; docs/gemm.md, "FP8"): OCP e4m3 and e5m2 inputs,
+ * computed in f32, with per-tensor scales, and C and C_out in f32, bf16 or
+ * f16 (the case's c_dtype): X(input suffix, input C type, input dtype,
+ * output suffix, output C type, output dtype), one line per pair. */
+#define KCS_GEMM_FP8_TYPES(X) X(fp8_e4m3, kcs_fp8_e4m3, KCS_FP8_E4M3) X(fp8_e5m2, kcs_fp8_e5m2, KCS_FP8_E5M2)
+#define KCS_GEMM_FP8_PAIRS(X)                                                                      \
+    X(fp8_e4m3, kcs_fp8_e4m3, KCS_FP8_E4M3, f32, float, KCS_F32)                                   \
+    X(fp8_e4m3, kcs_fp8_e4m3, KCS_FP8_E4M3, bf16, kcs_bf16, KCS_BF16)                              \
+    X(fp8_e4m3, kcs_fp8_e4m3, KCS_FP8_E4M3, f16, kcs_f16, KCS_F16)                                 \
+    X(fp8_e5m2, kcs_fp8_e5m2, KCS_FP8_E5M2, f32, float, KCS_F32)                                   \
+    X(fp8_e5m2, kcs_fp8_e5m2, KCS_FP8_E5M2, bf16, kcs_bf16, KCS_BF16)                              \
+    X(fp8_e5m2, kcs_fp8_e5m2, KCS_FP8_E5M2, f16, kcs_f16, KCS_F16)
+
+/* c_out = alpha * a_scale * b_scale * op(a) op(b) + beta * c, FP8 a and b,
+ * as cuBLASLt's FP8 GEMM defines it: products exact in f32, summed in f32
+ * in plain k order, scaled by the f32 product (alpha * a_scale) * b_scale,
+ * plus beta * c, rounded once to c_out's type; c not read when beta = 0, a
+ * and b not when alpha = 0:
+ * void kcs_ref_gemm_<input>_<output>(int transpose_a, int transpose_b, size_t m, size_t n,
+ *     size_t k, float alpha, float a_scale, float b_scale, const IN *a, const IN *b,
+ *     float beta, const OUT *c, OUT *c_out). */
+#define KCS_REF_GEMM_FP8_DECLARE(in, IN, in_dtype, out, OUT, out_dtype)                            \
+    void kcs_ref_gemm_##in##_##out(int transpose_a, int transpose_b, size_t m, size_t n, size_t k, \
+                                   float alpha, float a_scale, float b_scale, const IN *a,         \
+                                   const IN *b, float beta, const OUT *c, OUT *c_out);
+KCS_GEMM_FP8_PAIRS(KCS_REF_GEMM_FP8_DECLARE)
+#undef KCS_REF_GEMM_FP8_DECLARE
 
 #endif

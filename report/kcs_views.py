@@ -49,7 +49,16 @@ ABOVE_CEILING = 1.10
 CEILINGS = {"copy_bytes_per_s": ("copy bandwidth", "copy", "B/s"),
             "host_to_device_bytes_per_s": ("host-to-device bandwidth", "upload", "B/s"),
             "fma_flops_per_s": ("FMA rate", "FMA", "FLOP/s"),
-            "gemm_flops_per_s": ("GEMM rate", "GEMM", "FLOP/s")}
+            # one GEMM rate per mode (docs/results.md, "One GEMM ceiling per mode"); the f32 one
+            # kept the key it had before there were others
+            "gemm_flops_per_s": ("f32 GEMM rate", "f32 GEMM", "FLOP/s"),
+            "gemm_tf32_flops_per_s": ("TF32 GEMM rate", "TF32 GEMM", "FLOP/s"),
+            "gemm_f16_flops_per_s": ("f16 GEMM rate", "f16 GEMM", "FLOP/s"),
+            "gemm_bf16_flops_per_s": ("bf16 GEMM rate", "bf16 GEMM", "FLOP/s"),
+            "gemm_f64_flops_per_s": ("f64 GEMM rate", "f64 GEMM", "FLOP/s"),
+            "gemm_fp8_e4m3_flops_per_s": ("FP8 e4m3 GEMM rate", "FP8 GEMM", "FLOP/s")}
+# The GEMM rates of every mode, f32 first.
+GEMM_CEILINGS = tuple(k for k in CEILINGS if k.startswith("gemm_"))
 # The ceilings a roofline draws, and says "not measured" for when a device lacks them.
 ROOFLINE_CEILINGS = ("copy_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s")
 

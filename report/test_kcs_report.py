@@ -854,7 +854,7 @@ class ReportTests(Scratch):
                                                      median=1e-3)])
         status, out, out_dir = self.report(self.write("new.json", doc))
         index = self.read(os.path.join(out_dir, "index.html"))
-        self.assertIn("not measured on this device: copy bandwidth, FMA rate, GEMM rate", index)
+        self.assertIn("not measured on this device: copy bandwidth, FMA rate, f32 GEMM rate", index)
         self.assertIn("copy not measured", self.section(index, "peers"))
         self.assertNotIn('id="matrix"', index)  # one device: no matrix
         self.assertIn('id="failures"', index)   # the table is there, saying there are none
@@ -867,8 +867,8 @@ class ReportTests(Scratch):
         status, out, out_dir = self.report(self.write("new.json", doc))
         self.assertEqual(status, 0, out)
         index = self.read(os.path.join(out_dir, "index.html"))
-        self.assertIn("held to the GEMM rate", index)
-        self.assertIn(f"{2 * 65536 / 2e-5 / 4.9e14:.3g} of GEMM", index)
+        self.assertIn("held to the f32 GEMM rate", index)
+        self.assertIn(f"{2 * 65536 / 2e-5 / 4.9e14:.3g} of f32 GEMM", index)
         self.assertTrue(os.path.isfile(os.path.join(out_dir, "gemm.html")))  # no case file: still a page
         self.assertIn("No case file", self.read(os.path.join(out_dir, "gemm.html")))
 
@@ -889,12 +889,31 @@ class ReportTests(Scratch):
         self.assertEqual(status, 0, out)
         index = self.read(os.path.join(out_dir, "index.html"))
         gemm_part, sumsq_part = self.peers_of(index, "gemm/f32-1024"), self.peers_of(index, "sumsq/f64-n1000003")
-        self.assertIn("held to the GEMM rate", gemm_part)
-        self.assertIn("0.777 of GEMM", gemm_part)
+        self.assertIn("held to the f32 GEMM rate", gemm_part)
+        self.assertIn("0.777 of f32 GEMM", gemm_part)
         self.assertIn("held to the copy bandwidth", sumsq_part)
         self.assertIn("0.333 of copy", sumsq_part)
-        self.assertIn("0.777 of GEMM rate", index)  # the roofline's tooltip says the same
+        self.assertIn("0.777 of f32 GEMM rate", index)  # the roofline's tooltip says the same
         self.assertNotIn("0.777 of copy", index)
+
+    def test_a_16_bit_gemm_is_held_to_its_own_mode_and_every_mode_ceiling_is_listed(self):
+        # The runner files an f16 GEMM under the f16 GEMM rate (harness/speed.c); the report shows
+        # that fraction, names that ceiling, and lists every mode's rate the device measured.
+        gemm = fx.result("gemm/f16-4096", fx.CUDA, "tiled", n=10 ** 6, median=4e-3, op="gemm")
+        gemm["timing"]["ceiling"].update(kind="gemm-f16", ceiling_key="gemm_f16_flops_per_s",
+                                         ceiling_per_s=6.93e14, fraction=0.0625)
+        doc = fx.document([fx.CUDA], [gemm])
+        doc["devices"][0]["ceilings"].update(gemm_f16_flops_per_s=6.93e14, gemm_fp8_e4m3_flops_per_s=1.031e15)
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        self.assertEqual(status, 0, out)
+        index = self.read(os.path.join(out_dir, "index.html"))
+        part = self.peers_of(index, "gemm/f16-4096")
+        self.assertIn("held to the f16 GEMM rate", part)
+        self.assertIn("0.0625 of f16 GEMM", part)
+        self.assertNotIn("of f32 GEMM", part)
+        devices = self.section(index, "devices")
+        self.assertIn("f16 GEMM rate", devices)
+        self.assertIn("FP8 e4m3 GEMM rate", devices)
 
     def test_version_1_results_show_no_fraction(self):
         doc = copy.deepcopy(self.new)
@@ -1072,10 +1091,10 @@ class ViewTests(Scratch):
         # The tooltip gives the fraction of the ceiling the runner wrote, and the intensity.
         gemm = next(r for r in timed if r["case"] == "gemm/f32-4096" and r["kernel"] == "cublas")
         self.assertIn("gemm/f32-4096 · cuda cublas (cuBLAS)\n", cuda)
-        self.assertIn(f"{gemm['timing']['ceiling']['fraction']:.3g} of GEMM rate); "
+        self.assertIn(f"{gemm['timing']['ceiling']['fraction']:.3g} of f32 GEMM rate); "
                       f"{gemm['flops'] / gemm['bytes']:.3g} FLOP/byte", cuda)
         # The reference measured only its copy bandwidth: the others are "not measured", not missing.
-        self.assertIn("not measured on this device: FMA rate, GEMM rate", index)
+        self.assertIn("not measured on this device: FMA rate, f32 GEMM rate", index)
         self.assertNotIn("not measured on this device: copy", index)
 
     def test_an_opencl_device_without_a_gemm_ceiling_says_not_measured(self):
@@ -1085,9 +1104,9 @@ class ViewTests(Scratch):
                                                          median=4e-6)])
         index, _ = self.index_of(doc)
         self.assertEqual(len(self.rooflines(index)), 1)
-        self.assertIn("not measured on this device: GEMM rate", index)
+        self.assertIn("not measured on this device: f32 GEMM rate", index)
         self.assertIn("GEMM not measured", self.section(index, "peers"))
-        self.assertIn("GEMM rate not measured", self.section(index, "devices"))
+        self.assertIn("f32 GEMM rate not measured", self.section(index, "devices"))
 
     def test_peers_are_the_library_where_one_ran_else_the_fastest_variant(self):
         model = kcs_report.Model([results_from_data(copy.deepcopy(self.perf), "perf.json")])
@@ -1125,7 +1144,7 @@ class ViewTests(Scratch):
         part = part[:part.index("</tbody>")]
         self.assertIn('<span class="badge peer">peer</span>', part)
         self.assertIn(f'{tiled["versus_peer"]:.2f}<div class="muted small wrap narrow">of cuBLAS</div>', part)
-        self.assertIn("held to the GEMM rate", part)
+        self.assertIn("held to the f32 GEMM rate", part)
 
     def test_flags_end_to_end_below_kernel_and_a_rate_above_its_ceiling(self):
         index, _ = self.index_of(self.perf)

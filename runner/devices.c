@@ -131,9 +131,11 @@ static void print_ceilings(const kcs_open_device *device)
         kcs_format_rate(c->fma_flops_per_s, "FLOP/s", rate, sizeof rate);
         printf(", FMA %s", rate);
     }
-    if (c->gemm_flops_per_s > 0) {
-        kcs_format_rate(c->gemm_flops_per_s, "FLOP/s", rate, sizeof rate);
-        printf(", SGEMM %s", rate);
+    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++) { /* each GEMM mode's rate */
+        if (info->kind == KCS_CEILING_COPY || kcs_ceiling_value(c, info->kind) <= 0)
+            continue;
+        kcs_format_rate(kcs_ceiling_value(c, info->kind), "FLOP/s", rate, sizeof rate);
+        printf(", %s %s", info->label, rate);
     }
     printf("\n");
 }

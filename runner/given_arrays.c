@@ -356,7 +356,7 @@ static kcs_status take_inputs(kcs_given *g, kcs_prepared_case *p, kcs_error *err
         char need[64], have[64];
         format_shape(spec->ndim, spec->shape, need, sizeof need);
         format_shape(array->ndim, array->shape, have, sizeof have);
-        if (array->dtype != spec->dtype || !same_shape(array, spec))
+        if (!kcs_npy_dtype_matches(array->dtype, spec->dtype) || !same_shape(array, spec))
             return kcs_fail(err, KCS_ERROR,
                             "input %s: %s holds %s of shape %s, but %s with these sizes needs %s of shape %s",
                             spec->name, g->inputs[given].file, kcs_dtype_name(array->dtype), have, g->c.op,

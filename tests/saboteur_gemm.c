@@ -7,7 +7,9 @@
  * tensor-core modes, where one skipped instruction drops 16 terms of k); and an f32 GEMM
  * that flushes subnormals to zero as a GPU built with -ftz does, which is a
  * mistake only where the device does not say it flushes (docs/gemm.md,
- * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways). */
+ * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways); FP8 GEMMs
+ * that apply the per-tensor scales wrongly (b_scale forgotten, a_scale used
+ * twice), accumulate in f16 or drop a slice of k (docs/gemm.md, "FP8"). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +30,8 @@ typedef struct {
     int accumulate_16_bits; /* f16, bf16: each partial sum rounded to the case type */
     int round_products;    /* f16, bf16: each product rounded to the case type */
     int drop_k_slice;      /* the 16 terms from k / 2 on (a tile of k) are never added */
+    int scale_once;        /* FP8: alpha * a_scale, b_scale forgotten */
+    int a_scale_twice;     /* FP8: alpha * a_scale * a_scale, b_scale read from the wrong place */
 } gemm_mistake;
 
 /* value rounded once to dtype, as a double. */
@@ -84,6 +88,10 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
     if (status == KCS_OK && !row)
         status = kcs_fail(err, KCS_ERROR, "out of memory");
     double alpha = mistake->swap_alpha_beta ? g->beta : g->alpha;
+    int fp8 = args->dtype == KCS_FP8_E4M3 || args->dtype == KCS_FP8_E5M2;
+    if (fp8) /* the per-tensor scales, as cuBLASLt applies them: alpha * a_scale * b_scale */
+        alpha *= mistake->scale_once ? g->a_scale : g->a_scale * (mistake->a_scale_twice ? g->a_scale : g->b_scale);
+    kcs_dtype sum_dtype = fp8 ? KCS_F16 : args->dtype; /* accumulate_16_bits: FP8 sums in f16 */
     double beta = mistake->swap_alpha_beta ? g->alpha : g->beta;
     int transpose_b = mistake->flip_transpose_b ? !g->transpose_b : g->transpose_b;
     size_t terms = mistake->drop_last_term && k > 0 ? k - 1 : k;
@@ -104,7 +112,7 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
                         product = rounded_to(args->dtype, product);
                     row[j] = in_float ? (double)((float)row[j] + (float)product) : row[j] + product;
                     if (mistake->accumulate_16_bits)
-                        row[j] = rounded_to(args->dtype, row[j]);
+                        row[j] = rounded_to(sum_dtype, row[j]);
                 }
             }
         for (size_t j = 0; j < written; j++) {
@@ -146,6 +154,8 @@ GEMM_SABOTEUR_FUNCTION(gemm_flushes_subnormals, .flush_to_zero = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_accumulates_in_16_bits, .accumulate_16_bits = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_rounds_products, .round_products = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_drops_k_slice, .drop_k_slice = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_scales_once, .scale_once = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_uses_a_scale_twice, .a_scale_twice = 1)
 
 #define SABOTEUR(name, description, function)                                                      \
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
@@ -156,9 +166,14 @@ GEMM_SABOTEUR_FUNCTION(gemm_drops_k_slice, .drop_k_slice = 1)
     {"gemm", KCS_F16, name, description, function, NULL},                                          \
     {"gemm", KCS_BF16, name, description, function, NULL}
 
+/* A saboteur of the FP8 types, e4m3 and e5m2. */
+#define SABOTEUR_FP8(name, description, function)                                                  \
+    {"gemm", KCS_FP8_E4M3, name, description, function, NULL},                                     \
+    {"gemm", KCS_FP8_E5M2, name, description, function, NULL}
+
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
- * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out gemm/f16-tensor-16x16x4096 gemm/bf16-tensor-16x16x4096-f32-out gemm/f16-tensor-nt-37x29x19-f32-out gemm/bf16-tensor-7x93x144-f32-out gemm/f32-tf32-7x93x144 */
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out gemm/f16-tensor-16x16x4096 gemm/bf16-tensor-16x16x4096-f32-out gemm/f16-tensor-nt-37x29x19-f32-out gemm/bf16-tensor-7x93x144-f32-out gemm/f32-tf32-7x93x144 gemm/fp8_e4m3-nt-48x32x64-f32-out gemm/fp8_e4m3-nt-32x32x256-bf16-out gemm/fp8_e4m3-16x16x4096-f32-out gemm/fp8_e5m2-nt-32x16x48-edges-f32-out */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
@@ -181,6 +196,12 @@ static const kcs_kernel rows[] = {
     SABOTEUR_16_BITS("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
     /* tensor-gemm branch: one tensor-core instruction's k skipped, in the TF32 and f64 modes too */
     SABOTEUR("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
+    SABOTEUR_FP8("scales-once", "alpha * a_scale: b_scale never applied", gemm_scales_once),
+    SABOTEUR_FP8("uses-a-scale-twice", "alpha * a_scale * a_scale: b_scale read from a_scale's place",
+                 gemm_uses_a_scale_twice),
+    SABOTEUR_FP8("accumulates-in-f16", "each partial sum rounded to f16 instead of kept in f32",
+                 gemm_accumulates_in_16_bits),
+    SABOTEUR_FP8("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
 };
 
 const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,0 +1,198 @@
+/* gemm_lt.cu: FP8 GEMM on CUDA through cuBLASLt, the peer for kcs's FP8
+ * cases (docs/gemm.md, "FP8"): C_out = alpha * a_scale * b_scale * op(A)
+ * op(B) + beta * C, with A and B in OCP FP8 (e4m3 or e5m2), per-tensor
+ * scales as cuBLASLt applies them (CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
+ * B_SCALE_POINTER, f32 on the device), and C and C_out in f32, bf16 or f16
+ * as the case's c_dtype says. Row:
+ *
+ *   cublaslt   cublasLtMatmul with CUBLAS_COMPUTE_32F (f32 accumulation,
+ *              with cuBLASLt's periodic promotion of the tensor cores'
+ *              partial sums: FAST_ACCUM is left off, as the bound of
+ *              docs/gemm.md assumes), f32 scale type, the default epilogue.
+ *
+ * The row-major mapping is gemm.cu's: the row-major C is the column-major
+ * C^T = op(B)^T op(A)^T, so cuBLASLt's A is kcs's b and its B is kcs's a,
+ * and its A scale is kcs's b_scale. cuBLASLt's FP8 kernels take only the
+ * "TN" layout (its A transposed, its B not) on Ada and Hopper, which is
+ * kcs's transa=N transb=T: both operands stored with k contiguous (a as m x
+ * k, b as n x k: an activation times a weight stored output-major, as LLM
+ * layers keep them). Other transposes are refused in supports() with that
+ * reason rather than transposed here (a transpose would be a second kernel
+ * inside the timing). cuBLASLt also wants 16-byte aligned leading
+ * dimensions: k a multiple of 16, and m, n multiples of 16 (C_out's rows).
+ * alpha = 0 and k = 0 (docs/gemm.md, "What is not read") are refused too:
+ * cuBLASLt documents nothing for them, and the tiled rows that handle them
+ * have no FP8 kernel. e5m2 x e5m2 has no cuBLASLt kernel (one operand must
+ * be e4m3), and FP8 needs compute capability 8.9 (Ada) or later: those
+ * cases are skipped with the reason.
+ *
+ * Run only it: ./build/kcs run --backend cuda 'gemm/fp8*'
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "gemm_lt.cuh"
+
+extern "C" {
+#include "op.h"
+}
+
+kcs_status kcs_lt_fp8_prepare(kcs_device *device, kcs_lt_fp8_gemm *gemm, size_t workspace_bytes, kcs_error *err)
+{
+    gemm->operation = nullptr;
+    gemm->a_layout = gemm->b_layout = gemm->d_layout = nullptr;
+    KCS_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gemm->operation, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t transposed = CUBLAS_OP_T, as_stored = CUBLAS_OP_N;
+    KCS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm->operation, CUBLASLT_MATMUL_DESC_TRANSA, &transposed,
+                                                    sizeof transposed));
+    KCS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm->operation, CUBLASLT_MATMUL_DESC_TRANSB, &as_stored,
+                                                    sizeof as_stored));
+    if (gemm->a_scale)
+        KCS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm->operation, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                        &gemm->a_scale, sizeof gemm->a_scale));
+    if (gemm->b_scale)
+        KCS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(gemm->operation, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                        &gemm->b_scale, sizeof gemm->b_scale));
+    KCS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&gemm->a_layout, gemm->a_type, gemm->depth, gemm->rows, gemm->depth));
+    KCS_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&gemm->b_layout, gemm->b_type, gemm->depth, gemm->columns, gemm->depth));
+    KCS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&gemm->d_layout, gemm->d_type, gemm->rows, gemm->columns, gemm->rows));
+
+    cublasLtMatmulPreference_t preference = nullptr;
+    KCS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+    int found = 0;
+    cublasStatus_t result = cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes);
+    if (result == CUBLAS_STATUS_SUCCESS)
+        result = cublasLtMatmulAlgoGetHeuristic(device->blas_lt, gemm->operation, gemm->a_layout, gemm->b_layout,
+                                                gemm->d_layout, gemm->d_layout, preference, 1, &gemm->algorithm,
+                                                &found);
+    (void)cublasLtMatmulPreferenceDestroy(preference);
+    if (result == CUBLAS_STATUS_NOT_SUPPORTED || (result == CUBLAS_STATUS_SUCCESS && found == 0))
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "cuBLASLt has no FP8 algorithm for %d x %d x %d with these types on this device", gemm->rows,
+                        gemm->columns, gemm->depth);
+    KCS_CUBLAS_CHECK(result);
+    return KCS_OK;
+}
+
+kcs_status kcs_lt_fp8_run(kcs_device *device, const kcs_lt_fp8_gemm *gemm, float alpha, const void *a,
+                          const void *b, float beta, const void *c, void *d, void *workspace,
+                          size_t workspace_bytes, kcs_error *err)
+{
+    KCS_CUBLAS_CHECK(cublasLtMatmul(device->blas_lt, gemm->operation, &alpha, a, gemm->a_layout, b, gemm->b_layout,
+                                    &beta, c, gemm->d_layout, d, gemm->d_layout, &gemm->algorithm.algo, workspace,
+                                    workspace_bytes, device->stream));
+    return KCS_OK;
+}
+
+void kcs_lt_fp8_release(kcs_lt_fp8_gemm *gemm)
+{
+    if (gemm->operation)
+        (void)cublasLtMatmulDescDestroy(gemm->operation);
+    if (gemm->a_layout)
+        (void)cublasLtMatrixLayoutDestroy(gemm->a_layout);
+    if (gemm->b_layout)
+        (void)cublasLtMatrixLayoutDestroy(gemm->b_layout);
+    if (gemm->d_layout)
+        (void)cublasLtMatrixLayoutDestroy(gemm->d_layout);
+    gemm->operation = nullptr;
+    gemm->a_layout = gemm->b_layout = gemm->d_layout = nullptr;
+}
+
+namespace {
+
+/* cuBLASLt's name of a storage type. */
+cudaDataType_t fp8_type(kcs_dtype dtype) { return dtype == KCS_FP8_E5M2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3; }
+
+cudaDataType_t output_type(kcs_dtype dtype)
+{
+    return dtype == KCS_BF16 ? CUDA_R_16BF : dtype == KCS_F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+/* The scales live at the start of the workspace scratch, the workspace after them. */
+constexpr size_t scales_bytes = 256;
+
+KCS_KERNEL_SUPPORTS(supports_fp8)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    if (device->compute_capability < 89)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "FP8 GEMMs need compute capability 8.9 (Ada) or later; this device is %d.%d",
+                        device->compute_capability / 10, device->compute_capability % 10);
+    if (args->dtype == KCS_FP8_E5M2)
+        return kcs_fail(err, KCS_UNSUPPORTED, "cuBLASLt has no e5m2 x e5m2 GEMM (one operand must be e4m3)");
+    if (g->transpose_a || !g->transpose_b)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "cuBLASLt's FP8 GEMM takes only k-contiguous operands (its \"TN\" layout): transa=N "
+                        "transb=T, not transa=%c transb=%c",
+                        g->transpose_a ? 'T' : 'N', g->transpose_b ? 'T' : 'N');
+    if (g->alpha == 0.0 || g->k == 0)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "alpha = 0 and k = 0 leave A and B unread (docs/gemm.md); cuBLASLt promises nothing "
+                        "there, and kcs has no FP8 kernel of its own to handle them");
+    if (g->m % 16 || g->n % 16 || g->k % 16)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "cuBLASLt's FP8 GEMM needs 16-byte aligned leading dimensions: m, n and k multiples of "
+                        "16, not m=%zu n=%zu k=%zu",
+                        g->m, g->n, g->k);
+    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
+        return kcs_fail(err, KCS_UNSUPPORTED, "cuBLASLt takes int sizes: m=%zu n=%zu k=%zu", g->m, g->n, g->k);
+    return KCS_OK;
+}
+
+KCS_KERNEL_RUN(run_cublaslt)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    const kcs_dtype out = kcs_gemm_c_dtype(args);
+    const size_t c_bytes = g->m * g->n * kcs_dtype_size(out);
+    if (inputs[0]->bytes < g->m * g->k || inputs[1]->bytes < g->k * g->n || inputs[2]->bytes < c_bytes ||
+        outputs[0]->bytes < c_bytes)
+        return kcs_fail(err, KCS_ERROR,
+                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
+                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n, g->k);
+    kcs_status status = supports_fp8(device, args, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_select(device, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_reserve(&device->lt_workspace, scales_bytes + kcs_lt_workspace_bytes, err);
+    if (status != KCS_OK)
+        return status;
+    /* The scales, on the device before the timer: cuBLASLt reads them there. */
+    float *scales = (float *)device->lt_workspace.data;
+    const float host_scales[2] = {(float)g->a_scale, (float)g->b_scale};
+    KCS_CUDA_CHECK(cudaMemcpyAsync(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice, device->stream));
+    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream)); /* host_scales goes out of scope */
+    void *workspace = (char *)device->lt_workspace.data + scales_bytes;
+
+    /* C^T = op(B)^T op(A)^T: cuBLASLt's A is b (n x k, k contiguous), its B is a (m x k). */
+    kcs_lt_fp8_gemm gemm = {};
+    gemm.a_type = fp8_type(args->dtype);
+    gemm.b_type = fp8_type(args->dtype);
+    gemm.d_type = output_type(out);
+    gemm.rows = (int)g->n, gemm.columns = (int)g->m, gemm.depth = (int)g->k;
+    gemm.a_scale = scales + 1; /* b_scale */
+    gemm.b_scale = scales;     /* a_scale */
+    status = kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_timer_start(device, err);
+    if (status == KCS_OK && g->m > 0 && g->n > 0)
+        status = kcs_lt_fp8_run(device, &gemm, (float)g->alpha, inputs[1]->data, inputs[0]->data, (float)g->beta,
+                                inputs[2]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);
+    if (status == KCS_OK)
+        status = kcs_cuda_timer_stop(device, kernel_seconds, err);
+    kcs_lt_fp8_release(&gemm);
+    return status;
+}
+
+} // namespace
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_FP8_E4M3, "cublaslt",
+     "peer: cublasLtMatmul, e4m3 inputs, per-tensor scales, f32 accumulation (TN: transa=N transb=T)",
+     run_cublaslt, supports_fp8, "cuBLASLt"},
+    {"gemm", KCS_FP8_E5M2, "cublaslt", "peer: cublasLtMatmul, e5m2 inputs (refused: cuBLASLt has no e5m2 x e5m2)",
+     run_cublaslt, supports_fp8, "cuBLASLt"},
+};
+
+extern "C" const kcs_kernel_table kcs_cuda_gemm_lt_kernels = KCS_KERNEL_TABLE(rows);
