@@ -1,59 +1,76 @@
-/* softmax.cu: row-wise softmax on CUDA (docs/softmax.md), f32 and f64:
+/* softmax.cu: row-wise softmax on CUDA (docs/softmax.md), f32, f64, f16 and bf16:
  *
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]
  *
- * Input x and output y: rows x cols, row-major. A row is held in slots: a
- * 16-byte vector (float4, double2) when every row starts 16-byte aligned
- * (cols * sizeof(T) a multiple of 16), else one element. Four kernel
- * families, each a variant of its own (rows of the table at the end of this
- * file, f32 and f64), so that the runner runs, times and reports each on its
- * own; their supports() refuses, with the reason, the rows a family cannot
- * hold:
+ * Input x and output y: rows x cols of the storage type T, row-major. Every
+ * kernel is one template over T, computing in C = kcs_compute<T> (cuda/
+ * half.cuh): float for f32, f16 and bf16, double for f64. A row is held in
+ * slots: a 16-byte vector (vector_of<T>: float4, double2, or 8 16-bit
+ * elements in a uint4) when every row starts 16-byte aligned (cols *
+ * sizeof(T) a multiple of 16), else one element. Slots travel as stored
+ * (loads, cp.async, shared memory) and are widened exactly (kcs_widen) where
+ * they enter the arithmetic; every output is rounded once (kcs_narrow) as it
+ * is stored. Register slots are counted in widened values, so f16 and bf16
+ * take half the slots of f32 (8 floats each) and every type keeps the same
+ * register bytes. Four kernel families, each a variant of its own (rows of
+ * the table at the end of this file, one per dtype), so that the runner
+ * runs, times and reports each on its own; their supports() refuses, with
+ * the reason, the rows a family cannot hold:
  *
  *   auto            what library users call: the first family below that
  *                   holds the row, so that each row is read from memory
  *                   once where it fits on chip, and online beyond.
- *   warp-groups     rows of at most 64 slots (256 f32 or 128 f64 columns
- *                   when aligned): kcs_softmax_resident with GROUP lanes of
- *                   a warp a row, the fewest of 1, 2, 4, 8, 16 whose 4
- *                   register slots a lane hold it (cols = 128 f32 is 8 lanes
- *                   of 4 float4, 4 rows a warp); shuffles only.
- *   warp-staged     rows of at most 256 slots (1024 f32, 512 f64 columns):
- *                   kcs_softmax_warp_staged, a warp a row with 4 or 8
- *                   register slots a lane (the fewer that hold it); the next
- *                   row is copied by cp.async into as many shared-memory
- *                   slots as soon as the current row has moved from there
- *                   into registers, so a warp has its next row in flight
- *                   during the whole of its current row's reductions, exps
- *                   and stores; outputs use streaming stores (__stcs). 32 KB
- *                   a block, 4 blocks (32 warps) an SM for cols = 1024 f32.
- *   block-resident  rows whose slots beyond 4 a thread fit the device's
- *                   shared memory a block (up to 65536 f32 or 32768 f64
- *                   columns on a 227-KB H100/H200): kcs_softmax_resident
- *                   with a block of 512 threads a row, 4 register slots a
- *                   thread and the rest in shared memory, filled by cp.async
- *                   (cols = 32768 f32: 4 float4 in registers and 12 in
- *                   shared memory a thread, 96 KB a block, two blocks an SM).
+ *   warp-groups     rows of at most 16 lanes x 16 values (256 f32, f16 or
+ *                   bf16 or 128 f64 columns when aligned):
+ *                   kcs_softmax_resident with GROUP lanes of a warp a row,
+ *                   the fewest of 1, 2, 4, 8, 16 whose register slots (4
+ *                   float4 or double2, 2 uint4 of 16-bit) a lane hold it
+ *                   (cols = 128: 8 lanes, 4 rows a warp); shuffles only; the
+ *                   next row's slots are loaded as soon as the current row
+ *                   is in registers (EARLY), so they are in flight during
+ *                   its reductions, exps and stores.
+ *   warp-staged     rows of at most 32 lanes x 32 values (1024 f32, f16 or
+ *                   bf16, 512 f64 columns): kcs_softmax_warp_staged, a warp a
+ *                   row with 16 or 32 values a lane (the fewer that hold
+ *                   it); the next row is copied by cp.async into as many
+ *                   shared-memory slots as soon as the current row has moved
+ *                   from there into registers, so a warp has its next row in
+ *                   flight during the whole of its current row's reductions,
+ *                   exps and stores; outputs use streaming stores (__stcs).
+ *                   cols = 1024: 32 KB a block for f32, 16 KB for 16-bit, 4
+ *                   blocks (32 warps) an SM.
+ *   block-resident  rows whose slots beyond 16 values a thread fit the
+ *                   device's shared memory a block (up to 65536 f32, 32768
+ *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
+ *                   kcs_softmax_resident with a block of 512 threads a row,
+ *                   16 values a thread in registers and the rest in shared
+ *                   memory, filled by cp.async (cols = 32768: f32 4 float4 in
+ *                   registers and 12 in shared memory a thread, 96 KB a
+ *                   block; bf16 2 uint4 and 6, 48 KB; two blocks an SM).
  *   online          rows within the depth rule (below): kcs_softmax_online,
  *                   a block of 1024 threads (512 for f64) a row. Pass 1
  *                   reads the row once keeping a running max m and a sum s
  *                   rescaled by exp(m_old - m_new) when m grows (once per
- *                   batch of 4 slots at most), merged across the block by
- *                   max and rescaled sums; pass 2 reads it again and writes
- *                   exp(x - M) / S. Special values are tracked by a flag
- *                   here (NaN or +inf anywhere, or a maximum of -inf, makes
- *                   the row NaN).
+ *                   batch of 16 values a thread at most), merged across the
+ *                   block by max and rescaled sums; pass 2 reads it again
+ *                   and writes exp(x - M) / S. Special values are tracked by
+ *                   a flag here (NaN or +inf anywhere, or a maximum of -inf,
+ *                   makes the row NaN).
  *
  * The resident kernel (warp-groups, block-resident): a group of GROUP
  * threads holds its row in REG register slots a thread and, for the block,
  * also in shared-memory slots. Slot k of a thread holds the row's slot
  * k * GROUP + lane, so every load and store is coalesced. Per row: the max
  * (a butterfly of shuffles, then across warps through shared memory), then
- * e = exp(x - M) kept in place and summed, the sum reduced the same way,
- * then y = e * (1 / sum). While a thread stores slot k of its row it
- * already loads slot k of its next row (the grid is persistent, rows
- * grid-strided), so a row's reads overlap the previous row's reductions and
- * writes. The staged warp kernel is the same algorithm with GROUP 32.
+ * e = exp(x - M) kept in place (in registers in C; in the stash only where
+ * T is C, f32 and f64: a 16-bit stash keeps x, and the output pass computes
+ * exp(x - M) again, the same bits, rather than round e to 16 bits) and
+ * summed, the sum reduced the same way, then y = e * (1 / sum). The grid
+ * is persistent, rows grid-strided; the next row's register slots are
+ * loaded early (warp-groups) or each as soon as the current row's slot is
+ * stored (block-resident, whose registers are full), and its stash slots
+ * by cp.async as each is stored. The staged warp kernel is the same
+ * algorithm with GROUP 32.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -61,23 +78,50 @@
  * inf - inf = NaN; a row of -inf gets -inf - (-inf) = NaN; a -inf entry
  * under a finite max gets exp(-inf) = 0 exactly.
  *
- * Precision: the working precision of the type (expf, 2 ulp, or exp, 1 ulp;
- * not __expf), sums in the type, one IEEE reciprocal and a product per
- * element (the spec's "a reciprocal and a product"). Summation depth
+ * Precision: the working precision of C (expf, 2 ulp, or exp, 1 ulp; not
+ * __expf), sums in C, one IEEE reciprocal and a product per element (the
+ * spec's "a reciprocal and a product"), then for f16 and bf16 one rounding
+ * to nearest even (cvt.rn): no term, sum or partial result is ever held in
+ * the 16-bit type, which would round twice. Summation depth
  * (docs/softmax.md, D(cols) = min(cols - 1, 2048 + ceil(log2 cols))): a
- * resident thread sums its own at most 128 elements in one chain, then
- * a butterfly of at most 5 levels and a chain over at most 16 warp sums:
- * under 500 in all. On short rows most of those add the exact 0 of a lane
- * or a warp that holds none of the row, which rounds nothing, so every
- * resident family keeps to the rule for every row it holds. Online: a term
- * passes through at most width + 4 additions in its batch, then at most 9
- * (an addition and a rescaling, which counts as 8) per later batch of its
- * thread, then 10 merge levels (9 each): supports() refuses rows for which
- * that exceeds D(cols), rather than break the rule: beyond about 3.5e6 f32
- * or 8.8e5 f64 columns (a quarter or a half of that when rows are not
- * 16-byte aligned), and below about 108 columns, where the count (which
- * does not credit merges with an empty side for being exact) passes
+ * resident thread sums its own elements in one chain, at most 128 (32
+ * slots of 4 f32) or 240 (30 slots of 8 16-bit), then a butterfly of at
+ * most 5 levels and a chain over at most 16 warp sums: under 300 in all. On short rows most of those add the exact 0 of
+ * a lane or a warp that holds none of the row, which rounds nothing, so
+ * every resident family keeps to the rule for every row it holds. Online:
+ * a term passes through at most width + batch additions in its batch, then
+ * at most 9 (an addition and a rescaling, which counts as 8) per later
+ * batch of its thread, then 10 merge levels (9 each): supports() refuses
+ * rows for which that exceeds D(cols), rather than break the rule: beyond
+ * about 3.5e6 f32, 8.8e5 f64 or 3.5e6 f16/bf16 columns (less when rows
+ * are not 16-byte aligned), and below about 108 columns, where the count
+ * (which does not credit merges with an empty side for being exact) passes
  * cols - 1; auto never gives such short rows to the online kernel.
+ *
+ * Speed (memory-bound: an element is read once and written once; 3 TB/s
+ * over 132 SMs is 23 bytes a ns an SM, and with latency under load well
+ * above the idle 600 ns an H100 SM wants some 40 KB of loads in flight to
+ * stream at the copy rate). Per shape:
+ *   1e6 x 128 (warp-groups, 8 lanes a row): 4 blocks of 256 an SM (64
+ *     registers), and with EARLY every lane has its next row's share in
+ *     flight while it computes and stores the current one: 64 bytes a
+ *     thread, 64 KB an SM, for f32; 32 bytes, 32 KB, for bf16, whose
+ *     current row's 16 values still take 64 bytes of registers (reads only:
+ *     the 0.9 target is 10 bytes a ns of reads an SM, which 32 KB sustains
+ *     up to 3 us of latency). Loading the next row only as the current one
+ *     is stored leaves nothing in flight during the reductions and exps, a
+ *     large share of a short row's time.
+ *   32768 x 1024 (warp-staged): one staged row a warp, 32 warps an SM: 128
+ *     KB (f32) or 64 KB (bf16) in flight.
+ *   4096 x 32768 (block-resident): a block's next row, 96 KB (f32) or
+ *     48 KB (bf16) of stash, goes out as the current row is stored; two
+ *     blocks an SM.
+ * f16 and bf16 move half the bytes per element, so each SM must compute
+ * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
+ * against 128 lanes of issue and roughly 14 instructions an element (8 of
+ * them expf), or about 23 where the block's 16-bit stash computes exp
+ * twice: within reach, so plain expf is kept (docs/softmax.md would also
+ * allow exp2f of a prescaled (x - M) log2 e, about 3 instructions fewer).
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
  * and staged kernels; the online kernel reads twice.
@@ -91,54 +135,85 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <type_traits>
 
 #include <cuda/std/limits>
 
 #include "common.cuh"
+#include "vector_of.cuh" /* the 16-byte vector of each element type */
 
 /* Threads of the block-per-row resident kernel: a multiple of 32, at most 1024. */
 #ifndef KCS_SOFTMAX_BLOCK_THREADS
 #define KCS_SOFTMAX_BLOCK_THREADS 512
 #endif
-/* Threads of the online kernel for f32 (f64 uses half): a multiple of 64, at most 1024. */
+/* Threads of the online kernel for f32, f16 and bf16 (f64 uses half): a multiple of 64, at most 1024. */
 #ifndef KCS_SOFTMAX_ONLINE_THREADS
 #define KCS_SOFTMAX_ONLINE_THREADS 1024
 #endif
 
 namespace {
 
-constexpr int warp_block_threads = 256;   /* blocks of the warp-group kernels */
+/* Register slots are sized in compute-type values: a 16-byte slot of f32 or
+ * f64 widens to 16 bytes, one of f16 or bf16 to eight floats, 32 bytes. So
+ * the 16-bit types take half the register slots of f32 below, and every type
+ * keeps the same register bytes a thread (64 bytes a lane of values in the
+ * warp groups, the block and the online batch; 128 in the staged warp). */
+template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / sizeof(T)); /* 1, or 2 */
+
+constexpr int warp_block_threads = 256; /* blocks of the warp-group kernels */
 constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
-constexpr int block_register_slots = 4;   /* register slots of the block kernel */
-constexpr int group_registers = 4;        /* register slots a lane of the warp groups */
-constexpr int largest_group = 16;         /* lanes of the largest warp group */
-constexpr int staged_registers[] = {4, 8}; /* register slots a lane of the staged warp, fewer first */
+/* register slots of the block kernel */
+template <typename T> constexpr int block_register_slots = 4 / widening<T>;
+/* register slots a lane of the warp groups */
+template <typename T> constexpr int group_registers = 4 / widening<T>;
+constexpr int largest_group = 16; /* lanes of the largest warp group */
+/* register slots a lane of the staged warp: the fewer, then the more */
+template <typename T> constexpr int staged_registers_fewer = 4 / widening<T>;
+template <typename T> constexpr int staged_registers_more = 8 / widening<T>;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
-constexpr int online_threads = sizeof(T) == 4 ? KCS_SOFTMAX_ONLINE_THREADS : KCS_SOFTMAX_ONLINE_THREADS / 2;
-constexpr int online_batch = 4;           /* slots a thread loads before using them */
+constexpr int online_threads =
+    sizeof(kcs_compute<T>) == 4 ? KCS_SOFTMAX_ONLINE_THREADS : KCS_SOFTMAX_ONLINE_THREADS / 2;
+/* slots a thread of the online kernel loads before using them */
+template <typename T> constexpr int online_batch = 4 / widening<T>;
+/* Blocks an SM that the register cap of the warp kernels allows: 64
+ * registers a thread for a 4-byte compute type, 128 for f64, whose exp needs
+ * more. */
+template <typename T> constexpr int warp_min_blocks = sizeof(kcs_compute<T>) == 4 ? 4 : 2;
 
 static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
               "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
 static_assert(KCS_SOFTMAX_ONLINE_THREADS % 64 == 0 && KCS_SOFTMAX_ONLINE_THREADS <= 1024,
               "KCS_SOFTMAX_ONLINE_THREADS must be a multiple of 64, at most 1024");
 
-/* The 16-byte vector of each element type. */
-template <typename T> struct vector_of;
-template <> struct vector_of<float> {
-    using type = float4;
-};
-template <> struct vector_of<double> {
-    using type = double2;
-};
+/* A slot (a vector V or one element T) in storage: its element count, and
+ * its elements widened to the compute type C (exactly) or rounded from it
+ * (once, to nearest even: kcs_narrow). For f32 and f64 both are copies. */
+template <typename T, typename V> constexpr int slot_width = (int)(sizeof(V) / sizeof(T));
 
-/* A slot (a vector V or one element T) seen as its elements. */
-template <typename T, typename V> union slot {
-    static constexpr int width = sizeof(V) / sizeof(T);
-    V v;
-    T e[sizeof(V) / sizeof(T)];
-};
+template <typename T, typename V, typename C = kcs_compute<T>>
+__device__ __forceinline__ void widen_slot(const V &stored, C (&values)[slot_width<T, V>])
+{
+    T elements[slot_width<T, V>];
+    memcpy(elements, &stored, sizeof stored);
+#pragma unroll
+    for (int e = 0; e < slot_width<T, V>; e++)
+        values[e] = kcs_widen(elements[e]);
+}
+
+template <typename T, typename V, typename C = kcs_compute<T>>
+__device__ __forceinline__ V narrow_slot(const C (&values)[slot_width<T, V>])
+{
+    T elements[slot_width<T, V>];
+#pragma unroll
+    for (int e = 0; e < slot_width<T, V>; e++)
+        elements[e] = kcs_narrow<T>(values[e]);
+    V stored;
+    memcpy(&stored, elements, sizeof stored);
+    return stored;
+}
 
 __device__ __forceinline__ float exp_of(float value)
 {
@@ -171,17 +246,24 @@ template <typename T> __device__ __forceinline__ T not_a_number()
     return cuda::std::numeric_limits<T>::quiet_NaN();
 }
 
-/* 16-, 8- or 4-byte asynchronous copy from global to shared memory. */
+/* 16-, 8- or 4-byte asynchronous copy from global to shared memory; a
+ * 2-byte slot (an f16 or bf16 row that is not 16-byte aligned), which
+ * cp.async cannot move, is copied by a load and a store, waiting for the
+ * load. */
 template <int bytes> __device__ __forceinline__ void copy_async(void *shared, const void *global)
 {
     const unsigned int address = (unsigned int)__cvta_generic_to_shared(shared);
     if constexpr (bytes == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global)
                      : "memory");
-    else
+    else if constexpr (bytes == 8 || bytes == 4)
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
                      "n"(bytes)
                      : "memory");
+    else {
+        static_assert(bytes == 2, "slots are 16, 8, 4 or 2 bytes");
+        *static_cast<unsigned short *>(shared) = __ldg(static_cast<const unsigned short *>(global));
+    }
 }
 
 __device__ __forceinline__ void copy_async_commit()
@@ -231,26 +313,31 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
     return value;
 }
 
-/* The resident kernel: see the header comment. GROUP threads per row (a
- * power of two up to 32, or THREADS), REG register slots a thread,
- * shared_slots shared-memory slots a thread (0 unless GROUP == THREADS).
+/* The resident kernel: see the header comment. T the storage type, V a slot
+ * of it; GROUP threads per row (a power of two up to 32, or THREADS), REG
+ * register slots a thread, shared_slots shared-memory slots a thread (0
+ * unless GROUP == THREADS). EARLY: the next row's register slots are loaded
+ * as soon as the current row is in registers (two rows a thread in flight);
+ * otherwise each slot is loaded once the current row's slot is stored.
  * row_slots: slots in a row (cols / width). */
-template <typename T, typename V, int GROUP, int THREADS, int REG, int MIN_BLOCKS>
+template <typename T, typename V, int GROUP, int THREADS, int REG, int MIN_BLOCKS, bool EARLY>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
                      int shared_slots)
 {
-    using S = slot<T, V>;
-    constexpr int width = S::width;
+    using C = kcs_compute<T>;
+    constexpr int width = slot_width<T, V>;
     constexpr int groups = THREADS / GROUP;
     constexpr bool whole_block = GROUP == THREADS;
+    /* f32, f64: the stash holds e = exp(x - M) in place; f16, bf16: it keeps x, and e is computed again */
+    constexpr bool stash_terms = std::is_same_v<T, C>;
     static_assert(whole_block || (GROUP <= 32 && 32 % GROUP == 0),
                   "GROUP: a power of two up to 32, or THREADS");
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
     V *stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
-    __shared__ T partial_max[whole_block ? THREADS / 32 : 1];
-    __shared__ T partial_sum[whole_block ? THREADS / 32 : 1];
+    __shared__ C partial_max[whole_block ? THREADS / 32 : 1];
+    __shared__ C partial_sum[whole_block ? THREADS / 32 : 1];
 
     const int lane = threadIdx.x % GROUP;
     const int group = threadIdx.x / GROUP;
@@ -261,7 +348,8 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
     const size_t stride = (size_t)gridDim.x * groups;
     const int total_slots = REG + shared_slots;
 
-    S reg[REG];
+    V stored[REG];         /* register slots as loaded: a row to come */
+    C value[REG][width];   /* the current row widened, then its terms e */
     size_t row = (size_t)blockIdx.x * groups + group;
 
     /* The first row's slots. */
@@ -270,13 +358,8 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * GROUP + lane;
-            if (row < rows && q < row_slots) {
-                reg[k].v = __ldg(in + q);
-            } else {
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    reg[k].e[e] = minus_infinity<T>();
-            }
+            if (row < rows && q < row_slots)
+                stored[k] = __ldg(in + q);
         }
         for (int k = REG; k < total_slots; k++) {
             const size_t q = (size_t)k * GROUP + lane;
@@ -289,42 +372,66 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
     for (size_t base = (size_t)blockIdx.x * groups; base + lead_group < rows; base += stride) {
         row = base + group;
         const bool active = row < rows;
+        const size_t next = row + stride;
+        const bool next_active = next < rows;
+        const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
+
+        /* The row into registers (absent slots hold -inf) and, EARLY, the next one on its way. */
+#pragma unroll
+        for (int k = 0; k < REG; k++) {
+            const size_t q = (size_t)k * GROUP + lane;
+            if (active && q < row_slots) {
+                widen_slot<T, V>(stored[k], value[k]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < width; e++)
+                    value[k][e] = minus_infinity<C>();
+            }
+        }
+        if constexpr (EARLY) {
+#pragma unroll
+            for (int k = 0; k < REG; k++) {
+                const size_t q = (size_t)k * GROUP + lane;
+                if (next_active && q < row_slots)
+                    stored[k] = __ldg(in_next + q);
+            }
+        }
         if (whole_block)
             copy_async_wait_all(); /* only this thread reads its own stash slots */
 
         /* The max. */
-        T local = minus_infinity<T>();
+        C local = minus_infinity<C>();
 #pragma unroll
         for (int k = 0; k < REG; k++)
 #pragma unroll
             for (int e = 0; e < width; e++)
-                local = max_of(local, reg[k].e[e]); /* absent slots hold -inf */
+                local = max_of(local, value[k][e]);
         for (int k = REG; k < total_slots; k++) {
             const size_t q = (size_t)k * GROUP + lane;
             if (active && q < row_slots) {
-                S s;
-                s.v = stash[(size_t)(k - REG) * THREADS + threadIdx.x];
+                C s[width];
+                widen_slot<T, V>(stash[(size_t)(k - REG) * THREADS + threadIdx.x], s);
 #pragma unroll
                 for (int e = 0; e < width; e++)
-                    local = max_of(local, s.e[e]);
+                    local = max_of(local, s[e]);
             }
         }
-        T row_max;
+        C row_max;
         if constexpr (whole_block)
             row_max = block_reduce<THREADS>(local, maximum(), partial_max);
         else
             row_max = group_reduce<GROUP>(local, maximum());
 
-        /* e = exp(x - M), kept in place, and the sum. */
-        T sum = T(0);
+        /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
+        C sum = C(0);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * GROUP + lane;
             if (active && q < row_slots) {
 #pragma unroll
                 for (int e = 0; e < width; e++) {
-                    const T term = exp_of(reg[k].e[e] - row_max);
-                    reg[k].e[e] = term;
+                    const C term = exp_of(value[k][e] - row_max);
+                    value[k][e] = term;
                     sum += term;
                 }
             }
@@ -333,57 +440,50 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             const size_t q = (size_t)k * GROUP + lane;
             if (active && q < row_slots) {
                 V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                S s;
-                s.v = *at;
+                C s[width];
+                widen_slot<T, V>(*at, s);
 #pragma unroll
                 for (int e = 0; e < width; e++) {
-                    const T term = exp_of(s.e[e] - row_max);
-                    s.e[e] = term;
+                    const C term = exp_of(s[e] - row_max);
+                    s[e] = term;
                     sum += term;
                 }
-                *at = s.v;
+                if constexpr (stash_terms)
+                    *at = narrow_slot<T, V>(s); /* T is C: a copy */
             }
         }
         if constexpr (whole_block)
             sum = block_reduce<THREADS>(sum, plus(), partial_sum);
         else
             sum = group_reduce<GROUP>(sum, plus());
-        const T inverse = T(1) / sum;
+        const C inverse = C(1) / sum;
 
-        /* y = e / sum; each slot, once stored, takes the next row's slot. */
-        const size_t next = row + stride;
-        const bool next_active = next < rows;
+        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot. */
         V *out = reinterpret_cast<V *>(y + row * cols);
-        const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * GROUP + lane;
             const bool present = q < row_slots;
             if (active && present) {
-                S s = reg[k];
+                C s[width];
 #pragma unroll
                 for (int e = 0; e < width; e++)
-                    s.e[e] *= inverse;
-                out[q] = s.v;
+                    s[e] = value[k][e] * inverse;
+                out[q] = narrow_slot<T, V>(s);
             }
-            if (next_active && present) {
-                reg[k].v = __ldg(in_next + q);
-            } else {
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    reg[k].e[e] = minus_infinity<T>();
-            }
+            if (!EARLY && next_active && present)
+                stored[k] = __ldg(in_next + q);
         }
         for (int k = REG; k < total_slots; k++) {
             const size_t q = (size_t)k * GROUP + lane;
             if (active && q < row_slots) {
                 V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                S s;
-                s.v = *at;
+                C s[width];
+                widen_slot<T, V>(*at, s);
 #pragma unroll
                 for (int e = 0; e < width; e++)
-                    s.e[e] *= inverse;
-                out[q] = s.v;
+                    s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
+                out[q] = narrow_slot<T, V>(s);
                 if (next_active)
                     copy_async<sizeof(V)>(at, in_next + q);
             }
@@ -403,8 +503,8 @@ template <typename T, typename V, int REG, int MIN_BLOCKS>
 __global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
 kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
 {
-    using S = slot<T, V>;
-    constexpr int width = S::width;
+    using C = kcs_compute<T>;
+    constexpr int width = slot_width<T, V>;
     constexpr int THREADS = warp_block_threads;
     constexpr int warps = THREADS / 32;
 
@@ -431,25 +531,25 @@ kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows,
     for (; row < rows; row += stride) {
         copy_async_wait_all(); /* only this thread reads its own stash slots */
 
-        /* The row into registers, and this thread's max. */
-        S reg[REG];
+        /* The row into registers, widened, and this thread's max. */
+        C value[REG][width];
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * 32 + lane;
             if (q < row_slots) {
-                reg[k].v = stash[k * THREADS + threadIdx.x];
+                widen_slot<T, V>(stash[k * THREADS + threadIdx.x], value[k]);
             } else {
 #pragma unroll
                 for (int e = 0; e < width; e++)
-                    reg[k].e[e] = minus_infinity<T>();
+                    value[k][e] = minus_infinity<C>();
             }
         }
-        T local = minus_infinity<T>();
+        C local = minus_infinity<C>();
 #pragma unroll
         for (int k = 0; k < REG; k++)
 #pragma unroll
             for (int e = 0; e < width; e++)
-                local = max_of(local, reg[k].e[e]); /* absent slots hold -inf */
+                local = max_of(local, value[k][e]); /* absent slots hold -inf */
 
         /* The next row's slots, into the stash just read. */
         const size_t next = row + stride;
@@ -464,64 +564,64 @@ kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows,
         }
         copy_async_commit();
 
-        const T row_max = group_reduce<32>(local, maximum());
+        const C row_max = group_reduce<32>(local, maximum());
 
         /* e = exp(x - M), kept in place, and the sum. */
-        T sum = T(0);
+        C sum = C(0);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * 32 + lane;
             if (q < row_slots) {
 #pragma unroll
                 for (int e = 0; e < width; e++) {
-                    const T term = exp_of(reg[k].e[e] - row_max);
-                    reg[k].e[e] = term;
+                    const C term = exp_of(value[k][e] - row_max);
+                    value[k][e] = term;
                     sum += term;
                 }
             }
         }
         sum = group_reduce<32>(sum, plus());
-        const T inverse = T(1) / sum;
+        const C inverse = C(1) / sum;
 
-        /* y = e / sum. */
+        /* y = e / sum, rounded once to T. */
         V *out = reinterpret_cast<V *>(y + row * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
             const size_t q = (size_t)k * 32 + lane;
             if (q < row_slots) {
-                S s = reg[k];
+                C s[width];
 #pragma unroll
                 for (int e = 0; e < width; e++)
-                    s.e[e] *= inverse;
-                __stcs(out + q, s.v);
+                    s[e] = value[k][e] * inverse;
+                __stcs(out + q, narrow_slot<T, V>(s));
             }
         }
     }
     copy_async_wait_all(); /* nothing may be left in flight at exit */
 }
 
-/* Running (max, sum of exp(x - max)) of the online kernel. */
-template <typename T> struct running {
-    T max; /* -inf while nothing finite has been seen */
-    T sum;
+/* Running (max, sum of exp(x - max)) of the online kernel, in the compute type. */
+template <typename C> struct running {
+    C max; /* -inf while nothing finite has been seen */
+    C sum;
 };
 
 /* The merge of two running states: the smaller max's sum rescaled. */
-template <typename T> __device__ __forceinline__ running<T> merge(running<T> a, running<T> b)
+template <typename C> __device__ __forceinline__ running<C> merge(running<C> a, running<C> b)
 {
-    const T max = max_of(a.max, b.max);
-    if (max == minus_infinity<T>())
-        return running<T>{max, T(0)};
+    const C max = max_of(a.max, b.max);
+    if (max == minus_infinity<C>())
+        return running<C>{max, C(0)};
     /* exp(-inf - finite) = 0 leaves an empty side out */
-    return running<T>{max, a.sum * exp_of(a.max - max) + b.sum * exp_of(b.max - max)};
+    return running<C>{max, a.sum * exp_of(a.max - max) + b.sum * exp_of(b.max - max)};
 }
 
 /* A butterfly over the warp: every lane ends with the same state. */
-template <typename T> __device__ __forceinline__ running<T> warp_merge(running<T> r)
+template <typename C> __device__ __forceinline__ running<C> warp_merge(running<C> r)
 {
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
-        running<T> other;
+        running<C> other;
         other.max = __shfl_xor_sync(0xffffffffu, r.max, offset);
         other.sum = __shfl_xor_sync(0xffffffffu, r.sum, offset);
         r = merge(r, other);
@@ -534,12 +634,13 @@ template <typename T, typename V>
 __global__ void __launch_bounds__(online_threads<T>, 1)
 kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
 {
-    using S = slot<T, V>;
-    constexpr int width = S::width;
+    using C = kcs_compute<T>;
+    constexpr int width = slot_width<T, V>;
     constexpr int threads = online_threads<T>;
     constexpr int warps = threads / 32;
-    __shared__ T warp_max[32], warp_sum[32];
-    __shared__ T row_max_shared, row_sum_shared;
+    constexpr int batch_slots = online_batch<T>;
+    __shared__ C warp_max[32], warp_sum[32];
+    __shared__ C row_max_shared, row_sum_shared;
 
     const size_t row_slots = cols / width;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -547,30 +648,37 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
         V *out = reinterpret_cast<V *>(y + row * cols);
 
         /* Pass 1: running max and rescaled sum, a batch of slots at a time. */
-        running<T> state{minus_infinity<T>(), T(0)};
+        running<C> state{minus_infinity<C>(), C(0)};
         int special = 0; /* NaN or +inf seen */
-        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)online_batch * threads) {
-            S batch[online_batch];
+        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)batch_slots * threads) {
+            V stored[batch_slots];
 #pragma unroll
-            for (int b = 0; b < online_batch; b++) {
+            for (int b = 0; b < batch_slots; b++) {
+                const size_t q = first + (size_t)b * threads;
+                if (q < row_slots)
+                    stored[b] = __ldg(in + q);
+            }
+            C batch[batch_slots][width];
+#pragma unroll
+            for (int b = 0; b < batch_slots; b++) {
                 const size_t q = first + (size_t)b * threads;
                 if (q < row_slots) {
-                    batch[b].v = __ldg(in + q);
+                    widen_slot<T, V>(stored[b], batch[b]);
                 } else {
 #pragma unroll
                     for (int e = 0; e < width; e++)
-                        batch[b].e[e] = minus_infinity<T>();
+                        batch[b][e] = minus_infinity<C>();
                 }
             }
-            T batch_max = minus_infinity<T>();
+            C batch_max = minus_infinity<C>();
 #pragma unroll
-            for (int b = 0; b < online_batch; b++)
+            for (int b = 0; b < batch_slots; b++)
 #pragma unroll
                 for (int e = 0; e < width; e++) {
-                    const T value = batch[b].e[e];
-                    if (!(value < cuda::std::numeric_limits<T>::infinity())) {
+                    const C value = batch[b][e];
+                    if (!(value < cuda::std::numeric_limits<C>::infinity())) {
                         special = 1; /* NaN or +inf: the row is NaN; keep it out of the sums */
-                        batch[b].e[e] = minus_infinity<T>();
+                        batch[b][e] = minus_infinity<C>();
                     } else {
                         batch_max = max_of(batch_max, value);
                     }
@@ -579,14 +687,14 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
                 state.sum *= exp_of(state.max - batch_max); /* 0 * 0 while empty */
                 state.max = batch_max;
             }
-            if (state.max != minus_infinity<T>()) {
-                T batch_sum = T(0);
+            if (state.max != minus_infinity<C>()) {
+                C batch_sum = C(0);
 #pragma unroll
-                for (int b = 0; b < online_batch; b++) {
-                    T slot_sum = T(0);
+                for (int b = 0; b < batch_slots; b++) {
+                    C slot_sum = C(0);
 #pragma unroll
                     for (int e = 0; e < width; e++)
-                        slot_sum += exp_of(batch[b].e[e] - state.max);
+                        slot_sum += exp_of(batch[b][e] - state.max);
                     batch_sum += slot_sum;
                 }
                 state.sum += batch_sum;
@@ -603,7 +711,7 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
         __syncthreads();
         if (threadIdx.x < 32) {
             const int lane = threadIdx.x;
-            running<T> r{minus_infinity<T>(), T(0)};
+            running<C> r{minus_infinity<C>(), C(0)};
             if (lane < warps) {
                 r.max = warp_max[lane];
                 r.sum = warp_sum[lane];
@@ -615,28 +723,29 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
             }
         }
         __syncthreads();
-        const T row_max = row_max_shared;
-        const bool nan_row = special || row_max == minus_infinity<T>();
-        const T inverse = T(1) / row_sum_shared;
+        const C row_max = row_max_shared;
+        const bool nan_row = special || row_max == minus_infinity<C>();
+        const C inverse = C(1) / row_sum_shared;
 
-        /* Pass 2: the outputs. */
-        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)online_batch * threads) {
-            S batch[online_batch];
+        /* Pass 2: the outputs, exp(x - M) computed again and rounded once to T. */
+        for (size_t first = threadIdx.x; first < row_slots; first += (size_t)batch_slots * threads) {
+            V stored[batch_slots];
 #pragma unroll
-            for (int b = 0; b < online_batch; b++) {
+            for (int b = 0; b < batch_slots; b++) {
                 const size_t q = first + (size_t)b * threads;
                 if (q < row_slots)
-                    batch[b].v = __ldg(in + q);
+                    stored[b] = __ldg(in + q);
             }
 #pragma unroll
-            for (int b = 0; b < online_batch; b++) {
+            for (int b = 0; b < batch_slots; b++) {
                 const size_t q = first + (size_t)b * threads;
                 if (q < row_slots) {
+                    C s[width];
+                    widen_slot<T, V>(stored[b], s);
 #pragma unroll
                     for (int e = 0; e < width; e++)
-                        batch[b].e[e] = nan_row ? not_a_number<T>()
-                                                : exp_of(batch[b].e[e] - row_max) * inverse;
-                    out[q] = batch[b].v;
+                        s[e] = nan_row ? not_a_number<C>() : exp_of(s[e] - row_max) * inverse;
+                    out[q] = narrow_slot<T, V>(s);
                 }
             }
         }
@@ -657,9 +766,9 @@ kcs_status shared_limit(kcs_device *device, size_t *bytes, kcs_error *err)
  * kernel for rows of row_slots slots of width elements: see the header. */
 template <typename T> size_t online_depth(size_t row_slots, int width)
 {
-    const size_t per_batch = (size_t)online_batch * online_threads<T>;
+    const size_t per_batch = (size_t)online_batch<T> * online_threads<T>;
     const size_t batches = (row_slots + per_batch - 1) / per_batch;
-    return (size_t)width + online_batch + 9 * batches + 9 * 10;
+    return (size_t)width + online_batch<T> + 9 * batches + 9 * 10;
 }
 
 size_t depth_limit(size_t cols)
@@ -692,13 +801,14 @@ kcs_status persistent_blocks(kcs_device *device, const void *kernel, int threads
  * starts, to size the grid (and raise the shared-memory limit), which calls
  * the runtime on the host; then with launch true inside the timer, to launch. */
 
-/* A resident kernel of GROUP lanes and REG register slots, blocks of 256. */
-template <typename T, typename V, int GROUP, int REG>
+/* A resident kernel of GROUP lanes and group_registers<T> register slots,
+ * blocks of 256, the next row loaded early (EARLY: see the kernel). */
+template <typename T, typename V, int GROUP>
 kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
                               unsigned int *blocks, kcs_error *err)
 {
-    /* f32: at most 64 registers (4 blocks an SM); f64's exp needs more */
-    auto kernel = kcs_softmax_resident<T, V, GROUP, warp_block_threads, REG, sizeof(T) == 4 ? 4 : 2>;
+    auto kernel =
+        kcs_softmax_resident<T, V, GROUP, warp_block_threads, group_registers<T>, warp_min_blocks<T>, true>;
     if (!launch)
         return persistent_blocks(device, (const void *)kernel, warp_block_threads, 0, rows,
                                  warp_block_threads / GROUP, blocks, err);
@@ -713,8 +823,7 @@ template <typename T, typename V, int REG>
 kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
                               unsigned int *blocks, kcs_error *err)
 {
-    /* f32: at most 64 registers (4 blocks an SM); f64's exp needs more */
-    auto kernel = kcs_softmax_warp_staged<T, V, REG, sizeof(T) == 4 ? 4 : 2>;
+    auto kernel = kcs_softmax_warp_staged<T, V, REG, warp_min_blocks<T>>;
     const size_t shared_bytes = (size_t)REG * warp_block_threads * sizeof(V);
     if (!launch) {
         KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -732,8 +841,8 @@ template <typename T, typename V>
 kcs_status launch_block_resident(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, int shared_slots,
                                  size_t shared_bytes, bool launch, unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots,
-                                       2048 / block_threads >= 2 ? 2 : 1>;
+    auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots<T>,
+                                       2048 / block_threads >= 2 ? 2 : 1, false>;
     if (!launch) {
         KCS_CUDA_CHECK(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
@@ -781,16 +890,17 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
     switch (f) {
     case family::warp_groups:
         for (int group = 1; group <= largest_group; group *= 2)
-            if (row_slots <= (size_t)group * group_registers) {
-                *p = plan{f, group, group_registers, 0, 0};
+            if (row_slots <= (size_t)group * group_registers<T>) {
+                *p = plan{f, group, group_registers<T>, 0, 0};
                 return KCS_OK;
             }
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
                         "(%d lanes x %d register slots)",
-                        cols, row_slots, width, largest_group * group_registers, largest_group, group_registers);
+                        cols, row_slots, width, largest_group * group_registers<T>, largest_group,
+                        group_registers<T>);
     case family::warp_staged:
-        for (int registers : staged_registers)
+        for (int registers : {staged_registers_fewer<T>, staged_registers_more<T>})
             if (row_slots <= (size_t)32 * registers) {
                 *p = plan{f, 32, registers, 0, 0};
                 return KCS_OK;
@@ -798,21 +908,21 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns are %zu slots of %d; a staged warp holds at most %d "
                         "(32 lanes x %d register slots)",
-                        cols, row_slots, width, 32 * staged_registers[1], staged_registers[1]);
+                        cols, row_slots, width, 32 * staged_registers_more<T>, staged_registers_more<T>);
     case family::block_resident: {
         const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
         const size_t shared_slots =
-            per_thread > (size_t)block_register_slots ? per_thread - block_register_slots : 0;
+            per_thread > (size_t)block_register_slots<T> ? per_thread - block_register_slots<T> : 0;
         const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
         /* 1 KB for the kernel's static shared memory and the runtime's reserve */
         if (shared_bytes + 1024 <= shared_available) {
-            *p = plan{f, block_threads, block_register_slots, (int)shared_slots, shared_bytes};
+            *p = plan{f, block_threads, block_register_slots<T>, (int)shared_slots, shared_bytes};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns need %zu bytes of shared memory a block (%d threads, %zu "
                         "slots of %d a thread beyond %d in registers); this device has %zu, 1 KB of it reserved",
-                        cols, shared_bytes, block_threads, shared_slots, width, block_register_slots,
+                        cols, shared_bytes, block_threads, shared_slots, width, block_register_slots<T>,
                         shared_available);
     }
     case family::online:
@@ -834,22 +944,21 @@ template <typename T, typename V>
 kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
                        unsigned int *blocks, kcs_error *err)
 {
-    static_assert(group_registers == 4 && largest_group == 16 && staged_registers[0] == 4 &&
-                      staged_registers[1] == 8,
-                  "the instantiations below are plan_for's configurations");
+    static_assert(largest_group == 16, "the instantiations below are plan_for's configurations");
     switch (p.kernel) {
     case family::warp_groups:
         switch (p.group) {
-        case 1: return launch_warp_groups<T, V, 1, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 2: return launch_warp_groups<T, V, 2, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 4: return launch_warp_groups<T, V, 4, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 8: return launch_warp_groups<T, V, 8, 4>(device, x, y, rows, cols, launch, blocks, err);
-        default: return launch_warp_groups<T, V, 16, 4>(device, x, y, rows, cols, launch, blocks, err);
+        case 1: return launch_warp_groups<T, V, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 2: return launch_warp_groups<T, V, 2>(device, x, y, rows, cols, launch, blocks, err);
+        case 4: return launch_warp_groups<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
+        case 8: return launch_warp_groups<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
+        default: return launch_warp_groups<T, V, 16>(device, x, y, rows, cols, launch, blocks, err);
         }
     case family::warp_staged:
-        if (p.registers == 4)
-            return launch_warp_staged<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
-        return launch_warp_staged<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
+        if (p.registers == staged_registers_fewer<T>)
+            return launch_warp_staged<T, V, staged_registers_fewer<T>>(device, x, y, rows, cols, launch, blocks,
+                                                                       err);
+        return launch_warp_staged<T, V, staged_registers_more<T>>(device, x, y, rows, cols, launch, blocks, err);
     case family::block_resident:
         return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, launch, blocks,
                                            err);
@@ -942,31 +1051,28 @@ template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 
 } // namespace
 
-/* A family's f32 and f64 rows. */
-#define SOFTMAX_ROWS(variant, F, description, f64_description)                                              \
+/* A family's rows, one per dtype: f32 (float4 slots), f64 (double2), f16 and bf16 (8 to a uint4, computed in f32). */
+#define SOFTMAX_ROWS(variant, F, description)                                                                  \
     {"softmax", KCS_F32, variant, description, run<float, F>, supports<float, F>},                            \
-    {"softmax", KCS_F64, variant, f64_description, run<double, F>, supports<double, F>}
+    {"softmax", KCS_F64, variant, description, run<double, F>, supports<double, F>},                          \
+    {"softmax", KCS_F16, variant, description, run<__half, F>, supports<__half, F>},                          \
+    {"softmax", KCS_BF16, variant, description, run<__nv_bfloat16, F>, supports<__nv_bfloat16, F>}
 
 static const kcs_kernel rows[] = {
     SOFTMAX_ROWS("auto", family::automatic,
-                 "what library users call: warp-groups to 64 slots, warp-staged to 256, block-resident while "
-                 "shared memory holds the row, online beyond",
-                 "as f32 with double2 slots"),
+                 "what library users call: warp-groups to 64 bytes of values a lane, warp-staged to 128, "
+                 "block-resident while shared memory holds the row, online beyond"),
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
-                 "1-16 lanes of a warp a row (the fewest that hold it), 4 float4 register slots a lane, shuffles "
-                 "only, read once",
-                 "as f32 with double2 slots"),
+                 "1-16 lanes of a warp a row (the fewest that hold it), 16 values a lane in registers (4 float4, "
+                 "2 uint4 of 16-bit), the next row loaded meanwhile, shuffles only, read once"),
     SOFTMAX_ROWS("warp-staged", family::warp_staged,
-                 "a warp a row, 4 or 8 register slots a lane, the next row copied into shared memory (cp.async) "
-                 "meanwhile",
-                 "as f32 with double2 slots"),
+                 "a warp a row, 16 or 32 values a lane in registers, the next row copied into shared memory "
+                 "(cp.async) meanwhile"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
-                 "a 512-thread block a row, 4 register slots a thread and the rest in shared memory (cp.async), "
-                 "read once",
-                 "as f32 with double2 slots"),
+                 "a 512-thread block a row, 16 values a thread in registers and the rest in shared memory "
+                 "(cp.async), read once"),
     SOFTMAX_ROWS("online", family::online,
-                 "a 1024-thread block a row, two reads: running max and rescaled sum, then the outputs",
-                 "as f32 with double2 slots, 512 threads"),
+                 "a 1024-thread block a row (f64: 512), two reads: running max and rescaled sum, then the outputs"),
 };
 
 #undef SOFTMAX_ROWS

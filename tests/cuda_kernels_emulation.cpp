@@ -229,7 +229,21 @@ static kcs_op_args softmax_args(size_t rows, size_t cols)
     return args;
 }
 
-/* rows x cols inputs of one kind (see the comments). */
+/* The dtype of element type T, and an element of it as a long double (f16 and bf16 widened exactly). */
+template <typename T> static kcs_dtype dtype_of()
+{
+    if constexpr (std::is_same_v<T, float>) return KCS_F32;
+    else if constexpr (std::is_same_v<T, double>) return KCS_F64;
+    else if constexpr (std::is_same_v<T, __half>) return KCS_F16;
+    else return KCS_BF16;
+}
+
+template <typename T> static long double wide(T value)
+{
+    return (long double)kcs_widen(value);
+}
+
+/* rows x cols inputs of one kind (see the comments); f16 and bf16 rounded from them. */
 template <typename T> static std::vector<T> softmax_input(size_t rows, size_t cols, int kind)
 {
     std::vector<T> x(rows * cols);
@@ -243,16 +257,17 @@ template <typename T> static std::vector<T> softmax_input(size_t rows, size_t co
         if (kind == 5) v = 9990.0 + (double)(rng() % 1000) / 100.0;  /* near 1e4 */
         if (kind == 6) v = (i % cols) * 0.5;                         /* ramp: underflow */
         if (kind == 7 && rng() % 5 == 0) v = (rng() % 2 ? 1 : -1) * 3e38;
-        x[i] = (T)v;
+        x[i] = from_double<T>(v);
     }
     if (kind == 2 && rows > 1) {
-        for (size_t k = 0; k < cols; k++) x[k] = NAN; /* a whole NaN row */
+        for (size_t k = 0; k < cols; k++) x[k] = from_double<T>(NAN); /* a whole NaN row */
     }
     return x;
 }
 
 /* Runs row on input in buffers offset bytes past 16-byte alignment and checks every output against long
- * double; *output gets the outputs. False when run() refused the rows (KCS_UNSUPPORTED): only rows that
+ * double: within 1e-5 (f32) or 1e-13 (f64) relative, and for f16 and bf16 within 1e-5 plus the one final
+ * rounding (u_s relative, half the smallest subnormal absolute); *output gets the outputs. False when run() refused the rows (KCS_UNSUPPORTED): only rows that
  * are not 16-byte aligned, so held in 4 or 2 times as many slots as supports() assumed, may be refused. */
 template <typename T>
 static bool check_softmax(const kcs_kernel &row, const std::vector<T> &input, size_t rows, size_t cols, int kind,
@@ -271,7 +286,11 @@ static bool check_softmax(const kcs_kernel &row, const std::vector<T> &input, si
     if (status == KCS_UNSUPPORTED && offset % 16 != 0)
         return false;
     EXPECT(status == KCS_OK, "softmax %s status %d: %s", row.variant, status, err.message);
-    const double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-13;
+    const kcs_dtype dtype = dtype_of<T>();
+    /* f16, bf16: u_s = 2^-11, 2^-8; half the smallest subnormal, 2^-25 and 2^-134 */
+    const double rounding = dtype == KCS_F16 ? 0x1p-11 : dtype == KCS_BF16 ? 0x1p-8 : 0.0;
+    const double tolerance = (dtype == KCS_F64 ? 1e-13 : 1e-5) + rounding;
+    const double absolute = dtype == KCS_F64 ? 4e-308 : dtype == KCS_F16 ? 0x1p-25 + 2e-38 : 2e-38;
     size_t bad = 0;
     double worst = 0;
     for (size_t r = 0; r < rows; r++) {
@@ -280,36 +299,36 @@ static bool check_softmax(const kcs_kernel &row, const std::vector<T> &input, si
         bool special = false;
         long double max = -INFINITY;
         for (size_t k = 0; k < cols; k++) {
-            if (std::isnan(in[k]) || in[k] == INFINITY) special = true;
-            else if (in[k] > max) max = in[k];
+            if (std::isnan(wide(in[k])) || wide(in[k]) == INFINITY) special = true;
+            else if (wide(in[k]) > max) max = wide(in[k]);
         }
         if (special || max == -INFINITY) {
             for (size_t k = 0; k < cols; k++)
-                if (!std::isnan(out[k])) bad++;
+                if (!std::isnan(wide(out[k]))) bad++;
             continue;
         }
         long double sum = 0;
         for (size_t k = 0; k < cols; k++)
-            sum += expl((long double)in[k] - max);
+            sum += expl(wide(in[k]) - max);
         for (size_t k = 0; k < cols; k++) {
-            long double g = expl((long double)in[k] - max) / sum;
-            if (in[k] == -INFINITY) {
-                if (out[k] != 0) bad++;
+            long double g = expl(wide(in[k]) - max) / sum;
+            if (wide(in[k]) == -INFINITY) {
+                if (wide(out[k]) != 0) bad++;
                 continue;
             }
-            double error = std::fabs((double)(out[k] - g));
-            double allowed = tolerance * (double)g + (sizeof(T) == 4 ? 2e-38 : 4e-308);
+            double error = std::fabs((double)(wide(out[k]) - g));
+            double allowed = tolerance * (double)g + absolute;
             if (!(error <= allowed)) {
                 if (bad < 3)
-                    std::printf("  softmax %s %zux%zu kind %d row %zu col %zu: %.9g vs %.9Lg\n", row.variant, rows,
-                                cols, kind, r, k, (double)out[k], g);
+                    std::printf("  softmax %s %s %zux%zu kind %d row %zu col %zu: %.9Lg vs %.9Lg\n", row.variant,
+                                type_name<T>(), rows, cols, kind, r, k, wide(out[k]), g);
                 bad++;
             }
             if (g > 0) worst = std::max(worst, error / (double)g);
         }
     }
     EXPECT(bad == 0, "softmax %s %s %zux%zu kind %d offset %zu: %zu wrong (worst relative %.3g)", row.variant,
-           sizeof(T) == 4 ? "f32" : "f64", rows, cols, kind, offset, bad, worst);
+           type_name<T>(), rows, cols, kind, offset, bad, worst);
     output->assign(yv, yv + rows * cols);
     return true;
 }
@@ -323,8 +342,7 @@ template <typename T> static void test_softmax(size_t rows, size_t cols, int kin
     std::vector<T> chosen, output;
     bool family_ran = false;
     for (const char *variant : softmax_variants) {
-        const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", sizeof(T) == 4 ? KCS_F32 : KCS_F64,
-                                       variant);
+        const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
         const bool automatic = std::strcmp(variant, "auto") == 0;
         kcs_device device = make_device(sm, bps);
         kcs_error err{};
@@ -339,8 +357,8 @@ template <typename T> static void test_softmax(size_t rows, size_t cols, int kin
             family_ran = true;
             EXPECT(output.size() == chosen.size() &&
                        (output.empty() || std::memcmp(output.data(), chosen.data(), output.size() * sizeof(T)) == 0),
-                   "softmax %s %zux%zu kind %d offset %zu: auto's bits differ from %s's",
-                   sizeof(T) == 4 ? "f32" : "f64", rows, cols, kind, offset, variant);
+                   "softmax %s %zux%zu kind %d offset %zu: auto's bits differ from %s's", type_name<T>(), rows,
+                   cols, kind, offset, variant);
         }
     }
     EXPECT(family_ran, "softmax %zux%zu: no family ran it", rows, cols);
@@ -375,6 +393,15 @@ static void test_softmax_reach()
         {"online", KCS_F32, 3000000, true}, {"online", KCS_F32, 100000000, false},
         {"online", KCS_F32, 128, true},     {"online", KCS_F32, 100, false},
         {"online", KCS_F64, 0, true},
+        /* f16 and bf16: half the register slots of f32, 8 elements to a vector slot */
+        {"auto", KCS_BF16, 122888, true},     {"auto", KCS_F16, 33, true},
+        {"warp-groups", KCS_BF16, 256, true}, {"warp-groups", KCS_BF16, 264, false},
+        {"warp-groups", KCS_F16, 31, true},   {"warp-groups", KCS_F16, 33, false},
+        {"warp-staged", KCS_F16, 1024, true}, {"warp-staged", KCS_F16, 1032, false},
+        {"warp-staged", KCS_BF16, 127, true}, {"warp-staged", KCS_BF16, 129, false},
+        /* 28 shared slots of 8 a thread beyond 2 in registers */
+        {"block-resident", KCS_BF16, 122880, true}, {"block-resident", KCS_BF16, 122888, false},
+        {"online", KCS_F16, 128, true},       {"online", KCS_BF16, 104, false},
     };
     for (const reach &r : reaches) {
         kcs_device device = make_device(1, 1);
@@ -383,7 +410,9 @@ static void test_softmax_reach()
         kcs_error err{};
         const kcs_status status = row.supports(&device, &args, &err);
         EXPECT(status == (r.supported ? KCS_OK : KCS_UNSUPPORTED), "softmax %s %s supports(%zu cols) = %d: %s",
-               r.variant, r.dtype == KCS_F32 ? "f32" : "f64", r.cols, status, err.message);
+               r.variant,
+               r.dtype == KCS_F32 ? "f32" : r.dtype == KCS_F64 ? "f64" : r.dtype == KCS_F16 ? "f16" : "bf16", r.cols,
+               status, err.message);
         EXPECT(r.supported || std::strstr(err.message, "softmax rows of") == err.message,
                "softmax %s %zu cols: the reason \"%s\" does not say what is refused", r.variant, r.cols,
                err.message);
@@ -421,7 +450,25 @@ static void softmax_tests()
             if (!quick || kind % 2 == 0) /* quick: f64 without masked entries and +inf */
                 test_softmax<double>(s.rows, s.cols, kind, 0, sm, blocks_per_sm);
         }
+    /* f16 and bf16: warp groups of 1 to 16 lanes (8, 32, 64, 128, 256 columns; 1, 5, 20 as single elements), the
+     * staged warp with 2 and 4 vector slots (512, 1000) and with single elements (33, 100), the block without
+     * and with shared-memory slots (2048; 32768, and 4097 of 2-byte slots copied without cp.async), online */
+    const std::vector<shape> half_shapes =
+        quick ? std::vector<shape>{{7, 1}, {5, 20}, {9, 128}, {3, 256}, {17, 33}, {4, 512}, {9, 1000}, {1, 4097},
+                                   {2, 32768}, {1, 0}, {0, 5}}
+              : std::vector<shape>{{7, 1}, {65, 33}, {9, 1000}, {1, 4097}, {200, 3}, {5, 40}, {40, 128}, {33, 1024},
+                                   {3, 2048}, {2, 32768}, {1, 0}, {0, 5}, {300, 8}, {17, 64}, {9, 32}, {6, 256},
+                                   {4, 512}, {3, 100}, {5, 20}, {31, 2}, {8, 5}};
+    for (const shape &s : half_shapes)
+        for (int kind : {0, 1, 2, 3}) {
+            if (!quick || kind == 2) /* quick: NaN rows in f16, masked entries in bf16 */
+                test_softmax<__half>(s.rows, s.cols, kind, 0, sm, blocks_per_sm);
+            if (!quick || kind == 1)
+                test_softmax<__nv_bfloat16>(s.rows, s.cols, kind, 0, sm, blocks_per_sm);
+        }
     for (int kind : {4, 5, 6, 7}) {
+        test_softmax<__half>(4, 300, kind, 0, 1, 1);
+        test_softmax<__nv_bfloat16>(4, 296, kind, 0, 1, 1);
         test_softmax<float>(4, 300, kind, 0, 1, 1);
         if (quick)
             continue;
@@ -442,6 +489,8 @@ static void softmax_tests()
     /* rows not 16-byte aligned: scalar slots */
     test_softmax<float>(9, 1000, 1, 4, 1, 2);
     test_softmax<double>(9, 128, 1, 8, 1, 2);
+    test_softmax<__half>(9, 1000, 1, 2, 1, 2);
+    test_softmax<__nv_bfloat16>(5, 128, 2, 6, 1, 2);
     if (!quick)
         test_softmax<float>(3, 32768, 0, 4, 1, 2);
     test_softmax_reach();
