@@ -62,7 +62,7 @@ from kcs_stats import quantile  # noqa: E402
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
 SCHEMA, VERSION = "kcs-fleet", 1
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
-MEMBER_INDEX = re.compile(r"^results-(\d+)\.json$")
+MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
 # How bad each outcome is, for a matrix cell that holds several kernels' results.
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
 KERNEL_LINE = re.compile(r"^\s+kernel (\S+) (\S+) ([^:]+):")
@@ -269,7 +269,7 @@ class Fleet:
             for device, timing in timed:
                 peers = [t for d, t in timed if d is not device]
                 pooled = pool_timings(peers)
-                speed = classify_speed(pooled, timing, self.options)
+                speed = classify_speed(pooled, without_pace(timing), self.options)
                 ratios[(device.id,) + key[1:]] = speed.ratio
                 if speed.verdict != "slower":
                     continue
@@ -376,7 +376,7 @@ class Fleet:
 def pool_timings(timings):
     """The peers' kernel timings as one: every repeat pooled (in peer order, so that the block
     medians the speed rule takes are close to each peer's median and their drift is the spread
-    between peers), the median of the peers' medians, their paces' median."""
+    between peers), the median of the peers' medians; no pace (without_pace)."""
     samples = [s for t in timings for s in (t.get("samples_s") or [])]
     medians = sorted(t["median_s"] for t in timings)
     pooled = {"median_s": quantile(medians, 0.5), "repeats": sum(int(t.get("repeats") or 0) for t in timings)}
@@ -387,11 +387,15 @@ def pool_timings(timings):
         uppers = sorted(t["upper_quartile_s"] for t in timings if isinstance(t.get("upper_quartile_s"), float))
         if lowers and uppers:
             pooled["lower_quartile_s"], pooled["upper_quartile_s"] = lowers[0], uppers[-1]
-    paces = sorted(t["pace_median_s"] for t in timings
-                   if isinstance(t.get("pace_median_s"), float) and math.isfinite(t["pace_median_s"]))
-    if paces:
-        pooled["pace_median_s"] = quantile(paces, 0.5)
     return pooled
+
+
+def without_pace(timing):
+    """A kernel timing without its pace. The comparison of two runs sets a kernel aside when the
+    machine's pace changed (it cannot tell a slower kernel from a busier machine); across a fleet
+    a device that is slow because its node is busy, throttled or misconfigured is exactly the
+    straggler to name, so the pace does not excuse it."""
+    return {key: value for key, value in timing.items() if key != "pace_median_s"}
 
 
 # ---- the page --------------------------------------------------------------------------------
