@@ -2,7 +2,9 @@
  * arithmetic does: one never returns, one kills its process, one reports a
  * device error; and one whose result changes between runs, which only
  * --determinism catches; and one that is right but can be made slower on
- * demand, for the comparison's tests. The runner must record each as an error (or
+ * demand, for the comparison's tests; and one that is right but can be made
+ * slower, or made to flip one bit of its result, on demand, for the fleet's
+ * test (a straggler and a silently corrupting device among identical ones). The runner must record each as an error (or
  * failure) of that case and go on with the rest (docs/runner.md,
  * "Isolation"). They are sumsq f64
  * rows only because a kernel must belong to some op; run them with
@@ -105,9 +107,14 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
  * it has taken factor times as long: the planted slowdown that a comparison
  * of two runs must report (and, unset, the same kernel that two runs must not
  * call changed). The extra work is measured in time rather than in elements,
- * because extra elements still in the cache cost less than their share. */
-static kcs_status slow_down(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
-                            kcs_buffer *const in[], kcs_buffer *const out[], double *seconds, kcs_error *err)
+ * because extra elements still in the cache cost less than their share.
+ * With flip_asked and KCS_SABOTEUR_FLIP_BIT set, the lowest bit of the first
+ * output's first byte (the last mantissa bit of its first element) is then
+ * flipped: within any bound, so that only a comparison of the output's bits
+ * with an identical device's tells it apart (docs/fleet.md). */
+static kcs_status fault_on_demand(const char *op, kcs_dtype dtype, int flip_asked, kcs_device *device,
+                                  const kcs_op_args *args, kcs_buffer *const in[], kcs_buffer *const out[],
+                                  double *seconds, kcs_error *err)
 {
     const kcs_kernel *reference = kcs_backend_find_kernel(&kcs_reference_backend, op, dtype, NULL);
     if (!reference)
@@ -122,7 +129,22 @@ static kcs_status slow_down(const char *op, kcs_dtype dtype, kcs_device *device,
         for (int i = 0; i < 1000; i++)
             wasted += (x = x * 1.0000001 + 1e-9);
     *seconds = kcs_reference_cpu_seconds() - start;
+    if (status == KCS_OK && flip_asked && getenv("KCS_SABOTEUR_FLIP_BIT")) {
+        unsigned char *first;
+        status = kcs_saboteur_fetch(device, out[0], 1, (void **)&first, err);
+        if (status == KCS_OK) {
+            first[0] ^= 1u;
+            status = kcs_saboteur_store(device, out[0], first, 1, err);
+        }
+        free(first);
+    }
     return status;
+}
+
+static kcs_status slow_down(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
+                            kcs_buffer *const in[], kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    return fault_on_demand(op, dtype, 0, device, args, in, out, seconds, err);
 }
 
 static KCS_KERNEL_RUN(sumsq_slows_down)
@@ -133,6 +155,11 @@ static KCS_KERNEL_RUN(sumsq_slows_down)
 static KCS_KERNEL_RUN(gemm_slows_down)
 {
     return slow_down("gemm", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+static KCS_KERNEL_RUN(gemm_faults_on_demand)
+{
+    return fault_on_demand("gemm", KCS_F64, 1, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
@@ -152,9 +179,14 @@ static const kcs_kernel rows[] = {
 const kcs_kernel_table kcs_fault_sumsq_kernels = KCS_KERNEL_TABLE(rows);
 
 /* GEMM's, for a timed kernel whose data stays in the cache: its time varies
- * less with a shared machine's memory traffic than a sum over 16 MB does. */
+ * less with a shared machine's memory traffic than a sum over 16 MB does.
+ * faults-on-demand is the fleet test's (tests/fleet_slurm_test.sh): one array
+ * task sets its flip, another its slowdown, the third neither. */
 static const kcs_kernel gemm_rows[] = {
     {"gemm", KCS_F64, "slows-down", "the reference, slower by KCS_SABOTEUR_SLOWDOWN (a factor) when set",
      gemm_slows_down, NULL},
+    {"gemm", KCS_F64, "faults-on-demand",
+     "the reference; slower by KCS_SABOTEUR_SLOWDOWN, last bit of C[0] flipped with KCS_SABOTEUR_FLIP_BIT",
+     gemm_faults_on_demand, NULL},
 };
 const kcs_kernel_table kcs_fault_gemm_kernels = KCS_KERNEL_TABLE(gemm_rows);

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages="gcc g++ git ninja-build python3 python3-matplotlib python3-numpy python3-jinja2 python3-markdown-it
 python3-pil libcmocka-dev
 libjansson-dev nettle-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo chromium
-clang libclang-rt-14-dev valgrind oclgrind"
+clang libclang-rt-14-dev valgrind oclgrind slurm-wlm munge"
 missing=""
 for package in $packages; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,525 @@
+"""The fleet report: many results files of one kcs job (a Slurm job array, one task per node or
+GPU: docs/fleet.md) merged into one view of the fleet.
+
+    /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
+                                         [--expect-tasks N] [--min-effect F] [--significance L]
+
+A member of the fleet is one results file (one array task); a device is a device of a member
+(member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
+stay apart. What it finds:
+
+- Disagreement. Devices of one model are peers: same backend, device name, platform and driver,
+  and the same kcs build (revision and comparability record), since a different build may
+  legitimately round differently. A deterministic kernel given the same case on peers must
+  return the same bits, so for each case, backend, kernel and dtype the results' output hashes
+  ("output_hashes", {output name: sha256 hex}, docs/results.md) are grouped; where they differ,
+  the devices outside the strict majority are the odd ones out, named with the case and kernel.
+  Without a strict majority (two peers, or three different answers) every device is named and
+  the group is marked undecided. A check within the bound says nothing here: a flipped last bit
+  passes every bound and is what silent data corruption looks like.
+- Stragglers. For each case and kernel timed on peers, a device's kernel timing is compared with
+  its peers' repeats pooled (timing.kernel.samples_s) by the baseline comparison's speed rule
+  (kcs_compare.classify_speed): slower only beyond both the minimum effect and the noise the
+  samples show (the pooled peers' spread includes how much the peers differ from each other),
+  and by the rank test where repeats are kept.
+- The matrix: a row per device, a column per case; each cell the worst status over the case's
+  kernels, the largest fraction of the bound used and the largest time ratio to the peers'
+  median. Disagreeing devices come first, then stragglers, then devices with failures.
+- Missing members: with --expect-tasks N, results-0.json .. results-(N-1).json must all be
+  there (a task whose node died writes nothing); each one missing is named.
+- Kernel rows that ran nothing: where a member left its runner's `kcs devices` listing beside
+  its results (devices-<index>.txt, as tools/fleet.sh does), every kernel row listed for a
+  device must have passed or failed at least one case on it: the levels promise every kernel
+  at least once (docs/fleet.md). Only ops and dtypes the member ran cases of count: a test-only
+  op (scale) has no case that any level could select.
+
+Writes OUTPUT/index.html (jinja2, report/templates/fleet.html, self-contained) and a JSON summary
+(--json, default OUTPUT/fleet.json) whose layout is at the top of docs/fleet.md. Results files
+are read and checked by kcs_results.load_results; output hashes are checked here.
+
+Exit status: 0 the fleet agrees, every result passed or was skipped, nothing missing; 3 a
+disagreement, a failure or error, a missing member or a kernel row that ran nothing; 4 only
+stragglers; 2 bad input (an unreadable or malformed results file, a bad option, no results).
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+
+import jinja2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kcs_compare import Options, classify_speed  # noqa: E402
+from kcs_results import ResultsError, kernel_timing, load_results, outcome  # noqa: E402
+from kcs_stats import quantile  # noqa: E402
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
+SCHEMA, VERSION = "kcs-fleet", 1
+SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
+# How bad each outcome is, for a matrix cell that holds several kernels' results.
+SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
+KERNEL_LINE = re.compile(r"^\s+kernel (\S+) (\S+) ([^:]+):")
+DEVICE_LINE = re.compile(r"^(\S+:\d+)\s")
+
+
+class FleetError(Exception):
+    """Bad input to the merge: the message names the file and the cause."""
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
+def results_paths(inputs):
+    """Results files from files and folders (a folder: its results-*.json, in task order)."""
+    paths = []
+    for item in inputs:
+        if os.path.isdir(item):
+            found = glob.glob(os.path.join(item, "results-*.json"))
+            paths += sorted(found, key=lambda p: (member_index(p) is None, member_index(p) or 0, p))
+        elif os.path.exists(item):
+            paths.append(item)
+        else:
+            raise FleetError(f"{item}: no such file or folder")
+    if not paths:
+        raise FleetError(f"no results files in {', '.join(inputs)} (a task writes results-<array index>.json)")
+    return paths
+
+
+def member_index(path):
+    """The array index of results-<index>.json, else None."""
+    match = MEMBER_INDEX.match(os.path.basename(path))
+    return int(match.group(1)) if match else None
+
+
+def check_hashes(run):
+    """Refuses a result whose "output_hashes" is not {output name: 64 lowercase hex digits}."""
+    problems = []
+    for number, result in enumerate(run.results):
+        hashes = result.get("output_hashes")
+        if hashes is None:
+            continue
+        where = f"results[{number}] ({result['case']}, {result.get('device')} {result.get('kernel')})"
+        if not isinstance(hashes, dict):
+            problems.append(f"{where}: output_hashes is not an object")
+            continue
+        for name, digest in hashes.items():
+            if not isinstance(digest, str) or not SHA256_HEX.match(digest):
+                problems.append(f"{where}: output_hashes[{name!r}] is not a sha256 in hex: {str(digest)[:80]!r}")
+    if problems:
+        raise FleetError(f"{run.path}: malformed output hashes:\n" + "\n".join(f"  {run.path}: {p}" for p in problems))
+
+
+def kernels_listed(path):
+    """{device id: {(op, dtype, kernel)}} from a `kcs devices` listing; None when absent."""
+    if not os.path.exists(path):
+        return None
+    listed, device = {}, None
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            match = DEVICE_LINE.match(line)
+            if match:
+                device = match.group(1)
+                listed.setdefault(device, set())
+            match = KERNEL_LINE.match(line)
+            if match and device:
+                listed[device].add((match.group(1), match.group(2), match.group(3).strip()))
+    return listed
+
+
+# ---- the fleet -------------------------------------------------------------------------------
+
+class Device:
+    """One device of one member: its record, its results, what the fleet found about it."""
+
+    def __init__(self, member, record):
+        self.member, self.record = member, record
+        self.id = f"{member.label}/{record['id']}"
+        self.host = str(member.run.machine.get("hostname") or "?")
+        self.name = str(record.get("name") or record["id"])
+        self.backend = str(record.get("backend") or "")
+        run = member.run
+        build = (str(run.kcs.get("revision") or ""),) + tuple(sorted(run.comparability.items()))
+        self.model = (self.backend, self.name, str(record.get("platform") or ""),
+                      str(record.get("driver_version") or ""), build)
+        self.results = []
+        self.disagrees, self.undecided, self.straggles, self.unexercised = [], [], [], []
+
+    def model_text(self):
+        backend, name, platform, driver, build = self.model
+        return f"{name} ({backend}, {platform}, driver {driver}, kcs {build[0] or '?'})"
+
+    def counts(self):
+        counts = defaultdict(int)
+        for result in self.results:
+            counts[outcome(result)] += 1
+        return counts
+
+    def failing(self):
+        return sum(1 for r in self.results if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"])
+
+
+class Member:
+    """One results file: one array task."""
+
+    def __init__(self, path):
+        self.path = path
+        self.index = member_index(path)
+        self.label = os.path.splitext(os.path.basename(path))[0]
+        self.run = load_results(path, self.label)
+        check_hashes(self.run)
+        folder = os.path.dirname(path)
+        suffix = self.label[len("results"):] if self.label.startswith("results") else "-" + self.label
+        self.listing_path = os.path.join(folder, f"devices{suffix}.txt")
+        self.listed = kernels_listed(self.listing_path)
+
+
+def result_identity(result):
+    return (result["case"], result.get("backend") or "", result.get("kernel") or "", result.get("dtype") or "")
+
+
+class Fleet:
+    def __init__(self, paths, options, expect_tasks=None):
+        self.options = options
+        self.members = []
+        labels = set()
+        for path in paths:
+            member = Member(path)
+            if member.label in labels:
+                raise FleetError(f"{path}: a second results file named {member.label}: members must differ")
+            labels.add(member.label)
+            self.members.append(member)
+        self.missing = []
+        if expect_tasks is not None:
+            present = {m.index for m in self.members}
+            self.missing = [f"results-{i}.json" for i in range(expect_tasks) if i not in present]
+        self.devices = {}
+        self.unhashed = 0
+        self.hashed = 0
+        for member in self.members:
+            for record in member.run.devices.values():
+                device = Device(member, record)
+                self.devices[device.id] = device
+            for result in member.run.results:
+                if result.get("device") is None:
+                    continue
+                device = self.devices[f"{member.label}/{result['device']}"]
+                device.results.append(result)
+                if result["status"] in ("pass", "fail"):
+                    if isinstance(result.get("output_hashes"), dict):
+                        self.hashed += 1
+                    else:
+                        self.unhashed += 1
+        self.early_errors = [(m.label, r) for m in self.members for r in m.run.results if r.get("device") is None]
+        self.cases = sorted({r["case"] for d in self.devices.values() for r in d.results}
+                            | {r["case"] for _, r in self.early_errors})
+        self.disagreements = self._find_disagreements()
+        self.stragglers, self.time_ratio = self._find_stragglers()
+        self.unexercised = self._find_unexercised()
+        self.revisions = sorted({str(m.run.kcs.get("revision") or "?") for m in self.members})
+
+    def peer_groups(self):
+        """{(model, case, backend, kernel, dtype): [(device, result)]}."""
+        groups = defaultdict(list)
+        for device in self.devices.values():
+            for result in device.results:
+                groups[(device.model,) + result_identity(result)].append((device, result))
+        return groups
+
+    def _find_disagreements(self):
+        found = []
+        for key, members in sorted(self.peer_groups().items(), key=lambda item: item[0][1:]):
+            hashed = [(d, r) for d, r in members
+                      if r["status"] in ("pass", "fail") and isinstance(r.get("output_hashes"), dict)]
+            if len(hashed) < 2:
+                continue
+            by_answer = defaultdict(list)
+            for device, result in hashed:
+                by_answer[tuple(sorted(result["output_hashes"].items()))].append(device)
+            if len(by_answer) < 2:
+                continue
+            answers = sorted(by_answer.items(), key=lambda item: -len(item[1]))
+            majority = answers[0] if len(answers[0][1]) * 2 > len(hashed) else None
+            odd = [d for answer, devices in answers for d in devices if majority is None or answer != majority[0]]
+            _, case, backend, kernel, dtype = key
+            entry = {"case": case, "backend": backend, "kernel": kernel, "dtype": dtype,
+                     "model": odd[0].model_text(), "decided": majority is not None,
+                     "peers": len(hashed),
+                     "odd_devices": [d.id for d in odd],
+                     "majority_devices": [d.id for d in majority[1]] if majority else [],
+                     "majority_hashes": dict(majority[0]) if majority else None,
+                     "answers": [{"devices": [d.id for d in devices], "hashes": dict(answer)}
+                                 for answer, devices in answers]}
+            found.append(entry)
+            for device in odd:
+                (device.disagrees if majority else device.undecided).append(entry)
+        return found
+
+    def _find_stragglers(self):
+        found, ratios = [], {}
+        for key, members in sorted(self.peer_groups().items(), key=lambda item: item[0][1:]):
+            timed = [(d, kernel_timing(r)) for d, r in members if r["status"] == "pass" and kernel_timing(r)]
+            if len(timed) < 2:
+                continue
+            for device, timing in timed:
+                peers = [t for d, t in timed if d is not device]
+                pooled = pool_timings(peers)
+                speed = classify_speed(pooled, without_pace(timing), self.options)
+                ratios[(device.id,) + key[1:]] = speed.ratio
+                if speed.verdict != "slower":
+                    continue
+                _, case, backend, kernel, dtype = key
+                entry = {"device": device.id, "host": device.host, "case": case, "backend": backend,
+                         "kernel": kernel, "dtype": dtype, "model": device.model_text(),
+                         "median_s": timing["median_s"], "peer_median_s": pooled["median_s"],
+                         "ratio": speed.ratio, "peers": len(peers), "reason": speed.reason}
+                found.append(entry)
+                device.straggles.append(entry)
+        return found, ratios
+
+    def _find_unexercised(self):
+        found = []
+        for member in self.members:
+            if member.listed is None:
+                continue
+            # Only ops and dtypes that this member ran cases of: a kernel row of a test-only op
+            # (scale) has no case in cases/, and no level can reach it.
+            checked = {(r["op"], r.get("dtype") or "") for r in member.run.results}
+            for device_id, rows in sorted(member.listed.items()):
+                device = self.devices.get(f"{member.label}/{device_id}")
+                ran = {(r["op"], r.get("dtype") or "", r.get("kernel") or "")
+                       for r in (device.results if device else []) if r["status"] in ("pass", "fail")}
+                for op, dtype, kernel in sorted(r for r in rows - ran if r[:2] in checked):
+                    entry = {"device": f"{member.label}/{device_id}", "op": op, "dtype": dtype, "kernel": kernel}
+                    found.append(entry)
+                    if device:
+                        device.unexercised.append(entry)
+        return found
+
+    def ordered_devices(self):
+        """Disagreeing devices first, then undecided, stragglers, failing, the rest; by id within."""
+        def rank(device):
+            return (0 if device.disagrees else 1 if device.undecided else 2 if device.straggles
+                    else 3 if device.failing() or device.unexercised else 4, device.id)
+        return sorted(self.devices.values(), key=rank)
+
+    def cell(self, device, case):
+        results = [r for r in device.results if r["case"] == case]
+        if not results:
+            return None
+        worst = max(results, key=lambda r: SEVERITY.get(outcome(r), 0))
+        fractions = [r["accuracy"]["fraction_of_bound"] for r in results
+                     if r.get("accuracy") and isinstance(r["accuracy"].get("fraction_of_bound"), (int, float))]
+        ratios = [self.time_ratio[(device.id,) + result_identity(r)] for r in results
+                  if (device.id,) + result_identity(r) in self.time_ratio]
+        return {"outcome": outcome(worst), "kernels": len(results),
+                "fraction": max(fractions) if fractions else None,
+                "ratio": max(ratios) if ratios else None,
+                "disagrees": any(e["case"] == case for e in device.disagrees + device.undecided),
+                "straggles": any(e["case"] == case for e in device.straggles),
+                "message": "; ".join(f"{r.get('kernel')}: {r['message']}" for r in results if r["message"])}
+
+    def failures(self):
+        return [(d, r) for d in self.ordered_devices() for r in d.results
+                if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"]]
+
+    def verdict(self):
+        """(exit status, one line)."""
+        problems = []
+        if self.disagreements:
+            problems.append(f"{len(self.disagreements)} disagreement{'s' if len(self.disagreements) != 1 else ''}")
+        failed = len(self.failures()) + len(self.early_errors)
+        if failed:
+            problems.append(f"{failed} failed or errors")
+        if self.missing:
+            problems.append(f"{len(self.missing)} missing results file{'s' if len(self.missing) != 1 else ''}")
+        if self.unexercised:
+            problems.append(f"{len(self.unexercised)} kernel rows ran nothing")
+        if problems:
+            return EXIT_CORRECTNESS, "FLEET FAILED: " + ", ".join(problems)
+        if self.stragglers:
+            return EXIT_SPEED, f"FLEET SLOW: {len(self.stragglers)} straggling kernel results"
+        return EXIT_OK, "FLEET OK: every device agrees with its peers and passed"
+
+    def summary(self):
+        status, line = self.verdict()
+        devices = []
+        for device in self.ordered_devices():
+            counts = device.counts()
+            devices.append({"id": device.id, "member": device.member.label, "host": device.host,
+                            "device": device.record["id"], "backend": device.backend, "name": device.name,
+                            "model": device.model_text(), "results": len(device.results),
+                            "outcomes": dict(sorted(counts.items())),
+                            "disagrees": bool(device.disagrees), "undecided": bool(device.undecided),
+                            "straggler": bool(device.straggles), "unexercised_kernels": len(device.unexercised)})
+        return {"schema": SCHEMA, "version": VERSION, "verdict": line, "exit_status": status,
+                "members": [{"label": m.label, "file": m.path, "host": m.run.machine.get("hostname"),
+                             "revision": m.run.kcs.get("revision"), "created": m.run.created,
+                             "command": m.run.command} for m in self.members],
+                "missing": self.missing, "revisions": self.revisions,
+                "hashes": {"results_with": self.hashed, "results_without": self.unhashed},
+                "devices": devices, "disagreements": self.disagreements, "stragglers": self.stragglers,
+                "unexercised_kernels": self.unexercised,
+                "failures": [{"device": d.id, "case": r["case"], "kernel": r.get("kernel"), "status": r["status"],
+                              "message": r["message"]} for d, r in self.failures()]
+                + [{"device": None, "member": label, "case": r["case"], "kernel": None, "status": r["status"],
+                    "message": r["message"]} for label, r in self.early_errors],
+                "options": {"min_effect": self.options.min_effect, "significance": self.options.significance,
+                            "min_repeats": self.options.min_repeats}}
+
+
+def pool_timings(timings):
+    """The peers' kernel timings as one: every repeat pooled (in peer order, so that the block
+    medians the speed rule takes are close to each peer's median and their drift is the spread
+    between peers), the median of the peers' medians; no pace (without_pace)."""
+    samples = [s for t in timings for s in (t.get("samples_s") or [])]
+    medians = sorted(t["median_s"] for t in timings)
+    pooled = {"median_s": quantile(medians, 0.5), "repeats": sum(int(t.get("repeats") or 0) for t in timings)}
+    if samples and all(t.get("samples_s") for t in timings):
+        pooled["samples_s"] = samples
+    else:
+        lowers = sorted(t["lower_quartile_s"] for t in timings if isinstance(t.get("lower_quartile_s"), float))
+        uppers = sorted(t["upper_quartile_s"] for t in timings if isinstance(t.get("upper_quartile_s"), float))
+        if lowers and uppers:
+            pooled["lower_quartile_s"], pooled["upper_quartile_s"] = lowers[0], uppers[-1]
+    return pooled
+
+
+def without_pace(timing):
+    """A kernel timing without its pace. The comparison of two runs sets a kernel aside when the
+    machine's pace changed (it cannot tell a slower kernel from a busier machine); across a fleet
+    a device that is slow because its node is busy, throttled or misconfigured is exactly the
+    straggler to name, so the pace does not excuse it."""
+    return {key: value for key, value in timing.items() if key != "pace_median_s"}
+
+
+# ---- the page --------------------------------------------------------------------------------
+
+def fmt_fraction(value):
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{value:.2g}"
+
+
+def fmt_ratio(value):
+    return "" if value is None else f"{value:.2f}x"
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+PAGES = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                       "templates")),
+                           autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
+                           trim_blocks=True, lstrip_blocks=True)
+PAGES.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time)
+
+
+def write_report(fleet, output_dir, json_path):
+    os.makedirs(output_dir, exist_ok=True)
+    summary = fleet.summary()
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page = PAGES.get_template("fleet.html").render(fleet=fleet, summary=summary, generated=generated,
+                                                   devices=fleet.ordered_devices())
+    index = os.path.join(output_dir, "index.html")
+    with open(index, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    with open(json_path, "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=1, allow_nan=False, default=str)
+        handle.write("\n")
+    return index, summary
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(
+        prog="kcs_fleet.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Merge the results files of a kcs fleet job (one per array task) into a fleet report: "
+                    "a device x case matrix, devices whose outputs disagree with identical peers, stragglers "
+                    "(docs/fleet.md).",
+        epilog="""\
+Exit status:
+  0  every device agrees with its peers, every result passed or was skipped
+  2  bad input: a bad option, no results files, an unreadable or malformed one
+  3  a disagreement, a failure or error, a missing results file (--expect-tasks) or a
+     kernel row that ran no case
+  4  only stragglers""")
+    parser.add_argument("inputs", nargs="+", metavar="RESULTS",
+                        help="results files, or folders of results-<array index>.json")
+    parser.add_argument("--output", metavar="DIR", default="fleet-report",
+                        help="folder for index.html (default: fleet-report)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="the JSON summary (default: OUTPUT/fleet.json)")
+    parser.add_argument("--expect-tasks", type=int, default=None, metavar="N",
+                        help="results-0.json .. results-(N-1).json must all be present")
+    parser.add_argument("--min-effect", type=float, default=0.05, metavar="FRACTION",
+                        help="a straggler is slower than its peers' median by more than this (default 0.05) "
+                             "and than the noise of the repeats")
+    parser.add_argument("--significance", type=float, default=0.01, metavar="LEVEL",
+                        help="level of the rank test of the repeats (default 0.01)")
+    parser.add_argument("--min-repeats", type=int, default=5, metavar="N",
+                        help="fewer timed repeats makes a device's speed unjudged (default 5)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    try:
+        args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+    options = Options(args.min_effect, args.significance, args.min_repeats)
+    try:
+        options.check()
+        if args.expect_tasks is not None and args.expect_tasks < 1:
+            raise FleetError("--expect-tasks needs a count >= 1")
+        fleet = Fleet(results_paths(args.inputs), options, args.expect_tasks)
+    except (FleetError, ResultsError) as error:
+        print(f"kcs_fleet: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # Options.check raises kcs_compare.CompareError
+        if type(error).__name__ != "CompareError":
+            raise
+        print(f"kcs_fleet: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    json_path = args.json or os.path.join(args.output, "fleet.json")
+    try:
+        index, summary = write_report(fleet, args.output, json_path)
+    except OSError as error:
+        print(f"kcs_fleet: cannot write the fleet report: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for entry in fleet.disagreements:
+        who = ", ".join(entry["odd_devices"])
+        print(f"DISAGREES: {entry['case']} [{entry['backend']} {entry['kernel']}] on {entry['model']}: {who}"
+              + ("" if entry["decided"] else " (no majority among the peers)"))
+    for entry in fleet.stragglers:
+        print(f"STRAGGLER: {entry['device']} {entry['case']} [{entry['backend']} {entry['kernel']}]: {entry['reason']}")
+    for device, result in fleet.failures():
+        print(f"{result['status'].upper()}: {device.id} {result['case']} [{result.get('kernel')}]: {result['message']}")
+    for label, result in fleet.early_errors:
+        print(f"{result['status'].upper()}: {label} {result['case']}: {result['message']}")
+    for name in fleet.missing:
+        print(f"MISSING: {name} (its task wrote no results)")
+    for entry in fleet.unexercised:
+        print(f"UNEXERCISED: {entry['device']} kernel {entry['op']} {entry['dtype']} {entry['kernel']}: ran no case")
+    if fleet.members and not fleet.hashed:
+        print("WARNING: no result records output hashes: agreement between devices was not checked")
+    print(f"{len(fleet.members)} results files, {len(fleet.devices)} devices, {len(fleet.cases)} cases: "
+          f"{summary['verdict']}")
+    print(index)
+    return summary["exit_status"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Tests of the fleet merge (report/kcs_fleet.py) on results files written here: who is named as
+disagreeing, when there is no majority, who is a peer, stragglers, missing members, bad hashes.
+tests/fleet_slurm_test.sh checks the same on real runs under Slurm.
+
+    /usr/bin/python3 -m unittest discover -s report -p 'test_kcs_fleet.py'
+"""
+
+import copy
+import json
+import os
+import random
+import shutil
+import tempfile
+import unittest
+
+import kcs_fixtures as fx
+import kcs_fleet
+from kcs_compare import Options
+
+GPU = fx.device("cuda:0", "NVIDIA H100 80GB HBM3", "CUDA", "550.54", "12.4", 80 << 30)
+A, B = "a" * 64, "b" * 64
+
+
+def member(hashes, driver="550.54", median=None, seed=0):
+    """One task's results: sumsq/f64-n93 on one H100, with output s hashed as given."""
+    gpu = dict(GPU, driver_version=driver)
+    samples = None
+    if median is not None:
+        rng = random.Random(seed)
+        samples = [median * (1 + 0.01 * rng.random()) for _ in range(50)]
+    entry = fx.result("sumsq/f64-n93", gpu, "blocked", median=median, samples=samples)
+    if hashes is not None:
+        entry["output_hashes"] = {"s": hashes}
+    return fx.document([gpu], [entry])
+
+
+class FleetTest(unittest.TestCase):
+    def merge(self, documents, expect=None, names=None):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        for index, document in enumerate(documents):
+            name = names[index] if names else f"results-{index}.json"
+            with open(os.path.join(folder, name), "w") as handle:
+                json.dump(document, handle)
+        return kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), Options(), expect)
+
+    def test_the_odd_device_out_is_named_by_majority(self):
+        fleet = self.merge([member(A), member(B), member(A)])
+        self.assertEqual([d["odd_devices"] for d in fleet.disagreements], [["results-1/cuda:0"]])
+        self.assertTrue(fleet.disagreements[0]["decided"])
+        self.assertEqual(fleet.ordered_devices()[0].id, "results-1/cuda:0")
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_CORRECTNESS)
+
+    def test_two_that_differ_have_no_majority(self):
+        fleet = self.merge([member(A), member(B)])
+        self.assertEqual(fleet.disagreements[0]["odd_devices"], ["results-0/cuda:0", "results-1/cuda:0"])
+        self.assertFalse(fleet.disagreements[0]["decided"])
+
+    def test_another_driver_is_not_a_peer(self):
+        fleet = self.merge([member(A), member(A), member(B, driver="560.28")])
+        self.assertEqual(fleet.disagreements, [])
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_OK)
+
+    def test_a_tenfold_slower_device_straggles_and_equal_ones_do_not(self):
+        fleet = self.merge([member(A, median=1e-3, seed=1), member(A, median=1e-2, seed=2),
+                            member(A, median=1e-3, seed=3)])
+        self.assertEqual([s["device"] for s in fleet.stragglers], ["results-1/cuda:0"])
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_SPEED)
+        fleet = self.merge([member(A, median=1e-3, seed=s) for s in range(3)])
+        self.assertEqual(fleet.stragglers, [])
+
+    def test_a_missing_task_is_named(self):
+        fleet = self.merge([member(A), member(A)], expect=3)
+        self.assertEqual(fleet.missing, ["results-2.json"])
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_CORRECTNESS)
+
+    def test_a_part_file_belongs_to_its_task(self):
+        fleet = self.merge([member(A), member(A), member(A)], expect=2,
+                           names=["results-0.json", "results-1.json", "results-1.extra.json"])
+        self.assertEqual(fleet.missing, [])
+        self.assertIn("results-1.extra/cuda:0", fleet.devices)
+
+    def test_a_malformed_hash_is_refused_naming_the_file(self):
+        with self.assertRaisesRegex(kcs_fleet.FleetError, r"results-0\.json.*not a sha256"):
+            self.merge([member("not hex")])
+
+    def test_a_failure_fails_the_fleet(self):
+        document = member(A)
+        failed = copy.deepcopy(document)
+        failed["results"][0]["status"] = "fail"
+        failed["summary"] = fx.runner_summary(failed["results"])
+        fleet = self.merge([document, failed, document])
+        self.assertEqual([(d.id, r["status"]) for d, r in fleet.failures()], [("results-1/cuda:0", "fail")])
+
+    def test_the_page_and_json_name_the_odd_device(self):
+        fleet = self.merge([member(A), member(B), member(A)])
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        index, summary = kcs_fleet.write_report(fleet, folder, os.path.join(folder, "fleet.json"))
+        with open(index, encoding="utf-8") as handle:
+            page = handle.read()
+        self.assertIn('<td class="odd">results-1/cuda:0</td>', page)
+        with open(os.path.join(folder, "fleet.json")) as handle:
+            self.assertEqual(json.load(handle)["disagreements"][0]["odd_devices"], ["results-1/cuda:0"])
+
+
+if __name__ == "__main__":
+    unittest.main()
