@@ -780,7 +780,7 @@ def main():
     failures = built("failures")
     n.build("unit-tests", "phony", test_stamps)
     n.build("check", "run_console", implicit=[runner] + test_stamps + timing_stamps,
-            variables={"command": f"{runner} run --results {results} --junit {built('junit.xml')} "
+            variables={"command": f"{runner} run --skip-large --results {results} --junit {built('junit.xml')} "
                                   f"--save-failures {failures}",
                        "description": "CHECK every case on every backend built"})
     n.build("golden", "run_console", implicit=[runner],

@@ -76,7 +76,9 @@
  *                block steps that may align and truncate: the wider bound of
  *                docs/gemm.md, "Tensor cores"). The peer of kcs's own
  *                tensor-core rows, and the f16 and bf16 ceilings' call
- *                (cuda/ceilings.cu).
+ *                (cuda/ceilings.cu). bf16 cases with beta != 0 are
+ *                refused: measured on an H100, cuBLAS rounds that C_out
+ *                more than once (supports_tensor_only says how).
  *
  * The row-major to column-major mapping (docs/gemm.md): the row-major C is
  * the column-major C^T = op(B)^T op(A)^T, so cuBLAS is called with b first
@@ -950,6 +952,13 @@ KCS_KERNEL_SUPPORTS(supports_tensor_only)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "runs mode=tensor cases only: tensor cores may align and truncate, which the plain "
                         "f16 and bf16 bound does not allow (that is the PEDANTIC cublas variant's)");
+    if (args->gemm.beta != 0.0 && kcs_gemm_c_dtype(args) == KCS_BF16)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "cuBLAS's tensor-core path does not round a bf16 C_out once when beta != 0: on an H100 "
+                        "(cuBLAS 13.0) gemm/bf16-tensor-nt-200x136x144 (beta=1) had 2041 of 27200 elements "
+                        "beyond the one-rounding bound, by up to 1.0x, as rounding alpha AB to bf16 before "
+                        "adding beta C would (docs/gemm.md, \"Tensor cores\"); the PEDANTIC cublas row "
+                        "passes it");
     return KCS_OK;
 }
 

@@ -174,11 +174,20 @@ KCS_KERNEL_RUN(run_cublaslt)
     gemm.a_scale = scales + 1; /* b_scale */
     gemm.b_scale = scales;     /* a_scale */
     status = kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
+    /* In place: C copied into C_out before the timer, and cuBLASLt given C_out
+     * as both C and D. Its FP8 matmul refused C != D on an H100 (cuBLAS 13.0,
+     * CUBLAS_STATUS_NOT_SUPPORTED) where the same call in place, as the FP8
+     * ceiling makes it, ran. */
+    if (status == KCS_OK && c_bytes > 0)
+        status = cudaMemcpyAsync(outputs[0]->data, inputs[2]->data, c_bytes, cudaMemcpyDeviceToDevice,
+                                 device->stream) == cudaSuccess
+                     ? KCS_OK
+                     : kcs_fail(err, KCS_ERROR, "gemm: copying C into C_out for cuBLASLt failed");
     if (status == KCS_OK)
         status = kcs_cuda_timer_start(device, err);
     if (status == KCS_OK && g->m > 0 && g->n > 0)
         status = kcs_lt_fp8_run(device, &gemm, (float)g->alpha, inputs[1]->data, inputs[0]->data, (float)g->beta,
-                                inputs[2]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);
+                                outputs[0]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);
     if (status == KCS_OK)
         status = kcs_cuda_timer_stop(device, kernel_seconds, err);
     kcs_lt_fp8_release(&gemm);
