@@ -42,9 +42,11 @@ die() { echo "fleet.sh: $*" >&2; exit 2; }
 #           ceilings, --determinism: the suite.
 # Cases named for quick where the smallest case would take a kernel through
 # too little of itself (GEMM with alpha = 0 reads neither A nor B) or would
-# miss a kernel row that takes only one mode (tf32, f32 outputs).
+# miss a kernel row that takes only one mode (tf32, tensor, f32 outputs, FP8
+# in cuBLASLt's layout).
 quick_cases="gemm/f32-33x65x17 gemm/f64-33x65x17 gemm/f32-tf32-7x93x144 gemm/f16-nn-37x29x19
-gemm/f16-nn-37x29x19-f32-out gemm/bf16-33x65x17 gemm/bf16-7x93x144-f32-out"
+gemm/f16-nn-37x29x19-f32-out gemm/bf16-33x65x17 gemm/bf16-7x93x144-f32-out gemm/f16-tensor-nt-37x29x19-f32-out
+gemm/bf16-tensor-7x93x144-f32-out gemm/fp8_e4m3-nt-48x32x64-f32-out"
 quick_least_elements=256
 
 # quick_selection KCS [OPTIONS...]: the case names of the quick level, from `kcs list`.
