@@ -363,6 +363,12 @@ static json_t *entry_json(const kcs_result_entry *entry)
     }
     if (run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_FAIL)
         json_object_set_new(item, "accuracy", accuracy_json(&run->check));
+    if ((run->outcome == KCS_OUTCOME_PASS || run->outcome == KCS_OUTCOME_FAIL) && run->hashed_outputs) {
+        json_t *hashes = json_object();
+        for (int o = 0; o < run->hashed_outputs; o++)
+            json_object_set_new(hashes, run->output_names[o], json_string(run->output_hashes[o]));
+        json_object_set_new(item, "output_hashes", hashes);
+    }
     if (run->timed)
         json_object_set_new(item, "timing", run_timing_json(entry));
     if (entry->verdict.line)

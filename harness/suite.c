@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "generator.h"
+#include "manifest.h"
 
 /* Generates the inputs of a case into host arrays. */
 static kcs_status generate_inputs(const kcs_case *c, kcs_prepared_case *p, kcs_error *err)
@@ -797,6 +798,16 @@ static void time_run(const kcs_prepared_case *p, device_run *run, const kcs_kern
         result->timed = 1;
 }
 
+/* Hashes the outputs the first run downloaded (kcs_run_result.output_hashes). */
+static void hash_outputs(const kcs_prepared_case *p, const device_run *run, kcs_run_result *result)
+{
+    for (int o = 0; o < p->layout.output_count; o++) {
+        snprintf(result->output_names[o], sizeof result->output_names[o], "%s", p->layout.outputs[o].name);
+        kcs_sha256_bytes(run->actual[o], p->sizes.outputs[o].bytes, result->output_hashes[o]);
+    }
+    result->hashed_outputs = p->layout.output_count;
+}
+
 void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, kcs_device *device,
                        const kcs_device_info *info, const kcs_kernel *kernel,
                        const kcs_run_options *options, kcs_run_result *result)
@@ -809,6 +820,8 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
     kcs_status status = upload_poisoned(p, &run, &err);
     if (status == KCS_OK)
         status = run_and_download(p, &run, kernel, &err);
+    if (status == KCS_OK)
+        hash_outputs(p, &run, result);
     if (status != KCS_OK) {
         fail_with(result, status == KCS_UNSUPPORTED ? KCS_OUTCOME_SKIP : KCS_OUTCOME_ERROR, err.message);
     } else if (judge_run(p, info, &run, kernel, options, result, &err) != KCS_OK) {

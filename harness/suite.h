@@ -135,6 +135,13 @@ typedef struct {
     kcs_timing kernel;     /* device time of the kernels alone */
     kcs_timing end_to_end; /* upload from staging memory, run, download */
     void *actual[KCS_MAX_OUTPUTS]; /* with keep_outputs: the outputs as downloaded, else NULL */
+    /* SHA-256 of each output's bytes as the first run downloaded them (before
+     * any timing), so that devices can be compared bit for bit without keeping
+     * the outputs (docs/runner.md, "Identical devices must agree"); set
+     * whenever the outputs were downloaded (a pass or a fail), else 0. */
+    int hashed_outputs;
+    char output_names[KCS_MAX_OUTPUTS][32];
+    char output_hashes[KCS_MAX_OUTPUTS][65];
 } kcs_run_result;
 
 /* Frees the outputs a run kept. */
