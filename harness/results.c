@@ -142,6 +142,7 @@ static json_t *device_json(const char *id, const char *backend, int index, const
                   info->vendor, "driver_version", info->driver_version, "runtime_version",
                   info->runtime_version, "details", info->details, "memory_bytes",
                   (json_int_t)info->memory_bytes);
+    json_object_set_new(device, "shares_host_cores", json_boolean(info->shares_host_cores));
     json_object_set_new(device, "ceilings", ceilings_json(ceilings));
     return device;
 }
