@@ -516,6 +516,8 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
     } else {
         kcs_run_in_workers(o, cases, results);
     }
+    kcs_results_sort(results, cases);
+    int disagreements = kcs_results_compare_devices(results, o->quiet);
     int exit_status = KCS_EXIT_PASSED;
     kcs_error err = {{0}};
     if (write_results(o, results, &err) != KCS_OK) {
@@ -527,7 +529,10 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
     validated &= expectations_used(o, results);
     kcs_results_free(results);
     kcs_print_summary(o->results_path, &counts);
-    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors || !validated))
+    if (disagreements)
+        fprintf(stderr, "kcs: %d case-kernel groups of identical devices disagree bit for bit: see DISAGREE above\n",
+                disagreements);
+    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors || !validated || disagreements))
         exit_status = KCS_EXIT_FAILED;
     return exit_status;
 }
