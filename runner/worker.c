@@ -18,9 +18,22 @@
  *   R <result>             a result (kcs_result_entry_serialize): added to the
  *                          results and counted by its "verdict", which is
  *                          taken off
+ *   P                      (the first worker only) every device is open, its
+ *                          ceilings measured and its D line sent: the runner
+ *                          plans the lanes (kcs_plan_lanes) from the D lines
+ *                          and starts the other lanes' workers
  *   E                      the worker finished every case; it then exits
  *
- * Order: D for every device first (again from each new worker), then per
+ * Lanes. The runner follows one worker per lane at once (at most --jobs),
+ * each pipe with its own hang timer, and restarts a lane's worker after a
+ * hang or crash as below, with that lane's devices only. The first worker
+ * opens every device, measures the ceilings one device at a time while no
+ * case runs anywhere, then closes the devices of the other lanes and runs
+ * lane 0's; later workers open their lane's devices only (no context on
+ * another lane's GPU) and take the ceilings from the plan.
+ *
+ * Order: D for every device first (again from each new worker; the first
+ * worker's D lines, then P, before its first B), then per
  * case its B 0, then as R the results that need no kernel run (a skipped or
  * unpreparable case, a backend without devices), then per kernel B and R.
  * A device with no kernel for the case's op and dtype gives an R (a skip)
