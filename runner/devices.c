@@ -253,21 +253,24 @@ static void print_ceilings(const kcs_open_device *device)
     printf("\n");
 }
 
-void kcs_measure_ceilings(kcs_device_set *set)
+void kcs_measure_device_ceilings(kcs_open_device *device)
 {
-    for (int d = 0; d < set->device_count; d++) {
-        kcs_open_device *device = &set->devices[d];
-        if (!device->backend->measure_ceilings)
-            continue;
-        kcs_error err = {{0}};
-        if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
-            printf("ceilings %s: not measured: %s\n", device->id, err.message);
-            continue;
-        }
+    if (!device->backend->measure_ceilings)
+        return;
+    kcs_error err = {{0}};
+    if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
+        printf("ceilings %s: not measured: %s\n", device->id, err.message);
+    } else {
         device->has_ceilings = 1;
         print_ceilings(device);
     }
     fflush(stdout);
+}
+
+void kcs_measure_ceilings(kcs_device_set *set)
+{
+    for (int d = 0; d < set->device_count; d++)
+        kcs_measure_device_ceilings(&set->devices[d]);
 }
 
 /* Prints a device and the kernels its backend has. */

@@ -346,8 +346,11 @@ void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_
         kcs_open_lane_devices(o, out->plan, out->lane, &context.devices);
     else
         kcs_open_devices(o, &context.devices);
-    if (o->ceilings && !planned_lane) /* a lane's devices were measured by the first worker, one at a time */
-        kcs_measure_ceilings(&context.devices);
+    /* a lane's devices were measured by the first worker, one at a time */
+    for (int d = 0; o->ceilings && !planned_lane && d < context.devices.device_count; d++) {
+        kcs_sink_measuring(out, &context.devices.devices[d]);
+        kcs_measure_device_ceilings(&context.devices.devices[d]);
+    }
     for (int d = 0; d < context.devices.device_count; d++) {
         kcs_sink_device(out, &context.devices.devices[d]);
         kcs_print_device(o, &context.devices.devices[d]);

@@ -152,6 +152,9 @@ void kcs_close_devices(kcs_device_set *set);
 /* Measures each device's ceilings where its backend can, and prints what it found. */
 void kcs_measure_ceilings(kcs_device_set *set);
 
+/* Measures one device's ceilings where its backend can, and prints what it found. */
+void kcs_measure_device_ceilings(kcs_open_device *device);
+
 /* A device's ceilings when this run measured them, else NULL. */
 const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device);
 
@@ -178,6 +181,10 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry);
 
 /* Records a device the run uses. */
 void kcs_sink_device(kcs_sink *out, const kcs_open_device *device);
+
+/* Tells the runner that the worker begins measuring a device's ceilings
+ * ("M <id>"): progress, for the hang timer, on a loaded machine. */
+void kcs_sink_measuring(kcs_sink *out, const kcs_open_device *device);
 
 /* Tells the runner that the first worker has sent every device ("P"): it
  * plans the lanes and starts their workers. */

@@ -18,6 +18,8 @@
  *   R <result>             a result (kcs_result_entry_serialize): added to the
  *                          results and counted by its "verdict", which is
  *                          taken off
+ *   M <id>                 the worker begins measuring device <id>'s ceilings
+ *                          (progress for the hang timer; nothing else)
  *   P                      (the first worker only) every device is open, its
  *                          ceilings measured and its D line sent: the runner
  *                          plans the lanes (kcs_plan_lanes) from the D lines
@@ -32,7 +34,7 @@
  * lane 0's; later workers open their lane's devices only (no context on
  * another lane's GPU) and take the ceilings from the plan.
  *
- * Order: D for every device first (again from each new worker; the first
+ * Order: M before each device's ceilings (when measured), D for every device first (again from each new worker; the first
  * worker's D lines, then P, before its first B), then per
  * case its B 0, then as R the results that need no kernel run (a skipped or
  * unpreparable case, a backend without devices), then per kernel B and R.
@@ -94,6 +96,12 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry)
     if (text)
         send_line(out->fd, "R", text);
     free(text);
+}
+
+void kcs_sink_measuring(kcs_sink *out, const kcs_open_device *device)
+{
+    if (out->fd >= 0)
+        send_line(out->fd, "M", device->id);
 }
 
 void kcs_sink_plan_ready(kcs_sink *out)

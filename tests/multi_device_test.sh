@@ -39,10 +39,10 @@ expect: oracle
 ```
 
 ```kcs-case
-case: f64-n250000
+case: f64-n65536
 op: scale
 dtype: f64
-sizes: n=250000
+sizes: n=65536
 params: alpha=3
 input x: normal
 expect: oracle
@@ -55,9 +55,9 @@ run() { "$saboteur" run --cases cases --no-save --time-limit 20 "$@" > run.log 2
 # 1. a flipped bit on one of three identical devices
 run --backend replica --device 0 --device 1 --device 2 --jobs 3 --determinism --results flip.json \
     && fail "a disagreement did not fail the run"
-grep -q '^DISAGREE scale/f64-n250000 loop: replica:2 computed other bits than the majority of its identical peers, e.g. replica:0 in y' run.log \
-    || fail "replica:2 was not named as disagreeing on scale/f64-n250000"
-grep -q '^ODD ONE OUT scale/f64-n250000: replica:2 loop' run.log || fail "replica:2 was not named the odd one out"
+grep -q '^DISAGREE scale/f64-n65536 loop: replica:2 computed other bits than the majority of its identical peers, e.g. replica:0 in y' run.log \
+    || fail "replica:2 was not named as disagreeing on scale/f64-n65536"
+grep -q '^ODD ONE OUT scale/f64-n65536: replica:2 loop' run.log || fail "replica:2 was not named the odd one out"
 "$python" - flip.json <<'PY' || { cat run.log; exit 1; }
 import json, sys
 data = json.load(open(sys.argv[1]))
@@ -84,7 +84,7 @@ grep -q 'DISAGREE\|ODD ONE OUT' run.log && fail "an honest pair was called diffe
 #    machine that runs ninja check has two cores, and other tests share them)
 run --backend replica --device 0 --device 3 --jobs 2 --benchmark --min-time 0.05 --results slow.json \
     || fail "the timed run failed"
-grep -q '^STRAGGLER scale/f64-n250000 loop: replica:3 took' run.log || fail "replica:3 was not flagged as a straggler"
+grep -q '^STRAGGLER scale/f64-n65536 loop: replica:3 took' run.log || fail "replica:3 was not flagged as a straggler"
 grep -q '^STRAGGLER.*replica:[01]' run.log && fail "an honest replica was flagged as a straggler"
 run --backend replica --device 0 --device 1 --jobs 2 --benchmark --min-time 0.05 --results pair.json \
     || fail "the honest timed run failed"
