@@ -615,7 +615,8 @@ def main():
         # The runner once more with the saboteur backend beside the reference,
         # for `ninja check` to run through the normal path.
         saboteur_list = backend_list(os.path.join(folder, "saboteur_backends.c"),
-                                     ["kcs_reference_backend", "kcs_saboteur_runner_backend"],
+                                     ["kcs_reference_backend", "kcs_saboteur_runner_backend",
+                                      "kcs_replica_backend"],
                                      "the backends of kcs-saboteur")
         saboteur_runner = os.path.join(folder, "kcs-saboteur")
         saboteurs = [obj for obj in support if not obj.endswith("_support.o")]

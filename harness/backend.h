@@ -38,6 +38,9 @@ typedef struct {
                                    to zero (OpenCL: CL_DEVICE_SINGLE_FP_CONFIG without
                                    CL_FP_DENORM; CUDA: kernels built with -ftz=true), so ops
                                    that allow it use kcs_op.flushing_bounds */
+    int shares_host_cores;     /* 1: its kernels run on the host's CPU cores (the reference, an
+                                  OpenCL CPU device such as POCL), so the runner does not run
+                                  two such devices' workers at once by default (docs/runner.md) */
 } kcs_device_info;
 
 /* The device's own limits, measured in the same run as the cases so that

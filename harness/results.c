@@ -1,6 +1,7 @@
 /* results.c: results as JSON through jansson, and as JUnit XML (see results.h). */
 #include "results.h"
 #include "speed.h"
+#include "results_json.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -143,6 +144,7 @@ static json_t *device_json(const char *id, const char *backend, int index, const
                   info->vendor, "driver_version", info->driver_version, "runtime_version",
                   info->runtime_version, "details", info->details, "memory_bytes",
                   (json_int_t)info->memory_bytes);
+    json_object_set_new(device, "shares_host_cores", json_boolean(info->shares_host_cores));
     json_object_set_new(device, "ceilings", ceilings_json(ceilings));
     return device;
 }
@@ -495,6 +497,57 @@ kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *t
     }
     json_array_append_new(results->devices, device);
     return KCS_OK;
+}
+
+/* An entry with its sort key. */
+typedef struct {
+    long case_position, device_position;
+    size_t arrival;
+    json_t *item;
+} sortable_entry;
+
+static int compare_sortable(const void *a, const void *b)
+{
+    const sortable_entry *x = a, *y = b;
+    if (x->case_position != y->case_position)
+        return x->case_position < y->case_position ? -1 : 1;
+    if (x->device_position != y->device_position)
+        return x->device_position < y->device_position ? -1 : 1;
+    return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+}
+
+void kcs_results_sort(kcs_results *results, const kcs_case_list *cases)
+{
+    size_t count = json_array_size(results->entries);
+    sortable_entry *order = calloc(count ? count : 1, sizeof *order);
+    if (!order)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        json_t *item = json_array_get(results->entries, i);
+        const char *name = json_string_value(json_object_get(item, "case"));
+        const char *device = json_string_value(json_object_get(item, "device"));
+        order[i] = (sortable_entry){-1, -1, i, json_incref(item)};
+        for (size_t c = 0; name && c < cases->count; c++)
+            if (strcmp(cases->cases[c].name, name) == 0) {
+                order[i].case_position = (long)c;
+                break;
+            }
+        for (size_t d = 0; device && d < json_array_size(results->devices); d++)
+            if (strcmp(device, json_string_value(json_object_get(json_array_get(results->devices, d), "id"))) == 0) {
+                order[i].device_position = (long)d;
+                break;
+            }
+    }
+    qsort(order, count, sizeof *order, compare_sortable);
+    json_array_clear(results->entries);
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(results->entries, order[i].item);
+    free(order);
+}
+
+json_t *kcs_results_root(kcs_results *results)
+{
+    return results->root;
 }
 
 kcs_result_counts kcs_results_counts(const kcs_results *results)

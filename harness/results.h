@@ -92,6 +92,20 @@ kcs_status kcs_results_add_serialized_error(kcs_results *results, const char *id
 /* Adds a device sent by a worker, unless one with its id is there already. */
 kcs_status kcs_results_add_serialized_device(kcs_results *results, const char *text, kcs_error *err);
 
+/* Orders the results as a run of one worker would have: by the case's place
+ * in cases, then the device's place among the devices (a case's results
+ * without a device first), then as they came; problems in files stay first.
+ * Workers of several lanes send their results in whatever order they finish. */
+void kcs_results_sort(kcs_results *results, const kcs_case_list *cases);
+
+/* Compares the results with each other once the run is over (harness/agreement.c,
+ * docs/runner.md): identical devices' output hashes ("agreement"), the odd
+ * one out among three or more results of a case ("odd_one_out"), and devices
+ * slower than their identical peers ("stragglers"); writes them into the
+ * results and prints one line per finding (nothing when quiet). Returns the
+ * number of disagreements: silent data corruption fails the run. */
+int kcs_results_compare_devices(kcs_results *results, int quiet);
+
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);
 

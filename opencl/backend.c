@@ -283,6 +283,7 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
     cl_device_fp_config single_config = 0;
     KCS_OPENCL_CHECK(clGetDeviceInfo(id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single_config, &single_config, NULL),
                      err);
+    info->shares_host_cores = (device->type & CL_DEVICE_TYPE_CPU) != 0;
     const char *extra_options = getenv("KCS_OPENCL_BUILD_OPTIONS");
     info->flushes_f32_subnormals = !(single_config & CL_FP_DENORM) ||
                                    (extra_options && strstr(extra_options, "-cl-denorms-are-zero"));

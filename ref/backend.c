@@ -63,6 +63,7 @@ static kcs_status open_device(int index, kcs_device **device, kcs_device_info *i
     snprintf(info->runtime_version, sizeof info->runtime_version, "C compiler %s", __VERSION__);
     snprintf(info->details, sizeof info->details, "strict IEEE: -ffp-contract=off, no fast-math");
     info->memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    info->shares_host_cores = 1;
     return KCS_OK;
 }
 

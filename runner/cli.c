@@ -45,6 +45,9 @@ static const char usage_text[] =
     "  --no-save          write no .npy files\n"
     "  --time-limit S     a case making no progress for S seconds is an error and the\n"
     "                     run goes on (default 600; 0: no limit)\n"
+    "  --jobs N           run N devices' workers at once, each device in a worker of its\n"
+    "                     own (default: every GPU at once, beside one worker for all of\n"
+    "                     the devices that share the host's cores: reference, POCL)\n"
     "  --in-process       run cases in this process, not in a worker process (for a\n"
     "                     debugger; a hang or crash then ends the run)\n"
     "  --expectations FILE  expected failures and skips, each with a reason (repeatable;\n"
@@ -118,6 +121,17 @@ static int take_time_limit(const char *text, kcs_runner_options *o)
     return 1;
 }
 
+static int take_jobs(const char *text, kcs_runner_options *o)
+{
+    char *end;
+    o->jobs = (int)strtol(text, &end, 10);
+    if (*end || o->jobs < 1 || o->jobs > 64) {
+        fprintf(stderr, "kcs: --jobs needs a count of workers from 1 to 64\n");
+        return 0;
+    }
+    return 1;
+}
+
 static int take_min_repeats(const char *text, kcs_runner_options *o)
 {
     char *end;
@@ -154,6 +168,7 @@ static const struct option long_options[] = {
     {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
+    {"jobs", required_argument, 0, 'J'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -176,6 +191,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'E': o->strict_expectations = 1; break;
     case 'K': o->kernel_pattern = value; break;
     case 'T': ok = take_time_limit(value, o); break;
+    case 'J': ok = take_jobs(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
     case 't': ok = take_min_time(value, o); break;
     case 'L': o->skip_large = 1; break;

@@ -52,13 +52,43 @@ static void add_absent(kcs_device_set *set, const kcs_backend *backend, const ch
     snprintf(absent->reason, sizeof absent->reason, "no %s device: %s", backend->name, reason);
 }
 
+/* Which devices of the plan a lane opens: NULL plan, every one. */
+typedef struct {
+    const kcs_lane_plan *plan;
+    int lane;
+} lane_filter;
+
+/* The plan's entry of a device id, or NULL. */
+static const kcs_lane_device *planned(const kcs_lane_plan *plan, const char *id)
+{
+    for (int d = 0; d < plan->device_count; d++)
+        if (strcmp(plan->devices[d].id, id) == 0)
+            return &plan->devices[d];
+    return NULL;
+}
+
+/* Whether a lane runs device index of backend: checked before opening it,
+ * so that no worker makes a context on another lane's GPU. */
+static int in_lane(const lane_filter *filter, const kcs_backend *backend, int index)
+{
+    if (!filter->plan)
+        return 1;
+    char id[64];
+    snprintf(id, sizeof id, "%s:%d", backend->name, index);
+    const kcs_lane_device *device = planned(filter->plan, id);
+    return device && device->lane == filter->lane;
+}
+
 /* Opens the wanted devices among a backend's count; returns how many it
  * added, with the last reason one could not be opened in reason. */
-static int open_backend_devices(const kcs_runner_options *o, const kcs_backend *backend, int count,
-                                kcs_device_set *set, char *reason, size_t reason_size)
+static int open_backend_devices(const kcs_runner_options *o, const lane_filter *filter,
+                                const kcs_backend *backend, int count, kcs_device_set *set, char *reason,
+                                size_t reason_size)
 {
     int opened = 0;
     for (int index = 0; index < count; index++) {
+        if (!in_lane(filter, backend, index))
+            continue;
         kcs_error err = {{0}};
         kcs_open_device d = {.backend = backend, .index = index};
         if (backend->open(index, &d.device, &d.info, &err) != KCS_OK) {
@@ -71,36 +101,121 @@ static int open_backend_devices(const kcs_runner_options *o, const kcs_backend *
             continue;
         }
         snprintf(d.id, sizeof d.id, "%s:%d", backend->name, index);
+        const kcs_lane_device *known = filter->plan ? planned(filter->plan, d.id) : NULL;
+        if (known && known->has_ceilings) { /* measured by the first worker, alone */
+            d.ceilings = known->ceilings;
+            d.has_ceilings = 1;
+        }
         add_device(set, &d);
         opened++;
     }
     return opened;
 }
 
-/* Opens a backend's wanted devices, or records it as absent with the reason. */
-static void open_backend(const kcs_runner_options *o, const kcs_backend *backend, kcs_device_set *set)
+/* Whether the plan has a device of backend in lane (any lane: -1). */
+static int lane_has_backend(const lane_filter *filter, int lane, const kcs_backend *backend)
 {
+    size_t length = strlen(backend->name);
+    for (int d = 0; d < filter->plan->device_count; d++) {
+        const kcs_lane_device *device = &filter->plan->devices[d];
+        if ((lane < 0 || device->lane == lane) && strncmp(device->id, backend->name, length) == 0 &&
+            device->id[length] == ':')
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens a backend's wanted devices, or records it as absent with the reason
+ * (in a lane: only lane 0 records backends without a device, and any lane a
+ * device of its own that did not open). */
+static void open_backend(const kcs_runner_options *o, const lane_filter *filter, const kcs_backend *backend,
+                         kcs_device_set *set)
+{
+    if (filter->plan && !lane_has_backend(filter, filter->lane, backend) &&
+        (filter->lane != 0 || lane_has_backend(filter, -1, backend)))
+        return; /* another lane's backend, or one without devices that lane 0 reports */
     kcs_error err = {{0}};
     int count = 0, opened = 0;
     char reason[1024] = "";
     if (backend->device_count(&count, &err) != KCS_OK) {
         snprintf(reason, sizeof reason, "%s", err.message);
     } else {
-        opened = open_backend_devices(o, backend, count, set, reason, sizeof reason);
+        opened = open_backend_devices(o, filter, backend, count, set, reason, sizeof reason);
         if (!opened && !reason[0])
             snprintf(reason, sizeof reason, "%s",
                      count == 0 ? "no device found" : "no device matches --device/--platform");
     }
-    if (!opened)
+    if (!opened && (!filter->plan || filter->lane == 0 || reason[0]))
         add_absent(set, backend, reason);
 }
 
-void kcs_open_devices(const kcs_runner_options *o, kcs_device_set *set)
+static void open_devices(const kcs_runner_options *o, const lane_filter *filter, kcs_device_set *set)
 {
     memset(set, 0, sizeof *set);
     for (size_t b = 0; b < kcs_builtin_backend_count; b++)
         if (backend_wanted(o, kcs_builtin_backends[b]->name))
-            open_backend(o, kcs_builtin_backends[b], set);
+            open_backend(o, filter, kcs_builtin_backends[b], set);
+}
+
+void kcs_open_devices(const kcs_runner_options *o, kcs_device_set *set)
+{
+    lane_filter every = {NULL, 0};
+    open_devices(o, &every, set);
+}
+
+void kcs_open_lane_devices(const kcs_runner_options *o, const kcs_lane_plan *plan, int lane, kcs_device_set *set)
+{
+    lane_filter filter = {plan, lane};
+    open_devices(o, &filter, set);
+}
+
+void kcs_keep_lane_devices(const kcs_lane_plan *plan, int lane, kcs_device_set *set)
+{
+    lane_filter filter = {plan, lane};
+    int kept = 0;
+    for (int d = 0; d < set->device_count; d++) {
+        kcs_open_device *device = &set->devices[d];
+        if (in_lane(&filter, device->backend, device->index))
+            set->devices[kept++] = *device;
+        else
+            device->backend->close(device->device);
+    }
+    set->device_count = kept;
+}
+
+void kcs_plan_lanes(const kcs_runner_options *o, kcs_lane_plan *plan)
+{
+    /* Default: the devices that share the host's cores in one lane (two
+     * CPU-heavy workers at once would only take turns on the cores and
+     * disturb each other's timing), every other device a lane of its own.
+     * --jobs: every device its own lane (the user chose how many at once). */
+    int host_lane = -1;
+    plan->lane_count = 0;
+    for (int d = 0; d < plan->device_count; d++) {
+        kcs_lane_device *device = &plan->devices[d];
+        if (!o->jobs && device->shares_host_cores) {
+            if (host_lane < 0)
+                host_lane = plan->lane_count++;
+            device->lane = host_lane;
+        } else {
+            device->lane = plan->lane_count++;
+        }
+    }
+    if (plan->lane_count == 0)
+        plan->lane_count = 1; /* no device: one lane records the backends' skips */
+    /* lane 0 is the first worker's: it holds the first device opened, and
+     * the lanes keep the order in which their first devices were opened */
+}
+
+void kcs_lane_label(const kcs_lane_plan *plan, int lane, char *label, size_t size)
+{
+    int found = 0;
+    snprintf(label, size, "lane %d", lane);
+    for (int d = 0; d < plan->device_count; d++)
+        if (plan->devices[d].lane == lane && found++ == 0)
+            snprintf(label, size, "%s", plan->devices[d].id);
+    if (found > 1)
+        snprintf(label, size, "host");
 }
 
 void kcs_close_devices(kcs_device_set *set)
@@ -140,21 +255,24 @@ static void print_ceilings(const kcs_open_device *device)
     printf("\n");
 }
 
-void kcs_measure_ceilings(kcs_device_set *set)
+void kcs_measure_device_ceilings(kcs_open_device *device)
 {
-    for (int d = 0; d < set->device_count; d++) {
-        kcs_open_device *device = &set->devices[d];
-        if (!device->backend->measure_ceilings)
-            continue;
-        kcs_error err = {{0}};
-        if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
-            printf("ceilings %s: not measured: %s\n", device->id, err.message);
-            continue;
-        }
+    if (!device->backend->measure_ceilings)
+        return;
+    kcs_error err = {{0}};
+    if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
+        printf("ceilings %s: not measured: %s\n", device->id, err.message);
+    } else {
         device->has_ceilings = 1;
         print_ceilings(device);
     }
     fflush(stdout);
+}
+
+void kcs_measure_ceilings(kcs_device_set *set)
+{
+    for (int d = 0; d < set->device_count; d++)
+        kcs_measure_device_ceilings(&set->devices[d]);
 }
 
 /* Prints a device and the kernels its backend has. */

@@ -294,45 +294,93 @@ static double now_seconds(void)
 }
 
 /* "[i/N] case" before a case's lines, with the time so far and, once a case
- * has finished, an estimate of the time left (by cases done: coarse, since
- * cases differ, but a person watching a long run sees it move). */
-static void print_progress(const kcs_runner_options *o, const kcs_case *c, size_t position, size_t total)
+ * has finished, an estimate of the time left (by units done: coarse, since
+ * cases differ, but a person watching a long run sees it move). With several
+ * lanes, i and N count the units of every lane (a case on a lane) and the
+ * line names the lane. */
+static void print_progress(const kcs_runner_options *o, const kcs_case *c, long position, long total,
+                           const char *lane)
 {
     if (o->quiet)
         return;
     double elapsed = now_seconds() - run_started;
-    printf("[%zu/%zu] %s (%.0f s", position, total, c->name, elapsed);
+    printf("[%ld/%ld] %s", position, total, c->name);
+    if (lane)
+        printf(" on %s", lane);
+    printf(" (%.0f s", elapsed);
     if (position > 1)
         printf(", about %.0f s left", elapsed / (double)(position - 1) * (double)(total - position + 1));
     printf(")\n");
     fflush(stdout);
 }
 
+/* The first worker of a lane run: plans the lanes from the devices it
+ * opened (the runner plans the same from their D lines), says so ("P"),
+ * and keeps lane 0's devices. */
+static void plan_from_first_worker(const kcs_runner_options *o, run_context *context, size_t selected)
+{
+    static kcs_lane_plan plan;
+    memset(&plan, 0, sizeof plan);
+    for (int d = 0; d < context->devices.device_count && d < KCS_MAX_LANE_DEVICES; d++) {
+        const kcs_open_device *device = &context->devices.devices[d];
+        kcs_lane_device *planned = &plan.devices[plan.device_count++];
+        snprintf(planned->id, sizeof planned->id, "%s", device->id);
+        planned->shares_host_cores = device->info.shares_host_cores;
+    }
+    kcs_plan_lanes(o, &plan);
+    kcs_sink *out = context->out;
+    if (out->progress)
+        out->progress->total = (long)selected * plan.lane_count;
+    kcs_sink_plan_ready(out);
+    kcs_keep_lane_devices(&plan, 0, &context->devices);
+    out->plan = &plan;
+    out->lane = 0;
+    out->first = 0;
+}
+
 void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out)
 {
     run_context context = {.o = o, .out = out};
-    kcs_open_devices(o, &context.devices);
-    if (o->ceilings)
-        kcs_measure_ceilings(&context.devices);
+    int planned_lane = out->plan && !out->first;
+    if (planned_lane)
+        kcs_open_lane_devices(o, out->plan, out->lane, &context.devices);
+    else
+        kcs_open_devices(o, &context.devices);
+    /* a lane's devices were measured by the first worker, one at a time */
+    for (int d = 0; o->ceilings && !planned_lane && d < context.devices.device_count; d++) {
+        kcs_sink_measuring(out, &context.devices.devices[d]);
+        kcs_measure_device_ceilings(&context.devices.devices[d]);
+    }
     for (int d = 0; d < context.devices.device_count; d++) {
         kcs_sink_device(out, &context.devices.devices[d]);
         kcs_print_device(o, &context.devices.devices[d]);
     }
+    size_t total = 0;
+    for (size_t i = 0; i < cases->count; i++)
+        total += kcs_case_selected(o, &cases->cases[i]) != 0;
+    if (out->first)
+        plan_from_first_worker(o, &context, total);
+    char label[64] = "";
+    int lanes = out->plan ? out->plan->lane_count : 1;
+    if (lanes > 1)
+        kcs_lane_label(out->plan, out->lane, label, sizeof label);
     kcs_golden *golden = NULL;
     if (kcs_golden_open(o->golden_dir, &golden, &context.golden_error) == KCS_OK)
         context.golden = golden;
     if (run_started == 0.0)
         run_started = now_seconds();
-    size_t total = 0, position = 0;
-    for (size_t i = 0; i < cases->count; i++)
-        total += kcs_case_selected(o, &cases->cases[i]) != 0;
+    long position = 0;
     for (size_t i = 0; i < cases->count; i++) {
         if (!kcs_case_selected(o, &cases->cases[i]))
             continue;
-        if (kcs_sink_resumes_after(out, (int)i))
-            print_progress(o, &cases->cases[i], ++position, total);
-        else
-            ++position;
+        ++position;
+        if (kcs_sink_resumes_after(out, (int)i)) {
+            if (out->progress && lanes > 1)
+                print_progress(o, &cases->cases[i], __atomic_add_fetch(&out->progress->begun, 1, __ATOMIC_SEQ_CST),
+                               out->progress->total, label);
+            else
+                print_progress(o, &cases->cases[i], position, (long)total, NULL);
+        }
         run_case(&context, &cases->cases[i], (int)i);
     }
     kcs_golden_close(golden);
@@ -471,6 +519,8 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
     } else {
         kcs_run_in_workers(o, cases, results);
     }
+    kcs_results_sort(results, cases);
+    int disagreements = kcs_results_compare_devices(results, o->quiet);
     int exit_status = KCS_EXIT_PASSED;
     kcs_error err = {{0}};
     if (write_results(o, results, &err) != KCS_OK) {
@@ -482,7 +532,10 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
     validated &= expectations_used(o, results);
     kcs_results_free(results);
     kcs_print_summary(o->results_path, &counts);
-    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors || !validated))
+    if (disagreements)
+        fprintf(stderr, "kcs: %d case-kernel groups of identical devices disagree bit for bit: see DISAGREE above\n",
+                disagreements);
+    if (exit_status == KCS_EXIT_PASSED && (counts.failed || counts.errors || !validated || disagreements))
         exit_status = KCS_EXIT_FAILED;
     return exit_status;
 }

@@ -48,6 +48,7 @@ typedef struct {
     int ceilings;      /* measure ceilings (always with --benchmark) */
     int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
     double time_limit; /* seconds without progress before a worker is killed; 0: none */
+    int jobs;          /* --jobs: workers at once, each device its own; 0: the default lanes (lanes.c) */
     kcs_expectations expectations; /* expected failures and skips (--expectations) */
     const char *save_dir; /* NULL: save nothing */
     int save_all;
@@ -72,6 +73,42 @@ int kcs_check_backend_names(const kcs_runner_options *o);
 
 /* Whether the command line's patterns select a case (no patterns: every case). */
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
+
+/* ---- lanes: the devices that run at once (lanes.c, docs/runner.md "All devices at once") ---- */
+
+#define KCS_MAX_LANE_DEVICES 64
+
+/* A device the first worker opened, as the runner plans lanes from it. */
+typedef struct {
+    char id[64];           /* "cuda:1" */
+    int shares_host_cores; /* kcs_device_info.shares_host_cores */
+    int has_ceilings;      /* measured by the first worker, before any case ran */
+    kcs_ceilings ceilings;
+    int lane;              /* the lane that runs it */
+} kcs_lane_device;
+
+/* Which worker runs which devices: one lane per GPU, the devices that share
+ * the host's cores together in one (or, with --jobs, every device its own). */
+typedef struct {
+    kcs_lane_device devices[KCS_MAX_LANE_DEVICES];
+    int device_count;
+    int lane_count;
+} kcs_lane_plan;
+
+/* Assigns each of plan's devices (in the order they were opened) a lane:
+ * by kcs_plan_lanes alone, so the first worker and the runner agree. */
+void kcs_plan_lanes(const kcs_runner_options *o, kcs_lane_plan *plan);
+
+/* The label of a lane for the console: its device's id, or "host" for the
+ * lane of several devices that share the host's cores. */
+void kcs_lane_label(const kcs_lane_plan *plan, int lane, char *label, size_t size);
+
+/* Progress shared by every worker of a run (in memory all of them map):
+ * the units begun and their total, for "[i/N]" over all lanes. */
+typedef struct {
+    long begun;
+    long total;
+} kcs_shared_progress;
 
 /* An open device of a backend. */
 typedef struct {
@@ -101,11 +138,22 @@ typedef struct {
 /* Opens every device the options want; a backend without one is kept with the reason. */
 void kcs_open_devices(const kcs_runner_options *o, kcs_device_set *set);
 
+/* Opens the wanted devices of one lane of plan, with the ceilings the plan
+ * holds; the backends without a device are kept (with the reason) only in
+ * lane 0, and a device of the lane that no longer opens is kept as absent. */
+void kcs_open_lane_devices(const kcs_runner_options *o, const kcs_lane_plan *plan, int lane, kcs_device_set *set);
+
+/* Closes and drops the devices of set that are not in lane of plan. */
+void kcs_keep_lane_devices(const kcs_lane_plan *plan, int lane, kcs_device_set *set);
+
 /* Closes the devices and frees the set. */
 void kcs_close_devices(kcs_device_set *set);
 
 /* Measures each device's ceilings where its backend can, and prints what it found. */
 void kcs_measure_ceilings(kcs_device_set *set);
+
+/* Measures one device's ceilings where its backend can, and prints what it found. */
+void kcs_measure_device_ceilings(kcs_open_device *device);
 
 /* A device's ceilings when this run measured them, else NULL. */
 const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device);
@@ -118,6 +166,14 @@ typedef struct {
     int fd;               /* in a worker: send here, else -1 */
     int skip_case;        /* a restarted worker skips units up to and including */
     int skip_unit;        /*   (skip_case, skip_unit); -1 when nothing is skipped */
+    /* Lanes (worker.c): NULL plan, every wanted device (in the runner's own
+     * process). first: this worker opens every device, measures their
+     * ceilings, sends them and "P", then keeps lane 0's. Otherwise it opens
+     * only lane's devices and takes their ceilings from the plan. */
+    const kcs_lane_plan *plan;
+    int lane;
+    int first;
+    kcs_shared_progress *progress; /* NULL: this process counts alone */
 } kcs_sink;
 
 /* Records one result. */
@@ -125,6 +181,14 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry);
 
 /* Records a device the run uses. */
 void kcs_sink_device(kcs_sink *out, const kcs_open_device *device);
+
+/* Tells the runner that the worker begins measuring a device's ceilings
+ * ("M <id>"): progress, for the hang timer, on a loaded machine. */
+void kcs_sink_measuring(kcs_sink *out, const kcs_open_device *device);
+
+/* Tells the runner that the first worker has sent every device ("P"): it
+ * plans the lanes and starts their workers. */
+void kcs_sink_plan_ready(kcs_sink *out);
 
 /* Whether case_index is new to this worker: after a worker hung or died, the
  * next one skips the cases (and the progress lines) the earlier one began. */

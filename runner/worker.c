@@ -18,9 +18,24 @@
  *   R <result>             a result (kcs_result_entry_serialize): added to the
  *                          results and counted by its "verdict", which is
  *                          taken off
+ *   M <id>                 the worker begins measuring device <id>'s ceilings
+ *                          (progress for the hang timer; nothing else)
+ *   P                      (the first worker only) every device is open, its
+ *                          ceilings measured and its D line sent: the runner
+ *                          plans the lanes (kcs_plan_lanes) from the D lines
+ *                          and starts the other lanes' workers
  *   E                      the worker finished every case; it then exits
  *
- * Order: D for every device first (again from each new worker), then per
+ * Lanes. The runner follows one worker per lane at once (at most --jobs),
+ * each pipe with its own hang timer, and restarts a lane's worker after a
+ * hang or crash as below, with that lane's devices only. The first worker
+ * opens every device, measures the ceilings one device at a time while no
+ * case runs anywhere, then closes the devices of the other lanes and runs
+ * lane 0's; later workers open their lane's devices only (no context on
+ * another lane's GPU) and take the ceilings from the plan.
+ *
+ * Order: M before each device's ceilings (when measured), D for every device first (again from each new worker; the first
+ * worker's D lines, then P, before its first B), then per
  * case its B 0, then as R the results that need no kernel run (a skipped or
  * unpreparable case, a backend without devices), then per kernel B and R.
  * A device with no kernel for the case's op and dtype gives an R (a skip)
@@ -43,7 +58,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -79,6 +96,18 @@ void kcs_sink_result(kcs_sink *out, const kcs_result_entry *entry)
     if (text)
         send_line(out->fd, "R", text);
     free(text);
+}
+
+void kcs_sink_measuring(kcs_sink *out, const kcs_open_device *device)
+{
+    if (out->fd >= 0)
+        send_line(out->fd, "M", device->id);
+}
+
+void kcs_sink_plan_ready(kcs_sink *out)
+{
+    if (out->fd >= 0)
+        send_line(out->fd, "P", "");
 }
 
 void kcs_sink_device(kcs_sink *out, const kcs_open_device *device)
@@ -124,18 +153,7 @@ typedef struct {
     int fd;
     char *buffer;
     size_t used, capacity;
-    size_t line_length; /* of the line last returned, newline included */
 } line_reader;
-
-/* Drops the line last returned from the buffer. */
-static void drop_line(line_reader *r)
-{
-    if (!r->line_length)
-        return; /* none yet: the buffer may not even exist */
-    memmove(r->buffer, r->buffer + r->line_length, r->used - r->line_length);
-    r->used -= r->line_length;
-    r->line_length = 0;
-}
 
 /* "case on device kernel" from a unit's identity (its B line), or "" before the first. */
 static void describe_unit(const char *identity, char *text, size_t size)
@@ -153,59 +171,25 @@ static void describe_unit(const char *identity, char *text, size_t size)
 /* Seconds between the lines that say a long unit is still running. */
 enum { heartbeat_seconds = 10 };
 
-/* The next line from the pipe, its newline replaced by NUL (valid until the
- * next call); NULL when the worker is gone, or sends nothing for
- * time_limit seconds (then *hung is set). While it waits, a line every
- * heartbeat_seconds says which unit (current, its identity) is still running. */
-static char *next_line(line_reader *r, double time_limit, const char *current, int *hung)
+/* Reads what the pipe holds into the buffer; returns 0 when the worker is gone. */
+static int read_more(line_reader *r)
 {
-    drop_line(r);
-    struct pollfd watch = {.fd = r->fd, .events = POLLIN};
-    double waited = 0.0;
+    if (r->capacity - r->used < 65536) {
+        size_t capacity = r->capacity ? 2 * r->capacity : 1 << 20;
+        char *grown = realloc(r->buffer, capacity);
+        if (!grown)
+            return 0;
+        r->buffer = grown;
+        r->capacity = capacity;
+    }
     for (;;) {
-        char *newline = r->used ? memchr(r->buffer, '\n', r->used) : NULL;
-        if (newline) {
-            *newline = '\0';
-            r->line_length = (size_t)(newline - r->buffer) + 1;
-            return r->buffer;
-        }
-        /* a heartbeat every heartbeat_seconds, and at least one before a short time limit runs out */
-        double beat = time_limit > 0 && time_limit / 2 < heartbeat_seconds ? time_limit / 2 : heartbeat_seconds;
-        double slice = time_limit > 0 && time_limit - waited < beat ? time_limit - waited : beat;
-        int ready = poll(&watch, 1, (int)(slice * 1000));
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready == 0) {
-            waited += slice;
-            if (time_limit > 0 && waited >= time_limit) {
-                *hung = 1;
-                return NULL;
-            }
-            char unit[400];
-            describe_unit(current, unit, sizeof unit);
-            if (unit[0]) {
-                printf("      ... still running %s: %.0f s", unit, waited);
-                if (time_limit > 0)
-                    printf(" (the time limit is %.0f s)", time_limit);
-                printf("\n");
-                fflush(stdout);
-            }
-            continue;
-        }
-        if (r->capacity - r->used < 65536) {
-            size_t capacity = r->capacity ? 2 * r->capacity : 1 << 20;
-            char *grown = realloc(r->buffer, capacity);
-            if (!grown)
-                return NULL;
-            r->buffer = grown;
-            r->capacity = capacity;
-        }
         ssize_t got = read(r->fd, r->buffer + r->used, r->capacity - r->used);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return NULL; /* the worker is gone */
+            return 0;
         r->used += (size_t)got;
+        return 1;
     }
 }
 
@@ -221,8 +205,42 @@ typedef struct {
     int hung;     /* it then sent nothing for the time limit */
 } worker_end;
 
+/* The lanes' plan as the runner builds it from the first worker's D lines. */
+typedef struct {
+    kcs_lane_plan plan;
+    int known; /* the first worker sent P */
+} runner_plan;
+
+/* A device's ceilings from its D line (the first worker measured them). */
+static void take_planned_device(runner_plan *lanes, const char *text)
+{
+    json_t *device = json_loads(text, 0, NULL);
+    const char *id = json_string_value(json_object_get(device, "id"));
+    if (!id || lanes->known || lanes->plan.device_count >= KCS_MAX_LANE_DEVICES) {
+        json_decref(device);
+        return;
+    }
+    kcs_lane_device *planned = &lanes->plan.devices[lanes->plan.device_count++];
+    memset(planned, 0, sizeof *planned);
+    snprintf(planned->id, sizeof planned->id, "%s", id);
+    planned->shares_host_cores = json_is_true(json_object_get(device, "shares_host_cores"));
+    json_t *ceilings = json_object_get(device, "ceilings");
+    if (json_is_object(ceilings)) {
+        kcs_ceilings *c = &planned->ceilings;
+        c->copy_bytes_per_s = json_number_value(json_object_get(ceilings, "copy_bytes_per_s"));
+        c->host_to_device_bytes_per_s = json_number_value(json_object_get(ceilings, "host_to_device_bytes_per_s"));
+        c->fma_flops_per_s = json_number_value(json_object_get(ceilings, "fma_flops_per_s"));
+        c->gemm_flops_per_s = json_number_value(json_object_get(ceilings, "gemm_flops_per_s"));
+        const char *method = json_string_value(json_object_get(ceilings, "method"));
+        snprintf(c->method, sizeof c->method, "%s", method ? method : "");
+        planned->has_ceilings = 1;
+    }
+    json_decref(device);
+}
+
 /* Acts on one line from a worker. */
-static void take_line(const char *line, kcs_results *results, unit_in_progress *unit, worker_end *end)
+static void take_line(const kcs_runner_options *o, const char *line, kcs_results *results, runner_plan *lanes,
+                      unit_in_progress *unit, worker_end *end)
 {
     kcs_error err = {{0}};
     kcs_status status = KCS_OK;
@@ -236,6 +254,10 @@ static void take_line(const char *line, kcs_results *results, unit_in_progress *
         status = kcs_results_add_serialized(results, line + 2, &err);
     } else if (line[0] == 'D') {
         status = kcs_results_add_serialized_device(results, line + 2, &err);
+        take_planned_device(lanes, line + 2);
+    } else if (line[0] == 'P') {
+        kcs_plan_lanes(o, &lanes->plan);
+        lanes->known = 1;
     } else if (line[0] == 'E') {
         end->finished = 1;
     }
@@ -243,23 +265,12 @@ static void take_line(const char *line, kcs_results *results, unit_in_progress *
         fprintf(stderr, "kcs: %s\n", err.message);
 }
 
-/* Reads a worker's lines until it is gone or hangs. */
-static worker_end follow_worker(const kcs_runner_options *o, int fd, kcs_results *results,
-                                unit_in_progress *unit)
-{
-    line_reader reader = {.fd = fd};
-    worker_end end = {0};
-    for (const char *line; (line = next_line(&reader, o->time_limit, unit->identity, &end.hung));)
-        take_line(line, results, unit, &end);
-    free(reader.buffer);
-    return end;
-}
-
-/* Forks a worker that runs the cases, skipping as resume says, into a pipe
- * whose read end goes to *fd; returns 0 (with the reason printed) when no
- * pipe or process can be made. */
+/* Forks a worker that runs the cases as resume says (its lane, the units
+ * to skip), into a pipe whose read end goes to *fd; returns 0 (with the
+ * reason printed) when no pipe or process can be made. The child closes
+ * the other workers' pipes (open_fds, count of them). */
 static int start_worker(const kcs_runner_options *o, const kcs_case_list *cases, const kcs_sink *resume,
-                        pid_t *worker, int *fd)
+                        const int *open_fds, int open_count, pid_t *worker, int *fd)
 {
     int pipe_ends[2];
     if (pipe(pipe_ends) != 0) {
@@ -271,8 +282,13 @@ static int start_worker(const kcs_runner_options *o, const kcs_case_list *cases,
     *worker = fork();
     if (*worker == 0) {
         close(pipe_ends[0]);
-        kcs_sink remote = {.fd = pipe_ends[1], .skip_case = resume->skip_case,
-                           .skip_unit = resume->skip_unit};
+        for (int i = 0; i < open_count; i++)
+            close(open_fds[i]);
+        /* one write per line, so that lines of workers running at once never interleave */
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        kcs_sink remote = *resume;
+        remote.fd = pipe_ends[1];
+        remote.results = NULL;
         kcs_run_cases(o, cases, &remote);
         send_line(pipe_ends[1], "E", "");
         fflush(stdout);
@@ -354,35 +370,188 @@ static void record_unit_error(const kcs_runner_options *o, kcs_results *results,
     json_decref(identity);
 }
 
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One lane's worker as the runner follows it. */
+typedef struct {
+    enum { LANE_WAITING, LANE_RUNNING, LANE_DONE } state;
+    pid_t pid;
+    line_reader reader;
+    unit_in_progress unit;
+    worker_end end;
+    double last_line;  /* when its last bytes came */
+    double last_beat;  /* when the runner last said its unit is still running */
+    kcs_sink resume;   /* its lane, and the units a new worker skips */
+} lane_worker;
+
+/* Acts on every whole line a lane's worker has sent. */
+static void take_lines(const kcs_runner_options *o, kcs_results *results, runner_plan *lanes, lane_worker *w)
+{
+    size_t start = 0;
+    for (char *newline; (newline = memchr(w->reader.buffer + start, '\n', w->reader.used - start));) {
+        *newline = '\0';
+        take_line(o, w->reader.buffer + start, results, lanes, &w->unit, &w->end);
+        start = (size_t)(newline - w->reader.buffer) + 1;
+    }
+    memmove(w->reader.buffer, w->reader.buffer + start, w->reader.used - start);
+    w->reader.used -= start;
+}
+
+/* Starts lane's worker; returns 0 when none could start. */
+static int start_lane(const kcs_runner_options *o, const kcs_case_list *cases, lane_worker *workers, int count,
+                      int lane)
+{
+    int open_fds[KCS_MAX_LANE_DEVICES], open_count = 0;
+    for (int l = 0; l < count; l++)
+        if (workers[l].state == LANE_RUNNING)
+            open_fds[open_count++] = workers[l].reader.fd;
+    lane_worker *w = &workers[lane];
+    if (!start_worker(o, cases, &w->resume, open_fds, open_count, &w->pid, &w->reader.fd))
+        return 0;
+    w->state = LANE_RUNNING;
+    w->end = (worker_end){0};
+    w->reader.used = 0;
+    w->last_line = w->last_beat = seconds_now();
+    return 1;
+}
+
+/* A lane's worker ended (it finished, hung or died): buries it, and where
+ * it did not finish records its unit as an error and sets its lane to start
+ * again after that unit. */
+static void end_lane(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results,
+                     lane_worker *w)
+{
+    close(w->reader.fd);
+    int wait_status = bury_worker(w->pid, w->end.hung);
+    w->state = LANE_DONE;
+    if (w->end.finished && !w->end.hung)
+        return;
+    char message[512];
+    describe_failure(o, w->end.hung, wait_status, message, sizeof message);
+    if (!w->unit.identity) {
+        record_failure_before_first_case(results, message);
+        return;
+    }
+    record_unit_error(o, results, cases, &w->unit, message);
+    /* After a failure in preparing a case (unit 0) none of its units can run. */
+    w->resume.skip_case = w->unit.case_index;
+    w->resume.skip_unit = w->unit.unit == 0 ? INT_MAX : w->unit.unit;
+    w->resume.first = 0;
+    free(w->unit.identity);
+    w->unit = (unit_in_progress){.case_index = -1, .unit = -1};
+    w->state = LANE_WAITING;
+}
+
+/* Kills a worker silent for the time limit; says every heartbeat_seconds
+ * which unit a quiet worker is still running. */
+static void watch_quiet(const kcs_runner_options *o, lane_worker *w, double now)
+{
+    double quiet = now - w->last_line;
+    if (o->time_limit > 0 && quiet >= o->time_limit) {
+        w->end.hung = 1;
+        kill(w->pid, SIGKILL);
+        return;
+    }
+    double beat = o->time_limit > 0 && o->time_limit / 2 < heartbeat_seconds ? o->time_limit / 2 : heartbeat_seconds;
+    if (now - w->last_beat < beat)
+        return;
+    w->last_beat = now;
+    char unit[400];
+    describe_unit(w->unit.identity, unit, sizeof unit);
+    if (!unit[0])
+        return;
+    printf("      ... still running %s: %.0f s", unit, quiet);
+    if (o->time_limit > 0)
+        printf(" (the time limit is %.0f s)", o->time_limit);
+    printf("\n");
+    fflush(stdout);
+}
+
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
 {
-    /* Which units a new worker skips; also where results go if none can start. */
-    kcs_sink resume = {.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1};
-    for (;;) {
-        pid_t worker;
-        int fd;
-        if (!start_worker(o, cases, &resume, &worker, &fd)) {
-            kcs_run_cases(o, cases, &resume);
-            return;
-        }
-        unit_in_progress unit = {.case_index = -1, .unit = -1};
-        worker_end end = follow_worker(o, fd, results, &unit);
-        close(fd);
-        int wait_status = bury_worker(worker, end.hung);
-        if (end.finished && !end.hung) {
-            free(unit.identity);
-            return;
-        }
-        char message[512];
-        describe_failure(o, end.hung, wait_status, message, sizeof message);
-        if (!unit.identity) {
-            record_failure_before_first_case(results, message);
-            return;
-        }
-        record_unit_error(o, results, cases, &unit, message);
-        free(unit.identity);
-        /* After a failure in preparing a case (unit 0) none of its units can run. */
-        resume.skip_case = unit.case_index;
-        resume.skip_unit = unit.unit == 0 ? INT_MAX : unit.unit;
+    static runner_plan lanes; /* large; one run per process */
+    memset(&lanes, 0, sizeof lanes);
+    kcs_shared_progress *progress = mmap(NULL, sizeof *progress, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                         -1, 0);
+    if (progress == MAP_FAILED)
+        progress = NULL;
+    else
+        memset(progress, 0, sizeof *progress);
+    lane_worker workers[KCS_MAX_LANE_DEVICES];
+    memset(workers, 0, sizeof workers);
+    for (int l = 0; l < KCS_MAX_LANE_DEVICES; l++) {
+        workers[l].unit = (unit_in_progress){.case_index = -1, .unit = -1};
+        workers[l].resume = (kcs_sink){.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1,
+                                       .plan = &lanes.plan, .lane = l, .progress = progress};
     }
+    /* The first worker opens every device and measures their ceilings one at
+     * a time, before any case runs anywhere; its "P" starts the other lanes. */
+    workers[0].resume.first = 1;
+    workers[0].resume.plan = NULL;
+    if (!start_lane(o, cases, workers, 1, 0)) {
+        kcs_sink direct = {.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1};
+        kcs_run_cases(o, cases, &direct);
+        return;
+    }
+    for (;;) {
+        int count = lanes.known ? lanes.plan.lane_count : 1;
+        int running = 0, limit = o->jobs ? o->jobs : count;
+        for (int l = 0; l < count; l++)
+            running += workers[l].state == LANE_RUNNING;
+        for (int l = 0; l < count && running < limit; l++) {
+            if (workers[l].state != LANE_WAITING)
+                continue;
+            workers[l].resume.plan = &lanes.plan;
+            if (!start_lane(o, cases, workers, count, l)) {
+                workers[l].state = LANE_DONE;
+                record_failure_before_first_case(results, "no worker process could be started for this lane");
+                continue;
+            }
+            running++;
+        }
+        if (running == 0)
+            break;
+        struct pollfd watch[KCS_MAX_LANE_DEVICES];
+        int which[KCS_MAX_LANE_DEVICES], watched = 0;
+        for (int l = 0; l < count; l++)
+            if (workers[l].state == LANE_RUNNING) {
+                watch[watched] = (struct pollfd){.fd = workers[l].reader.fd, .events = POLLIN};
+                which[watched++] = l;
+            }
+        int ready = poll(watch, (nfds_t)watched, 250);
+        if (ready < 0 && errno != EINTR)
+            break;
+        double now = seconds_now();
+        for (int i = 0; i < watched && ready > 0; i++) {
+            lane_worker *w = &workers[which[i]];
+            if (!(watch[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (read_more(&w->reader)) {
+                w->last_line = w->last_beat = now;
+                take_lines(o, results, &lanes, w);
+            } else {
+                take_lines(o, results, &lanes, w);
+                end_lane(o, cases, results, w);
+            }
+        }
+        for (int i = 0; i < watched; i++) {
+            lane_worker *w = &workers[which[i]];
+            if (w->state == LANE_RUNNING && !w->end.hung)
+                watch_quiet(o, w, now);
+        }
+        /* a first worker that ended before planning leaves one lane: its own */
+        if (!lanes.known && workers[0].state != LANE_RUNNING && workers[0].state != LANE_WAITING)
+            break;
+    }
+    for (int l = 0; l < KCS_MAX_LANE_DEVICES; l++) {
+        free(workers[l].reader.buffer);
+        free(workers[l].unit.identity);
+    }
+    if (progress)
+        munmap(progress, sizeof *progress);
 }

@@ -1,0 +1,120 @@
+#!/bin/sh
+# multi_device_test.sh: a run over several devices at once (docs/runner.md,
+# "All devices at once", "Identical devices must agree", "Stragglers"), on the
+# four identical replica devices of build/kcs-saboteur (tests/replica_backend.c:
+# replica:2 flips one bit of one output, replica:3 does its work eight times).
+#   1. replica:2 beside honest replicas is named as disagreeing, with the case,
+#      kernel and output, and the run fails; the odd one out is named too.
+#   2. two honest replicas agree on every case (--determinism proves their
+#      kernels deterministic) and the run passes.
+#   3. replica:3 timed beside an honest one is flagged as a straggler; the
+#      honest pair alone is not.
+#   4. the workers of two lanes run at once: each replica's kernel waits for
+#      another's to start (KCS_REPLICA_RENDEZVOUS), so they pass only when
+#      they overlap, and fail with --jobs 1.
+#   5. a hang in one lane (the saboteur's hanging kernel) costs that unit only:
+#      the other lane's results and the rest of the hanging lane's are there.
+#   6. the results file is in case order, then device order, whatever order
+#      the lanes finished in.
+# usage: tests/multi_device_test.sh build/kcs   (uses build/kcs-saboteur beside it)
+set -u
+python=${KCS_PYTHON:-/usr/bin/python3}
+saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
+source=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mkdir cases
+cat > cases/scale.md <<'CASES'
+# Scale cases for the test of several devices at once
+
+```kcs-case
+case: f32-n1001
+op: scale
+dtype: f32
+sizes: n=1001
+params: alpha=-0.1
+input x: normal
+expect: oracle
+```
+
+```kcs-case
+case: f64-n65536
+op: scale
+dtype: f64
+sizes: n=65536
+params: alpha=3
+input x: normal
+expect: oracle
+tags: perf
+```
+CASES
+fail() { echo "FAIL: $*"; cat run.log; exit 1; }
+run() { "$saboteur" run --cases cases --no-save --time-limit 20 "$@" > run.log 2>&1; }
+
+# 1. a flipped bit on one of three identical devices
+run --backend replica --device 0 --device 1 --device 2 --jobs 3 --determinism --results flip.json \
+    && fail "a disagreement did not fail the run"
+grep -q '^DISAGREE scale/f64-n65536 loop: replica:2 computed other bits than the majority of its identical peers, e.g. replica:0 in y' run.log \
+    || fail "replica:2 was not named as disagreeing on scale/f64-n65536"
+grep -q '^ODD ONE OUT scale/f64-n65536: replica:2 loop' run.log || fail "replica:2 was not named the odd one out"
+"$python" - flip.json <<'PY' || { cat run.log; exit 1; }
+import json, sys
+data = json.load(open(sys.argv[1]))
+verdicts = {v["case"]: v for v in data["agreement"]}
+assert len(verdicts) == 2, verdicts
+for case, verdict in verdicts.items():
+    assert verdict["verdict"] == "disagree", verdict
+    assert [d["device"] for d in verdict["differing"]] == ["replica:2"], verdict
+    assert verdict["differing"][0]["outputs"] == "y" and verdict["differing"][0]["majority"], verdict
+    assert sorted(verdict["devices"]) == ["replica:0", "replica:1", "replica:2"], verdict
+hashes = {(r["case"], r["device"]): r["output_hashes"]["y"] for r in data["results"]}
+assert hashes[("scale/f32-n1001", "replica:0")] == hashes[("scale/f32-n1001", "replica:1")]
+assert hashes[("scale/f32-n1001", "replica:0")] != hashes[("scale/f32-n1001", "replica:2")]
+PY
+
+# 2. two honest identical devices agree
+run --backend replica --device 0 --device 1 --jobs 2 --determinism --results honest.json \
+    || fail "two honest replicas failed"
+grep -q 'agreement of identical devices: 2 of 2 case-kernel groups agree bit for bit' run.log \
+    || fail "two honest replicas did not agree"
+grep -q 'DISAGREE\|ODD ONE OUT' run.log && fail "an honest pair was called different"
+
+# 3. a straggler, and no straggler in an honest pair (two lanes at most: the
+#    machine that runs ninja check has two cores, and other tests share them)
+run --backend replica --device 0 --device 3 --jobs 2 --benchmark --min-time 0.05 --results slow.json \
+    || fail "the timed run failed"
+grep -q '^STRAGGLER scale/f64-n65536 loop: replica:3 took' run.log || fail "replica:3 was not flagged as a straggler"
+grep -q '^STRAGGLER.*replica:[01]' run.log && fail "an honest replica was flagged as a straggler"
+run --backend replica --device 0 --device 1 --jobs 2 --benchmark --min-time 0.05 --results pair.json \
+    || fail "the honest timed run failed"
+grep -q '^STRAGGLER' run.log && fail "an honest pair had a straggler"
+
+# 4. lanes run at once: each kernel waits for another replica's
+mkdir meet
+KCS_REPLICA_RENDEZVOUS=$work/meet run --backend replica --device 0 --device 1 --jobs 2 'scale/f32-n1001' \
+    --results meet.json || fail "two lanes did not run their kernels at the same time"
+rm -rf meet && mkdir meet
+KCS_REPLICA_RENDEZVOUS=$work/meet run --backend replica --device 0 --device 1 --jobs 1 'scale/f32-n1001' \
+    --results alone.json && fail "with --jobs 1 the lanes still overlapped"
+grep -q 'no other replica ran a kernel at the same time' run.log || fail "--jobs 1 failed for another reason"
+
+# 5. a hang in one lane costs that unit only
+"$saboteur" run --backend saboteur,reference --jobs 2 --kernel '*' --time-limit 3 --no-save --results hang.json \
+    'sumsq/f64-n93' > run.log 2>&1
+"$python" - hang.json <<'PY' || { cat run.log; exit 1; }
+import json, sys
+data = json.load(open(sys.argv[1]))
+by = {(r["device"], r["kernel"]): r for r in data["results"] if r["device"]}
+assert by[("reference:0", "blocked-pairwise")]["status"] == "pass", by.keys()
+hung = [r for r in data["results"] if "no progress for 3 s" in r["message"]]
+assert len(hung) == 1 and hung[0]["device"] == "saboteur:0", [r["message"] for r in data["results"]]
+after = [k for (d, k) in by if d == "saboteur:0"]
+assert after.index(hung[0]["kernel"]) < len(after) - 1, "nothing ran on the saboteur lane after its hang"
+# 6. case order, then device order
+order = [(r["case"], r["device"]) for r in data["results"]]
+devices = [d["id"] for d in data["devices"]]
+key = [(c, -1 if d is None else devices.index(d)) for c, d in order]
+assert key == sorted(key), order
+PY
+echo "several devices at once: disagreement, agreement, stragglers, overlap and a hang checked"

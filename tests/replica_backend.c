@@ -1,0 +1,152 @@
+/* replica_backend.c: four identical devices, for the tests of a run over
+ * several devices at once (tests/multi_device_test.sh, docs/runner.md "All
+ * devices at once"). Built into build/kcs-saboteur only, as backend
+ * "replica" beside "saboteur".
+ *
+ * Each replica is the reference backend under one name, model and driver, so
+ * the runner must hold their outputs to the same bits. Its kernels are the
+ * reference's scale rows, wrapped; two devices misbehave on purpose:
+ *
+ *   replica:0, replica:1  honest
+ *   replica:2             flips the lowest bit of one output element (y[n/2]):
+ *                         silent data corruption, well inside the bound
+ *   replica:3             does each kernel's work eight times and reports the
+ *                         time of all eight: a straggler
+ *
+ * A replica's clock counts the work it did: one nanosecond per element
+ * processed, in every run it made. The tests judge stragglers on it, since
+ * the CPU time of the machine that runs ninja check (two cores, shared with
+ * every other test and build) varies several times over from run to run,
+ * while a GPU's clock does not; the runner's straggler rule is what is under
+ * test, not this machine's load.
+ *
+ * With KCS_REPLICA_RENDEZVOUS=DIR each kernel first leaves a file DIR/<index>
+ * and waits (10 s at most) until another replica's file is there: two
+ * replicas' kernels pass only when their workers run at the same time, and a
+ * run of one after the other fails with an error that says so. It proves
+ * the workers overlap by construction, not by timing.
+ *
+ * Run only it: build/kcs-saboteur run --backend replica --jobs 4 --cases tests/cases scale
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "reference_backend.h"
+
+extern const kcs_backend kcs_reference_backend;
+
+enum { replica_count = 4, flipping_replica = 2, slow_replica = 3, slow_factor = 8 };
+
+/* The reference devices behind each replica, to tell which replica a kernel runs on. */
+static kcs_device *replicas[replica_count];
+
+static kcs_status count_replicas(int *count, kcs_error *err)
+{
+    (void)err;
+    *count = replica_count;
+    return KCS_OK;
+}
+
+static kcs_status open_replica(int index, kcs_device **device, kcs_device_info *info, kcs_error *err)
+{
+    if (index < 0 || index >= replica_count)
+        return kcs_fail(err, KCS_ERROR, "the replica backend has %d devices, not %d", replica_count, index + 1);
+    if (kcs_reference_backend.open(0, device, info, err) != KCS_OK)
+        return KCS_ERROR;
+    replicas[index] = *device;
+    snprintf(info->name, sizeof info->name, "replica card");
+    snprintf(info->platform, sizeof info->platform, "replica");
+    return KCS_OK;
+}
+
+static int replica_index(kcs_device *device)
+{
+    for (int i = 0; i < replica_count; i++)
+        if (replicas[i] == device)
+            return i;
+    return -1;
+}
+
+/* With KCS_REPLICA_RENDEZVOUS: leaves this replica's file and waits for another's. */
+static kcs_status meet_another_replica(int index, kcs_error *err)
+{
+    const char *folder = getenv("KCS_REPLICA_RENDEZVOUS");
+    if (!folder)
+        return KCS_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%d", folder, index);
+    FILE *mark = fopen(path, "w");
+    if (!mark)
+        return kcs_fail(err, KCS_ERROR, "cannot write %s", path);
+    fclose(mark);
+    for (int tries = 0; tries < 1000; tries++) {
+        for (int other = 0; other < replica_count; other++) {
+            snprintf(path, sizeof path, "%s/%d", folder, other);
+            if (other != index && access(path, F_OK) == 0)
+                return KCS_OK;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    return kcs_fail(err, KCS_ERROR, "no other replica ran a kernel at the same time (10 s)");
+}
+
+/* The reference's row of op and dtype, run as this replica runs it. */
+static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
+                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
+                                 kcs_error *err)
+{
+    const kcs_kernel *honest = kcs_backend_find_kernel(&kcs_reference_backend, op, dtype, NULL);
+    if (!honest)
+        return kcs_fail(err, KCS_ERROR, "the reference has no %s %s kernel", op, kcs_dtype_name(dtype));
+    int index = replica_index(device), runs = index == slow_replica ? slow_factor : 1;
+    if (meet_another_replica(index, err) != KCS_OK)
+        return KCS_ERROR;
+    for (int r = 0; r < runs; r++) {
+        double seconds = 0.0;
+        if (honest->run(device, args, inputs, outputs, &seconds, err) != KCS_OK)
+            return KCS_ERROR;
+    }
+    if (kernel_seconds)
+        *kernel_seconds = 1e-9 * (double)args->scale.n * runs;
+    if (index == flipping_replica && args->scale.n > 0) {
+        unsigned char *y = kcs_reference_buffer_data(outputs[0]);
+        y[(args->scale.n / 2) * kcs_dtype_size(dtype)] ^= 1; /* little-endian: the lowest mantissa bit */
+    }
+    return KCS_OK;
+}
+
+static KCS_KERNEL_RUN(replica_scale_f32)
+{
+    return run_as_replica("scale", KCS_F32, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+static KCS_KERNEL_RUN(replica_scale_f64)
+{
+    return run_as_replica("scale", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
+}
+
+static const kcs_kernel rows[] = {
+    {"scale", KCS_F32, "loop", "the reference's loop, on a replica", replica_scale_f32, NULL},
+    {"scale", KCS_F64, "loop", "the reference's loop, on a replica", replica_scale_f64, NULL},
+};
+static const kcs_kernel_table table = KCS_KERNEL_TABLE(rows);
+static const kcs_kernel_table *const tables[] = {&table, NULL};
+
+kcs_backend kcs_replica_backend;
+
+/* Assembled before main(), as the saboteur runner's backend is: it borrows
+ * the reference backend's functions, which another file defines. */
+__attribute__((constructor)) static void fill_replica_backend(void)
+{
+    kcs_replica_backend = kcs_reference_backend;
+    kcs_replica_backend.name = "replica";
+    kcs_replica_backend.device_count = count_replicas;
+    kcs_replica_backend.open = open_replica;
+    kcs_replica_backend.measure_ceilings = NULL;
+    kcs_replica_backend.pace = NULL;
+    kcs_replica_backend.kernel_tables = tables;
+}
