@@ -51,8 +51,15 @@ stop_daemons() {
         fi
     done
     # Job steps this test's slurmd started (slurmstepd detaches from it): none may outlive it.
-    for pid in $(pgrep -x slurmstepd | sort); do
-        case " $(echo $stepds_before) " in *" $pid "*) continue ;; esac
+    # A step still closing its job when slurmd stopped takes a moment to exit: 10 s at most.
+    new_stepds() {
+        for pid in $(pgrep -x slurmstepd | sort); do
+            case " $(echo $stepds_before) " in *" $pid "*) continue ;; esac
+            echo "$pid"
+        done
+    }
+    for _ in $(seq 100); do [ -z "$(new_stepds)" ] && break; sleep 0.1; done
+    for pid in $(new_stepds); do
         echo "FAIL: slurmstepd (pid $pid) was left running; killed"
         kill -KILL "$pid" 2>/dev/null
         failures=$((failures + 1))
