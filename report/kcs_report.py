@@ -472,7 +472,8 @@ def index_page(model):
     flagged = [(table, row) for table in peers for row in table["rows"] if row["flags"]]
     toc = [("summary-section", "Summary")]
     toc += [("comparison-section", "Comparison with the baseline")] if model.comparison else []
-    toc += [("failures-section", "Failures and errors"), ("matrix-section", "Cases by device: the exceptions"),
+    toc += [("failures-section", "Failures and errors"), ("agreement-section", "Devices compared with each other"),
+            ("matrix-section", "Cases by device: the exceptions"),
             ("performance-section", "Performance: rooflines and peers"), ("accuracy-section", "Accuracy"),
             ("devices-section", "Devices and drivers"), ("runs-section", "Results files")]
     return {"title": "kcs results", "current": "index", "comparison": model.comparison, "toc": toc,
@@ -483,7 +484,7 @@ def index_page(model):
             "folded_columns": folded_columns, "problem_rows": problem_rows, "skip_rows": skip_rows,
             "all_passed": all_passed, "notable": [r for r in pairs if row_rank(r) < 9],
             "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures, "expected": expected,
-            "rooflines": rooflines, "peers": peers, "flagged": flagged,
+            "rooflines": rooflines, "peers": peers, "flagged": flagged, "compared": devices_compared(model),
             "accuracy_by_op": kcs_views.accuracy_by_op(latest), "near_bound": kcs_views.near_bound(model.lines),
             "moved": kcs_views.moved_medians(model.lines, model.min_effect) if model.lines.overlaid
             and not model.comparison else [],
@@ -491,6 +492,27 @@ def index_page(model):
             "verdict": model.comparison.verdict() if model.comparison else None,
             "comparison_devices": comparison_devices(model.comparison) if model.comparison else [],
             "newly_skipped": model.comparison.newly_skipped() if model.comparison else []}
+
+
+def devices_compared(model):
+    """What the runner found comparing the devices of a run with each other (docs/runner.md,
+    "Identical devices must agree", "Stragglers"), over every results file shown: the
+    disagreements, odd ones out and stragglers, and how many groups agreed or were not compared."""
+    found = {"disagree": [], "odd_one_out": [], "stragglers": [], "agree": 0, "not_compared": 0, "recorded": False}
+    for run in model.runs:
+        for key in ("agreement", "odd_one_out", "stragglers"):
+            found["recorded"] |= key in run.data
+        for entry in run.data.get("agreement") or []:
+            if not isinstance(entry, dict):
+                continue
+            verdict = entry.get("verdict")
+            if verdict == "disagree":
+                found["disagree"].append(entry)
+            else:
+                found["agree" if verdict == "agree" else "not_compared"] += 1
+        found["odd_one_out"] += [e for e in run.data.get("odd_one_out") or [] if isinstance(e, dict)]
+        found["stragglers"] += [e for e in run.data.get("stragglers") or [] if isinstance(e, dict)]
+    return found
 
 
 # ---- op pages: the case file woven with its results -------------------------------------------

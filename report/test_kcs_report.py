@@ -785,6 +785,31 @@ class ExpectationTests(Scratch):
 
 
 class ReportTests(Scratch):
+    def test_devices_compared_with_each_other_are_shown(self):
+        doc = copy.deepcopy(self.new)
+        doc["agreement"] = [
+            {"case": "sumsq/f64-n93", "kernel": "vector-grid", "identity": "cuda | H100 | 580 | 13.0",
+             "devices": ["cuda:0", "cuda:1", "cuda:2"], "verdict": "disagree",
+             "differing": [{"device": "cuda:2", "outputs": "sum", "peer": "cuda:0", "majority": True}]},
+            {"case": "sumsq/f64-n94", "kernel": "vector-grid", "identity": "cuda | H100 | 580 | 13.0",
+             "devices": ["cuda:0", "cuda:1"], "verdict": "agree"}]
+        doc["odd_one_out"] = [{"case": "gemm/f32-33x65x17", "backend": "opencl", "device": "opencl:1",
+                               "kernel": "tiled", "others": 3, "reason": "alone fails where 3 others pass"}]
+        doc["stragglers"] = [{"case": "gemm/f32-4096", "kernel": "tiled", "device": "cuda:1", "median_s": 0.0031,
+                              "peer_median_s": 0.0028, "ratio": 1.107, "threshold": 1.1, "peers": ["cuda:0"]}]
+        status, out, out_dir = self.report(self.write("compared.json", doc))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        section = index[index.index('id="agreement-section"'):index.index('id="matrix-section"')]
+        self.assertIn("1 case-kernel group agreed, 1 disagreed, 0 not compared", section)
+        self.assertIn("<strong>cuda:2</strong>", section)
+        self.assertIn("<strong>opencl:1</strong>", section)
+        self.assertIn("alone fails where 3 others pass", section)
+        self.assertIn("<strong>cuda:1</strong>", section)
+        self.assertIn("1.107", section)
+        status, out, out_dir = self.report(self.write("old.json", self.new), output="old")
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertIn("record no comparison of devices", index)
+
     def assert_self_contained(self, text, name):
         self.assertNotIn("http://", text, name)
         self.assertNotIn("https://", text, name)
