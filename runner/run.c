@@ -520,7 +520,7 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
         kcs_run_in_workers(o, cases, results);
     }
     kcs_results_sort(results, cases);
-    int disagreements = kcs_results_compare_devices(results, o->quiet);
+    int disagreements = kcs_compare_and_locate(o, cases, results);
     int exit_status = KCS_EXIT_PASSED;
     kcs_error err = {{0}};
     if (write_results(o, results, &err) != KCS_OK) {

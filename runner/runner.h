@@ -6,6 +6,7 @@
  *   run.c             `kcs run`: every case on every device and kernel, the results files
  *   worker.c          running the cases in a worker process, and the pipe protocol
  *   console.c         the lines a run prints: devices, one per result, the summary
+ *   rerun.c           where disagreeing devices' outputs differ: their case rerun, element by element
  *   list.c            `kcs list`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
@@ -241,6 +242,12 @@ void kcs_print_summary(const char *results_path, const kcs_result_counts *counts
 
 /* `kcs run`: argc and argv as main's, for the results file; returns the exit status. */
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv);
+
+/* Compares the run's results with each other (kcs_results_compare_devices)
+ * and, for each group of identical devices that disagree, reruns the case
+ * and kernel on them to name the first differing element (rerun.c);
+ * returns the number of disagreeing groups. */
+int kcs_compare_and_locate(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results);
 
 /* `kcs list`: returns the exit status. */
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);
