@@ -326,6 +326,7 @@ static void plan_from_first_worker(const kcs_runner_options *o, run_context *con
         kcs_lane_device *planned = &plan.devices[plan.device_count++];
         snprintf(planned->id, sizeof planned->id, "%s", device->id);
         planned->shares_host_cores = device->info.shares_host_cores;
+        kcs_pci_bus_id(device->info.details, planned->pci_bus_id, sizeof planned->pci_bus_id);
     }
     kcs_plan_lanes(o, &plan);
     kcs_sink *out = context->out;

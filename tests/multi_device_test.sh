@@ -19,6 +19,11 @@
 #   4. the workers of two lanes run at once: each replica's kernel waits for
 #      another's to start (KCS_REPLICA_RENDEZVOUS), so they pass only when
 #      they overlap, and fail with --jobs 1.
+#   4b. one card seen by two backends is one lane: replicas at one PCI address
+#      (KCS_REPLICA_PCI) share a lane even with --jobs, and the results record
+#      the address; timing with the default lanes, the lane of the devices
+#      that share the host's cores runs alone: a host replica meets no other
+#      (KCS_REPLICA_RENDEZVOUS) with --benchmark, and does without it.
 #   5. a hang in one lane (the saboteur's hanging kernel) costs that unit only:
 #      the other lane's results and the rest of the hanging lane's are there.
 #   6. the results file is in case order, then device order, whatever order
@@ -171,6 +176,30 @@ rm -rf meet && mkdir meet
 KCS_REPLICA_RENDEZVOUS=$work/meet run --backend replica --device 0 --device 1 --jobs 1 'scale/f32-n1001' \
     --results alone.json && fail "with --jobs 1 the lanes still overlapped"
 grep -q 'no other replica ran a kernel at the same time' run.log || fail "--jobs 1 failed for another reason"
+
+# 4b. lanes by card, and the host lane alone when timing
+KCS_REPLICA_PCI=0000:01:00.0,0000:01:00.0,,0000:02:00.0 run --backend replica --device 0 --device 1 --device 3 \
+    --jobs 3 'scale/f32-n1001' --results card.json || fail "replicas of one card failed"
+grep -q '^\[[0-9]/2\] scale/f32-n1001 on card 0000:01:00.0 ' run.log || fail "replica:0 and replica:1 were not one lane"
+grep -q '^\[[0-9]/2\] scale/f32-n1001 on replica:3 ' run.log || fail "replica:3 was not a lane of its own"
+grep -q ' on replica:1 ' run.log && fail "replica:1 had a lane of its own beside its card's"
+"$python" - card.json <<'PY' || { cat run.log; exit 1; }
+import json, sys
+devices = {d["id"]: d["details"] for d in json.load(open(sys.argv[1]))["devices"]}
+assert "pci_bus_id=0000:01:00.0" in devices["replica:0"] and "pci_bus_id=0000:02:00.0" in devices["replica:3"], devices
+PY
+rm -rf meet && mkdir meet
+KCS_REPLICA_HOST=0 KCS_REPLICA_RENDEZVOUS=$work/meet run --backend replica --device 0 --device 1 --device 3 \
+    'scale/f32-n1001' --results together.json || fail "without --benchmark the host lane did not run beside the others"
+rm -rf meet && mkdir meet
+KCS_REPLICA_HOST=0 KCS_REPLICA_RENDEZVOUS=$work/meet run --backend replica --device 0 --device 1 --device 3 \
+    --benchmark --min-time 0.01 'scale/f32-n1001' --results apart.json && fail "timing, the host lane ran beside the others"
+"$python" - apart.json <<'PY' || { cat run.log; exit 1; }
+import json, sys
+by = {r["device"]: r for r in json.load(open(sys.argv[1]))["results"] if r["device"]}
+assert "no other replica ran a kernel at the same time" in by["replica:0"]["message"], by["replica:0"]
+assert by["replica:1"]["status"] == by["replica:3"]["status"] == "pass", by
+PY
 
 # 5. a hang in one lane costs that unit only
 "$saboteur" run --backend saboteur,reference --jobs 2 --kernel '*' --time-limit 3 --no-save --results hang.json \

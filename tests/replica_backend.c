@@ -33,6 +33,13 @@
  * deviation that stops, which the runner's rerun of a disagreeing device
  * must call intermittent.
  *
+ * Lanes (docs/runner.md, "All devices at once"): KCS_REPLICA_PCI=A,B,... gives
+ * replica i the PCI address in place i of the list ("pci_bus_id=" in its
+ * details, as CUDA and OpenCL write it; an empty place, none), so that two
+ * replicas can be one card seen twice; KCS_REPLICA_HOST=i,... makes those
+ * replicas share the host's cores, and the others not (as GPUs); without it
+ * every replica shares them, as the reference it is.
+ *
  * Run only it: build/kcs-saboteur run --backend replica --jobs 4 --cases tests/cases scale
  */
 #include <stdio.h>
@@ -67,6 +74,19 @@ static kcs_status open_replica(int index, kcs_device **device, kcs_device_info *
     replicas[index] = *device;
     snprintf(info->name, sizeof info->name, "replica card");
     snprintf(info->platform, sizeof info->platform, "replica");
+    const char *addresses = getenv("KCS_REPLICA_PCI"), *hosts = getenv("KCS_REPLICA_HOST");
+    for (int place = 0; addresses && place < index; place++)
+        addresses = strchr(addresses, ',') ? strchr(addresses, ',') + 1 : NULL;
+    if (addresses && *addresses && *addresses != ',') {
+        size_t used = strlen(info->details);
+        snprintf(info->details + used, sizeof info->details - used, "; pci_bus_id=%.*s",
+                 (int)strcspn(addresses, ","), addresses);
+    }
+    if (hosts) {
+        info->shares_host_cores = 0;
+        for (const char *at = hosts; at; at = strchr(at, ',') ? strchr(at, ',') + 1 : NULL)
+            info->shares_host_cores |= atoi(at) == index && *at >= '0' && *at <= '9';
+    }
     return KCS_OK;
 }
 
