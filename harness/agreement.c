@@ -7,7 +7,10 @@
  *                bits (the results' "output_hashes") where the kernel was
  *                proved deterministic (--determinism); the devices outside
  *                the majority are named. A fleet looks for exactly this:
- *                silent data corruption passes every bound.
+ *                silent data corruption passes every bound. Where each
+ *                differs is asked of a locator (the runner's rerun of the
+ *                case on both devices, runner/rerun.c) before the lines are
+ *                printed, since only hashes are kept here.
  *   odd_one_out  among three or more results of a case (any backends): the
  *                one that fails where the others pass (bits alone may differ
  *                between kernels, so they single out nothing here).
