@@ -833,11 +833,11 @@ def main():
     suite_results = built("suite-results.json")
     suite_junit = built("suite-junit.xml")
 
-    # One device at a time (--jobs 1): lanes do not yet know that cuda:0 and an
-    # NVIDIA OpenCL device are one card, and the timed run must not let them
-    # time each other's kernels. `ninja check`, which times nothing, keeps lanes.
+    # The default lanes (docs/runner.md, "All devices at once"): one per card,
+    # its CUDA and OpenCL devices together by PCI address, the cards at once;
+    # timing, the lane of the devices that share the host's cores runs alone.
     def suite_command(results):
-        return (f"{runner} run --benchmark --jobs 1 --results {results} --junit {suite_junit} "
+        return (f"{runner} run --benchmark --results {results} --junit {suite_junit} "
                 f"--save-failures {failures}")
 
     n.build("suite", "run_console", implicit=[runner],

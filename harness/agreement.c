@@ -7,7 +7,10 @@
  *                bits (the results' "output_hashes") where the kernel was
  *                proved deterministic (--determinism); the devices outside
  *                the majority are named. A fleet looks for exactly this:
- *                silent data corruption passes every bound.
+ *                silent data corruption passes every bound. Where each
+ *                differs is asked of a locator (the runner's rerun of the
+ *                case on both devices, runner/rerun.c) before the lines are
+ *                printed, since only hashes are kept here.
  *   odd_one_out  among three or more results of a case (any backends): the
  *                one that fails where the others pass (bits alone may differ
  *                between kernels, so they single out nothing here).
@@ -140,8 +143,44 @@ static void not_compared_reason(json_t *root, const result_group *group, char *r
         }
 }
 
+/* The line under a DISAGREE line: the first differing element and whether
+ * the rerun reproduced the deviation (runner/rerun.c), or why it is not known. */
+static void print_located(json_t *entry)
+{
+    json_t *found = json_object_get(entry, "first_difference");
+    const char *rerun = text(entry, "rerun");
+    if (!rerun[0])
+        return;
+    if (strcmp(rerun, "not run") == 0) {
+        printf("    first differing element not sought: %s\n", text(entry, "rerun_reason"));
+        return;
+    }
+    const char *how = strcmp(rerun, "reproduced") == 0
+                          ? "the rerun reproduced its bits"
+                          : "intermittent: its rerun did not reproduce the bits of the run";
+    if (!found) {
+        printf("    first differing element not found: %s (%s)\n", text(entry, "first_difference_reason"), how);
+        return;
+    }
+    char where[200] = "";
+    json_t *coordinates = json_object_get(found, "coordinates");
+    size_t index;
+    json_t *coordinate;
+    json_array_foreach(coordinates, index, coordinate) {
+        size_t used = strlen(where);
+        snprintf(where + used, sizeof where - used, "%s%lld", index ? ", " : " (", (long long)json_integer_value(coordinate));
+    }
+    if (coordinates)
+        snprintf(where + strlen(where), sizeof where - strlen(where), ")");
+    printf("    first differing element: %s[%lld]%s %s: %s has %s (%s), %s has %s (%s); %s\n", text(found, "output"),
+           (long long)json_integer_value(json_object_get(found, "index")), where, text(found, "dtype"),
+           text(entry, "peer"), text(found, "peer_value"), text(found, "peer_bits"), text(entry, "device"),
+           text(found, "value"), text(found, "bits"), how);
+}
+
 /* Judges one group of identical devices' results; returns 1 on a disagreement. */
-static int judge_agreement(json_t *root, const result_group *group, json_t *verdicts, int quiet)
+static int judge_agreement(json_t *root, const result_group *group, json_t *verdicts, int quiet,
+                           const kcs_difference_locator *locator)
 {
     json_t *lead = group->members[0];
     char identity[1200];
@@ -184,15 +223,22 @@ static int judge_agreement(json_t *root, const result_group *group, json_t *verd
         json_array_append_new(differing, json_pack("{s:s, s:s, s:s, s:b}", "device", text(group->members[m], "device"),
                                                    "outputs", outputs, "peer", text(peer, "device"), "majority",
                                                    !tied));
-        if (!quiet)
-            printf("DISAGREE %s %s: %s computed other bits than %s%s in %s (devices %s)\n", text(lead, "case"),
-                   text(lead, "kernel"), text(group->members[m], "device"),
-                   tied ? "" : "the majority of its identical peers, e.g. ", text(peer, "device"), outputs,
-                   identity);
     }
     json_object_set_new(verdict, "differing", differing);
     if (tied)
         json_object_set_new(verdict, "reason", json_string("no majority: as many devices on each side"));
+    if (locator)
+        locator->locate(locator->context, root, verdict);
+    size_t index;
+    json_t *entry;
+    json_array_foreach(differing, index, entry) {
+        if (quiet)
+            break;
+        printf("DISAGREE %s %s: %s computed other bits than %s%s in %s (devices %s)\n", text(lead, "case"),
+               text(lead, "kernel"), text(entry, "device"), tied ? "" : "the majority of its identical peers, e.g. ",
+               text(entry, "peer"), text(entry, "outputs"), identity);
+        print_located(entry);
+    }
     json_array_append_new(verdicts, verdict);
     return 1;
 }
@@ -306,7 +352,7 @@ static int seen_before(json_t *entries, json_t *devices, size_t at, int kernel_t
     return 0;
 }
 
-int kcs_results_compare_devices(kcs_results *results, int quiet)
+int kcs_results_compare_devices(kcs_results *results, int quiet, const kcs_difference_locator *locator)
 {
     json_t *root = kcs_results_root(results);
     json_t *entries = json_object_get(root, "results"), *devices = json_object_get(root, "devices");
@@ -319,7 +365,7 @@ int kcs_results_compare_devices(kcs_results *results, int quiet)
         result_group group;
         gather(entries, devices, i, 0, &group);
         if (group.count >= 2)
-            findings += judge_agreement(root, &group, agreement, quiet);
+            findings += judge_agreement(root, &group, agreement, quiet, locator);
         gather(entries, devices, i, 1, &group);
         if (group.count >= 2)
             judge_speed(&group, stragglers, quiet);

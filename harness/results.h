@@ -103,8 +103,11 @@ void kcs_results_sort(kcs_results *results, const kcs_case_list *cases);
  * one out among three or more results of a case ("odd_one_out"), and devices
  * slower than their identical peers ("stragglers"); writes them into the
  * results and prints one line per finding (nothing when quiet). Returns the
- * number of disagreements: silent data corruption fails the run. */
-int kcs_results_compare_devices(kcs_results *results, int quiet);
+ * number of disagreements: silent data corruption fails the run. locator
+ * (NULL: none) is asked where each disagreeing group's outputs differ
+ * before its lines are printed (results_json.h). */
+struct kcs_difference_locator;
+int kcs_results_compare_devices(kcs_results *results, int quiet, const struct kcs_difference_locator *locator);
 
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);

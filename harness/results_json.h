@@ -11,4 +11,12 @@
 /* The document the results file is written from (borrowed). */
 json_t *kcs_results_root(kcs_results *results);
 
+/* Finds where a disagreeing group's outputs differ (runner/rerun.c): given
+ * the run's document and one "disagree" verdict of its "agreement", locate
+ * adds to each entry of the verdict's "differing" what it found. */
+typedef struct kcs_difference_locator {
+    void (*locate)(void *context, json_t *root, json_t *verdict);
+    void *context; /* handed to locate */
+} kcs_difference_locator;
+
 #endif

@@ -249,6 +249,47 @@ static int has_extension(const char *extensions, const char *name)
     return 0;
 }
 
+/* The device's PCI address as the CUDA backend writes it ("; pci_bus_id=DDDD:BB:DD.F"), appended
+ * to details where the device tells it: cl_khr_pci_bus_info, else NVIDIA's
+ * cl_nv_device_attribute_query (bus 0x4008, slot 0x4009 holding device << 3 | function, domain
+ * 0x400A on newer drivers, else 0), else AMD's topology query (0x4037). The runner puts the CUDA
+ * and OpenCL devices of one card in one lane by it (docs/runner.md, "All devices at once"). */
+static void append_pci_bus_id(cl_device_id id, const char *extensions, char *details, size_t size)
+{
+    unsigned domain = 0, bus = 0, slot = 0, function = 0;
+    int found = 0;
+    if (has_extension(extensions, "cl_khr_pci_bus_info")) {
+        cl_uint info[4] = {0}; /* cl_device_pci_bus_info_khr: domain, bus, device, function */
+        if (clGetDeviceInfo(id, 0x410F /* CL_DEVICE_PCI_BUS_INFO_KHR */, sizeof info, info, NULL) == CL_SUCCESS) {
+            domain = info[0], bus = info[1], slot = info[2], function = info[3];
+            found = 1;
+        }
+    }
+    if (!found && has_extension(extensions, "cl_nv_device_attribute_query")) {
+        cl_uint nv_bus = 0, nv_slot = 0, nv_domain = 0;
+        if (clGetDeviceInfo(id, 0x4008 /* CL_DEVICE_PCI_BUS_ID_NV */, sizeof nv_bus, &nv_bus, NULL) == CL_SUCCESS &&
+            clGetDeviceInfo(id, 0x4009 /* CL_DEVICE_PCI_SLOT_ID_NV */, sizeof nv_slot, &nv_slot, NULL) == CL_SUCCESS) {
+            if (clGetDeviceInfo(id, 0x400A /* CL_DEVICE_PCI_DOMAIN_ID_NV */, sizeof nv_domain, &nv_domain, NULL) !=
+                CL_SUCCESS)
+                nv_domain = 0;
+            domain = nv_domain, bus = nv_bus, slot = nv_slot >> 3, function = nv_slot & 7;
+            found = 1;
+        }
+    }
+    if (!found && has_extension(extensions, "cl_amd_device_attribute_query")) {
+        unsigned char topology[24] = {0}; /* cl_device_topology_amd: type 1 (PCIe), then bus, device, function at 21..23 */
+        if (clGetDeviceInfo(id, 0x4037 /* CL_DEVICE_TOPOLOGY_AMD */, sizeof topology, topology, NULL) == CL_SUCCESS &&
+            topology[0] == 1) {
+            bus = topology[21], slot = topology[22], function = topology[23];
+            found = 1;
+        }
+    }
+    if (found) {
+        size_t used = strlen(details);
+        snprintf(details + used, size - used, "; pci_bus_id=%04x:%02x:%02x.%x", domain, bus, slot, function);
+    }
+}
+
 static const char *type_name(cl_device_type type)
 {
     if (type & CL_DEVICE_TYPE_GPU)
@@ -319,6 +360,7 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
                  device->max_work_group_size, device->has_fp64 ? "yes" : "no",
                  device->has_fp16 ? "yes" : "no", (uint64_t)device->max_allocation,
                  info->flushes_f32_subnormals ? "may flush" : "kept");
+        append_pci_bus_id(id, strings[extensions], info->details, sizeof info->details);
         info->memory_bytes = global_memory;
     }
     for (int s = 0; s < string_count; s++)

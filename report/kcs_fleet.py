@@ -16,7 +16,10 @@ stay apart. What it finds:
   the devices outside the strict majority are the odd ones out, named with the case and kernel.
   Without a strict majority (two peers, or three different answers) every device is named and
   the group is marked undecided. A check within the bound says nothing here: a flipped last bit
-  passes every bound and is what silent data corruption looks like.
+  passes every bound and is what silent data corruption looks like. The first differing element
+  is known only where one run held both devices: its runner reran the case on both and recorded
+  it in "agreement" (docs/runner.md); each odd device's entry is shown as "located". Between
+  members only hashes travel, so the fleet names the device, case and kernel there.
 - Stragglers. For each case and kernel timed on peers, a device's kernel timing is compared with
   its peers' repeats pooled (timing.kernel.samples_s) by the baseline comparison's speed rule
   (kcs_compare.classify_speed): slower only beyond both the minimum effect and the noise the
@@ -56,7 +59,7 @@ import jinja2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kcs_compare import Options, classify_speed  # noqa: E402
-from kcs_results import ResultsError, kernel_timing, load_results, outcome  # noqa: E402
+from kcs_results import ResultsError, first_difference_text, kernel_timing, load_results, outcome  # noqa: E402
 from kcs_stats import quantile  # noqa: E402
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
@@ -254,10 +257,26 @@ class Fleet:
                      "majority_devices": [d.id for d in majority[1]] if majority else [],
                      "majority_hashes": dict(majority[0]) if majority else None,
                      "answers": [{"devices": [d.id for d in devices], "hashes": dict(answer)}
-                                 for answer, devices in answers]}
+                                 for answer, devices in answers],
+                     "located": [located for d in odd for located in self._located(d, case, kernel)]}
             found.append(entry)
             for device in odd:
                 (device.disagrees if majority else device.undecided).append(entry)
+        return found
+
+    @staticmethod
+    def _located(device, case, kernel):
+        """What device's own run found rerunning its disagreement on case and kernel: the first
+        differing element from a peer in the same run (docs/results.md), as text."""
+        found = []
+        for verdict in device.member.run.data.get("agreement") or []:
+            if not isinstance(verdict, dict) or verdict.get("case") != case or verdict.get("kernel") != kernel:
+                continue
+            for differing in verdict.get("differing") or []:
+                if isinstance(differing, dict) and differing.get("device") == device.record["id"]:
+                    text = first_difference_text(differing)
+                    if text:
+                        found.append({"device": device.id, "text": text})
         return found
 
     def _find_stragglers(self):
@@ -503,6 +522,8 @@ def main(argv=None):
         who = ", ".join(entry["odd_devices"])
         print(f"DISAGREES: {entry['case']} [{entry['backend']} {entry['kernel']}] on {entry['model']}: {who}"
               + ("" if entry["decided"] else " (no majority among the peers)"))
+        for located in entry["located"]:
+            print(f"    first differing element, {located['device']}: {located['text']}")
     for entry in fleet.stragglers:
         print(f"STRAGGLER: {entry['device']} {entry['case']} [{entry['backend']} {entry['kernel']}]: {entry['reason']}")
     for device, result in fleet.failures():

@@ -58,8 +58,8 @@ import kcs_plots  # noqa: E402
 import kcs_views  # noqa: E402
 from kcs_compare import (EXIT_BAD_INPUT, EXIT_OK, ORDER_CORRECTNESS, ORDER_SPEED, CompareError,  # noqa: E402
                          Comparison, Options, parse_map)
-from kcs_results import (OUTCOMES, ResultsError, finite, fraction_histogram, kernel_timing,  # noqa: E402
-                         label_runs, latest_by_key, load_results, number, outcome, summary_counts)
+from kcs_results import (OUTCOMES, ResultsError, finite, first_difference_text, fraction_histogram,  # noqa: E402
+                         kernel_timing, label_runs, latest_by_key, load_results, number, outcome, summary_counts)
 
 EXIT_USAGE = EXIT_BAD_INPUT
 REPOSITORY = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
@@ -645,7 +645,8 @@ PAGES.filters.update(time=fmt_time, si=fmt_si, fraction=fmt_fraction, number=fmt
                      binary_bytes=fmt_bytes_binary, plural=fmt_plural, percent=fmt_percent, ratio=fmt_ratio,
                      speedup=fmt_speedup,
                      machine=fmt_machine, command=fmt_command, options=fmt_options, source_line=fmt_source_line,
-                     status_class=status_class, page_name=page_name, case_anchor=case_anchor)
+                     status_class=status_class, page_name=page_name, case_anchor=case_anchor,
+                     first_difference=first_difference_text)
 PAGES.tests.update(finite=finite, over_bound=lambda f: f is not None and (not math.isfinite(f) or f > 1),
                    timed=kcs_views.is_timed)
 PAGES.globals.update(kernel_timing=kernel_timing, device_ceilings=device_ceilings, COUNTS=COUNTS, outcome=outcome,

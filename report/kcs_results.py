@@ -568,3 +568,26 @@ def fraction_histogram(result):
 def finite(value):
     """True for a finite float (not None, NaN or infinite)."""
     return isinstance(value, float) and math.isfinite(value)
+
+
+def first_difference_text(differing):
+    """One line for an entry of a disagreement's "differing" (docs/results.md): where the rerun
+    found the device's outputs first differ from its peer's, with both values and their bits, and
+    whether the deviation reproduced; or why that is not known. "" for a file written before the
+    runner looked (no "rerun")."""
+    if not isinstance(differing, dict) or not differing.get("rerun"):
+        return ""
+    rerun = str(differing["rerun"])
+    if rerun == "not run":
+        return f"not sought: {differing.get('rerun_reason', '')}"
+    how = "reproduced on a rerun" if rerun == "reproduced" else "intermittent: the rerun did not reproduce it"
+    found = differing.get("first_difference")
+    if not isinstance(found, dict):
+        return f"not found: {differing.get('first_difference_reason', '')} ({how})"
+    where = f"{found.get('output')}[{found.get('index')}]"
+    coordinates = found.get("coordinates")
+    if isinstance(coordinates, list):
+        where += " (" + ", ".join(str(c) for c in coordinates) + ")"
+    return (f"{where} {found.get('dtype')}: {differing.get('peer')} has {found.get('peer_value')} "
+            f"({found.get('peer_bits')}), {differing.get('device')} has {found.get('value')} "
+            f"({found.get('bits')}); {how}")

@@ -51,6 +51,33 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(fleet.ordered_devices()[0].id, "results-1/cuda:0")
         self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_CORRECTNESS)
 
+    def test_the_first_differing_element_comes_from_the_run_that_held_both(self):
+        """A member with three GPUs whose runner reran its disagreement: the fleet shows the
+        element, both values and the rerun's verdict for the odd device; a member alone has none."""
+        gpus = [dict(GPU, id=f"cuda:{i}", index=i) for i in range(3)]
+        results = []
+        for gpu, digest in zip(gpus, (A, A, B)):
+            entry = fx.result("sumsq/f64-n93", gpu, "blocked")
+            entry["output_hashes"] = {"s": digest}
+            results.append(entry)
+        document = fx.document(gpus, results)
+        document["agreement"] = [{
+            "case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
+            "devices": ["cuda:0", "cuda:1", "cuda:2"],
+            "differing": [{"device": "cuda:2", "outputs": "s", "peer": "cuda:0", "majority": True,
+                           "rerun": "intermittent", "peer_reproduced": True,
+                           "first_difference": {"output": "s", "index": 0, "dtype": "f64", "value": "30.600000000000001",
+                                                "peer_value": "30.600000000000001", "bits": "0x403e99999999999a",
+                                                "peer_bits": "0x403e999999999999"}}]}]
+        fleet = self.merge([document, member(A)])
+        entry = fleet.disagreements[0]
+        self.assertEqual(entry["odd_devices"], ["results-0/cuda:2"])
+        self.assertEqual([located["device"] for located in entry["located"]], ["results-0/cuda:2"])
+        text = entry["located"][0]["text"]
+        self.assertIn("s[0] f64: cuda:0 has 30.600000000000001 (0x403e999999999999), cuda:2 has", text)
+        self.assertIn("intermittent", text)
+        self.assertEqual(self.merge([member(A), member(B), member(A)]).disagreements[0]["located"], [])
+
     def test_two_that_differ_have_no_majority(self):
         fleet = self.merge([member(A), member(B)])
         self.assertEqual(fleet.disagreements[0]["odd_devices"], ["results-0/cuda:0", "results-1/cuda:0"])

@@ -790,7 +790,11 @@ class ReportTests(Scratch):
         doc["agreement"] = [
             {"case": "sumsq/f64-n93", "kernel": "vector-grid", "identity": "cuda | H100 | 580 | 13.0",
              "devices": ["cuda:0", "cuda:1", "cuda:2"], "verdict": "disagree",
-             "differing": [{"device": "cuda:2", "outputs": "sum", "peer": "cuda:0", "majority": True}]},
+             "differing": [{"device": "cuda:2", "outputs": "sum", "peer": "cuda:0", "majority": True,
+                            "rerun": "reproduced", "peer_reproduced": True,
+                            "first_difference": {"output": "c_out", "index": 17, "coordinates": [3, 2],
+                                                 "dtype": "f32", "value": "0.203313962", "bits": "0x3e503189",
+                                                 "peer_value": "0.203313947", "peer_bits": "0x3e503188"}}]},
             {"case": "sumsq/f64-n94", "kernel": "vector-grid", "identity": "cuda | H100 | 580 | 13.0",
              "devices": ["cuda:0", "cuda:1"], "verdict": "agree"}]
         doc["odd_one_out"] = [{"case": "gemm/f32-33x65x17", "backend": "opencl", "device": "opencl:1",
@@ -802,6 +806,8 @@ class ReportTests(Scratch):
         section = index[index.index('id="agreement-section"'):index.index('id="matrix-section"')]
         self.assertIn("1 case-kernel group agreed, 1 disagreed, 0 not compared", section)
         self.assertIn("<strong>cuda:2</strong>", section)
+        self.assertIn("c_out[17] (3, 2) f32: cuda:0 has 0.203313947 (0x3e503188), cuda:2 has 0.203313962 "
+                      "(0x3e503189); reproduced on a rerun", section)
         self.assertIn("<strong>opencl:1</strong>", section)
         self.assertIn("alone fails where 3 others pass", section)
         self.assertIn("<strong>cuda:1</strong>", section)

@@ -183,17 +183,38 @@ void kcs_keep_lane_devices(const kcs_lane_plan *plan, int lane, kcs_device_set *
     set->device_count = kept;
 }
 
+void kcs_pci_bus_id(const char *details, char *pci, size_t size)
+{
+    pci[0] = '\0';
+    for (const char *at = strstr(details, "pci_bus_id="); at; at = strstr(at + 1, "pci_bus_id=")) {
+        if (at != details && at[-1] != ' ' && at[-1] != ';')
+            continue;
+        at += strlen("pci_bus_id=");
+        snprintf(pci, size, "%.*s", (int)strcspn(at, "; "), at);
+        return;
+    }
+}
+
 void kcs_plan_lanes(const kcs_runner_options *o, kcs_lane_plan *plan)
 {
     /* Default: the devices that share the host's cores in one lane (two
      * CPU-heavy workers at once would only take turns on the cores and
      * disturb each other's timing), every other device a lane of its own.
-     * --jobs: every device its own lane (the user chose how many at once). */
+     * --jobs: every device its own lane (the user chose how many at once).
+     * Either way a device at the PCI address of one planned before it (the
+     * CUDA and the NVIDIA OpenCL device of one card) joins that one's lane:
+     * two lanes on one card would time each other's kernels. */
     int host_lane = -1;
     plan->lane_count = 0;
     for (int d = 0; d < plan->device_count; d++) {
         kcs_lane_device *device = &plan->devices[d];
-        if (!o->jobs && device->shares_host_cores) {
+        int same_card = -1;
+        for (int e = 0; e < d && device->pci_bus_id[0] && same_card < 0; e++)
+            if (strcmp(plan->devices[e].pci_bus_id, device->pci_bus_id) == 0)
+                same_card = e;
+        if (same_card >= 0) {
+            device->lane = plan->devices[same_card].lane;
+        } else if (!o->jobs && device->shares_host_cores) {
             if (host_lane < 0)
                 host_lane = plan->lane_count++;
             device->lane = host_lane;
@@ -209,13 +230,30 @@ void kcs_plan_lanes(const kcs_runner_options *o, kcs_lane_plan *plan)
 
 void kcs_lane_label(const kcs_lane_plan *plan, int lane, char *label, size_t size)
 {
-    int found = 0;
+    int found = 0, one_card = 1;
+    const char *card = "";
     snprintf(label, size, "lane %d", lane);
-    for (int d = 0; d < plan->device_count; d++)
-        if (plan->devices[d].lane == lane && found++ == 0)
+    for (int d = 0; d < plan->device_count; d++) {
+        if (plan->devices[d].lane != lane)
+            continue;
+        if (found++ == 0) {
             snprintf(label, size, "%s", plan->devices[d].id);
-    if (found > 1)
+            card = plan->devices[d].pci_bus_id;
+        }
+        one_card &= card[0] && strcmp(card, plan->devices[d].pci_bus_id) == 0;
+    }
+    if (found > 1 && one_card)
+        snprintf(label, size, "card %s", card);
+    else if (found > 1)
         snprintf(label, size, "host");
+}
+
+int kcs_lane_shares_host_cores(const kcs_lane_plan *plan, int lane)
+{
+    for (int d = 0; d < plan->device_count; d++)
+        if (plan->devices[d].lane == lane && plan->devices[d].shares_host_cores)
+            return 1;
+    return 0;
 }
 
 void kcs_close_devices(kcs_device_set *set)

@@ -326,6 +326,7 @@ static void plan_from_first_worker(const kcs_runner_options *o, run_context *con
         kcs_lane_device *planned = &plan.devices[plan.device_count++];
         snprintf(planned->id, sizeof planned->id, "%s", device->id);
         planned->shares_host_cores = device->info.shares_host_cores;
+        kcs_pci_bus_id(device->info.details, planned->pci_bus_id, sizeof planned->pci_bus_id);
     }
     kcs_plan_lanes(o, &plan);
     kcs_sink *out = context->out;
@@ -520,7 +521,7 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
         kcs_run_in_workers(o, cases, results);
     }
     kcs_results_sort(results, cases);
-    int disagreements = kcs_results_compare_devices(results, o->quiet);
+    int disagreements = kcs_compare_and_locate(o, cases, results);
     int exit_status = KCS_EXIT_PASSED;
     kcs_error err = {{0}};
     if (write_results(o, results, &err) != KCS_OK) {

@@ -6,6 +6,7 @@
  *   run.c             `kcs run`: every case on every device and kernel, the results files
  *   worker.c          running the cases in a worker process, and the pipe protocol
  *   console.c         the lines a run prints: devices, one per result, the summary
+ *   rerun.c           where disagreeing devices' outputs differ: their case rerun, element by element
  *   list.c            `kcs list`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
@@ -82,13 +83,16 @@ int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
 typedef struct {
     char id[64];           /* "cuda:1" */
     int shares_host_cores; /* kcs_device_info.shares_host_cores */
+    char pci_bus_id[32];   /* "0000:3b:00.0" where the backend tells it (kcs_pci_bus_id), else "" */
     int has_ceilings;      /* measured by the first worker, before any case ran */
     kcs_ceilings ceilings;
     int lane;              /* the lane that runs it */
 } kcs_lane_device;
 
 /* Which worker runs which devices: one lane per GPU, the devices that share
- * the host's cores together in one (or, with --jobs, every device its own). */
+ * the host's cores together in one (or, with --jobs, every device its own);
+ * either way the devices of one PCI address (one card seen by two backends)
+ * share a lane. */
 typedef struct {
     kcs_lane_device devices[KCS_MAX_LANE_DEVICES];
     int device_count;
@@ -99,9 +103,17 @@ typedef struct {
  * by kcs_plan_lanes alone, so the first worker and the runner agree. */
 void kcs_plan_lanes(const kcs_runner_options *o, kcs_lane_plan *plan);
 
-/* The label of a lane for the console: its device's id, or "host" for the
- * lane of several devices that share the host's cores. */
+/* The label of a lane for the console: its device's id, "card <PCI address>"
+ * for the devices of one card, or "host" for the lane of several devices that
+ * share the host's cores. */
 void kcs_lane_label(const kcs_lane_plan *plan, int lane, char *label, size_t size);
+
+/* Whether a lane of plan holds a device that shares the host's cores. */
+int kcs_lane_shares_host_cores(const kcs_lane_plan *plan, int lane);
+
+/* The "pci_bus_id=" of a device's details ("0000:3b:00.0"; CUDA and OpenCL
+ * write it where the driver tells it), or "" in pci. */
+void kcs_pci_bus_id(const char *details, char *pci, size_t size);
 
 /* Progress shared by every worker of a run (in memory all of them map):
  * the units begun and their total, for "[i/N]" over all lanes. */
@@ -241,6 +253,12 @@ void kcs_print_summary(const char *results_path, const kcs_result_counts *counts
 
 /* `kcs run`: argc and argv as main's, for the results file; returns the exit status. */
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv);
+
+/* Compares the run's results with each other (kcs_results_compare_devices)
+ * and, for each group of identical devices that disagree, reruns the case
+ * and kernel on them to name the first differing element (rerun.c);
+ * returns the number of disagreeing groups. */
+int kcs_compare_and_locate(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results);
 
 /* `kcs list`: returns the exit status. */
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);

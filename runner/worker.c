@@ -225,6 +225,8 @@ static void take_planned_device(runner_plan *lanes, const char *text)
     memset(planned, 0, sizeof *planned);
     snprintf(planned->id, sizeof planned->id, "%s", id);
     planned->shares_host_cores = json_is_true(json_object_get(device, "shares_host_cores"));
+    const char *details = json_string_value(json_object_get(device, "details"));
+    kcs_pci_bus_id(details ? details : "", planned->pci_bus_id, sizeof planned->pci_bus_id);
     json_t *ceilings = json_object_get(device, "ceilings");
     if (json_is_object(ceilings)) {
         kcs_ceilings *c = &planned->ceilings;
@@ -504,11 +506,20 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
     }
     for (;;) {
         int count = lanes.known ? lanes.plan.lane_count : 1;
-        int running = 0, limit = o->jobs ? o->jobs : count;
-        for (int l = 0; l < count; l++)
+        int running = 0, limit = o->jobs ? o->jobs : count, host_running = 0;
+        for (int l = 0; l < count; l++) {
             running += workers[l].state == LANE_RUNNING;
+            host_running |= workers[l].state == LANE_RUNNING && lanes.known &&
+                            kcs_lane_shares_host_cores(&lanes.plan, l);
+        }
         for (int l = 0; l < count && running < limit; l++) {
             if (workers[l].state != LANE_WAITING)
+                continue;
+            /* Timing with the default lanes: the lane of the devices that
+             * share the host's cores runs alone, before or after the GPU
+             * lanes (docs/runner.md, "All devices at once"). */
+            if (o->run.benchmark && !o->jobs &&
+                (host_running || (running > 0 && kcs_lane_shares_host_cores(&lanes.plan, l))))
                 continue;
             workers[l].resume.plan = &lanes.plan;
             if (!start_lane(o, cases, workers, count, l)) {
@@ -517,6 +528,7 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
                 continue;
             }
             running++;
+            host_running |= kcs_lane_shares_host_cores(&lanes.plan, l);
         }
         if (running == 0)
             break;

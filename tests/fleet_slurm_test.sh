@@ -7,7 +7,10 @@
 # and POCL, then the saboteur's faults-on-demand GEMM, timed), and checks the
 # merged fleet report: task 1's saboteur device, identical to its peers but
 # for one flipped bit, is named as disagreeing and task 2's, ten times slower,
-# as a straggler, in the JSON summary and the HTML; nothing else is. Every
+# as a straggler, in the JSON summary and the HTML; nothing else is. Then
+# submit without --wait: a 2-task array held (--sbatch --hold) so that submit
+# must return its job id while no task has run, released, and collected by
+# the merge job that submit queued behind it (its report has both tasks). Every
 # daemon is stopped by its process id in a trap, and the test fails if any is
 # left. Not root, or no Slurm or munge installed (tools/setup.sh installs
 # slurm-wlm and munge): it prints SKIP with the reason and checks nothing.
@@ -251,6 +254,43 @@ for line in problems:
 sys.exit(1 if problems else 0)
 PY
 [ "$failures" -eq 0 ] || tail -30 "$work/submit.log"
+
+# Without --wait: submit returns the array's job id at once (the array is held,
+# so nothing has run when it returns), and the merge job it queued collects.
+timeout 20 "$source/tools/fleet.sh" submit --nodes 2 --level medium --output "$work/later" --time 00:05:00 \
+    --kcs "$kcs" --sbatch --hold -- --backend reference 'sumsq/f64-n93' > "$work/later.log" 2>&1
+submitted=$?
+job=$(sed -n 's/^fleet.sh: submitted job array \([0-9][0-9]*\)$/\1/p' "$work/later.log")
+merge_job=$(sed -n 's/^fleet.sh: the merge, job \([0-9][0-9]*\), writes .*/\1/p' "$work/later.log")
+if [ "$submitted" -ne 0 ] || [ -z "$job" ] || [ -z "$merge_job" ]; then
+    fail "submit without --wait exited $submitted without naming the array and the merge: $(cat "$work/later.log")"
+else
+    ls "$work/later"/results-*.json > /dev/null 2>&1 && fail "a held task had run when submit returned"
+    squeue -h -j "$job" -o %r 2> /dev/null | grep -q -i held || fail "the array $job was not held when submit returned"
+    scontrol release "$job" > /dev/null 2>&1 || fail "could not release the array $job"
+    for _ in $(seq 120); do
+        [ -z "$(squeue -h -j "$job,$merge_job" 2> /dev/null)" ] && break
+        sleep 0.5
+    done
+    [ -z "$(squeue -h -j "$job,$merge_job" 2> /dev/null)" ] || fail "the array or its merge still queued after 60 s"
+    "$python" - "$work/later/report/fleet.json" <<'PY' || fail "the merge job's report (above; $work/later/merge.log)"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+members = sorted(m["label"] for m in summary["members"])
+problems = []
+if members != ["results-0", "results-1"]:
+    problems.append(f"members {members}, not results-0 and results-1")
+# one case ran, so the other kernel rows ran nothing: that is the verdict's only complaint
+if summary["missing"] or summary["failures"] or summary["disagreements"]:
+    problems.append(f"verdict {summary['verdict']!r}, missing {summary['missing']}, failures {summary['failures']}")
+if any(m["file"] and "later" not in m["file"] for m in summary["members"]):
+    problems.append("the merge read another folder's results")
+for line in problems:
+    print("  " + line)
+sys.exit(1 if problems else 0)
+PY
+fi
+[ -z "$(squeue -h 2> /dev/null)" ] || fail "jobs left in the queue: $(squeue -h)"
 
 stop_daemons
 elapsed=$(($(date +%s) - started))

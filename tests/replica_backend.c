@@ -5,11 +5,13 @@
  *
  * Each replica is the reference backend under one name, model and driver, so
  * the runner must hold their outputs to the same bits. Its kernels are the
- * reference's scale rows, wrapped; two devices misbehave on purpose:
+ * reference's scale rows and its f32 gemm row (an output with rows and
+ * columns), wrapped; two devices misbehave on purpose:
  *
  *   replica:0, replica:1  honest
- *   replica:2             flips the lowest bit of one output element (y[n/2]):
- *                         silent data corruption, well inside the bound
+ *   replica:2             flips the lowest bit of the middle element of its
+ *                         first output (y[n/2]; C_out[(m n)/2]): silent data
+ *                         corruption, at most one unit in the last place
  *   replica:3             does each kernel's work eight times and reports the
  *                         time of all eight: a straggler
  *
@@ -25,6 +27,18 @@
  * replicas' kernels pass only when their workers run at the same time, and a
  * run of one after the other fails with an error that says so. It proves
  * the workers overlap by construction, not by timing.
+ *
+ * With KCS_REPLICA_FLIPS=FILE, FILE holds how many more kernel runs
+ * replica:2 corrupts (each run that flips writes it one lower; 0: none): a
+ * deviation that stops, which the runner's rerun of a disagreeing device
+ * must call intermittent.
+ *
+ * Lanes (docs/runner.md, "All devices at once"): KCS_REPLICA_PCI=A,B,... gives
+ * replica i the PCI address in place i of the list ("pci_bus_id=" in its
+ * details, as CUDA and OpenCL write it; an empty place, none), so that two
+ * replicas can be one card seen twice; KCS_REPLICA_HOST=i,... makes those
+ * replicas share the host's cores, and the others not (as GPUs); without it
+ * every replica shares them, as the reference it is.
  *
  * Run only it: build/kcs-saboteur run --backend replica --jobs 4 --cases tests/cases scale
  */
@@ -60,6 +74,19 @@ static kcs_status open_replica(int index, kcs_device **device, kcs_device_info *
     replicas[index] = *device;
     snprintf(info->name, sizeof info->name, "replica card");
     snprintf(info->platform, sizeof info->platform, "replica");
+    const char *addresses = getenv("KCS_REPLICA_PCI"), *hosts = getenv("KCS_REPLICA_HOST");
+    for (int place = 0; addresses && place < index; place++)
+        addresses = strchr(addresses, ',') ? strchr(addresses, ',') + 1 : NULL;
+    if (addresses && *addresses && *addresses != ',') {
+        size_t used = strlen(info->details);
+        snprintf(info->details + used, sizeof info->details - used, "; pci_bus_id=%.*s",
+                 (int)strcspn(addresses, ","), addresses);
+    }
+    if (hosts) {
+        info->shares_host_cores = 0;
+        for (const char *at = hosts; at; at = strchr(at, ',') ? strchr(at, ',') + 1 : NULL)
+            info->shares_host_cores |= atoi(at) == index && *at >= '0' && *at <= '9';
+    }
     return KCS_OK;
 }
 
@@ -94,6 +121,25 @@ static kcs_status meet_another_replica(int index, kcs_error *err)
     return kcs_fail(err, KCS_ERROR, "no other replica ran a kernel at the same time (10 s)");
 }
 
+/* Whether replica:2 corrupts this run: always, or while KCS_REPLICA_FLIPS's count lasts. */
+static int flips_this_run(void)
+{
+    const char *path = getenv("KCS_REPLICA_FLIPS");
+    if (!path)
+        return 1;
+    FILE *file = fopen(path, "r+");
+    int left = 0;
+    if (!file || fscanf(file, "%d", &left) != 1 || left <= 0) {
+        if (file)
+            fclose(file);
+        return 0;
+    }
+    rewind(file);
+    fprintf(file, "%d\n", left - 1);
+    fclose(file);
+    return 1;
+}
+
 /* The reference's row of op and dtype, run as this replica runs it. */
 static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
                                  kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
@@ -110,11 +156,13 @@ static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_device *de
         if (honest->run(device, args, inputs, outputs, &seconds, err) != KCS_OK)
             return KCS_ERROR;
     }
+    int gemm = strcmp(op, "gemm") == 0;
+    size_t elements = gemm ? args->gemm.m * args->gemm.n : args->scale.n;
     if (kernel_seconds)
-        *kernel_seconds = 1e-9 * (double)args->scale.n * runs;
-    if (index == flipping_replica && args->scale.n > 0) {
+        *kernel_seconds = 1e-9 * (double)(gemm ? elements * args->gemm.k : elements) * runs;
+    if (index == flipping_replica && elements > 0 && flips_this_run()) {
         unsigned char *y = kcs_reference_buffer_data(outputs[0]);
-        y[(args->scale.n / 2) * kcs_dtype_size(dtype)] ^= 1; /* little-endian: the lowest mantissa bit */
+        y[(elements / 2) * kcs_dtype_size(dtype)] ^= 1; /* little-endian: the lowest mantissa bit */
     }
     return KCS_OK;
 }
@@ -129,9 +177,15 @@ static KCS_KERNEL_RUN(replica_scale_f64)
     return run_as_replica("scale", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
 }
 
+static KCS_KERNEL_RUN(replica_gemm_f32)
+{
+    return run_as_replica("gemm", KCS_F32, device, args, inputs, outputs, kernel_seconds, err);
+}
+
 static const kcs_kernel rows[] = {
     {"scale", KCS_F32, "loop", "the reference's loop, on a replica", replica_scale_f32, NULL},
     {"scale", KCS_F64, "loop", "the reference's loop, on a replica", replica_scale_f64, NULL},
+    {"gemm", KCS_F32, "loop", "the reference's gemm, on a replica", replica_gemm_f32, NULL},
 };
 static const kcs_kernel_table table = KCS_KERNEL_TABLE(rows);
 static const kcs_kernel_table *const tables[] = {&table, NULL};
