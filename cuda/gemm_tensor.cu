@@ -13,30 +13,29 @@
  *                nearest (cvt.rna.tf32.f32, relative error below 2^-11,
  *                inside the bound's 2^-10), mma.sync.m16n8k8.tf32, f32
  *                accumulators.
- *   tensor       f64, every f64 case: the FP64 tensor cores through
- *                mma.sync.m8n8k4.f64 (DMMA), which rounds each
- *                multiply-add as an IEEE fma does, so f64's own bound holds.
+ *
+ * f64's `tensor` row, on the FP64 tensor cores, is cuda/gemm_f64_tensor.cu:
+ * its shapes, pipeline and layouts differ from these.
  *
  * Instructions and why: mma.sync (PTX ISA 7.0+, sm_80 and later) is the
  * portable warp-level tensor-core instruction, whose register fragments are
  * documented element by element, so every index below can be checked by
- * hand against the PTX ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8 /
- * m8n8k4"). Hopper's wgmma.mma_async with TMA loads and an mbarrier pipeline
+ * hand against the PTX ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8").
+ * Hopper's wgmma.mma_async with TMA loads and an mbarrier pipeline
  * is faster on sm_90a; it is not here yet (docs/gemm.md, "Tensor cores",
  * says what the rows reach and what is missing).
  *
  * Organisation: one kernel template over the storage type In of a and b and
  * Out of c and c_out. Each block computes a BLOCK_M x BLOCK_N tile of C_out
- * (f16, bf16, tf32: 128 x 128 with 8 warps of 64 x 32; f64: 64 x 64 with 4
- * warps of 32 x 32), each warp 4 x 4 instructions' worth of accumulators (64
- * floats or 32 doubles per thread). k is walked BLOCK_K at a time (32 16-bit
- * elements, 16 floats, 16 doubles) through two shared-memory buffers: while
+ * (128 x 128 with 8 warps of 64 x 32), each warp 4 x 4 instructions' worth
+ * of accumulators (64 floats per thread). k is walked BLOCK_K at a time (32
+ * 16-bit elements, 16 floats) through two shared-memory buffers: while
  * the warps run the tensor-core instructions on one, every thread's 16-byte
  * global loads of the next tile are in flight into registers, stored into
  * the other buffer afterwards, then one barrier (pipeline depth 2: shared
  * plus registers). Shared memory holds both operands k-contiguous
  * (a_tile[row of op(A)][k], b_tile[column of op(B)][k]), rows padded to 80
- * bytes (f64: 144) so that a warp's fragment reads (8 rows x 4 words) fall in
+ * bytes so that a warp's fragment reads (8 rows x 4 words) fall in
  * 32 different banks. Operands stored with k along their rows (A as stored,
  * B transposed) are copied 16 bytes at a time; the others are transposed on
  * their way in (scalar stores). The 16-bit types are kept as stored (the
@@ -58,9 +57,7 @@
  * c_out = alpha * acc (beta = 0) or fma(alpha, acc, beta * c) in f32, rounded
  * once to Out. Accumulating in f32 is what the mode is: an f16 accumulator
  * (mma's .f16 form) rounds every partial sum to 11 bits, which the bound
- * rules out (tests/saboteur_gemm.c, accumulates-in-16-bits). f64
- * accumulates in f64 through DMMA's fused multiply-adds and the same
- * epilogue in f64: at most k + 2 roundings per term, inside gamma(k + 2).
+ * rules out (tests/saboteur_gemm.c, accumulates-in-16-bits).
  *
  * What is not read (docs/gemm.md): m = 0 or n = 0 launches nothing; alpha =
  * 0 or k = 0 runs the same kernel with no k tiles, so a and b are never read
@@ -85,7 +82,6 @@ namespace {
 template <int Bytes> struct bits_type;
 template <> struct bits_type<2> { using type = uint16_t; };
 template <> struct bits_type<4> { using type = uint32_t; };
-template <> struct bits_type<8> { using type = uint64_t; };
 template <typename In> using bits_of = typename bits_type<sizeof(In)>::type;
 
 /* One warp-level tensor-core instruction per storage type: its shape, the
@@ -190,37 +186,6 @@ template <> struct tensor_instruction<float> {
                      "{%8, %9}, {%0, %1, %2, %3};\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-
-/* f64 on the FP64 tensor cores: mma.sync.aligned.m8n8k4.row.col.f64. A (8 x 4)
- * in 1 register: (g, t); B (4 x 8) in 1: (k t, column g); C (8 x 8): (g, 2t),
- * (g, 2t + 1). */
-template <> struct tensor_instruction<double> {
-    static constexpr int m = 8, n = 8, k = 4, accumulators = 2;
-    static constexpr int block_m = 64, block_n = 64, block_k = 16, warps_m = 2, warps_n = 2;
-    static constexpr int padding = 2; /* rows of 18 doubles: 144 bytes */
-    using a_fragment = double[1];
-    using b_fragment = double[1];
-    using accumulator = double;
-
-    template <int STRIDE>
-    static __device__ __forceinline__ void load_a(a_fragment &a, const uint64_t *tile, int row, int k0, int g, int t)
-    {
-        a[0] = __longlong_as_double((long long)tile[(row + g) * STRIDE + k0 + t]);
-    }
-    template <int STRIDE>
-    static __device__ __forceinline__ void load_b(b_fragment &b, const uint64_t *tile, int column, int k0, int g, int t)
-    {
-        b[0] = __longlong_as_double((long long)tile[(column + g) * STRIDE + k0 + t]);
-    }
-    static __device__ __forceinline__ int row_of(int e, int g, int t) { return g; }
-    static __device__ __forceinline__ int column_of(int e, int g, int t) { return 2 * t + e; }
-    static __device__ __forceinline__ void mma(double (&d)[2], const a_fragment &a, const b_fragment &b)
-    {
-        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-                     : "+d"(d[0]), "+d"(d[1])
-                     : "d"(a[0]), "d"(b[0]));
     }
 };
 
@@ -336,11 +301,6 @@ template <typename In, int ROWS, bool K_CONTIGUOUS> struct tile_loader {
 __device__ __forceinline__ float fused(float x, float y, float z)
 {
     return fmaf(x, y, z);
-}
-
-__device__ __forceinline__ double fused(double x, double y, double z)
-{
-    return fma(x, y, z);
 }
 
 /* The kernel: one block per BLOCK_M x BLOCK_N tile of c_out, blockIdx.x
@@ -527,7 +487,7 @@ kcs_status require_sm80(kcs_device *device, kcs_error *err)
     KCS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device->ordinal));
     if (major < 8)
         return kcs_fail(err, KCS_UNSUPPORTED,
-                        "mma.sync with bf16, tf32 and f64 needs compute capability 8.0 or later (this is %d.x)",
+                        "mma.sync with bf16 and tf32 needs compute capability 8.0 or later (this is %d.x)",
                         major);
     return KCS_OK;
 }
@@ -551,13 +511,6 @@ KCS_KERNEL_SUPPORTS(supports_tf32_mode)
     return require_sm80(device, err);
 }
 
-/* supports() of the f64 row: every f64 case, on a card with DMMA. */
-KCS_KERNEL_SUPPORTS(supports_f64)
-{
-    (void)args;
-    return require_sm80(device, err);
-}
-
 } // namespace
 
 static const kcs_kernel rows[] = {
@@ -570,9 +523,6 @@ static const kcs_kernel rows[] = {
     {"gemm", KCS_F32, "tensor-tf32",
      "mma.sync m16n8k8 on inputs rounded to TF32, f32 accumulators, 128x128x16 tiles (mode=tf32)",
      run_tensor<float>, supports_tf32_mode},
-    {"gemm", KCS_F64, "tensor",
-     "FP64 tensor cores: mma.sync m8n8k4 (DMMA, IEEE fma), 64x64x16 tiles, 4 warps of 32x32",
-     run_tensor<double>, supports_f64},
 };
 
 extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_kernels = KCS_KERNEL_TABLE(rows);

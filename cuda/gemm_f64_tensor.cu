@@ -1,0 +1,401 @@
+/* gemm_f64_tensor.cu: kcs's own f64 GEMM on the FP64 tensor cores (DMMA),
+ * C_out = alpha * op(A) * op(B) + beta * C, row-major, op = N or T
+ * (docs/gemm.md is the normative definition; its section "Tensor cores"
+ * says why f64's own bound holds here). Same inputs and layout as
+ * cuda/gemm.cu: a is m x k (k x m when transposed), b is k x n (n x k when
+ * transposed), c and c_out m x n.
+ *
+ * Row (the table at the end): `tensor`, f64, every f64 case.
+ *
+ * Instruction and why: mma.sync.aligned.m16n8k8.row.col.f64 (PTX ISA 7.8,
+ * sm_90 and later). The PTX ISA says of every f64 mma shape: "Precision of
+ * the element-wise multiplication and addition operation is identical to
+ * that of .f64 precision fused multiply-add", rounding to nearest even (.rn,
+ * the default). So each product enters the sum through one IEEE fma: f64's
+ * own bound holds, whatever order the hardware adds the 8 products of one
+ * instruction in. The m8n8k4 shape that Ampere introduced (this row's kernel
+ * until it moved here) still runs on Hopper but, as the PTX ISA warns, at a
+ * fraction of the rate: 12.7 ms at 4096^3 on an H100, 0.19 of cuBLAS. The
+ * m16n8k8 fragments are documented element by element (PTX ISA, "Matrix
+ * fragments for mma.m16n8k8", as for .tf32): lane = 4 g + t, g in 0..7, t in
+ * 0..3; A (16 x 8) in 4 doubles (g, t), (g + 8, t), (g, t + 4), (g + 8,
+ * t + 4); B (8 x 8) in 2: (k t, column g), (k t + 4, column g); C (16 x 8)
+ * in 4: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). Hopper's
+ * warpgroup wgmma has no f64 form, so mma.sync is the FP64 tensor-core path.
+ *
+ * Tiles: each block computes a 128 x 128 tile of C_out with 8 warps (4 down
+ * m, 2 across n), each warp 32 x 64: 2 x 8 instructions, 64 double
+ * accumulators per thread (128 registers), so that each A fragment read
+ * from shared memory feeds 8 instructions, each B fragment 2, and 16
+ * independent instructions hide the tensor core's latency. 232 to 244
+ * registers a thread, no spills (-Xptxas -v): one block per multiprocessor;
+ * a larger warp tile does not fit the 255 registers of a thread. The grid
+ * walks blocks in groups of 8 block rows so that the blocks running together
+ * share panels of A and B in L2.
+ *
+ * Pipeline: k is walked 16 at a time through 4 shared-memory stages (160 KB
+ * at most), filled by cp.async (16-byte copies straight from global to
+ * shared memory, no register staging): while the warps compute on one
+ * stage, the copies of the next 3 are in flight, about 3 x 1.7 us of work at
+ * 4096^3, longer than a trip to memory. One barrier per k step: it both
+ * publishes the stage just completed and frees the one computed on last
+ * step for the next copy. Measured on an H100 (docs/gemm.md, "Tensor
+ * cores"): 16 or 32 deep, 3 or 4 stages, 64 x 32 or 32 x 64 warp tiles are
+ * within 5% of each other; this one spills nothing.
+ *
+ * Shared layouts: each operand's tile is kept as the operand is stored, so
+ * that every copy is a 16-byte run: an operand with k along its rows (A as
+ * stored, B transposed) as tile[row][k], rows padded to 20 doubles; the others
+ * as tile[k][row], rows padded to 132 doubles. A warp's 8-byte fragment
+ * reads are served half a warp (16 lanes: g 0..3, t 0..3) at a time; with
+ * either padding the 16 doubles of a half warp fall in 16 different 8-byte
+ * bank pairs (row stride 4 mod 16 doubles: 4g + t, or 4t + g), so no read
+ * waits on a bank conflict.
+ *
+ * Edges and alignment: any m, n, k. A 16-byte chunk wholly inside the matrix,
+ * from an operand whose rows are an even number of doubles and whose base is
+ * 16-byte aligned, is one 16-byte copy; any other chunk is two 8-byte
+ * copies. A copy of an element outside the matrix reads nothing and writes
+ * zeros (cp.async's source size 0), and 0 * 0 adds nothing and makes no NaN
+ * from an infinity. Rows and columns beyond m and n are computed on zeros and
+ * never stored; c and c_out are read and written element by element, so they
+ * need no alignment.
+ *
+ * Precision: accumulates in f64, one IEEE fma per product (above); then
+ * c_out = alpha * acc (beta = 0) or fma(alpha, acc, beta * c), in f64: at
+ * most k + 2 roundings per term, inside gamma(k + 2), f64's own bound.
+ *
+ * What is not read (docs/gemm.md): m = 0 or n = 0 launches nothing; alpha =
+ * 0 or k = 0 runs the same kernel with no k steps, so a and b are never read
+ * and c_out = beta * c (zeros, c unread, when beta = 0); beta = 0 never reads
+ * c. c_out may alias c: each element of c is read by the thread that then
+ * writes that element of c_out.
+ *
+ * Without a GPU: the tensor-core instruction and cp.async are inline PTX,
+ * which the host emulation (tests/cuda_gemm_emulation.sh) cannot run, so
+ * nothing in this file is emulated or claimed to be; only a GPU run checks
+ * it.
+ *
+ * Run only it: ./build/kcs run --backend cuda --kernel tensor 'gemm/f64-*'
+ */
+#include <climits>
+#include <cstdint>
+
+#include "common.cuh"
+
+namespace {
+
+constexpr int BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 16, STAGES = 4;
+constexpr int WARPS_M = 4, WARPS_N = 2, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int WARP_M = BLOCK_M / WARPS_M, WARP_N = BLOCK_N / WARPS_N; /* 32 x 64 */
+constexpr int MMA_M = 16, MMA_N = 8, MMA_K = 8;
+constexpr int TILES_M = WARP_M / MMA_M, TILES_N = WARP_N / MMA_N; /* instructions per warp and k step */
+constexpr int GROUP_ROWS = 8;                                     /* block rows walked together */
+static_assert(WARP_M % MMA_M == 0 && WARP_N % MMA_N == 0 && BLOCK_K % MMA_K == 0, "tiles of whole instructions");
+
+/* The shared tile of one operand of ROWS rows of op(A) (or columns of
+ * op(B)) by BLOCK_K: K_ROWS (k along the stored rows) as tile[r][k], else as
+ * tile[k][r]. Row strides are 4 mod 16 doubles (see the banner). */
+template <int ROWS, bool K_ROWS> struct operand_tile {
+    static constexpr int stride = K_ROWS ? BLOCK_K + 4 : ROWS + 4;
+    static constexpr int doubles = K_ROWS ? ROWS * stride : BLOCK_K * stride;
+    static constexpr int chunks_per_line = (K_ROWS ? BLOCK_K : ROWS) / 2; /* 16-byte chunks per stored line */
+    static constexpr int chunks = ROWS * BLOCK_K / 2;
+    static constexpr int per_thread = chunks / THREADS;
+    static_assert(stride % 16 == 4, "conflict-free fragment reads");
+    static_assert(chunks % THREADS == 0, "every thread copies the same number of chunks");
+
+    /* Element (r, kk) of the tile: r a row of op(A) or column of op(B). */
+    static __device__ __forceinline__ int at(int r, int kk) { return K_ROWS ? r * stride + kk : kk * stride + r; }
+};
+
+__device__ __forceinline__ uint32_t shared_address(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* cp.async of 16 or 8 bytes; bytes = 0 writes zeros and reads nothing. */
+__device__ __forceinline__ void copy16(double *shared, const double *global, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void copy8(double *shared, const double *global, int bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared_address(shared)), "l"(global),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void commit_copies()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Waits until at most PENDING of this thread's copy groups are in flight. */
+template <int PENDING> __device__ __forceinline__ void wait_copies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* Starts the copies of one operand's tile: rows r0.. of op(A) (or columns of
+ * op(B)), k from k0. base[line * ld + i] as stored; K_ROWS: line = row, i =
+ * k; otherwise line = k, i = row. Chunk c of the tile is 2 consecutive
+ * doubles of one stored line, consecutive threads on consecutive chunks. */
+template <int ROWS, bool K_ROWS>
+__device__ __forceinline__ void copy_tile(double *tile, const double *base, int ld, int rows, int k, int r0, int k0,
+                                          bool vector_ok)
+{
+    using L = operand_tile<ROWS, K_ROWS>;
+#pragma unroll
+    for (int s = 0; s < L::per_thread; s++) {
+        const int c = (int)threadIdx.x + s * THREADS;
+        const int line = c / L::chunks_per_line, first = (c % L::chunks_per_line) * 2; /* in the tile */
+        const int r = K_ROWS ? line : first, kk = K_ROWS ? first : line;
+        double *destination = tile + L::at(r, kk);
+        /* the stored line and its first element; lines end at rows (K_ROWS) or k */
+        const int stored_line = K_ROWS ? r0 + line : k0 + line, stored_first = K_ROWS ? k0 + first : r0 + first;
+        const int lines = K_ROWS ? rows : k, length = K_ROWS ? k : rows;
+        const bool line_inside = stored_line < lines;
+        const double *source = base + (size_t)(line_inside ? stored_line : 0) * ld;
+        if (vector_ok && (stored_first + 2 <= length || !line_inside)) {
+            copy16(destination, line_inside ? source + stored_first : base, line_inside ? 16 : 0);
+        } else {
+#pragma unroll
+            for (int v = 0; v < 2; v++) {
+                const bool inside = line_inside && stored_first + v < length;
+                /* a chunk's two elements lie along the stored line, next to each other in the tile too */
+                copy8(destination + v, inside ? source + stored_first + v : base, inside ? 8 : 0);
+            }
+        }
+    }
+}
+
+/* Fragments of one instruction: A_VALUES doubles of A per thread, value v at
+ * row g + 8 (v % 2), k t + 4 (v / 2); B_VALUES of B, value v at k t + 4 v,
+ * column g. */
+constexpr int A_VALUES = MMA_K / 2, B_VALUES = MMA_K / 4;
+static_assert(MMA_K == 8, "the instruction below is m16n8k8");
+
+__device__ __forceinline__ void mma(double (&d)[4], const double (&a)[A_VALUES], const double (&b)[B_VALUES])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+
+/* What one launch needs. */
+struct f64_params {
+    const double *a, *b; /* as stored (docs/gemm.md) */
+    const double *c;     /* read only when beta != 0 */
+    double *out;
+    int m, n, k;         /* k = 0 when alpha = 0: a and b unread */
+    int lda, ldb;        /* row lengths of a and b as stored; c and out have n */
+    int blocks_m, blocks_n;
+    double alpha, beta;
+    int vector_a, vector_b; /* the operand's rows an even number of doubles, its base 16-byte aligned */
+};
+
+template <bool TRANSPOSE_A, bool TRANSPOSE_B> struct f64_layout {
+    /* A as stored has k along its rows unless transposed; B the other way round. */
+    using A = operand_tile<BLOCK_M, !TRANSPOSE_A>;
+    using B = operand_tile<BLOCK_N, TRANSPOSE_B>;
+    static constexpr int stage = A::doubles + B::doubles; /* doubles; a multiple of 2 keeps stages 16-byte aligned */
+    static constexpr size_t shared_bytes = (size_t)STAGES * stage * sizeof(double);
+    static_assert(A::doubles % 2 == 0 && B::doubles % 2 == 0, "16-byte aligned tiles");
+};
+
+/* The kernel: one block per BLOCK_M x BLOCK_N tile of c_out, a 1-D grid
+ * walked GROUP_ROWS block rows at a time. */
+template <bool TRANSPOSE_A, bool TRANSPOSE_B>
+__global__ void __launch_bounds__(THREADS, 1) kcs_gemm_f64_tensor(const f64_params params)
+{
+    using Layout = f64_layout<TRANSPOSE_A, TRANSPOSE_B>;
+    using A = typename Layout::A;
+    using B = typename Layout::B;
+    extern __shared__ __align__(16) double stages[];
+
+    /* which tile: groups of GROUP_ROWS block rows, down a group's rows first */
+    const int block = (int)blockIdx.x, per_group = GROUP_ROWS * params.blocks_n;
+    const int first_row = (block / per_group) * GROUP_ROWS;
+    const int rows_here = min(params.blocks_m - first_row, GROUP_ROWS);
+    const int m0 = (first_row + (block % per_group) % rows_here) * BLOCK_M;
+    const int n0 = ((block % per_group) / rows_here) * BLOCK_N;
+
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int g = lane / 4, t = lane % 4;
+    const int warp_row = (warp / WARPS_N) * WARP_M, warp_column = (warp % WARPS_N) * WARP_N;
+
+    double acc[TILES_M][TILES_N][4];
+#pragma unroll
+    for (int i = 0; i < TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.0;
+
+    const int k_tiles = (params.k + BLOCK_K - 1) / BLOCK_K;
+    auto copy_stage = [&](int kt) {
+        double *a_tile = stages + (kt % STAGES) * Layout::stage, *b_tile = a_tile + A::doubles;
+        copy_tile<BLOCK_M, !TRANSPOSE_A>(a_tile, params.a, params.lda, params.m, params.k, m0, kt * BLOCK_K,
+                                          params.vector_a);
+        copy_tile<BLOCK_N, TRANSPOSE_B>(b_tile, params.b, params.ldb, params.n, params.k, n0, kt * BLOCK_K,
+                                         params.vector_b);
+    };
+
+    /* One copy group per k step, empty past the end, so that the count of
+     * groups in flight is the same every step. */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < k_tiles)
+            copy_stage(s);
+        commit_copies();
+    }
+    for (int kt = 0; kt < k_tiles; kt++) {
+        wait_copies<STAGES - 2>(); /* this thread's copies of step kt have landed */
+        __syncthreads();           /* everyone's have; everyone is done with step kt - 1's stage */
+        if (kt + STAGES - 1 < k_tiles)
+            copy_stage(kt + STAGES - 1); /* into step kt - 1's stage */
+        commit_copies();
+
+        const double *a_tile = stages + (kt % STAGES) * Layout::stage, *b_tile = a_tile + A::doubles;
+#pragma unroll
+        for (int k0 = 0; k0 < BLOCK_K; k0 += MMA_K) {
+            double b[TILES_N][B_VALUES];
+#pragma unroll
+            for (int j = 0; j < TILES_N; j++)
+#pragma unroll
+                for (int v = 0; v < B_VALUES; v++)
+                    b[j][v] = b_tile[B::at(warp_column + j * MMA_N + g, k0 + t + 4 * v)];
+#pragma unroll
+            for (int i = 0; i < TILES_M; i++) {
+                double a[A_VALUES];
+#pragma unroll
+                for (int v = 0; v < A_VALUES; v++)
+                    a[v] = a_tile[A::at(warp_row + i * MMA_M + g + 8 * (v % 2), k0 + t + 4 * (v / 2))];
+#pragma unroll
+                for (int j = 0; j < TILES_N; j++)
+                    mma(acc[i][j], a, b[j]);
+            }
+        }
+    }
+
+    /* c_out = alpha * acc (+ beta * c) in f64, one rounding each */
+#pragma unroll
+    for (int i = 0; i < TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int row = m0 + warp_row + i * MMA_M + g + (e >> 1) * 8;
+                const int column = n0 + warp_column + j * MMA_N + 2 * t + (e & 1);
+                if (row < params.m && column < params.n) {
+                    const size_t index = (size_t)row * params.n + column;
+                    double value = params.alpha * acc[i][j][e];
+                    if (params.beta != 0.0)
+                        value = fma(params.alpha, acc[i][j][e], params.beta * params.c[index]);
+                    params.out[index] = value;
+                }
+            }
+}
+
+bool aligned16(const void *p)
+{
+    return (uintptr_t)p % 16 == 0;
+}
+
+using f64_kernel = void (*)(const f64_params);
+
+/* The kernel of one transpose case and the shared memory it takes. */
+template <bool TRANSPOSE_A, bool TRANSPOSE_B> f64_kernel kernel_of(size_t *shared_bytes)
+{
+    *shared_bytes = f64_layout<TRANSPOSE_A, TRANSPOSE_B>::shared_bytes;
+    return kcs_gemm_f64_tensor<TRANSPOSE_A, TRANSPOSE_B>;
+}
+
+f64_kernel kernel_for(int transpose_a, int transpose_b, size_t *shared_bytes)
+{
+    if (!transpose_a)
+        return transpose_b ? kernel_of<false, true>(shared_bytes) : kernel_of<false, false>(shared_bytes);
+    return transpose_b ? kernel_of<true, true>(shared_bytes) : kernel_of<true, false>(shared_bytes);
+}
+
+KCS_KERNEL_RUN(run_f64_tensor)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    /* rows, columns and k are int, a tile past the end included; the grid's blocks an int too */
+    const size_t most = (size_t)INT_MAX - 1024;
+    const size_t blocks = ((g->m + BLOCK_M - 1) / BLOCK_M) * ((g->n + BLOCK_N - 1) / BLOCK_N);
+    if (g->m > most || g->n > most || g->k > most || blocks > (size_t)INT_MAX)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "gemm: m, n and k at most %zu and at most %d tiles of %dx%d here (m=%zu n=%zu k=%zu)", most,
+                        INT_MAX, BLOCK_M, BLOCK_N, g->m, g->n, g->k);
+    const size_t a = g->m * g->k * sizeof(double), b = g->k * g->n * sizeof(double),
+                 c = g->m * g->n * sizeof(double);
+    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
+        return kcs_fail(err, KCS_ERROR,
+                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
+                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
+                        g->k);
+    kcs_status status = kcs_cuda_select(device, err);
+    if (status != KCS_OK)
+        return status;
+
+    f64_params p = {};
+    p.a = (const double *)inputs[0]->data;
+    p.b = (const double *)inputs[1]->data;
+    p.c = g->beta != 0.0 ? (const double *)inputs[2]->data : nullptr;
+    p.out = (double *)outputs[0]->data;
+    p.m = (int)g->m;
+    p.n = (int)g->n;
+    p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
+    p.lda = (int)(g->transpose_a ? g->m : g->k);
+    p.ldb = (int)(g->transpose_b ? g->k : g->n);
+    p.blocks_m = (p.m + BLOCK_M - 1) / BLOCK_M;
+    p.blocks_n = (p.n + BLOCK_N - 1) / BLOCK_N;
+    p.alpha = g->alpha;
+    p.beta = g->beta;
+    p.vector_a = p.lda % 2 == 0 && aligned16(p.a);
+    p.vector_b = p.ldb % 2 == 0 && aligned16(p.b);
+
+    size_t shared_bytes = 0;
+    const f64_kernel kernel = kernel_for(g->transpose_a, g->transpose_b, &shared_bytes);
+    /* past the default 48 KB of shared memory a block must ask */
+    KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+
+    status = kcs_cuda_timer_start(device, err);
+    if (status != KCS_OK)
+        return status;
+    if (g->m > 0 && g->n > 0) {
+        kernel<<<(unsigned int)blocks, THREADS, shared_bytes, device->stream>>>(p);
+        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_f64_tensor");
+    }
+    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+}
+
+/* supports(): every f64 case, on a card with the f64 mma shapes of sm_90. */
+KCS_KERNEL_SUPPORTS(supports_f64_tensor)
+{
+    (void)args;
+    int major = 0;
+    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device->ordinal));
+    if (major < 9)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "mma.sync.m16n8k8 with f64 needs compute capability 9.0 or later (this is %d.x)", major);
+    return KCS_OK;
+}
+
+} // namespace
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_F64, "tensor",
+     "FP64 tensor cores: mma.sync m16n8k8 f64 (DMMA, IEEE fma), 128x128x16 tiles, 8 warps of 32x64, "
+     "4-stage cp.async pipeline",
+     run_f64_tensor, supports_f64_tensor},
+};
+
+extern "C" const kcs_kernel_table kcs_cuda_gemm_f64_tensor_kernels = KCS_KERNEL_TABLE(rows);
