@@ -1163,8 +1163,8 @@ static const kcs_kernel rows[] = {
                  "what library users call: warp-groups to 128 bytes of values a lane (1024 f32 or 16-bit columns), "
                  "block-resident while shared memory holds the row, online beyond"),
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
-                 "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 lanes of 128), "
-                 "the whole row in registers, a grid that covers every row, shuffles only, read once"),
+                 "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 "
+                 "lanes of 128), the whole row in registers, a grid that covers every row, shuffles only, read once"),
     SOFTMAX_ROWS("warp-staged", family::warp_staged,
                  "a warp a row, 16 or 32 values a lane in registers, the next row copied into shared memory "
                  "(cp.async) meanwhile"),
