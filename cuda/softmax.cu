@@ -20,17 +20,18 @@
  *   auto            what library users call: the first family below that
  *                   holds the row, so that each row is read from memory
  *                   once where it fits on chip, and online beyond.
- *   warp-groups     rows of at most 16 lanes x 16 values (256 f32, f16 or
- *                   bf16 or 128 f64 columns when aligned):
- *                   kcs_softmax_resident with GROUP lanes of a warp a row,
- *                   the fewest of 1, 2, 4, 8, 16 whose register slots (4
+ *   warp-groups     rows of at most 32 lanes x 32 values (1024 f32, f16 or
+ *                   bf16 or 512 f64 columns when aligned):
+ *                   kcs_softmax_registers with GROUP lanes of a warp a row,
+ *                   the fewest of 1, 2, 4, 8, 16, 32 whose register slots (4
  *                   float4 or double2, 2 uint4 of 16-bit) a lane hold it
- *                   (cols = 128: 8 lanes, 4 rows a warp); shuffles only; the
- *                   next row's slots are loaded as soon as the current row
- *                   is in registers (EARLY), so they are in flight during
- *                   its reductions, exps and stores.
+ *                   (cols = 128: 8 lanes, 4 rows a warp), else 32 lanes with
+ *                   twice the slots (cols = 1024); shuffles only; a grid of
+ *                   short-lived blocks that covers every row, each lane's
+ *                   loads all in flight before it computes.
  *   warp-staged     rows of at most 32 lanes x 32 values (1024 f32, f16 or
- *                   bf16, 512 f64 columns): kcs_softmax_warp_staged, a warp a
+ *                   bf16, 512 f64 columns; auto takes warp-groups for all of
+ *                   them, measured faster): kcs_softmax_warp_staged, a warp a
  *                   row with 16 or 32 values a lane (the fewer that hold
  *                   it); the next row is copied by cp.async into as many
  *                   shared-memory slots as soon as the current row has moved
@@ -57,20 +58,24 @@
  *                   a flag here (NaN or +inf anywhere, or a maximum of -inf,
  *                   makes the row NaN).
  *
- * The resident kernel (warp-groups, block-resident): a group of GROUP
- * threads holds its row in REG register slots a thread and, for the block,
- * also in shared-memory slots. Slot k of a thread holds the row's slot
+ * The resident kernels (warp-groups' kcs_softmax_registers, block-resident's
+ * kcs_softmax_resident): a group of GROUP threads (a block's THREADS)
+ * holds its row in REG register slots a thread and, for the block, also in
+ * shared-memory slots. Slot k of a thread holds the row's slot
  * k * GROUP + lane, so every load and store is coalesced. Per row: the max
  * (a butterfly of shuffles, then across warps through shared memory), then
  * e = exp(x - M) kept in place (in registers in C; in the stash only where
  * T is C, f32 and f64: a 16-bit stash keeps x, and the output pass computes
  * exp(x - M) again, the same bits, rather than round e to 16 bits) and
- * summed, the sum reduced the same way, then y = e * (1 / sum). The grid
- * is persistent, rows grid-strided; the next row's register slots are
- * loaded early (warp-groups) or each as soon as the current row's slot is
- * stored (block-resident, whose registers are full), and its stash slots
- * by cp.async as each is stored. The staged warp kernel is the same
- * algorithm with GROUP 32.
+ * summed, the sum reduced the same way, then y = e * (1 / sum); outputs
+ * are stored with the streaming hint (__stcs), so that they do not evict
+ * inputs. The warp groups' grid covers every row, a row a group; the
+ * block's grid is persistent, rows grid-strided, as many blocks as keep
+ * every block's count of rows within one of the others' (persistent_blocks),
+ * the next row's register slots each loaded as soon as the current row's
+ * slot is stored (its registers are full) and its stash slots by cp.async
+ * as each is stored. The staged warp kernel is the same algorithm with
+ * GROUP 32.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -101,27 +106,29 @@
  * Speed (memory-bound: an element is read once and written once; 3 TB/s
  * over 132 SMs is 23 bytes a ns an SM, and with latency under load well
  * above the idle 600 ns an H100 SM wants some 40 KB of loads in flight to
- * stream at the copy rate). Per shape:
- *   1e6 x 128 (warp-groups, 8 lanes a row): 4 blocks of 256 an SM (64
- *     registers), and with EARLY every lane has its next row's share in
- *     flight while it computes and stores the current one: 64 bytes a
- *     thread, 64 KB an SM, for f32; 32 bytes, 32 KB, for bf16, whose
- *     current row's 16 values still take 64 bytes of registers (reads only:
- *     the 0.9 target is 10 bytes a ns of reads an SM, which 32 KB sustains
- *     up to 3 us of latency). Loading the next row only as the current one
- *     is stored leaves nothing in flight during the reductions and exps, a
- *     large share of a short row's time.
- *   32768 x 1024 (warp-staged): one staged row a warp, 32 warps an SM: 128
- *     KB (f32) or 64 KB (bf16) in flight.
+ * stream at the copy rate; docs/softmax.md has the measurements). Per shape:
+ *   1e6 x 128 and 32768 x 1024 (warp-groups: 8 lanes of 4 float4 or 2
+ *     uint4; 32 lanes of 8 float4 or 4 uint4): a grid of 256-thread blocks
+ *     that covers every row, 4 blocks an SM (3 for f32's 32 values a lane,
+ *     80 registers: within 64 they spill). A lane's loads of its row are all
+ *     issued before it computes, and the SM holds other blocks whose loads
+ *     are in flight while it computes and stores this one's: on an H100 this
+ *     ran 0.98 of copy at 1e6 x 128 in f32 and bf16, where a persistent grid
+ *     that loaded each lane's next row early (the kernel this replaced) ran
+ *     0.92 and 0.85, and 0.91 (f32) and 0.88 (bf16) at 32768 x 1024, where
+ *     the staged warp (still its own variant) runs 0.89 and 0.80.
  *   4096 x 32768 (block-resident): a block's next row, 96 KB (f32) or
  *     48 KB (bf16) of stash, goes out as the current row is stored; two
- *     blocks an SM.
+ *     blocks an SM; streaming stores (0.93 to 0.94 of copy in f32, 0.86 to
+ *     0.87 in bf16). A grid of 256 blocks (16 rows each, no idle part of a
+ *     last round) instead of 264 measured 1 to 2% slower.
  * f16 and bf16 move half the bytes per element, so each SM must compute
  * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
  * against 128 lanes of issue and roughly 14 instructions an element (8 of
  * them expf), or about 23 where the block's 16-bit stash computes exp
- * twice: within reach, so plain expf is kept (docs/softmax.md would also
- * allow exp2f of a prescaled (x - M) log2 e, about 3 instructions fewer).
+ * twice: within reach, and exp2f of a prescaled (x - M) log2 e (which
+ * docs/softmax.md allows, about 3 instructions fewer) measured within 1% of
+ * expf on an H100 on every perf shape, so plain expf is kept.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
  * and staged kernels; the online kernel reads twice.
@@ -168,7 +175,8 @@ constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
 template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 /* register slots a lane of the warp groups */
 template <typename T> constexpr int group_registers = 4 / widening<T>;
-constexpr int largest_group = 16; /* lanes of the largest warp group */
+/* register slots a lane of the widest group (32 lanes), for rows that 32 x group_registers do not hold */
+template <typename T> constexpr int wide_group_registers = 2 * group_registers<T>;
 /* register slots a lane of the staged warp: the fewer, then the more */
 template <typename T> constexpr int staged_registers_fewer = 4 / widening<T>;
 template <typename T> constexpr int staged_registers_more = 8 / widening<T>;
@@ -182,6 +190,15 @@ template <typename T> constexpr int online_batch = 4 / widening<T>;
  * registers a thread for a 4-byte compute type, 128 for f64, whose exp needs
  * more. */
 template <typename T> constexpr int warp_min_blocks = sizeof(kcs_compute<T>) == 4 ? 4 : 2;
+/* The warp groups' cap: warp_min_blocks, except f32's widest group, whose 32 values a lane spill within 64
+ * registers (84 bytes: ptxas -v), so 80 registers and 3 blocks an SM (measured faster than 4 that spill). */
+template <typename T, int REG>
+constexpr int warp_group_min_blocks =
+    std::is_same_v<T, float> && REG == wide_group_registers<T> ? 3 : warp_min_blocks<T>;
+/* The block kernel's cap: 2 blocks an SM (64 registers a thread for 512 threads) where 2 fit. f64's exp and
+ * double slots spill 56 bytes within 64 registers (ptxas -v) and need 84: f64 rows whose stash lets only one
+ * block an SM take an instance capped at 1 block, without spills (launch_block_resident). */
+constexpr int block_min_blocks = 2048 / block_threads >= 2 ? 2 : 1;
 
 static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
               "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
@@ -313,74 +330,62 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
     return value;
 }
 
-/* The resident kernel: see the header comment. T the storage type, V a slot
- * of it; GROUP threads per row (a power of two up to 32, or THREADS), REG
- * register slots a thread, shared_slots shared-memory slots a thread (0
- * unless GROUP == THREADS). EARLY: the next row's register slots are loaded
- * as soon as the current row is in registers (two rows a thread in flight);
- * otherwise each slot is loaded once the current row's slot is stored.
- * row_slots: slots in a row (cols / width). */
-template <typename T, typename V, int GROUP, int THREADS, int REG, int MIN_BLOCKS, bool EARLY>
+/* The block-resident kernel: see the header comment. T the storage type, V
+ * a slot of it; a block of THREADS threads a row, REG register slots a
+ * thread, shared_slots shared-memory slots a thread; each register slot of
+ * the next row is loaded once the current row's slot is stored. row_slots:
+ * slots in a row (cols / width). */
+template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
                      int shared_slots)
 {
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
-    constexpr int groups = THREADS / GROUP;
-    constexpr bool whole_block = GROUP == THREADS;
     /* f32, f64: the stash holds e = exp(x - M) in place; f16, bf16: it keeps x, and e is computed again */
     constexpr bool stash_terms = std::is_same_v<T, C>;
-    static_assert(whole_block || (GROUP <= 32 && 32 % GROUP == 0),
-                  "GROUP: a power of two up to 32, or THREADS");
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
     V *stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
-    __shared__ C partial_max[whole_block ? THREADS / 32 : 1];
-    __shared__ C partial_sum[whole_block ? THREADS / 32 : 1];
+    __shared__ C partial_max[THREADS / 32];
+    __shared__ C partial_sum[THREADS / 32];
 
-    const int lane = threadIdx.x % GROUP;
-    const int group = threadIdx.x / GROUP;
-    /* The first group of this thread's warp: the loop runs while its row
-     * exists, so that whole warps take part in every shuffle. */
-    const int lead_group = whole_block || GROUP == 32 ? group : (int)(threadIdx.x / 32) * (32 / GROUP);
+    const int lane = threadIdx.x;
     const size_t row_slots = cols / width;
-    const size_t stride = (size_t)gridDim.x * groups;
+    const size_t stride = gridDim.x;
     const int total_slots = REG + shared_slots;
 
     V stored[REG];         /* register slots as loaded: a row to come */
     C value[REG][width];   /* the current row widened, then its terms e */
-    size_t row = (size_t)blockIdx.x * groups + group;
+    size_t row = blockIdx.x;
 
     /* The first row's slots. */
     {
         const V *in = reinterpret_cast<const V *>(x + row * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
+            const size_t q = (size_t)k * THREADS + lane;
             if (row < rows && q < row_slots)
                 stored[k] = __ldg(in + q);
         }
         for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
+            const size_t q = (size_t)k * THREADS + lane;
             if (row < rows && q < row_slots)
                 copy_async<sizeof(V)>(stash + (size_t)(k - REG) * THREADS + threadIdx.x, in + q);
         }
         copy_async_commit();
     }
 
-    for (size_t base = (size_t)blockIdx.x * groups; base + lead_group < rows; base += stride) {
-        row = base + group;
-        const bool active = row < rows;
+    for (; row < rows; row += stride) {
         const size_t next = row + stride;
         const bool next_active = next < rows;
         const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
 
-        /* The row into registers (absent slots hold -inf) and, EARLY, the next one on its way. */
+        /* The row into registers (absent slots hold -inf). */
 #pragma unroll
         for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
-            if (active && q < row_slots) {
+            const size_t q = (size_t)k * THREADS + lane;
+            if (q < row_slots) {
                 widen_slot<T, V>(stored[k], value[k]);
             } else {
 #pragma unroll
@@ -388,16 +393,7 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                     value[k][e] = minus_infinity<C>();
             }
         }
-        if constexpr (EARLY) {
-#pragma unroll
-            for (int k = 0; k < REG; k++) {
-                const size_t q = (size_t)k * GROUP + lane;
-                if (next_active && q < row_slots)
-                    stored[k] = __ldg(in_next + q);
-            }
-        }
-        if (whole_block)
-            copy_async_wait_all(); /* only this thread reads its own stash slots */
+        copy_async_wait_all(); /* only this thread reads its own stash slots */
 
         /* The max. */
         C local = minus_infinity<C>();
@@ -407,8 +403,8 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             for (int e = 0; e < width; e++)
                 local = max_of(local, value[k][e]);
         for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
-            if (active && q < row_slots) {
+            const size_t q = (size_t)k * THREADS + lane;
+            if (q < row_slots) {
                 C s[width];
                 widen_slot<T, V>(stash[(size_t)(k - REG) * THREADS + threadIdx.x], s);
 #pragma unroll
@@ -416,18 +412,14 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                     local = max_of(local, s[e]);
             }
         }
-        C row_max;
-        if constexpr (whole_block)
-            row_max = block_reduce<THREADS>(local, maximum(), partial_max);
-        else
-            row_max = group_reduce<GROUP>(local, maximum());
+        const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
 
         /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
         C sum = C(0);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
-            if (active && q < row_slots) {
+            const size_t q = (size_t)k * THREADS + lane;
+            if (q < row_slots) {
 #pragma unroll
                 for (int e = 0; e < width; e++) {
                     const C term = exp_of(value[k][e] - row_max);
@@ -437,8 +429,8 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             }
         }
         for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
-            if (active && q < row_slots) {
+            const size_t q = (size_t)k * THREADS + lane;
+            if (q < row_slots) {
                 V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
                 C s[width];
                 widen_slot<T, V>(*at, s);
@@ -452,38 +444,35 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                     *at = narrow_slot<T, V>(s); /* T is C: a copy */
             }
         }
-        if constexpr (whole_block)
-            sum = block_reduce<THREADS>(sum, plus(), partial_sum);
-        else
-            sum = group_reduce<GROUP>(sum, plus());
+        sum = block_reduce<THREADS>(sum, plus(), partial_sum);
         const C inverse = C(1) / sum;
 
         /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot. */
         V *out = reinterpret_cast<V *>(y + row * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
+            const size_t q = (size_t)k * THREADS + lane;
             const bool present = q < row_slots;
-            if (active && present) {
+            if (present) {
                 C s[width];
 #pragma unroll
                 for (int e = 0; e < width; e++)
                     s[e] = value[k][e] * inverse;
-                out[q] = narrow_slot<T, V>(s);
+                __stcs(out + q, narrow_slot<T, V>(s));
             }
-            if (!EARLY && next_active && present)
+            if (next_active && present)
                 stored[k] = __ldg(in_next + q);
         }
         for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * GROUP + lane;
-            if (active && q < row_slots) {
+            const size_t q = (size_t)k * THREADS + lane;
+            if (q < row_slots) {
                 V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
                 C s[width];
                 widen_slot<T, V>(*at, s);
 #pragma unroll
                 for (int e = 0; e < width; e++)
                     s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
-                out[q] = narrow_slot<T, V>(s);
+                __stcs(out + q, narrow_slot<T, V>(s));
                 if (next_active)
                     copy_async<sizeof(V)>(at, in_next + q);
             }
@@ -598,6 +587,95 @@ kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows,
         }
     }
     copy_async_wait_all(); /* nothing may be left in flight at exit */
+}
+
+/* The register kernel of the warp groups: GROUP lanes of a warp a row (a
+ * power of two up to 32), REG register slots a lane, a row a group, the
+ * grid covering every row (the launcher refuses more rows than a grid
+ * holds). A group loads all its row's slots (streaming: the input is read
+ * once) before it uses any, so REG 16-byte loads a lane are in flight
+ * together; then the max, the terms, the sum and the outputs (streaming
+ * stores) from registers alone. No loop and no prefetch: the blocks are
+ * small and short-lived, and the scheduler overlaps one block's arithmetic
+ * with the loads of the blocks beside it (measured faster than a
+ * persistent grid that prefetches: docs/softmax.md). */
+template <typename T, typename V, int GROUP, int REG, int MIN_BLOCKS>
+__global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
+kcs_softmax_registers(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
+{
+    using C = kcs_compute<T>;
+    constexpr int width = slot_width<T, V>;
+    constexpr int groups = warp_block_threads / GROUP;
+    static_assert(GROUP <= 32 && 32 % GROUP == 0, "GROUP: a power of two up to 32");
+
+    const int lane = threadIdx.x % GROUP;
+    const size_t row = (size_t)blockIdx.x * groups + threadIdx.x / GROUP;
+    /* The warp's first row: a warp whose rows all lie beyond the last returns as a whole; otherwise every lane
+     * stays, so that whole warps take part in every shuffle, and a group past the last row holds -inf and stores
+     * nothing. */
+    if ((size_t)blockIdx.x * groups + (threadIdx.x / 32) * (32 / GROUP) >= rows)
+        return;
+    const bool active = row < rows;
+    const size_t row_slots = cols / width;
+    const V *in = reinterpret_cast<const V *>(x + (active ? row : 0) * cols);
+
+    V stored[REG];
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * GROUP + lane;
+        if (active && q < row_slots)
+            stored[k] = __ldcs(in + q);
+    }
+    C value[REG][width]; /* the row widened (absent slots hold -inf), then its terms e */
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * GROUP + lane;
+        if (active && q < row_slots) {
+            widen_slot<T, V>(stored[k], value[k]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                value[k][e] = minus_infinity<C>();
+        }
+    }
+    C local = minus_infinity<C>();
+#pragma unroll
+    for (int k = 0; k < REG; k++)
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            local = max_of(local, value[k][e]);
+    const C row_max = group_reduce<GROUP>(local, maximum());
+
+    /* e = exp(x - M), kept in place, and the sum. */
+    C sum = C(0);
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * GROUP + lane;
+        if (active && q < row_slots) {
+#pragma unroll
+            for (int e = 0; e < width; e++) {
+                const C term = exp_of(value[k][e] - row_max);
+                value[k][e] = term;
+                sum += term;
+            }
+        }
+    }
+    sum = group_reduce<GROUP>(sum, plus());
+    const C inverse = C(1) / sum;
+
+    /* y = e / sum, rounded once to T. */
+    V *out = reinterpret_cast<V *>(y + (active ? row : 0) * cols);
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * GROUP + lane;
+        if (active && q < row_slots) {
+            C s[width];
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                s[e] = value[k][e] * inverse;
+            __stcs(out + q, narrow_slot<T, V>(s));
+        }
+    }
 }
 
 /* Running (max, sum of exp(x - max)) of the online kernel, in the compute type. */
@@ -801,19 +879,26 @@ kcs_status persistent_blocks(kcs_device *device, const void *kernel, int threads
  * starts, to size the grid (and raise the shared-memory limit), which calls
  * the runtime on the host; then with launch true inside the timer, to launch. */
 
-/* A resident kernel of GROUP lanes and group_registers<T> register slots,
- * blocks of 256, the next row loaded early (EARLY: see the kernel). */
-template <typename T, typename V, int GROUP>
+/* The register kernel with GROUP lanes a row and REG register slots a lane,
+ * blocks of 256, a grid that covers every row. */
+template <typename T, typename V, int GROUP, int REG>
 kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
                               unsigned int *blocks, kcs_error *err)
 {
-    auto kernel =
-        kcs_softmax_resident<T, V, GROUP, warp_block_threads, group_registers<T>, warp_min_blocks<T>, true>;
-    if (!launch)
-        return persistent_blocks(device, (const void *)kernel, warp_block_threads, 0, rows,
-                                 warp_block_threads / GROUP, blocks, err);
-    kernel<<<*blocks, warp_block_threads, 0, device->stream>>>(x, y, rows, cols, 0);
-    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (warp groups)");
+    auto kernel = kcs_softmax_registers<T, V, GROUP, REG, warp_group_min_blocks<T, REG>>;
+    if (!launch) {
+        const size_t rows_per_block = warp_block_threads / GROUP;
+        const size_t needed = (rows + rows_per_block - 1) / rows_per_block;
+        if (needed > (size_t)INT_MAX)
+            return kcs_fail(err, KCS_UNSUPPORTED,
+                            "softmax: %zu rows of %zu columns take %zu blocks of %zu rows, more than a grid holds "
+                            "(%d)",
+                            rows, cols, needed, rows_per_block, INT_MAX);
+        *blocks = (unsigned int)needed;
+        return KCS_OK;
+    }
+    kernel<<<*blocks, warp_block_threads, 0, device->stream>>>(x, y, rows, cols);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_registers (warp groups)");
     return KCS_OK;
 }
 
@@ -836,13 +921,18 @@ kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* The block-resident kernel: a block per row, register and shared-memory slots. */
+/* The block-resident kernel: a block per row, register and shared-memory slots. For f64, the instance capped at
+ * one block an SM (no spills) where shared memory holds only one anyway (one_block: plan_for); measured 9 to
+ * 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two blocks fit, f64 keeps the 2-block
+ * cap and its spill (docs/softmax.md, Speed). */
 template <typename T, typename V>
 kcs_status launch_block_resident(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, int shared_slots,
-                                 size_t shared_bytes, bool launch, unsigned int *blocks, kcs_error *err)
+                                 size_t shared_bytes, bool one_block, bool launch, unsigned int *blocks,
+                                 kcs_error *err)
 {
-    auto kernel = kcs_softmax_resident<T, V, block_threads, block_threads, block_register_slots<T>,
-                                       2048 / block_threads >= 2 ? 2 : 1, false>;
+    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks>;
+    if (sizeof(kcs_compute<T>) == 8 && one_block)
+        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1>;
     if (!launch) {
         KCS_CUDA_CHECK(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
@@ -877,6 +967,7 @@ struct plan {
     int registers;       /* warp-groups, warp-staged: register slots a thread */
     int shared_slots;    /* block-resident: shared-memory slots a thread */
     size_t shared_bytes; /* block-resident: dynamic shared memory */
+    bool one_block;      /* block-resident: an SM's shared memory holds only one such block */
 };
 
 /* How family f holds rows of cols elements in slots of width elements on a
@@ -889,20 +980,23 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
     const size_t row_slots = cols / (size_t)width;
     switch (f) {
     case family::warp_groups:
-        for (int group = 1; group <= largest_group; group *= 2)
+        for (int group = 1; group <= 32; group *= 2)
             if (row_slots <= (size_t)group * group_registers<T>) {
-                *p = plan{f, group, group_registers<T>, 0, 0};
+                *p = plan{f, group, group_registers<T>, 0, 0, false};
                 return KCS_OK;
             }
+        if (row_slots <= (size_t)32 * wide_group_registers<T>) {
+            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false};
+            return KCS_OK;
+        }
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
-                        "(%d lanes x %d register slots)",
-                        cols, row_slots, width, largest_group * group_registers<T>, largest_group,
-                        group_registers<T>);
+                        "(32 lanes x %d register slots)",
+                        cols, row_slots, width, 32 * wide_group_registers<T>, wide_group_registers<T>);
     case family::warp_staged:
         for (int registers : {staged_registers_fewer<T>, staged_registers_more<T>})
             if (row_slots <= (size_t)32 * registers) {
-                *p = plan{f, 32, registers, 0, 0};
+                *p = plan{f, 32, registers, 0, 0, false};
                 return KCS_OK;
             }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -916,7 +1010,9 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
         const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
         /* 1 KB for the kernel's static shared memory and the runtime's reserve */
         if (shared_bytes + 1024 <= shared_available) {
-            *p = plan{f, block_threads, block_register_slots<T>, (int)shared_slots, shared_bytes};
+            /* an SM has 1 KB more than a block may take (228 and 227 KB on an H100), and each block 1 KB reserved */
+            const bool one_block = 2 * (shared_bytes + 1024) > shared_available + 1024;
+            *p = plan{f, block_threads, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -926,7 +1022,7 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         shared_available);
     }
     case family::online:
-        *p = plan{f, 0, 0, 0, 0};
+        *p = plan{f, 0, 0, 0, 0, false};
         return KCS_OK;
     case family::automatic:
         break;
@@ -944,15 +1040,19 @@ template <typename T, typename V>
 kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
                        unsigned int *blocks, kcs_error *err)
 {
-    static_assert(largest_group == 16, "the instantiations below are plan_for's configurations");
+    constexpr int R = group_registers<T>;
     switch (p.kernel) {
     case family::warp_groups:
-        switch (p.group) {
-        case 1: return launch_warp_groups<T, V, 1>(device, x, y, rows, cols, launch, blocks, err);
-        case 2: return launch_warp_groups<T, V, 2>(device, x, y, rows, cols, launch, blocks, err);
-        case 4: return launch_warp_groups<T, V, 4>(device, x, y, rows, cols, launch, blocks, err);
-        case 8: return launch_warp_groups<T, V, 8>(device, x, y, rows, cols, launch, blocks, err);
-        default: return launch_warp_groups<T, V, 16>(device, x, y, rows, cols, launch, blocks, err);
+        switch (p.registers == R ? p.group : 0) {
+        case 1: return launch_warp_groups<T, V, 1, R>(device, x, y, rows, cols, launch, blocks, err);
+        case 2: return launch_warp_groups<T, V, 2, R>(device, x, y, rows, cols, launch, blocks, err);
+        case 4: return launch_warp_groups<T, V, 4, R>(device, x, y, rows, cols, launch, blocks, err);
+        case 8: return launch_warp_groups<T, V, 8, R>(device, x, y, rows, cols, launch, blocks, err);
+        case 16: return launch_warp_groups<T, V, 16, R>(device, x, y, rows, cols, launch, blocks, err);
+        case 32: return launch_warp_groups<T, V, 32, R>(device, x, y, rows, cols, launch, blocks, err);
+        default:
+            return launch_warp_groups<T, V, 32, wide_group_registers<T>>(device, x, y, rows, cols, launch, blocks,
+                                                                         err);
         }
     case family::warp_staged:
         if (p.registers == staged_registers_fewer<T>)
@@ -960,8 +1060,8 @@ kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size
                                                                        err);
         return launch_warp_staged<T, V, staged_registers_more<T>>(device, x, y, rows, cols, launch, blocks, err);
     case family::block_resident:
-        return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, launch, blocks,
-                                           err);
+        return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, p.one_block,
+                                           launch, blocks, err);
     default:
         return launch_online<T, V>(device, x, y, rows, cols, launch, blocks, err);
     }
@@ -1060,11 +1160,11 @@ template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 
 static const kcs_kernel rows[] = {
     SOFTMAX_ROWS("auto", family::automatic,
-                 "what library users call: warp-groups to 64 bytes of values a lane, warp-staged to 128, "
+                 "what library users call: warp-groups to 128 bytes of values a lane (1024 f32 or 16-bit columns), "
                  "block-resident while shared memory holds the row, online beyond"),
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
-                 "1-16 lanes of a warp a row (the fewest that hold it), 16 values a lane in registers (4 float4, "
-                 "2 uint4 of 16-bit), the next row loaded meanwhile, shuffles only, read once"),
+                 "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 "
+                 "lanes of 128), the whole row in registers, a grid that covers every row, shuffles only, read once"),
     SOFTMAX_ROWS("warp-staged", family::warp_staged,
                  "a warp a row, 16 or 32 values a lane in registers, the next row copied into shared memory "
                  "(cp.async) meanwhile"),

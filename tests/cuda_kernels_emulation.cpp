@@ -377,10 +377,11 @@ static void test_softmax_reach()
     const reach reaches[] = {
         {"auto", KCS_F32, 100000000, false}, {"auto", KCS_F32, 32768, true}, {"auto", KCS_F32, 3000000, true},
         {"auto", KCS_F32, 100, true},        {"auto", KCS_F64, 1, true},
-        /* 64 slots: 256 f32 or 128 f64 columns as vectors, 64 as elements (63: not 16-byte rows) */
-        {"warp-groups", KCS_F32, 256, true}, {"warp-groups", KCS_F32, 260, false},
-        {"warp-groups", KCS_F32, 63, true},  {"warp-groups", KCS_F32, 65, false},
-        {"warp-groups", KCS_F64, 128, true}, {"warp-groups", KCS_F64, 130, false},
+        /* 256 slots (32 lanes x 8): 1024 f32 or 512 f64 columns as vectors, 256 as elements (255: not 16-byte
+         * rows) */
+        {"warp-groups", KCS_F32, 1024, true}, {"warp-groups", KCS_F32, 1028, false},
+        {"warp-groups", KCS_F32, 255, true},  {"warp-groups", KCS_F32, 257, false},
+        {"warp-groups", KCS_F64, 512, true},  {"warp-groups", KCS_F64, 514, false},
         /* 256 slots */
         {"warp-staged", KCS_F32, 1024, true}, {"warp-staged", KCS_F32, 1028, false},
         {"warp-staged", KCS_F64, 512, true},  {"warp-staged", KCS_F64, 514, false},
@@ -395,8 +396,8 @@ static void test_softmax_reach()
         {"online", KCS_F64, 0, true},
         /* f16 and bf16: half the register slots of f32, 8 elements to a vector slot */
         {"auto", KCS_BF16, 122888, true},     {"auto", KCS_F16, 33, true},
-        {"warp-groups", KCS_BF16, 256, true}, {"warp-groups", KCS_BF16, 264, false},
-        {"warp-groups", KCS_F16, 31, true},   {"warp-groups", KCS_F16, 33, false},
+        {"warp-groups", KCS_BF16, 1024, true}, {"warp-groups", KCS_BF16, 1032, false},
+        {"warp-groups", KCS_F16, 127, true},   {"warp-groups", KCS_F16, 129, false},
         {"warp-staged", KCS_F16, 1024, true}, {"warp-staged", KCS_F16, 1032, false},
         {"warp-staged", KCS_BF16, 127, true}, {"warp-staged", KCS_BF16, 129, false},
         /* 28 shared slots of 8 a thread beyond 2 in registers */
@@ -421,13 +422,13 @@ static void test_softmax_reach()
     {
         const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F32, "warp-groups");
         kcs_device device = make_device(1, 1);
-        host_buffer x(2 * 256 * 4, 4), y(2 * 256 * 4, 4);
-        const kcs_op_args args = softmax_args(2, 256);
+        host_buffer x(2 * 1024 * 4, 4), y(2 * 1024 * 4, 4);
+        const kcs_op_args args = softmax_args(2, 1024);
         kcs_buffer *inputs[] = {&x.buffer}, *outputs[] = {&y.buffer};
         double seconds;
         kcs_error err{};
         EXPECT(row.run(&device, &args, inputs, outputs, &seconds, &err) == KCS_UNSUPPORTED,
-               "softmax warp-groups: 256 unaligned f32 columns (256 slots) must be refused");
+               "softmax warp-groups: 1024 unaligned f32 columns (1024 slots) must be refused");
     }
 }
 

@@ -143,6 +143,7 @@ static inline int __popc(unsigned value) { return __builtin_popcount(value); }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 template <typename T> static inline void __stcs(T *p, T v) { *p = v; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
+template <typename T> static inline T __ldcs(const T *p) { return *p; }
 
 static inline unsigned atomicAdd(unsigned *p, unsigned v)
 {
