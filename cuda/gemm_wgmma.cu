@@ -41,7 +41,8 @@
  * three tiles in flight while the tensor cores work on the fourth. Each stage
  * has a "full" mbarrier (the producer's expected bytes, completed by TMA) and
  * an "empty" one (one arrival per consumer warpgroup once its wgmmas on the
- * stage are done). 128 x 256 is the largest tile whose accumulators fit two
+ * stage are done). A consumer keeps one tile's wgmmas in flight while it
+ * issues the next tile's, then releases the stage of the one that finished. 128 x 256 is the largest tile whose accumulators fit two
  * consumer warpgroups' registers; it reads 0.75 bytes of shared memory per
  * multiply-add, under the tensor cores' appetite.
  *
@@ -342,10 +343,14 @@ __global__ void __launch_bounds__(THREADS, 1)
             wgmma<In, TRANSPOSE_A ? 1 : 0, TRANSPOSE_B ? 0 : 1>(d, a, b);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        if (threadIdx.x % 128 == 0)
-            barrier_arrive(&empty[s]);
+        /* Keep this tile's group in flight and wait for the previous one, whose
+         * stage then goes back to the producer: the tensor cores never wait
+         * for a release and a refill between tiles. */
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        if (kt > 0 && threadIdx.x % 128 == 0)
+            barrier_arrive(&empty[(kt - 1) % STAGES]);
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 
     /* Accumulator layout of m64nNk*, f32 (PTX ISA, "Matrix Fragments for
      * wgmma"): warp w of the warpgroup holds rows 16 w .. 16 w + 15; lane l,
