@@ -64,8 +64,9 @@
  * the base of a and b 16-byte aligned and their rows a multiple of 16 bytes
  * long: a case whose rows are not (for 16-bit types, a stored row length not
  * a multiple of 8) is refused with that reason. c and c_out are read and
- * written from the accumulators' registers, two adjacent elements at once
- * where n is even, so they need no more alignment than their type's.
+ * written from the accumulators' registers, element by element, or two
+ * adjacent elements at once where n is even (an even index, from a base that
+ * cudaMalloc aligns to 256 bytes).
  *
  * Precision: every product of two f16, two bf16, two TF32 values is exact in
  * f32, and wgmma accumulates them into f32 in block steps that may align and
