@@ -491,15 +491,21 @@ def main():
     n.line()
 
     cuda = next((b for b in backends if b.name == "cuda"), None)
+    nvcc_file_flags = {}  # source -> the variables of its nvcc build, where they differ
     if cuda:
         arch = args.cuda_arch
         n.variable("nvcc", cuda.found["nvcc"])
-        n.variable("nvccflags", f"-std=c++17 -O3 -lineinfo "
-                                f"-gencode arch=compute_{arch},code=sm_{arch} "
-                                f"-gencode arch=compute_{arch},code=compute_{arch} "
-                                f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
-                                f"-Xcompiler -fPIC -Xcompiler -fvisibility=hidden "
-                                f"-I{src('harness')} -I{src('ref')}")
+        common_nvccflags = (f"-std=c++17 -O3 -lineinfo "
+                            f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
+                            f"-Xcompiler -fPIC -Xcompiler -fvisibility=hidden "
+                            f"-I{src('harness')} -I{src('ref')}")
+        n.variable("nvccflags", f"-gencode arch=compute_{arch},code=sm_{arch} "
+                                f"-gencode arch=compute_{arch},code=compute_{arch} {common_nvccflags}")
+        # wgmma and setmaxnreg exist only in the arch-specific sm_90a target, whose
+        # code runs on compute capability 9.0 alone: that file's rows refuse other
+        # devices (cuda/gemm_wgmma.cu), whatever --cuda-arch the rest is built for.
+        nvcc_file_flags["cuda/gemm_wgmma.cu"] = {
+            "nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
     libs = "-ljansson -lnettle -lm"
@@ -540,7 +546,7 @@ def main():
                     embedded_objects[(variant, source)] = objects[-1]
                 elif source.endswith(".cu"):
                     obj = obj_path(source.replace("/", "_")[:-3] + ".o")
-                    n.build(obj, "nvcc", source)
+                    n.build(obj, "nvcc", source, variables=nvcc_file_flags.get(source))
                     objects.append(obj)
                 else:
                     objects.append(cc_object(source, backend.found["cflags"]))
