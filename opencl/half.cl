@@ -3,9 +3,15 @@
  *
  * kcs computes f16 and bf16 in float (../shared/SPEC.md, "Half precision"),
  * so no kernel needs half arithmetic:
- *   f16   vload_half / vstore_half_rte, core OpenCL 1.2 functions that convert
- *         between binary16 storage and float on every device, with or without
- *         cl_khr_fp16 (which adds half arithmetic, not the conversions).
+ *   f16   converted from and to its bit pattern (ushort) with integer code,
+ *         the same steps as kcs_f16_to_float and kcs_f16_from_float in
+ *         ref/kcs_ref_half.h: exact widening, narrowing rounded to nearest
+ *         even, overflow to inf, NaN quiet with its top payload bits. Not
+ *         vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
+ *         needed either way): NVIDIA's OpenCL compiles those badly, and the
+ *         f16 elementwise kernels trailed the bf16 ones there (docs/
+ *         elementwise.md keeps the figures). half stays a pointer type only,
+ *         so no device needs cl_khr_fp16.
  *   bf16  stored as ushort, the top half of a float's bits: widening is a
  *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
  *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
@@ -41,16 +47,54 @@ inline void kcs_store_bf16(__global ushort *data, size_t i, float value)
     data[i] = kcs_bf16_from_float(value);
 }
 
+/* The float value of the f16 bit pattern bits, exactly: inf and NaN keep
+ * their payload; a subnormal is its mantissa times 2^-24 (an exact product,
+ * a normal float, so a device that flushes float subnormals still gets it). */
+inline float kcs_f16_to_float(ushort bits)
+{
+    uint sign = ((uint)bits & 0x8000u) << 16;
+    uint biased = ((uint)bits >> 10) & 0x1fu, mantissa = (uint)bits & 0x3ffu;
+    if (biased == 0x1fu)
+        return as_float(sign | 0x7f800000u | (mantissa << 13));
+    if (biased == 0u)
+        return as_float(sign | as_uint((float)mantissa * 0x1p-24f));
+    return as_float(sign | ((biased + 112u) << 23) | (mantissa << 13));
+}
+
+/* value rounded to the nearest f16, ties to even; overflow to inf, NaN quiet. */
+inline ushort kcs_f16_from_float(float value)
+{
+    uint bits = as_uint(value);
+    uint sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) /* NaN: keep the top payload bits, set the quiet bit */
+        return (ushort)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+    if (magnitude >= 0x477ff000u) /* >= 65520, halfway between 65504 and 2^16, or inf */
+        return (ushort)(sign | 0x7c00u);
+    if (magnitude < 0x38800000u) {
+        /* below 2^-14, a multiple of 2^-24: magnitude * 2^24 (below 2^10) is
+         * exact, and adding 2^23 rounds it to an integer, ties to even;
+         * subtracting is exact (a contracted fma gives the same: the product
+         * is exact). 1024 is the smallest normal. */
+        float scaled = as_float(magnitude) * 0x1p24f;
+        float rounded = (scaled + 0x1p23f) - 0x1p23f;
+        return (ushort)(sign | (uint)rounded);
+    }
+    /* Normal: drop 13 mantissa bits, rounding to nearest even; a carry moves
+     * into the exponent, and past the largest f16 into inf. */
+    uint rebiased = magnitude - (112u << 23);
+    return (ushort)(sign | ((rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13));
+}
+
 /* Element i of f16 data as a float (exact). */
 inline float kcs_load_f16(__global const half *data, size_t i)
 {
-    return vload_half(i, data);
+    return kcs_f16_to_float(((__global const ushort *)data)[i]);
 }
 
 /* value rounded to nearest even f16 and stored as element i of data. */
 inline void kcs_store_f16(__global half *data, size_t i, float value)
 {
-    vstore_half_rte(value, i, data);
+    ((__global ushort *)data)[i] = kcs_f16_from_float(value);
 }
 
 /* Eight elements at a time, for kernels that move 16 bytes per access: the
@@ -85,17 +129,47 @@ inline void kcs_store_bf16x8(__global ushort *data, size_t i, float8 value)
     ((__global ushort8 *)data)[i] = kcs_bf16x8_from_float(value);
 }
 
-/* Elements 8 i .. 8 i + 7 of f16 data as floats (exact; vloada_half8: the
- * aligned form). */
+/* The float values of eight f16 bit patterns, exactly: kcs_f16_to_float
+ * on each element, its branches as selects. */
+inline float8 kcs_f16x8_to_float(ushort8 bits)
+{
+    uint8 h = convert_uint8(bits);
+    uint8 sign = (h & 0x8000u) << 16;
+    uint8 biased = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+    uint8 normal = ((biased + 112u) << 23) | (mantissa << 13);
+    uint8 special = 0x7f800000u | (mantissa << 13);
+    uint8 subnormal = as_uint8(convert_float8(mantissa) * 0x1p-24f);
+    uint8 magnitude = select(select(normal, special, biased == 0x1fu), subnormal, biased == 0u);
+    return as_float8(sign | magnitude);
+}
+
+/* Eight floats rounded to the nearest f16, ties to even; overflow to inf,
+ * NaN quiet: kcs_f16_from_float on each element, its branches as selects. */
+inline ushort8 kcs_f16x8_from_float(float8 value)
+{
+    uint8 bits = as_uint8(value);
+    uint8 sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
+    uint8 rebiased = magnitude - (112u << 23);
+    uint8 result = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
+    float8 scaled = as_float8(magnitude) * 0x1p24f;
+    uint8 small = convert_uint8_sat((scaled + 0x1p23f) - 0x1p23f);
+    result = select(result, small, magnitude < 0x38800000u);
+    result = select(result, (uint8)0x7c00u, magnitude >= 0x477ff000u);
+    result = select(result, 0x7e00u | ((magnitude >> 13) & 0x3ffu), magnitude > 0x7f800000u);
+    return convert_ushort8(sign | result);
+}
+
+/* Elements 8 i .. 8 i + 7 of f16 data as floats (exact). data must be
+ * 16-byte aligned, as for the bf16 form: one 128-bit load. */
 inline float8 kcs_load_f16x8(__global const half *data, size_t i)
 {
-    return vloada_half8(i, data);
+    return kcs_f16x8_to_float(((__global const ushort8 *)data)[i]);
 }
 
 /* value rounded to nearest even f16 and stored as elements 8 i .. 8 i + 7 of data. */
 inline void kcs_store_f16x8(__global half *data, size_t i, float8 value)
 {
-    vstorea_half8_rte(value, i, data);
+    ((__global ushort8 *)data)[i] = kcs_f16x8_from_float(value);
 }
 
 /* The float values of four bf16 bit patterns, exactly (as
