@@ -33,9 +33,7 @@
  * x < 0 ? 0 : x, so that relu(NaN) = NaN (fmax would give 0). sigmoid is
  * 1 / (1 + exp(-x)) with CUDA's expf (2 ulp) or exp (1 ulp), not __expf,
  * and the default IEEE divide (-prec-div=true; the build has no fast-math
- * flag): inside the 3-ulp exp and 2.5-ulp divide of the bound. For f16 and
- * bf16 the divide is __fdividef (2 ulp) wherever 1 + exp(-x) < 2^126, its
- * documented range, and the IEEE divide beyond it. It never
+ * flag): inside the 3-ulp exp and 2.5-ulp divide of the bound. It never
  * reaches inf/inf: exp(-x) overflows only to 1 / (1 + inf) = 0. Subnormals
  * are kept (the build does not use -ftz).
  *
@@ -106,15 +104,7 @@ template <function F, typename T> __device__ __forceinline__ T apply(T x_stored,
         return kcs_narrow<T>(x * y);
     else if constexpr (F == function::relu)
         return kcs_narrow<T>(x < C(0) ? C(0) : x); /* NaN < 0 is false: NaN stays NaN */
-    else if constexpr (sizeof(T) == 2) {
-        /* 16-bit storage: twice the elements a byte of f32, so the divide's
-         * instructions count. __fdividef (one approximate reciprocal and a
-         * product, within 2 ulp for divisors below 2^126: inside the bound's
-         * 2.5) where the divisor allows it, the IEEE divide beyond (its
-         * result, below 2^-126, is still a bf16 subnormal). */
-        const float divisor = 1.0f + exp_of(-x);
-        return kcs_narrow<T>(divisor < 0x1p126f ? __fdividef(1.0f, divisor) : 1.0f / divisor);
-    } else
+    else
         return kcs_narrow<T>(C(1) / (C(1) + exp_of(-x)));
 }
 
