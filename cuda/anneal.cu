@@ -69,9 +69,7 @@
  *      tile (8 warps of 256 points: shorter in-order walks, twice the
  *      blocks) took the whole reduce from 0.205 to 0.187 ms;
  *   2. a block per anchor: its 8 warps read the run's rows (a warp a row,
- *      16 bytes a lane, 8 rows in flight; each warp loads the point numbers
- *      of its rows itself, a batch ahead, and passes them round by shuffles,
- *      so no block barrier stalls the loop; 80 registers, so 3 blocks an SM:
+ *      16 bytes a lane, 8 rows in flight; 80 registers, so 3 blocks an SM:
  *      with 2, at 124 registers, the pass took 0.152 ms rather than 0.142)
  *      updating Welford's mean and sum of
  *      squared deviations in f64, lane by dimension; the 8 warps' states are
@@ -940,6 +938,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                       bool vectors)
 {
     constexpr int warps = reduce_threads / 32;
+    __shared__ unsigned int ids[2][reduce_threads];
     __shared__ double warp_mean[warps][reduce_panel];
     __shared__ double warp_m2[warps][reduce_panel];
     __shared__ int warp_points[warps];
@@ -955,28 +954,24 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
             const int k = k0 + 4 * lane;
             double mu[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};
             int seen = 0;
-            /* Warp w takes rows 32 w .. 32 w + 31 of each batch of
-             * reduce_threads; lane l holds the point number of the warp's row
-             * l (loaded a batch ahead) and hands the row's number to the
-             * other lanes by a shuffle: no block barrier inside the loop. */
-            const size_t own = (size_t)warp * 32 + lane;
-            unsigned int next_point = own < c ? sorted_points[start + own] : 0u;
-            for (size_t base = 0; base < c; base += reduce_threads) {
-                const unsigned int point = next_point;
-                if (base + reduce_threads + own < c)
-                    next_point = sorted_points[start + base + reduce_threads + own];
+            int buffer = 0;
+            if ((size_t)t < c)
+                ids[0][t] = sorted_points[start + t];
+            __syncthreads();
+            for (size_t base = 0; base < c; base += reduce_threads, buffer ^= 1) {
+                /* the next batch's point numbers: that buffer was last read before the previous barrier */
+                if (base + reduce_threads + t < c)
+                    ids[buffer ^ 1][t] = sorted_points[start + base + reduce_threads + t];
                 const size_t left = c - base;
                 const int batch = left < (size_t)reduce_threads ? (int)left : reduce_threads;
                 const int first = warp * 32;
-                const int rows = batch - first < 32 ? batch - first : 32; /* may be <= 0: warp-uniform */
-                int r = 0;
-                for (; r + reduce_unroll <= rows; r += reduce_unroll) {
+                const int last = first + 32 < batch ? first + 32 : batch;
+                int r = first;
+                for (; r + reduce_unroll <= last; r += reduce_unroll) {
                     float4 v[reduce_unroll];
 #pragma unroll
-                    for (int u = 0; u < reduce_unroll; u++) {
-                        const unsigned int row = __shfl_sync(0xffffffffu, point, r + u);
-                        v[u] = load_four(x + (size_t)row * d, k, d, vectors);
-                    }
+                    for (int u = 0; u < reduce_unroll; u++)
+                        v[u] = load_four(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
 #pragma unroll
                     for (int u = 0; u < reduce_unroll; u++) {
                         seen++;
@@ -987,9 +982,8 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                         welford(mu[3], m2[3], v[u].w, inverse);
                     }
                 }
-                for (; r < rows; r++) {
-                    const unsigned int row = __shfl_sync(0xffffffffu, point, r);
-                    const float4 v = load_four(x + (size_t)row * d, k, d, vectors);
+                for (; r < last; r++) {
+                    const float4 v = load_four(x + (size_t)ids[buffer][r] * d, k, d, vectors);
                     seen++;
                     const double inverse = reciprocal((double)seen);
                     welford(mu[0], m2[0], v.x, inverse);
@@ -997,6 +991,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                     welford(mu[2], m2[2], v.z, inverse);
                     welford(mu[3], m2[3], v.w, inverse);
                 }
+                __syncthreads();
             }
 
             /* Chan, Golub and LeVeque's merge of the warps' states, in warp order. */
@@ -1032,7 +1027,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                 mean[at] = c > 0 ? (float)merged_mean : 0.0f;
                 var[at] = c > 0 ? (float)(merged_m2 * reciprocal((double)c)) : 0.0f;
             }
-            __syncthreads(); /* the shared states are reused */
+            __syncthreads(); /* the shared states and ids are reused */
         }
     }
 }

@@ -117,16 +117,6 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T value, u
     return emu_shuffle_from(value, source);
 }
 
-template <typename T> static inline T __shfl_sync(unsigned mask, T value, int source_lane, int width = 32)
-{
-    if (mask != 0xffffffffu) {
-        std::fprintf(stderr, "emulation: partial shuffle masks are not emulated\n");
-        std::abort();
-    }
-    const int lane = threadIdx.x % 32;
-    return emu_shuffle_from(value, lane / width * width + source_lane % width);
-}
-
 static inline void __syncwarp() { emu_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
 /* The lanes of the warp whose value equals this lane's. */
 static inline unsigned __match_any_sync(unsigned mask, unsigned value)
