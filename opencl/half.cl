@@ -3,10 +3,11 @@
  *
  * kcs computes f16 and bf16 in float (../shared/SPEC.md, "Half precision"),
  * so no kernel needs half arithmetic:
- *   f16   converted from and to its bit pattern (ushort) with integer code,
- *         the same steps as kcs_f16_to_float and kcs_f16_from_float in
- *         ref/kcs_ref_half.h: exact widening, narrowing rounded to nearest
- *         even, overflow to inf, NaN quiet with its top payload bits. Not
+ *   f16   converted from and to its bit pattern (ushort) with integer code
+ *         and exact float steps, giving the results of kcs_f16_to_float and
+ *         kcs_f16_from_float in ref/kcs_ref_half.h: exact widening,
+ *         narrowing rounded to nearest even, overflow to inf, NaN quiet with
+ *         its top payload bits. Not
  *         vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
  *         needed either way): NVIDIA's OpenCL compiles those badly, and the
  *         f16 elementwise kernels trailed the bf16 ones there (docs/
@@ -47,42 +48,43 @@ inline void kcs_store_bf16(__global ushort *data, size_t i, float value)
     data[i] = kcs_bf16_from_float(value);
 }
 
-/* The float value of the f16 bit pattern bits, exactly: inf and NaN keep
- * their payload; a subnormal is its mantissa times 2^-24 (an exact product,
- * a normal float, so a device that flushes float subnormals still gets it). */
+/* The float value of the f16 bit pattern bits, exactly. Its exponent and
+ * mantissa shifted into float's places and rebiased (15 to 127) give every
+ * normal number; inf and NaN (exponent all ones) are rebiased once more to
+ * float's all ones, the payload kept; zero and subnormals, m 2^-24, are
+ * formed as the normal float 2^-14 (1 + m 2^-10) minus 2^-14, exactly (no
+ * float subnormal is involved, so a device that flushes them still gets
+ * them). Integer steps and one exact subtraction, no int-to-float
+ * conversion: NVIDIA runs those at a quarter of the rate. */
 inline float kcs_f16_to_float(ushort bits)
 {
-    uint sign = ((uint)bits & 0x8000u) << 16;
-    uint biased = ((uint)bits >> 10) & 0x1fu, mantissa = (uint)bits & 0x3ffu;
-    if (biased == 0x1fu)
-        return as_float(sign | 0x7f800000u | (mantissa << 13));
-    if (biased == 0u)
-        return as_float(sign | as_uint((float)mantissa * 0x1p-24f));
-    return as_float(sign | ((biased + 112u) << 23) | (mantissa << 13));
+    uint h = bits;
+    uint shifted = (h & 0x7fffu) << 13;
+    uint exponent = shifted & 0x0f800000u;
+    uint magnitude = shifted + (112u << 23);
+    magnitude = exponent == 0x0f800000u ? magnitude + (112u << 23) : magnitude;
+    magnitude = exponent == 0u ? as_uint(as_float(magnitude + (1u << 23)) - 0x1p-14f) : magnitude;
+    return as_float(magnitude | ((h & 0x8000u) << 16));
 }
 
-/* value rounded to the nearest f16, ties to even; overflow to inf, NaN quiet. */
+/* value rounded to the nearest f16, ties to even; overflow to inf, NaN quiet
+ * with its top payload bits: the results of kcs_f16_from_float in
+ * ref/kcs_ref_half.h. Normal results drop 13 mantissa bits, rounding to
+ * nearest even (a carry moves into the exponent, and from 65520 on into
+ * inf); results below 2^-14 are multiples of 2^-24, the ulp of 1/2, so the
+ * float sum 1/2 + |value| rounds |value| to one, nearest even, and its bits
+ * above 1/2's count them (1024 is the smallest normal). */
 inline ushort kcs_f16_from_float(float value)
 {
     uint bits = as_uint(value);
     uint sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
-    if (magnitude > 0x7f800000u) /* NaN: keep the top payload bits, set the quiet bit */
-        return (ushort)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-    if (magnitude >= 0x477ff000u) /* >= 65520, halfway between 65504 and 2^16, or inf */
-        return (ushort)(sign | 0x7c00u);
-    if (magnitude < 0x38800000u) {
-        /* below 2^-14, a multiple of 2^-24: magnitude * 2^24 (below 2^10) is
-         * exact, and adding 2^23 rounds it to an integer, ties to even;
-         * subtracting is exact (a contracted fma gives the same: the product
-         * is exact). 1024 is the smallest normal. */
-        float scaled = as_float(magnitude) * 0x1p24f;
-        float rounded = (scaled + 0x1p23f) - 0x1p23f;
-        return (ushort)(sign | (uint)rounded);
-    }
-    /* Normal: drop 13 mantissa bits, rounding to nearest even; a carry moves
-     * into the exponent, and past the largest f16 into inf. */
     uint rebiased = magnitude - (112u << 23);
-    return (ushort)(sign | ((rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13));
+    uint result = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
+    uint small = as_uint(as_float(magnitude) + 0.5f) - 0x3f000000u;
+    result = magnitude < 0x38800000u ? small : result;
+    result = magnitude >= 0x477ff000u ? 0x7c00u : result;
+    result = magnitude > 0x7f800000u ? (0x7e00u | ((magnitude >> 13) & 0x3ffu)) : result;
+    return (ushort)(sign | result);
 }
 
 /* Element i of f16 data as a float (exact). */
@@ -129,30 +131,28 @@ inline void kcs_store_bf16x8(__global ushort *data, size_t i, float8 value)
     ((__global ushort8 *)data)[i] = kcs_bf16x8_from_float(value);
 }
 
-/* The float values of eight f16 bit patterns, exactly: kcs_f16_to_float
- * on each element, its branches as selects. */
+/* The float values of eight f16 bit patterns, exactly: kcs_f16_to_float on
+ * each element, its choices as selects. */
 inline float8 kcs_f16x8_to_float(ushort8 bits)
 {
     uint8 h = convert_uint8(bits);
-    uint8 sign = (h & 0x8000u) << 16;
-    uint8 biased = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-    uint8 normal = ((biased + 112u) << 23) | (mantissa << 13);
-    uint8 special = 0x7f800000u | (mantissa << 13);
-    uint8 subnormal = as_uint8(convert_float8(mantissa) * 0x1p-24f);
-    uint8 magnitude = select(select(normal, special, biased == 0x1fu), subnormal, biased == 0u);
-    return as_float8(sign | magnitude);
+    uint8 shifted = (h & 0x7fffu) << 13;
+    uint8 exponent = shifted & 0x0f800000u;
+    uint8 magnitude = shifted + (112u << 23);
+    magnitude = select(magnitude, magnitude + (112u << 23), exponent == 0x0f800000u);
+    magnitude = select(magnitude, as_uint8(as_float8(magnitude + (1u << 23)) - 0x1p-14f), exponent == 0u);
+    return as_float8(magnitude | ((h & 0x8000u) << 16));
 }
 
 /* Eight floats rounded to the nearest f16, ties to even; overflow to inf,
- * NaN quiet: kcs_f16_from_float on each element, its branches as selects. */
+ * NaN quiet: kcs_f16_from_float on each element, its choices as selects. */
 inline ushort8 kcs_f16x8_from_float(float8 value)
 {
     uint8 bits = as_uint8(value);
     uint8 sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
     uint8 rebiased = magnitude - (112u << 23);
     uint8 result = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
-    float8 scaled = as_float8(magnitude) * 0x1p24f;
-    uint8 small = convert_uint8_sat((scaled + 0x1p23f) - 0x1p23f);
+    uint8 small = as_uint8(as_float8(magnitude) + 0.5f) - 0x3f000000u;
     result = select(result, small, magnitude < 0x38800000u);
     result = select(result, (uint8)0x7c00u, magnitude >= 0x477ff000u);
     result = select(result, 0x7e00u | ((magnitude >> 13) & 0x3ffu), magnitude > 0x7f800000u);
