@@ -3,16 +3,18 @@
  *
  * kcs computes f16 and bf16 in float (../shared/SPEC.md, "Half precision"),
  * so no kernel needs half arithmetic:
- *   f16   converted from and to its bit pattern (ushort) with integer code
- *         and exact float steps, giving the results of kcs_f16_to_float and
- *         kcs_f16_from_float in ref/kcs_ref_half.h: exact widening,
- *         narrowing rounded to nearest even, overflow to inf, NaN quiet with
- *         its top payload bits. Not
- *         vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
- *         needed either way): NVIDIA's OpenCL compiles those badly, and the
- *         f16 elementwise kernels trailed the bf16 ones there (docs/
- *         elementwise.md keeps the figures). half stays a pointer type only,
- *         so no device needs cl_khr_fp16.
+ *   f16   one element at a time, vload_half / vstore_half_rte, core OpenCL
+ *         1.2 functions that convert between binary16 storage and float on
+ *         every device, with or without cl_khr_fp16 (which adds half
+ *         arithmetic, not the conversions). Eight at a time (16-byte
+ *         accesses), one ushort8 load or store and integer code with exact
+ *         float steps, giving the results of kcs_f16_to_float and
+ *         kcs_f16_from_float in ref/kcs_ref_half.h, rather than vloada_half8
+ *         / vstorea_half8_rte: NVIDIA's OpenCL compiles those badly (f16
+ *         elementwise add 0.60 of copy with them, 0.96 without, on an H100;
+ *         docs/elementwise.md), while its scalar vload_half is as fast as
+ *         integer code or faster (sumsq f16 0.77 of copy with it, 0.72
+ *         with the integer steps).
  *   bf16  stored as ushort, the top half of a float's bits: widening is a
  *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
  *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
@@ -48,55 +50,16 @@ inline void kcs_store_bf16(__global ushort *data, size_t i, float value)
     data[i] = kcs_bf16_from_float(value);
 }
 
-/* The float value of the f16 bit pattern bits, exactly. Its exponent and
- * mantissa shifted into float's places and rebiased (15 to 127) give every
- * normal number; inf and NaN (exponent all ones) are rebiased once more to
- * float's all ones, the payload kept; zero and subnormals, m 2^-24, are
- * formed as the normal float 2^-14 (1 + m 2^-10) minus 2^-14, exactly (no
- * float subnormal is involved, so a device that flushes them still gets
- * them). Integer steps and one exact subtraction, no int-to-float
- * conversion: NVIDIA runs those at a quarter of the rate. */
-inline float kcs_f16_to_float(ushort bits)
-{
-    uint h = bits;
-    uint shifted = (h & 0x7fffu) << 13;
-    uint exponent = shifted & 0x0f800000u;
-    uint magnitude = shifted + (112u << 23);
-    magnitude = exponent == 0x0f800000u ? magnitude + (112u << 23) : magnitude;
-    magnitude = exponent == 0u ? as_uint(as_float(magnitude + (1u << 23)) - 0x1p-14f) : magnitude;
-    return as_float(magnitude | ((h & 0x8000u) << 16));
-}
-
-/* value rounded to the nearest f16, ties to even; overflow to inf, NaN quiet
- * with its top payload bits: the results of kcs_f16_from_float in
- * ref/kcs_ref_half.h. Normal results drop 13 mantissa bits, rounding to
- * nearest even (a carry moves into the exponent, and from 65520 on into
- * inf); results below 2^-14 are multiples of 2^-24, the ulp of 1/2, so the
- * float sum 1/2 + |value| rounds |value| to one, nearest even, and its bits
- * above 1/2's count them (1024 is the smallest normal). */
-inline ushort kcs_f16_from_float(float value)
-{
-    uint bits = as_uint(value);
-    uint sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
-    uint rebiased = magnitude - (112u << 23);
-    uint result = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
-    uint small = as_uint(as_float(magnitude) + 0.5f) - 0x3f000000u;
-    result = magnitude < 0x38800000u ? small : result;
-    result = magnitude >= 0x477ff000u ? 0x7c00u : result;
-    result = magnitude > 0x7f800000u ? (0x7e00u | ((magnitude >> 13) & 0x3ffu)) : result;
-    return (ushort)(sign | result);
-}
-
 /* Element i of f16 data as a float (exact). */
 inline float kcs_load_f16(__global const half *data, size_t i)
 {
-    return kcs_f16_to_float(((__global const ushort *)data)[i]);
+    return vload_half(i, data);
 }
 
 /* value rounded to nearest even f16 and stored as element i of data. */
 inline void kcs_store_f16(__global half *data, size_t i, float value)
 {
-    ((__global ushort *)data)[i] = kcs_f16_from_float(value);
+    vstore_half_rte(value, i, data);
 }
 
 /* Eight elements at a time, for kernels that move 16 bytes per access: the
@@ -131,8 +94,14 @@ inline void kcs_store_bf16x8(__global ushort *data, size_t i, float8 value)
     ((__global ushort8 *)data)[i] = kcs_bf16x8_from_float(value);
 }
 
-/* The float values of eight f16 bit patterns, exactly: kcs_f16_to_float on
- * each element, its choices as selects. */
+/* The float values of eight f16 bit patterns, exactly. Exponent and
+ * mantissa shifted into float's places and rebiased (15 to 127) give every
+ * normal number; inf and NaN (exponent all ones) are rebiased once more to
+ * float's all ones, the payload kept; zero and subnormals, m 2^-24, are
+ * formed as the normal float 2^-14 (1 + m 2^-10) minus 2^-14, exactly (no
+ * float subnormal is involved, so a device that flushes them still gets
+ * them). No int-to-float conversion: NVIDIA runs those at a quarter of the
+ * rate, and a vector select computes every choice. */
 inline float8 kcs_f16x8_to_float(ushort8 bits)
 {
     uint8 h = convert_uint8(bits);
@@ -145,7 +114,12 @@ inline float8 kcs_f16x8_to_float(ushort8 bits)
 }
 
 /* Eight floats rounded to the nearest f16, ties to even; overflow to inf,
- * NaN quiet: kcs_f16_from_float on each element, its choices as selects. */
+ * NaN quiet with its top payload bits (kcs_f16_from_float's results).
+ * Normal results drop 13 mantissa bits, rounding to nearest even (a carry
+ * moves into the exponent, and from 65520 on into inf); results below
+ * 2^-14 are multiples of 2^-24, the ulp of 1/2, so the float sum
+ * 1/2 + |value| rounds |value| to one, nearest even, and its bits above
+ * 1/2's count them (1024 is the smallest normal). */
 inline ushort8 kcs_f16x8_from_float(float8 value)
 {
     uint8 bits = as_uint8(value);
