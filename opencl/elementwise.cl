@@ -35,8 +35,8 @@
  * work-item that meets the ragged end (n not a multiple of the width) does
  * its last n % width elements one by one. The buffers are cl_mem objects at
  * offset 0, aligned for any vector type (CL_DEVICE_MEM_BASE_ADDR_ALIGN), so
- * the vector accesses (through vector pointers, or vloada_half8, the aligned
- * form) are aligned.
+ * the vector accesses (through vector pointers, 16-byte ushort8 for f16 and
+ * bf16) are aligned.
  *
  * Under POCL a work-group runs as a loop over its work-items on one thread:
  * the same block is then one contiguous stream, which suits a CPU too.
@@ -84,7 +84,7 @@ typedef int4 real_mask;
 #endif
 
 #if defined(KCS_ELEMENTWISE_F16)
-typedef half storage; /* a pointer target only: vloada_half8 and vstorea_half8_rte convert */
+typedef half storage; /* a pointer target only: opencl/half.cl converts the bits */
 #define KCS_LOAD_V(p, q) kcs_load_f16x8((p), (q))
 #define KCS_STORE_V(p, q, v) kcs_store_f16x8((p), (q), (v))
 #define KCS_LOAD_S(p, i) kcs_load_f16((p), (i))

@@ -3,9 +3,18 @@
  *
  * kcs computes f16 and bf16 in float (../shared/SPEC.md, "Half precision"),
  * so no kernel needs half arithmetic:
- *   f16   vload_half / vstore_half_rte, core OpenCL 1.2 functions that convert
- *         between binary16 storage and float on every device, with or without
- *         cl_khr_fp16 (which adds half arithmetic, not the conversions).
+ *   f16   one element at a time, vload_half / vstore_half_rte, core OpenCL
+ *         1.2 functions that convert between binary16 storage and float on
+ *         every device, with or without cl_khr_fp16 (which adds half
+ *         arithmetic, not the conversions). Eight at a time (16-byte
+ *         accesses), one ushort8 load or store and integer code with exact
+ *         float steps, giving the results of kcs_f16_to_float and
+ *         kcs_f16_from_float in ref/kcs_ref_half.h, rather than vloada_half8
+ *         / vstorea_half8_rte: NVIDIA's OpenCL compiles those badly (f16
+ *         elementwise add 0.60 of copy with them, 0.96 without, on an H100;
+ *         docs/elementwise.md), while its scalar vload_half is as fast as
+ *         integer code or faster (sumsq f16 0.77 of copy with it, 0.72
+ *         with the integer steps).
  *   bf16  stored as ushort, the top half of a float's bits: widening is a
  *         shift, and narrowing rounds to nearest even, NaN kept quiet, as
  *         kcs_bf16_from_float in ref/kcs_ref_half.h does on the host (the
@@ -85,17 +94,56 @@ inline void kcs_store_bf16x8(__global ushort *data, size_t i, float8 value)
     ((__global ushort8 *)data)[i] = kcs_bf16x8_from_float(value);
 }
 
-/* Elements 8 i .. 8 i + 7 of f16 data as floats (exact; vloada_half8: the
- * aligned form). */
+/* The float values of eight f16 bit patterns, exactly. Exponent and
+ * mantissa shifted into float's places and rebiased (15 to 127) give every
+ * normal number; inf and NaN (exponent all ones) are rebiased once more to
+ * float's all ones, the payload kept; zero and subnormals, m 2^-24, are
+ * formed as the normal float 2^-14 (1 + m 2^-10) minus 2^-14, exactly (no
+ * float subnormal is involved, so a device that flushes them still gets
+ * them). No int-to-float conversion: NVIDIA runs those at a quarter of the
+ * rate, and a vector select computes every choice. */
+inline float8 kcs_f16x8_to_float(ushort8 bits)
+{
+    uint8 h = convert_uint8(bits);
+    uint8 shifted = (h & 0x7fffu) << 13;
+    uint8 exponent = shifted & 0x0f800000u;
+    uint8 magnitude = shifted + (112u << 23);
+    magnitude = select(magnitude, magnitude + (112u << 23), exponent == 0x0f800000u);
+    magnitude = select(magnitude, as_uint8(as_float8(magnitude + (1u << 23)) - 0x1p-14f), exponent == 0u);
+    return as_float8(magnitude | ((h & 0x8000u) << 16));
+}
+
+/* Eight floats rounded to the nearest f16, ties to even; overflow to inf,
+ * NaN quiet with its top payload bits (kcs_f16_from_float's results).
+ * Normal results drop 13 mantissa bits, rounding to nearest even (a carry
+ * moves into the exponent, and from 65520 on into inf); results below
+ * 2^-14 are multiples of 2^-24, the ulp of 1/2, so the float sum
+ * 1/2 + |value| rounds |value| to one, nearest even, and its bits above
+ * 1/2's count them (1024 is the smallest normal). */
+inline ushort8 kcs_f16x8_from_float(float8 value)
+{
+    uint8 bits = as_uint8(value);
+    uint8 sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
+    uint8 rebiased = magnitude - (112u << 23);
+    uint8 result = (rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13;
+    uint8 small = as_uint8(as_float8(magnitude) + 0.5f) - 0x3f000000u;
+    result = select(result, small, magnitude < 0x38800000u);
+    result = select(result, (uint8)0x7c00u, magnitude >= 0x477ff000u);
+    result = select(result, 0x7e00u | ((magnitude >> 13) & 0x3ffu), magnitude > 0x7f800000u);
+    return convert_ushort8(sign | result);
+}
+
+/* Elements 8 i .. 8 i + 7 of f16 data as floats (exact). data must be
+ * 16-byte aligned, as for the bf16 form: one 128-bit load. */
 inline float8 kcs_load_f16x8(__global const half *data, size_t i)
 {
-    return vloada_half8(i, data);
+    return kcs_f16x8_to_float(((__global const ushort8 *)data)[i]);
 }
 
 /* value rounded to nearest even f16 and stored as elements 8 i .. 8 i + 7 of data. */
 inline void kcs_store_f16x8(__global half *data, size_t i, float8 value)
 {
-    vstorea_half8_rte(value, i, data);
+    ((__global ushort8 *)data)[i] = kcs_f16x8_from_float(value);
 }
 
 /* The float values of four bf16 bit patterns, exactly (as
