@@ -93,6 +93,56 @@ static int has_outputs(json_t *result)
            json_object_size(json_object_get(result, "output_hashes")) > 0;
 }
 
+/* The results indexed once, so that each comparison looks only at its own
+ * case's results: scanning every result for every result took seconds on
+ * a run of a few thousand (2 GPUs: 6 s of a 25 s check). */
+typedef struct {
+    json_t *entries;
+    json_t *by_case;    /* case name -> array of the indices of its results, in order */
+    json_t *identities; /* device id -> its identity (device_identity) */
+} result_index;
+
+static void index_results(json_t *entries, json_t *devices, result_index *x)
+{
+    x->entries = entries;
+    x->by_case = json_object();
+    x->identities = json_object();
+    size_t index;
+    json_t *item;
+    json_array_foreach(entries, index, item) {
+        json_t *list = json_object_get(x->by_case, text(item, "case"));
+        if (!list) {
+            list = json_array();
+            json_object_set_new(x->by_case, text(item, "case"), list);
+        }
+        json_array_append_new(list, json_integer((json_int_t)index));
+    }
+    json_array_foreach(devices, index, item) {
+        char identity[1200];
+        device_identity(devices, text(item, "id"), identity, sizeof identity);
+        json_object_set_new(x->identities, text(item, "id"), json_string(identity));
+    }
+}
+
+static void free_index(result_index *x)
+{
+    json_decref(x->by_case);
+    json_decref(x->identities);
+}
+
+/* A device's identity from the index; the id itself for a device not listed. */
+static const char *identity_of(const result_index *x, const char *id)
+{
+    const char *identity = json_string_value(json_object_get(x->identities, id));
+    return identity ? identity : id;
+}
+
+/* The indices of the results of result's case. */
+static json_t *same_case(const result_index *x, json_t *result)
+{
+    return json_object_get(x->by_case, text(result, "case"));
+}
+
 /* Results that belong together: same case, kernel and device identity. */
 typedef struct {
     json_t *members[64];
@@ -100,22 +150,21 @@ typedef struct {
 } result_group;
 
 /* Collects into group the results of result's case and kernel on devices of its identity. */
-static void gather(json_t *entries, json_t *devices, size_t first, int timed, result_group *group)
+static void gather(const result_index *x, size_t first, int timed, result_group *group)
 {
-    json_t *lead = json_array_get(entries, first);
-    char identity[1200], other[1200];
-    device_identity(devices, text(lead, "device"), identity, sizeof identity);
+    json_t *lead = json_array_get(x->entries, first);
+    const char *identity = identity_of(x, text(lead, "device"));
     group->count = 0;
-    size_t index;
-    json_t *result;
-    json_array_foreach(entries, index, result) {
-        if (index < first || group->count == 64 || strcmp(text(result, "case"), text(lead, "case")) != 0 ||
-            strcmp(text(result, "kernel"), text(lead, "kernel")) != 0)
+    size_t position;
+    json_t *at;
+    json_array_foreach(same_case(x, lead), position, at) {
+        size_t index = (size_t)json_integer_value(at);
+        json_t *result = json_array_get(x->entries, index);
+        if (index < first || group->count == 64 || strcmp(text(result, "kernel"), text(lead, "kernel")) != 0)
             continue;
         if (timed ? !json_object_get(json_object_get(result, "timing"), "kernel") : !has_outputs(result))
             continue;
-        device_identity(devices, text(result, "device"), other, sizeof other);
-        if (strcmp(identity, other) == 0)
+        if (strcmp(identity, identity_of(x, text(result, "device"))) == 0)
             group->members[group->count++] = result;
     }
 }
@@ -299,16 +348,17 @@ static int judge_speed(const result_group *group, json_t *stragglers, int quiet)
 }
 
 /* Names the one result of a case (of three or more) that fails where the others pass. */
-static void judge_case(json_t *entries, size_t first, json_t *odd, int quiet)
+static void judge_case(const result_index *x, size_t first, json_t *odd, int quiet)
 {
-    json_t *lead = json_array_get(entries, first);
+    json_t *lead = json_array_get(x->entries, first);
     json_t *members[256];
     int count = 0, failing = 0, odd_fail = -1;
-    size_t index;
-    json_t *result;
-    json_array_foreach(entries, index, result) {
-        if (index < first || count == 256 || strcmp(text(result, "case"), text(lead, "case")) != 0 ||
-            !has_outputs(result))
+    size_t position;
+    json_t *at;
+    json_array_foreach(same_case(x, lead), position, at) {
+        size_t index = (size_t)json_integer_value(at);
+        json_t *result = json_array_get(x->entries, index);
+        if (index < first || count == 256 || !has_outputs(result))
             continue;
         if (strcmp(text(result, "status"), "fail") == 0) {
             failing++;
@@ -334,19 +384,21 @@ static void judge_case(json_t *entries, size_t first, json_t *odd, int quiet)
 }
 
 /* Whether an earlier entry has the same case (and, when kernel_too, kernel and device identity). */
-static int seen_before(json_t *entries, json_t *devices, size_t at, int kernel_too)
+static int seen_before(const result_index *x, size_t at, int kernel_too)
 {
-    json_t *lead = json_array_get(entries, at);
-    char identity[1200], other[1200];
-    device_identity(devices, text(lead, "device"), identity, sizeof identity);
-    for (size_t i = 0; i < at; i++) {
-        json_t *result = json_array_get(entries, i);
-        if (strcmp(text(result, "case"), text(lead, "case")) != 0)
-            continue;
+    json_t *lead = json_array_get(x->entries, at);
+    const char *identity = identity_of(x, text(lead, "device"));
+    size_t position;
+    json_t *earlier;
+    json_array_foreach(same_case(x, lead), position, earlier) {
+        size_t index = (size_t)json_integer_value(earlier);
+        if (index >= at)
+            break;
         if (!kernel_too)
             return 1;
-        device_identity(devices, text(result, "device"), other, sizeof other);
-        if (strcmp(text(result, "kernel"), text(lead, "kernel")) == 0 && strcmp(identity, other) == 0)
+        json_t *result = json_array_get(x->entries, index);
+        if (strcmp(text(result, "kernel"), text(lead, "kernel")) == 0 &&
+            strcmp(identity, identity_of(x, text(result, "device"))) == 0)
             return 1;
     }
     return 0;
@@ -358,21 +410,24 @@ int kcs_results_compare_devices(kcs_results *results, int quiet, const kcs_diffe
     json_t *entries = json_object_get(root, "results"), *devices = json_object_get(root, "devices");
     json_t *agreement = json_array(), *odd = json_array(), *stragglers = json_array();
     int findings = 0;
+    result_index x;
+    index_results(entries, devices, &x);
     for (size_t i = 0; i < json_array_size(entries); i++) {
         json_t *result = json_array_get(entries, i);
-        if (!json_string_value(json_object_get(result, "device")) || seen_before(entries, devices, i, 1))
+        if (!json_string_value(json_object_get(result, "device")) || seen_before(&x, i, 1))
             continue;
         result_group group;
-        gather(entries, devices, i, 0, &group);
+        gather(&x, i, 0, &group);
         if (group.count >= 2)
             findings += judge_agreement(root, &group, agreement, quiet, locator);
-        gather(entries, devices, i, 1, &group);
+        gather(&x, i, 1, &group);
         if (group.count >= 2)
             judge_speed(&group, stragglers, quiet);
     }
     for (size_t i = 0; i < json_array_size(entries); i++)
-        if (!seen_before(entries, devices, i, 0))
-            judge_case(entries, i, odd, quiet);
+        if (!seen_before(&x, i, 0))
+            judge_case(&x, i, odd, quiet);
+    free_index(&x);
     size_t agreeing = 0, compared = 0, index;
     json_t *verdict;
     json_array_foreach(agreement, index, verdict) {
