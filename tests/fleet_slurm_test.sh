@@ -7,7 +7,11 @@
 # and POCL, then the saboteur's faults-on-demand GEMM, timed), and checks the
 # merged fleet report: task 1's saboteur device, identical to its peers but
 # for one flipped bit, is named as disagreeing and task 2's, ten times slower,
-# as a straggler, in the JSON summary and the HTML; nothing else is. Then
+# as a straggler, in the JSON summary and the HTML; nothing else is. The tasks
+# run one after another, so load from outside the test that falls on one honest
+# task can make it a true straggler: then, and only then, the array runs again
+# (at most 3 attempts, each in a folder of its own; the 2-minute limit counts
+# the attempt that passed, not those discarded). Then
 # submit without --wait: a 2-task array held (--sbatch --hold) so that submit
 # must return its job id while no task has run, released, and collected by
 # the merge job that submit queued behind it (its report has both tasks). Every
@@ -71,7 +75,7 @@ stop_daemons() {
 }
 finish() {
     stop_daemons
-    [ "$failures" -eq 0 ] || { for log in "$work"/*.log "$work"/fleet/*.log; do
+    [ "$failures" -eq 0 ] || { for log in "$work"/*.log "$work"/fleet-*/*.log; do
         [ -f "$log" ] && { echo "--- $log"; tail -20 "$log"; }; done; }
     rm -rf "$work"
 }
@@ -89,7 +93,7 @@ node=$(hostname -s)
 cpus=$(nproc)
 
 # munge: a key of our own, its socket, pid and logs in the folder.
-mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/fleet"
+mkdir -p "$work/munge" "$work/state" "$work/spool"
 dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 2> /dev/null
 chmod 400 "$work/munge/munge.key"
 munged -F --force --socket="$work/munge/socket" --key-file="$work/munge/munge.key" \
@@ -179,18 +183,22 @@ esac
 exec "$saboteur" run --cases "$work/cases" --backend saboteur --kernel faults-on-demand --benchmark \
     --min-time 0.3 --no-save --quiet --results "\$FLEET_OUTPUT/results-\$FLEET_TASK.saboteur.json"
 STEP
+discarded=0
+for attempt in 1 2 3; do
+attempt_started=$(date +%s)
+fleet=$work/fleet-$attempt
 # 90 s for the whole array: each task takes a few seconds.
-timeout 90 "$source/tools/fleet.sh" submit --nodes 3 --level quick --output "$work/fleet" --time 00:05:00 \
+timeout 90 "$source/tools/fleet.sh" submit --nodes 3 --level quick --output "$fleet" --time 00:05:00 \
     --kcs "$kcs" --extra-step "sh $work/extra-step.sh" --wait -- --backend "$backends" --quiet \
     > "$work/submit.log" 2>&1
 merged=$?
-echo "array run and merged in $(($(date +%s) - started)) s; the merge exited $merged"
+echo "attempt $attempt: array run and merged in $(($(date +%s) - attempt_started)) s; the merge exited $merged"
 [ "$merged" -eq 3 ] || fail "the merge exited $merged, not 3 (a disagreement): $(tail -5 "$work/submit.log")"
 
-summary="$work/fleet/report/fleet.json"
-page="$work/fleet/report/index.html"
-[ -f "$summary" ] && [ -f "$page" ] || { fail "no fleet report in $work/fleet/report"; exit 1; }
-"$python" - "$summary" "$backends" <<'PY' || fail "the fleet summary (above)"
+summary="$fleet/report/fleet.json"
+page="$fleet/report/index.html"
+[ -f "$summary" ] && [ -f "$page" ] || { fail "no fleet report in $fleet/report"; exit 1; }
+"$python" - "$summary" "$backends" <<'PY'
 import json, sys
 summary, backends = json.load(open(sys.argv[1])), sys.argv[2].split(",")
 problems = []
@@ -204,7 +212,9 @@ odd = [(d["case"], d["kernel"], d["odd_devices"], d["decided"]) for d in summary
 if odd != [("timed/f64-96", "faults-on-demand", ["results-1.saboteur/saboteur:0"], True)]:
     problems.append(f"disagreements {odd}, not task 1's saboteur alone on timed/f64-96")
 slow = sorted({s["device"] for s in summary["stragglers"]})
-if slow != ["results-2.saboteur/saboteur:0"]:
+planted_only = ["results-2.saboteur/saboteur:0"]
+honest_slow = slow != planted_only and planted_only[0] in slow
+if slow != planted_only and not honest_slow:
     problems.append(f"stragglers {slow}, not task 2's saboteur alone")
 if summary["failures"] or summary["unexercised_kernels"]:
     problems.append(f"failures {summary['failures'][:3]}, unexercised kernels {summary['unexercised_kernels'][:3]}")
@@ -219,8 +229,19 @@ if summary["devices"][0]["id"] != "results-1.saboteur/saboteur:0":
     problems.append(f"the first device is {summary['devices'][0]['id']}, not the disagreeing one")
 for line in problems:
     print("  " + line)
+if honest_slow and not problems:
+    print(f"  an honest task was slower than its peers ({slow}): load from outside the test")
+    sys.exit(2)
 sys.exit(1 if problems else 0)
 PY
+verdict=$?
+if [ "$verdict" -eq 2 ] && [ "$attempt" -lt 3 ]; then
+    discarded=$((discarded + $(date +%s) - attempt_started))
+    continue
+fi
+[ "$verdict" -eq 0 ] || fail "the fleet summary (above)"
+break
+done
 "$python" - "$page" <<'PY' || fail "the fleet page (above)"
 import html.parser, sys
 class Cells(html.parser.HTMLParser):
@@ -293,6 +314,6 @@ fi
 [ -z "$(squeue -h 2> /dev/null)" ] || fail "jobs left in the queue: $(squeue -h)"
 
 stop_daemons
-elapsed=$(($(date +%s) - started))
-[ "$elapsed" -le 120 ] || fail "took $elapsed s, over the 2 minutes it is allowed"
+elapsed=$(($(date +%s) - started - discarded))
+[ "$elapsed" -le 120 ] || fail "took $elapsed s (less $discarded s of discarded attempts), over the 2 minutes it is allowed"
 [ "$failures" -eq 0 ] && echo "fleet on Slurm: the flipped bit and the straggler named, every daemon stopped, $elapsed s"
