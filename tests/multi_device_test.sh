@@ -13,7 +13,8 @@
 #      is still a disagreement; past the run's reruns, a group says why it
 #      was not located.
 #   2. two honest replicas agree on every case (--determinism proves their
-#      kernels deterministic) and the run passes.
+#      kernels deterministic) and the run passes; two kernels of one case that
+#      compute other bits (gemm's `loop` and `wide`) are two groups, each agreeing.
 #   3. replica:3 timed beside an honest one is flagged as a straggler; the
 #      honest pair alone is not.
 #   4. the workers of two lanes run at once: each replica's kernel waits for
@@ -118,7 +119,7 @@ import numpy as np
 def element(path, index):
     return np.load(path).reshape(-1)[index]
 def check(results, case, output, index, coordinates, saved, fmt):
-    verdict = [v for v in json.load(open(results))["agreement"] if v["case"] == case][0]
+    verdict = [v for v in json.load(open(results))["agreement"] if v["case"] == case and v["kernel"] == "loop"][0]
     entry = verdict["differing"][0]
     assert entry["rerun"] == "reproduced" and entry["peer_reproduced"], entry
     found = entry["first_difference"]
@@ -157,6 +158,19 @@ run --backend replica --device 0 --device 1 --jobs 2 --determinism --results hon
 grep -q 'agreement of identical devices: 2 of 2 case-kernel groups agree bit for bit' run.log \
     || fail "two honest replicas did not agree"
 grep -q 'DISAGREE\|ODD ONE OUT' run.log && fail "an honest pair was called different"
+# 2b. two kernels of one case are two groups: gemm/f32-7x5's `loop` and `wide`
+#     rows compute other bits (asserted), which pooled would be a disagreement
+run_in matrix --backend replica --device 0 --device 1 --jobs 2 --determinism --results kernels.json \
+    || fail "two honest replicas running two kernels of one case failed"
+grep -q 'agreement of identical devices: 2 of 2 case-kernel groups agree bit for bit' run.log \
+    || fail "the two kernels of one case were not two agreeing groups"
+"$python" - kernels.json <<'PY' || { cat run.log; exit 1; }
+import json, sys
+hashes = {(r["kernel"], r["device"]): r["output_hashes"]["c_out"] for r in json.load(open(sys.argv[1]))["results"]}
+assert hashes[("loop", "replica:0")] == hashes[("loop", "replica:1")], hashes
+assert hashes[("wide", "replica:0")] == hashes[("wide", "replica:1")], hashes
+assert hashes[("loop", "replica:0")] != hashes[("wide", "replica:0")], "loop and wide computed the same bits"
+PY
 
 # 3. a straggler, and no straggler in an honest pair (two lanes at most: the
 #    machine that runs ninja check has two cores, and other tests share them)

@@ -6,7 +6,10 @@
  * Each replica is the reference backend under one name, model and driver, so
  * the runner must hold their outputs to the same bits. Its kernels are the
  * reference's scale rows and its f32 gemm row (an output with rows and
- * columns), wrapped; two devices misbehave on purpose:
+ * columns), wrapped, and a second f32 gemm row, `wide`, that computes in f64
+ * and rounds once: within the bound, but other bits than `loop`'s, so that
+ * pooling two kernels of one case into one agreement group would be called a
+ * disagreement. Two devices misbehave on purpose:
  *
  *   replica:0, replica:1  honest
  *   replica:2             flips the lowest bit of the middle element of its
@@ -49,6 +52,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "kcs_ref.h"
 #include "reference_backend.h"
 
 extern const kcs_backend kcs_reference_backend;
@@ -140,20 +144,56 @@ static int flips_this_run(void)
     return 1;
 }
 
-/* The reference's row of op and dtype, run as this replica runs it. */
-static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_device *device, const kcs_op_args *args,
-                                 kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
-                                 kcs_error *err)
+/* The reference's row of op and dtype. */
+static kcs_kernel_run *reference_row(const char *op, kcs_dtype dtype)
 {
-    const kcs_kernel *honest = kcs_backend_find_kernel(&kcs_reference_backend, op, dtype, NULL);
-    if (!honest)
+    const kcs_kernel *row = kcs_backend_find_kernel(&kcs_reference_backend, op, dtype, NULL);
+    return row ? row->run : NULL;
+}
+
+/* The `wide` row's work: the f32 gemm computed by the reference's f64 gemm
+ * and rounded once to f32. */
+static KCS_KERNEL_RUN(gemm_f32_in_f64)
+{
+    (void)device, (void)kernel_seconds;
+    const kcs_gemm_args *g = &args->gemm;
+    size_t sizes[3] = {g->m * g->k, g->k * g->n, g->m * g->n};
+    double *wide[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 4; i++)
+        wide[i] = calloc(sizes[i < 3 ? i : 2] + 1, sizeof(double));
+    kcs_status status = KCS_OK;
+    if (!wide[0] || !wide[1] || !wide[2] || !wide[3])
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    for (int i = 0; i < (g->beta != 0.0 ? 3 : 2) && status == KCS_OK; i++) { /* c unread when beta = 0 */
+        const float *narrow = kcs_reference_buffer_data(inputs[i]);
+        for (size_t e = 0; e < sizes[i]; e++)
+            wide[i][e] = narrow[e];
+    }
+    if (status == KCS_OK) {
+        kcs_ref_gemm_f64(g->transpose_a, g->transpose_b, g->m, g->n, g->k, g->alpha, wide[0], wide[1], g->beta,
+                         wide[2], wide[3]);
+        float *c_out = kcs_reference_buffer_data(outputs[0]);
+        for (size_t e = 0; e < sizes[2]; e++)
+            c_out[e] = (float)wide[3][e];
+    }
+    for (int i = 0; i < 4; i++)
+        free(wide[i]);
+    return status;
+}
+
+/* run (a reference row, or gemm_f32_in_f64) as this replica runs it. */
+static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_kernel_run *run, kcs_device *device,
+                                 const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                                 double *kernel_seconds, kcs_error *err)
+{
+    if (!run)
         return kcs_fail(err, KCS_ERROR, "the reference has no %s %s kernel", op, kcs_dtype_name(dtype));
     int index = replica_index(device), runs = index == slow_replica ? slow_factor : 1;
     if (meet_another_replica(index, err) != KCS_OK)
         return KCS_ERROR;
     for (int r = 0; r < runs; r++) {
         double seconds = 0.0;
-        if (honest->run(device, args, inputs, outputs, &seconds, err) != KCS_OK)
+        if (run(device, args, inputs, outputs, &seconds, err) != KCS_OK)
             return KCS_ERROR;
     }
     int gemm = strcmp(op, "gemm") == 0;
@@ -169,23 +209,33 @@ static kcs_status run_as_replica(const char *op, kcs_dtype dtype, kcs_device *de
 
 static KCS_KERNEL_RUN(replica_scale_f32)
 {
-    return run_as_replica("scale", KCS_F32, device, args, inputs, outputs, kernel_seconds, err);
+    return run_as_replica("scale", KCS_F32, reference_row("scale", KCS_F32), device, args, inputs, outputs,
+                          kernel_seconds, err);
 }
 
 static KCS_KERNEL_RUN(replica_scale_f64)
 {
-    return run_as_replica("scale", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
+    return run_as_replica("scale", KCS_F64, reference_row("scale", KCS_F64), device, args, inputs, outputs,
+                          kernel_seconds, err);
 }
 
 static KCS_KERNEL_RUN(replica_gemm_f32)
 {
-    return run_as_replica("gemm", KCS_F32, device, args, inputs, outputs, kernel_seconds, err);
+    return run_as_replica("gemm", KCS_F32, reference_row("gemm", KCS_F32), device, args, inputs, outputs,
+                          kernel_seconds, err);
+}
+
+static KCS_KERNEL_RUN(replica_gemm_f32_wide)
+{
+    return run_as_replica("gemm", KCS_F32, gemm_f32_in_f64, device, args, inputs, outputs, kernel_seconds, err);
 }
 
 static const kcs_kernel rows[] = {
     {"scale", KCS_F32, "loop", "the reference's loop, on a replica", replica_scale_f32, NULL},
     {"scale", KCS_F64, "loop", "the reference's loop, on a replica", replica_scale_f64, NULL},
     {"gemm", KCS_F32, "loop", "the reference's gemm, on a replica", replica_gemm_f32, NULL},
+    {"gemm", KCS_F32, "wide", "the reference's f64 gemm rounded once to f32, on a replica", replica_gemm_f32_wide,
+     NULL},
 };
 static const kcs_kernel_table table = KCS_KERNEL_TABLE(rows);
 static const kcs_kernel_table *const tables[] = {&table, NULL};
