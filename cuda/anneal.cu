@@ -710,7 +710,7 @@ template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
     /* covers the f32 sums of squares (gamma(d)) and the square roots behind ||x|| and R */
     const float norm_inflation = (float)(1.0 + gamma_d2 + 4.0 * u + 0x1.0p-20);
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (a->n > 0 && a->d == 0) {
@@ -1097,7 +1097,7 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
     /* a block per anchor: the hardware balances anchors of different counts */
     const size_t anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (m > 0) {
@@ -1197,7 +1197,7 @@ KCS_KERNEL_RUN(run_update)
     size_t blocks = (cells + 255) / 256;
     blocks = blocks < resident ? blocks : resident;
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (cells > 0) {
@@ -1297,7 +1297,7 @@ KCS_KERNEL_RUN(run_energy)
     if (status != KCS_OK)
         return status;
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     kcs_energy_vector_grid<<<(unsigned int)blocks, energy_threads, 0, device->stream>>>(

@@ -40,6 +40,11 @@ struct kcs_device {
     cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm_lt.cu); streams are per call */
     int compute_capability;       /* 10 * major + minor: 90 for sm_90 */
     cudaEvent_t start, stop;      /* recorded around the launches of one run */
+    /* Holding the stream while a timed run's launches are queued (backend.cu, "Timing"). */
+    int *hold_flags;              /* pinned and mapped: [0] release, [1] gave up; NULL: no holds */
+    int *hold_flags_on_device;    /* the same two ints as the device addresses them */
+    bool holding;                 /* a hold is queued and not yet released */
+    int hold_give_ups;            /* holds in a row that gave up; at 3 the device stops holding */
     unsigned int *blocks_done;    /* last-block-done counter; zero between launches */
     kcs_cuda_scratch partials;    /* per-block partial results of reductions */
     kcs_cuda_scratch cub_storage; /* CUB's temporary storage */
@@ -95,11 +100,15 @@ kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err);
  * timer starts: growing frees and allocates, which synchronize the device. */
 kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err);
 
-/* Records the start event on the device's stream. */
-kcs_status kcs_cuda_timer_start(kcs_device *device, kcs_error *err);
+/* Starts timing a run: records the start event on the device's stream,
+ * behind a hold when the run is timed (kernel_seconds, the run's own
+ * parameter, not NULL), so that the launches that follow are all queued
+ * before the clock starts (backend.cu, "Timing"). */
+kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds, kcs_error *err);
 
-/* Records the stop event, waits for it and sets *seconds to the time between;
- * with seconds NULL (an asynchronous run) it does nothing and returns. */
+/* Releases the hold, records the stop event, waits for it and sets *seconds
+ * to the time between; with seconds NULL (an asynchronous run) it does
+ * nothing and returns. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
 /* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */

@@ -237,7 +237,7 @@ template <function F, typename T> KCS_KERNEL_RUN(run)
     if (blocks > (size_t)INT_MAX)
         return kcs_fail(err, KCS_ERROR, "%s: n = %zu needs more than %d blocks", args->op, n, INT_MAX);
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (n > 0) {

@@ -784,7 +784,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_tiled_typed)
         }
     }
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (plan == plan_scale) {
@@ -888,7 +888,7 @@ template <typename In, typename Out, bool TF32, bool Tensor = false> KCS_KERNEL_
     KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
     KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (plan == plan_scale) {

@@ -367,7 +367,7 @@ KCS_KERNEL_RUN(run_f64_tensor)
     /* past the default 48 KB of shared memory a block must ask */
     KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (g->m > 0 && g->n > 0) {

@@ -177,7 +177,7 @@ KCS_KERNEL_RUN(run_cublaslt)
     gemm.b_scale = scales;     /* a_scale */
     status = kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
     if (status == KCS_OK)
-        status = kcs_cuda_timer_start(device, err);
+        status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status == KCS_OK && g->m > 0 && g->n > 0)
         status = kcs_lt_fp8_run(device, &gemm, (float)g->alpha, inputs[1]->data, inputs[0]->data, (float)g->beta,
                                 inputs[2]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);

@@ -460,7 +460,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_tensor_typed)
     const dim3 grid((unsigned int)((g->n + S::block_n - 1) / S::block_n),
                     (unsigned int)((g->m + S::block_m - 1) / S::block_m));
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (g->m > 0 && g->n > 0) {

@@ -498,7 +498,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
     KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
     const dim3 grid((unsigned int)((g->n + BLOCK_N - 1) / BLOCK_N), (unsigned int)((g->m + BLOCK_M - 1) / BLOCK_M));
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (g->m > 0 && g->n > 0) {

@@ -36,7 +36,7 @@ template <typename T> KCS_KERNEL_RUN(run)
     size_t blocks = (n + threads_per_block - 1) / threads_per_block;
     const size_t most = (size_t)device->sm_count * 8;
     blocks = blocks < 1 ? 1 : blocks > most ? most : blocks;
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     kcs_scale<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(

@@ -1107,7 +1107,7 @@ template <typename T, family F> KCS_KERNEL_RUN(run)
     unsigned int blocks = 0;
     for (int launch = 0; launch < 2; launch++) {
         if (launch) {
-            status = kcs_cuda_timer_start(device, err);
+            status = kcs_cuda_timer_start(device, kernel_seconds, err);
             if (status != KCS_OK)
                 return status;
         }

@@ -236,7 +236,7 @@ template <typename T> KCS_KERNEL_RUN(run_vector_grid)
     if (status != KCS_OK)
         return status;
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     kcs_sumsq_vector_grid<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
@@ -312,7 +312,7 @@ template <typename T> KCS_KERNEL_RUN(run_cub)
     storage_bytes = device->cub_storage.bytes;
     double *chunk_sums = (double *)device->partials.data;
 
-    status = kcs_cuda_timer_start(device, err);
+    status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (n == 0) {

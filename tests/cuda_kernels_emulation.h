@@ -313,7 +313,7 @@ static inline kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t byte
     std::memset(scratch->data, 0x5a, bytes); /* garbage */
     return KCS_OK;
 }
-static inline kcs_status kcs_cuda_timer_start(kcs_device *, kcs_error *) { return KCS_OK; }
+static inline kcs_status kcs_cuda_timer_start(kcs_device *, const double *, kcs_error *) { return KCS_OK; }
 static inline kcs_status kcs_cuda_timer_stop(kcs_device *, double *seconds, kcs_error *)
 {
     *seconds = 0.0;
