@@ -114,14 +114,15 @@ typedef ushort storage; /* bit patterns: opencl/half.cl converts */
 #define KCS_RELU_V(x, y) select((x), (real_vector)0, (real_mask)((x) < (real_vector)0))
 #define KCS_RELU_S(x, y) ((x) < (real)0 ? (real)0 : (x))
 /* sigmoid's divide, vector form. On NVIDIA's OpenCL (KCS_OPENCL_NVIDIA_SM,
- * defined by opencl/backend.c) for f16 and bf16 it is PTX div.full.f32: within
+ * defined by opencl/backend.c) for f16 it is PTX div.full.f32: within
  * 2 ulp over the full range, subnormals kept (the CUDA C++ Programming Guide's
  * bound for x / y built with -prec-div=false, which is this instruction), so
  * inside the 2.5 ulp that docs/elementwise.md's sigmoid bound allows OpenCL's
  * divide; NVIDIA's OpenCL compiles `/` to a slower sequence, and this took
- * the f16 sigmoid from 0.93-0.94 to 0.945-0.948 of copy on an H100. f32 and
- * f64, and every other device, keep `/`. */
-#if defined(KCS_OPENCL_NVIDIA_SM) && (defined(KCS_ELEMENTWISE_F16) || defined(KCS_ELEMENTWISE_BF16))
+ * the f16 sigmoid from 0.93-0.94 to 0.945-0.948 of copy on an H100. bf16
+ * (0.952-0.958 of copy either way, two runs each: no gain), f32 and f64, and
+ * every other device keep `/`. */
+#if defined(KCS_OPENCL_NVIDIA_SM) && defined(KCS_ELEMENTWISE_F16)
 inline float kcs_div_full(float a, float b)
 {
     float q;
