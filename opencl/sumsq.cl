@@ -119,9 +119,10 @@
  * sums rather than float8 ones, to keep registers low), and the last
  * n mod 8 elements go one each to the lowest work-items. WIDEN8 gives a
  * ushort8's eight elements as floats, LOAD(x, i) element i (opencl/half.cl,
- * PTX conversions on NVIDIA). A term passes through at most
- * 4 ceil(vectors / 4G) additions in its running sum, 3 joining the sums and
- * 1 for the ragged end. */
+ * PTX conversions on NVIDIA). Of a work-item's m vectors, the first two
+ * running sums take floor(m / 4) + m mod 4 loads, four terms each: a term
+ * passes through at most 4 (floor(m / 4) + 3) additions there, 3 joining
+ * the sums and 1 for the ragged end. */
 #define KCS_SUMSQ_ADD_SQUARES_X8(a, even, odd)                                       \
     do {                                                                             \
         even += (a).s0 * (a).s0;                                                     \
