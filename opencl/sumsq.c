@@ -24,7 +24,13 @@
  *     when the first leaves more than 16384 partials (n > 4 * 10^9 on an
  *     H100), and each then divides the count by 15 or more. For 10^8
  *     elements on an H100 (132 compute units): 93 + 2 + 8 in the first
- *     pass, 2 + 2 + 8 in the last, 115 in all.
+ *     pass, 2 + 2 + 8 in the last, 115 in all. The f16 and bf16 first pass
+ *     reads eight elements a load into eight running sums, four terms of a
+ *     load into each of two: at most 128 vectors a work-item, so at most 34
+ *     loads (31 in the loop of four, 3 after it) and 136 additions in a
+ *     running sum, + 3 (joining the eight) + 1 (the ragged end) + 8 (the
+ *     tree) = 148; for 10^8 elements on an H100, 47 vectors a work-item at
+ *     most: 56 + 3 + 1 + 8 = 68 in the first pass.
  *   chunks: 128 in a vector lane (KCS_OPENCL_SUMSQ_BLOCK_LENGTH / 32), 5
  *     joining accumulators and lanes, then at most 2 * log2(blocks in a
  *     chunk) + 1 in the ladder, then the last pass over the chunk sums (a

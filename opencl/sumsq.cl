@@ -111,6 +111,59 @@
         return (sum0 + sum1) + (sum2 + sum3);                                        \
     }
 
+/* The 16-bit first pass's strided sum, 16 bytes a load: work-item g takes
+ * the eight-element vectors g, g + G, ... of x (an unaligned start cannot
+ * happen: x is a cl_mem at offset 0, aligned for any vector type), four
+ * loads in flight before the first use; each load's squares go alternately
+ * into two of eight float running sums (KCS_SUMSQ_ADD_SQUARES_X8: scalar
+ * sums rather than float8 ones, to keep registers low), and the last
+ * n mod 8 elements go one each to the lowest work-items. WIDEN8 gives a
+ * ushort8's eight elements as floats, LOAD(x, i) element i (opencl/half.cl,
+ * PTX conversions on NVIDIA). Of a work-item's m vectors, the first two
+ * running sums take floor(m / 4) + m mod 4 loads, four terms each: a term
+ * passes through at most 4 (floor(m / 4) + 3) additions there, 3 joining
+ * the sums and 1 for the ragged end. */
+#define KCS_SUMSQ_ADD_SQUARES_X8(a, even, odd)                                       \
+    do {                                                                             \
+        even += (a).s0 * (a).s0;                                                     \
+        odd += (a).s1 * (a).s1;                                                      \
+        even += (a).s2 * (a).s2;                                                     \
+        odd += (a).s3 * (a).s3;                                                      \
+        even += (a).s4 * (a).s4;                                                     \
+        odd += (a).s5 * (a).s5;                                                      \
+        even += (a).s6 * (a).s6;                                                     \
+        odd += (a).s7 * (a).s7;                                                      \
+    } while (0)
+
+#define KCS_SUMSQ_STRIDED_SQUARES_X8(name, WIDEN8, LOAD)                             \
+    static float name(global const ushort *x, ulong n)                                \
+    {                                                                                \
+        ulong stride = get_global_size(0);                                           \
+        ulong g = get_global_id(0), i = g;                                           \
+        ulong vectors = n / 8;                                                       \
+        global const ushort8 *v = (global const ushort8 *)x;                         \
+        float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;                                \
+        float sum4 = 0, sum5 = 0, sum6 = 0, sum7 = 0;                                \
+        for (; i + 3 * stride < vectors; i += 4 * stride) {                          \
+            float8 a = WIDEN8(v[i]), b = WIDEN8(v[i + stride]);                      \
+            float8 c = WIDEN8(v[i + 2 * stride]), d = WIDEN8(v[i + 3 * stride]);     \
+            KCS_SUMSQ_ADD_SQUARES_X8(a, sum0, sum1);                                 \
+            KCS_SUMSQ_ADD_SQUARES_X8(b, sum2, sum3);                                 \
+            KCS_SUMSQ_ADD_SQUARES_X8(c, sum4, sum5);                                 \
+            KCS_SUMSQ_ADD_SQUARES_X8(d, sum6, sum7);                                 \
+        }                                                                            \
+        for (; i < vectors; i += stride) {                                           \
+            float8 a = WIDEN8(v[i]);                                                 \
+            KCS_SUMSQ_ADD_SQUARES_X8(a, sum0, sum1);                                 \
+        }                                                                            \
+        float sum = ((sum0 + sum1) + (sum2 + sum3)) + ((sum4 + sum5) + (sum6 + sum7)); \
+        if (g < n - 8 * vectors) {                                                   \
+            float a = LOAD(x, 8 * vectors + g);                                      \
+            sum += a * a;                                                            \
+        }                                                                            \
+        return sum;                                                                  \
+    }
+
 /* First pass: partials[group] = the group's share of sum x[i]^2. */
 #define KCS_SUMSQ_GROUPS(name, type, ACC, strided_squares, group_sum)               \
     kernel void name(global const type *x, ulong n, global ACC *partials)           \
@@ -226,6 +279,7 @@
 /* ---- f16 and bf16: float accumulators, on every device ------------------- */
 
 #define KCS_SUMSQ_LOAD_F16(x, i) kcs_load_f16(x, i)
+#define KCS_SUMSQ_LOAD_F16_BITS(x, i) kcs_load_f16((global const half *)(x), i)
 #define KCS_SUMSQ_LOAD_BF16(x, i) kcs_load_bf16(x, i)
 #define KCS_SUMSQ_LOAD_FLOAT(x, i) (x)[i]
 /* Eight elements from p, which a chunk boundary may leave unaligned: vload8
@@ -236,10 +290,10 @@
 #define KCS_SUMSQ_STORE_BF16(s, value) kcs_store_bf16(s, 0, value)
 
 KCS_SUMSQ_GROUP_SUM(kcs_sumsq_group_sum_float, float)
-KCS_SUMSQ_STRIDED_SUM(kcs_sumsq_strided_squares_f16, half, float, KCS_SUMSQ_LOAD_F16, 1)
-KCS_SUMSQ_STRIDED_SUM(kcs_sumsq_strided_squares_bf16, ushort, float, KCS_SUMSQ_LOAD_BF16, 1)
+KCS_SUMSQ_STRIDED_SQUARES_X8(kcs_sumsq_strided_squares_f16, kcs_f16x8_to_float, KCS_SUMSQ_LOAD_F16_BITS)
+KCS_SUMSQ_STRIDED_SQUARES_X8(kcs_sumsq_strided_squares_bf16, kcs_bf16x8_to_float, KCS_SUMSQ_LOAD_BF16)
 KCS_SUMSQ_STRIDED_SUM(kcs_sumsq_strided_sum_float, float, float, KCS_SUMSQ_LOAD_FLOAT, 0)
-KCS_SUMSQ_GROUPS(kcs_sumsq_groups_f16, half, float, kcs_sumsq_strided_squares_f16, kcs_sumsq_group_sum_float)
+KCS_SUMSQ_GROUPS(kcs_sumsq_groups_f16, ushort, float, kcs_sumsq_strided_squares_f16, kcs_sumsq_group_sum_float)
 KCS_SUMSQ_GROUPS(kcs_sumsq_groups_bf16, ushort, float, kcs_sumsq_strided_squares_bf16, kcs_sumsq_group_sum_float)
 KCS_SUMSQ_ADD_PARTIALS(kcs_sumsq_add_partials_float, float, kcs_sumsq_strided_sum_float, kcs_sumsq_group_sum_float)
 KCS_SUMSQ_FINISH(kcs_sumsq_finish_f16, half, float, kcs_sumsq_strided_sum_float, kcs_sumsq_group_sum_float,
