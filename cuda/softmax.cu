@@ -12,7 +12,7 @@
  * they enter the arithmetic; every output is rounded once (kcs_narrow) as it
  * is stored. Register slots are counted in widened values, so f16 and bf16
  * take half the slots of f32 (8 floats each) and every type keeps the same
- * register bytes. Four kernel families, each a variant of its own (rows of
+ * register bytes. Three kernel families, each a variant of its own (rows of
  * the table at the end of this file, one per dtype), so that the runner
  * runs, times and reports each on its own; their supports() refuses, with
  * the reason, the rows a family cannot hold:
@@ -29,17 +29,6 @@
  *                   twice the slots (cols = 1024); shuffles only; a grid of
  *                   short-lived blocks that covers every row, each lane's
  *                   loads all in flight before it computes.
- *   warp-staged     rows of at most 32 lanes x 32 values (1024 f32, f16 or
- *                   bf16, 512 f64 columns; auto takes warp-groups for all of
- *                   them, measured faster): kcs_softmax_warp_staged, a warp a
- *                   row with 16 or 32 values a lane (the fewer that hold
- *                   it); the next row is copied by cp.async into as many
- *                   shared-memory slots as soon as the current row has moved
- *                   from there into registers, so a warp has its next row in
- *                   flight during the whole of its current row's reductions,
- *                   exps and stores; outputs use streaming stores (__stcs).
- *                   cols = 1024: 32 KB a block for f32, 16 KB for 16-bit, 4
- *                   blocks (32 warps) an SM.
  *   block-resident  rows whose slots beyond 16 values a thread fit the
  *                   device's shared memory a block (up to 65536 f32, 32768
  *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
@@ -74,8 +63,7 @@
  * every block's count of rows within one of the others' (persistent_blocks),
  * the next row's register slots each loaded as soon as the current row's
  * slot is stored (its registers are full) and its stash slots by cp.async
- * as each is stored. The staged warp kernel is the same algorithm with
- * GROUP 32.
+ * as each is stored.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -116,7 +104,9 @@
  *     ran 0.98 of copy at 1e6 x 128 in f32 and bf16, where a persistent grid
  *     that loaded each lane's next row early (the kernel this replaced) ran
  *     0.92 and 0.85, and 0.91 (f32) and 0.88 (bf16) at 32768 x 1024, where
- *     the staged warp (still its own variant) runs 0.89 and 0.80.
+ *     the staged warp (a warp a row, the next row copied into shared memory
+ *     by cp.async on a persistent grid; retired, docs/softmax.md) ran 0.89
+ *     and 0.80.
  *   4096 x 32768 (block-resident): a block's next row, 96 KB (f32) or
  *     48 KB (bf16) of stash, goes out as the current row is stored; two
  *     blocks an SM; streaming stores (0.93 to 0.94 of copy in f32, 0.86 to
@@ -131,7 +121,7 @@
  * expf on an H100 on every perf shape, so plain expf is kept.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
- * and staged kernels; the online kernel reads twice.
+ * kernels; the online kernel reads twice.
  *
  * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the block
  * kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
@@ -166,7 +156,7 @@ namespace {
  * f64 widens to 16 bytes, one of f16 or bf16 to eight floats, 32 bytes. So
  * the 16-bit types take half the register slots of f32 below, and every type
  * keeps the same register bytes a thread (64 bytes a lane of values in the
- * warp groups, the block and the online batch; 128 in the staged warp). */
+ * warp groups, the block and the online batch; 128 in the widest warp group). */
 template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / sizeof(T)); /* 1, or 2 */
 
 constexpr int warp_block_threads = 256; /* blocks of the warp-group kernels */
@@ -177,9 +167,6 @@ template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 template <typename T> constexpr int group_registers = 4 / widening<T>;
 /* register slots a lane of the widest group (32 lanes), for rows that 32 x group_registers do not hold */
 template <typename T> constexpr int wide_group_registers = 2 * group_registers<T>;
-/* register slots a lane of the staged warp: the fewer, then the more */
-template <typename T> constexpr int staged_registers_fewer = 4 / widening<T>;
-template <typename T> constexpr int staged_registers_more = 8 / widening<T>;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads =
@@ -478,113 +465,6 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             }
         }
         copy_async_commit();
-    }
-    copy_async_wait_all(); /* nothing may be left in flight at exit */
-}
-
-/* The staged warp kernel (GROUP 32, a warp per row): the resident kernel's
- * algorithm, with the next row's slots copied into shared memory (cp.async,
- * REG slots a thread) as soon as the current row has left it for registers,
- * so that a warp's next row is in flight during its reductions, exps and
- * stores (two rows per warp in flight instead of one). Outputs are stored
- * with the streaming hint so that they do not evict inputs. */
-template <typename T, typename V, int REG, int MIN_BLOCKS>
-__global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
-kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
-{
-    using C = kcs_compute<T>;
-    constexpr int width = slot_width<T, V>;
-    constexpr int THREADS = warp_block_threads;
-    constexpr int warps = THREADS / 32;
-
-    extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [REG][THREADS] */
-
-    const int lane = threadIdx.x % 32;
-    const size_t row_slots = cols / width;
-    const size_t stride = (size_t)gridDim.x * warps;
-    size_t row = (size_t)blockIdx.x * warps + threadIdx.x / 32; /* the same in the whole warp */
-
-    /* The first row's slots. */
-    if (row < rows) {
-        const V *in = reinterpret_cast<const V *>(x + row * cols);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots)
-                copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in + q);
-        }
-    }
-    copy_async_commit();
-
-    for (; row < rows; row += stride) {
-        copy_async_wait_all(); /* only this thread reads its own stash slots */
-
-        /* The row into registers, widened, and this thread's max. */
-        C value[REG][width];
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-                widen_slot<T, V>(stash[k * THREADS + threadIdx.x], value[k]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    value[k][e] = minus_infinity<C>();
-            }
-        }
-        C local = minus_infinity<C>();
-#pragma unroll
-        for (int k = 0; k < REG; k++)
-#pragma unroll
-            for (int e = 0; e < width; e++)
-                local = max_of(local, value[k][e]); /* absent slots hold -inf */
-
-        /* The next row's slots, into the stash just read. */
-        const size_t next = row + stride;
-        if (next < rows) {
-            const V *in_next = reinterpret_cast<const V *>(x + next * cols);
-#pragma unroll
-            for (int k = 0; k < REG; k++) {
-                const size_t q = (size_t)k * 32 + lane;
-                if (q < row_slots)
-                    copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in_next + q);
-            }
-        }
-        copy_async_commit();
-
-        const C row_max = group_reduce<32>(local, maximum());
-
-        /* e = exp(x - M), kept in place, and the sum. */
-        C sum = C(0);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-#pragma unroll
-                for (int e = 0; e < width; e++) {
-                    const C term = exp_of(value[k][e] - row_max);
-                    value[k][e] = term;
-                    sum += term;
-                }
-            }
-        }
-        sum = group_reduce<32>(sum, plus());
-        const C inverse = C(1) / sum;
-
-        /* y = e / sum, rounded once to T. */
-        V *out = reinterpret_cast<V *>(y + row * cols);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-                C s[width];
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    s[e] = value[k][e] * inverse;
-                __stcs(out + q, narrow_slot<T, V>(s));
-            }
-        }
     }
     copy_async_wait_all(); /* nothing may be left in flight at exit */
 }
@@ -902,25 +782,6 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* The staged warp kernel (a warp per row, REG register slots a thread and as
- * many shared-memory slots for the next row), blocks of 256. */
-template <typename T, typename V, int REG>
-kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
-                              unsigned int *blocks, kcs_error *err)
-{
-    auto kernel = kcs_softmax_warp_staged<T, V, REG, warp_min_blocks<T>>;
-    const size_t shared_bytes = (size_t)REG * warp_block_threads * sizeof(V);
-    if (!launch) {
-        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            (int)cudaSharedmemCarveoutMaxShared));
-        return persistent_blocks(device, (const void *)kernel, warp_block_threads, shared_bytes, rows,
-                                 warp_block_threads / 32, blocks, err);
-    }
-    kernel<<<*blocks, warp_block_threads, shared_bytes, device->stream>>>(x, y, rows, cols);
-    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_warp_staged");
-    return KCS_OK;
-}
-
 /* The block-resident kernel: a block per row, register and shared-memory slots. For f64, the instance capped at
  * one block an SM (no spills) where shared memory holds only one anyway (one_block: plan_for); measured 9 to
  * 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two blocks fit, f64 keeps the 2-block
@@ -958,13 +819,13 @@ kcs_status launch_online(kcs_device *device, const T *x, T *y, size_t rows, size
 
 /* The kernel families, a row of the table each, in the order in which
  * "auto" tries them; automatic stands for "auto" itself. */
-enum class family { warp_groups, warp_staged, block_resident, online, automatic };
+enum class family { warp_groups, block_resident, online, automatic };
 
 /* A family and the configuration in which it holds rows of one length. */
 struct plan {
     family kernel;       /* never automatic */
     int group;           /* warp-groups: lanes a row */
-    int registers;       /* warp-groups, warp-staged: register slots a thread */
+    int registers;       /* warp-groups: register slots a lane */
     int shared_slots;    /* block-resident: shared-memory slots a thread */
     size_t shared_bytes; /* block-resident: dynamic shared memory */
     bool one_block;      /* block-resident: an SM's shared memory holds only one such block */
@@ -993,16 +854,6 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
                         "(32 lanes x %d register slots)",
                         cols, row_slots, width, 32 * wide_group_registers<T>, wide_group_registers<T>);
-    case family::warp_staged:
-        for (int registers : {staged_registers_fewer<T>, staged_registers_more<T>})
-            if (row_slots <= (size_t)32 * registers) {
-                *p = plan{f, 32, registers, 0, 0, false};
-                return KCS_OK;
-            }
-        return kcs_fail(err, KCS_UNSUPPORTED,
-                        "softmax rows of %zu columns are %zu slots of %d; a staged warp holds at most %d "
-                        "(32 lanes x %d register slots)",
-                        cols, row_slots, width, 32 * staged_registers_more<T>, staged_registers_more<T>);
     case family::block_resident: {
         const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
         const size_t shared_slots =
@@ -1028,7 +879,7 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
         break;
     }
     kcs_error not_this_one = {{0}};
-    for (family each : {family::warp_groups, family::warp_staged, family::block_resident})
+    for (family each : {family::warp_groups, family::block_resident})
         if (plan_for<T>(each, cols, width, shared_available, p, &not_this_one) == KCS_OK)
             return KCS_OK;
     return plan_for<T>(family::online, cols, width, shared_available, p, err);
@@ -1054,11 +905,6 @@ kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size
             return launch_warp_groups<T, V, 32, wide_group_registers<T>>(device, x, y, rows, cols, launch, blocks,
                                                                          err);
         }
-    case family::warp_staged:
-        if (p.registers == staged_registers_fewer<T>)
-            return launch_warp_staged<T, V, staged_registers_fewer<T>>(device, x, y, rows, cols, launch, blocks,
-                                                                       err);
-        return launch_warp_staged<T, V, staged_registers_more<T>>(device, x, y, rows, cols, launch, blocks, err);
     case family::block_resident:
         return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, p.one_block,
                                            launch, blocks, err);
@@ -1165,9 +1011,6 @@ static const kcs_kernel rows[] = {
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
                  "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 "
                  "lanes of 128), the whole row in registers, a grid that covers every row, shuffles only, read once"),
-    SOFTMAX_ROWS("warp-staged", family::warp_staged,
-                 "a warp a row, 16 or 32 values a lane in registers, the next row copied into shared memory "
-                 "(cp.async) meanwhile"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
                  "a 512-thread block a row, 16 values a thread in registers and the rest in shared memory "
                  "(cp.async), read once"),
