@@ -186,6 +186,9 @@ constexpr int warp_group_min_blocks =
  * double slots spill 56 bytes within 64 registers (ptxas -v) and need 84: f64 rows whose stash lets only one
  * block an SM take an instance capped at 1 block, without spills (launch_block_resident). */
 constexpr int block_min_blocks = 2048 / block_threads >= 2 ? 2 : 1;
+/* The two-buffer block of f16 and bf16 rows beyond the 512-thread block's registers (plan_for): one block of
+ * 1024 threads an SM, 64 registers a thread, the same register slots a thread as the block above. */
+constexpr int two_buffer_block_threads = 1024;
 
 static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
               "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
@@ -280,6 +283,12 @@ __device__ __forceinline__ void copy_async_wait_all()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+/* Waits for every committed group of this thread but the newest. */
+__device__ __forceinline__ void copy_async_wait_all_but_newest()
+{
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
 struct maximum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return max_of(a, b); }
 };
@@ -317,30 +326,48 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
     return value;
 }
 
+/* Calls visit(at, q) for each of this thread's stash slots that the row has: at, the slot in stash (one
+ * buffer, [shared_slots][THREADS]); q, its index among the row's slots (its k * THREADS + thread, k counted
+ * after the REG register slots). The one home of the stash's loop, for every pass over it. */
+template <int THREADS, int REG, typename V, typename Visit>
+__device__ __forceinline__ void for_stash_slots(V *stash, int shared_slots, size_t row_slots, Visit visit)
+{
+    for (int k = REG; k < REG + shared_slots; k++) {
+        const size_t q = (size_t)k * THREADS + threadIdx.x;
+        if (q < row_slots)
+            visit(stash + (size_t)(k - REG) * THREADS + threadIdx.x, q);
+    }
+}
+
 /* The block-resident kernel: see the header comment. T the storage type, V
  * a slot of it; a block of THREADS threads a row, REG register slots a
- * thread, shared_slots shared-memory slots a thread; each register slot of
- * the next row is loaded once the current row's slot is stored. row_slots:
- * slots in a row (cols / width). */
-template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS>
+ * thread, shared_slots shared-memory slots a thread in each of BUFFERS (1 or
+ * 2) stash buffers. One buffer: each register and stash slot of the next row
+ * is loaded once the current row's slot is stored. Two: the next row's stash
+ * slots go out into the other buffer as soon as the current row begins, so
+ * that they are in flight during all of its passes; register slots as with
+ * one. row_slots: slots in a row (cols / width). */
+template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS, int BUFFERS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
                      int shared_slots)
 {
+    static_assert(BUFFERS == 1 || BUFFERS == 2, "one stash buffer or two");
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
     /* f32, f64: the stash holds e = exp(x - M) in place; f16, bf16: it keeps x, and e is computed again */
     constexpr bool stash_terms = std::is_same_v<T, C>;
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
+    V *const stash_base = reinterpret_cast<V *>(dynamic_shared); /* [BUFFERS][shared_slots][THREADS] */
+    const size_t buffer_slots = (size_t)shared_slots * THREADS;
     __shared__ C partial_max[THREADS / 32];
     __shared__ C partial_sum[THREADS / 32];
 
     const int lane = threadIdx.x;
     const size_t row_slots = cols / width;
     const size_t stride = gridDim.x;
-    const int total_slots = REG + shared_slots;
+    constexpr bool two_buffers = BUFFERS == 2;
 
     V stored[REG];         /* register slots as loaded: a row to come */
     C value[REG][width];   /* the current row widened, then its terms e */
@@ -355,18 +382,27 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             if (row < rows && q < row_slots)
                 stored[k] = __ldg(in + q);
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (row < rows && q < row_slots)
-                copy_async<sizeof(V)>(stash + (size_t)(k - REG) * THREADS + threadIdx.x, in + q);
-        }
+        if (row < rows)
+            for_stash_slots<THREADS, REG>(stash_base, shared_slots, row_slots,
+                                          [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in + q); });
         copy_async_commit();
     }
 
-    for (; row < rows; row += stride) {
+    for (int turn = 0; row < rows; row += stride, turn++) {
         const size_t next = row + stride;
         const bool next_active = next < rows;
         const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
+        V *const stash = stash_base + (two_buffers ? (size_t)(turn % 2) * buffer_slots : 0);
+
+        if constexpr (two_buffers) {
+            /* The next row's stash slots into the other buffer, which this thread finished reading (its own
+             * slots only) in the previous row's output pass; then this row's group is the older one. */
+            if (next_active)
+                for_stash_slots<THREADS, REG>(stash_base + (size_t)((turn + 1) % 2) * buffer_slots, shared_slots,
+                                              row_slots,
+                                              [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in_next + q); });
+            copy_async_commit();
+        }
 
         /* The row into registers (absent slots hold -inf). */
 #pragma unroll
@@ -380,7 +416,11 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                     value[k][e] = minus_infinity<C>();
             }
         }
-        copy_async_wait_all(); /* only this thread reads its own stash slots */
+        /* only this thread reads its own stash slots */
+        if constexpr (two_buffers)
+            copy_async_wait_all_but_newest();
+        else
+            copy_async_wait_all();
 
         /* The max. */
         C local = minus_infinity<C>();
@@ -389,16 +429,13 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
 #pragma unroll
             for (int e = 0; e < width; e++)
                 local = max_of(local, value[k][e]);
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                C s[width];
-                widen_slot<T, V>(stash[(size_t)(k - REG) * THREADS + threadIdx.x], s);
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
-                for (int e = 0; e < width; e++)
-                    local = max_of(local, s[e]);
-            }
-        }
+            for (int e = 0; e < width; e++)
+                local = max_of(local, s[e]);
+        });
         const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
 
         /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
@@ -415,26 +452,23 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                 }
             }
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                C s[width];
-                widen_slot<T, V>(*at, s);
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
-                for (int e = 0; e < width; e++) {
-                    const C term = exp_of(s[e] - row_max);
-                    s[e] = term;
-                    sum += term;
-                }
-                if constexpr (stash_terms)
-                    *at = narrow_slot<T, V>(s); /* T is C: a copy */
+            for (int e = 0; e < width; e++) {
+                const C term = exp_of(s[e] - row_max);
+                s[e] = term;
+                sum += term;
             }
-        }
+            if constexpr (stash_terms)
+                *at = narrow_slot<T, V>(s); /* T is C: a copy */
+        });
         sum = block_reduce<THREADS>(sum, plus(), partial_sum);
         const C inverse = C(1) / sum;
 
-        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot. */
+        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot (with one
+         * buffer, the stash's too). */
         V *out = reinterpret_cast<V *>(y + row * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
@@ -450,21 +484,18 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             if (next_active && present)
                 stored[k] = __ldg(in_next + q);
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                C s[width];
-                widen_slot<T, V>(*at, s);
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t q) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
-                for (int e = 0; e < width; e++)
-                    s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
-                __stcs(out + q, narrow_slot<T, V>(s));
-                if (next_active)
-                    copy_async<sizeof(V)>(at, in_next + q);
-            }
-        }
-        copy_async_commit();
+            for (int e = 0; e < width; e++)
+                s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
+            __stcs(out + q, narrow_slot<T, V>(s));
+            if (!two_buffers && next_active)
+                copy_async<sizeof(V)>(at, in_next + q);
+        });
+        if constexpr (!two_buffers)
+            copy_async_commit();
     }
     copy_async_wait_all(); /* nothing may be left in flight at exit */
 }
@@ -782,24 +813,28 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* The block-resident kernel: a block per row, register and shared-memory slots. For f64, the instance capped at
- * one block an SM (no spills) where shared memory holds only one anyway (one_block: plan_for); measured 9 to
- * 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two blocks fit, f64 keeps the 2-block
- * cap and its spill (docs/softmax.md, Speed). */
-template <typename T, typename V>
-kcs_status launch_block_resident(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, int shared_slots,
-                                 size_t shared_bytes, bool one_block, bool launch, unsigned int *blocks,
-                                 kcs_error *err)
+/* The block-resident kernel: a block per row, register and shared-memory slots, in plan p's threads and stash
+ * buffers. For f64, the instance capped at one block an SM (no spills) where shared memory holds only one anyway
+ * (one_block: plan_for); measured 9 to 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two
+ * blocks fit, f64 keeps the 2-block cap and its spill (docs/softmax.md, Speed). The two-buffer block of 1024
+ * threads is instantiated for f16 and bf16 alone, the only types plan_for gives it. */
+template <typename T, typename V, typename P>
+kcs_status launch_block_resident(kcs_device *device, const P &p, const T *x, T *y, size_t rows, size_t cols,
+                                 bool launch, unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks>;
-    if (sizeof(kcs_compute<T>) == 8 && one_block)
-        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1>;
+    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks, 1>;
+    if (sizeof(kcs_compute<T>) == 8 && p.one_block)
+        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1, 1>;
+    if constexpr (widening<T> == 2)
+        if (p.buffers == 2)
+            kernel = kcs_softmax_resident<T, V, two_buffer_block_threads, block_register_slots<T>, 1, 2>;
+    const size_t shared_bytes = (size_t)p.buffers * p.shared_bytes;
     if (!launch) {
         KCS_CUDA_CHECK(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-        return persistent_blocks(device, (const void *)kernel, block_threads, shared_bytes, rows, 1, blocks, err);
+        return persistent_blocks(device, (const void *)kernel, p.threads, shared_bytes, rows, 1, blocks, err);
     }
-    kernel<<<*blocks, block_threads, shared_bytes, device->stream>>>(x, y, rows, cols, shared_slots);
+    kernel<<<*blocks, p.threads, shared_bytes, device->stream>>>(x, y, rows, cols, p.shared_slots);
     KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
     return KCS_OK;
 }
@@ -826,10 +861,19 @@ struct plan {
     family kernel;       /* never automatic */
     int group;           /* warp-groups: lanes a row */
     int registers;       /* warp-groups: register slots a lane */
-    int shared_slots;    /* block-resident: shared-memory slots a thread */
-    size_t shared_bytes; /* block-resident: dynamic shared memory */
+    int shared_slots;    /* block-resident: shared-memory slots a thread in a stash buffer */
+    size_t shared_bytes; /* block-resident: dynamic shared memory of a stash buffer */
     bool one_block;      /* block-resident: an SM's shared memory holds only one such block */
+    int threads;         /* block-resident: threads a block (a row) */
+    int buffers;         /* block-resident: stash buffers, 1 or 2 */
 };
+
+/* Shared-memory slots a thread of a block of threads holds beyond reg in registers, for rows of row_slots. */
+inline size_t stash_slots(size_t row_slots, int threads, int reg)
+{
+    const size_t per_thread = (row_slots + threads - 1) / threads;
+    return per_thread > (size_t)reg ? per_thread - reg : 0;
+}
 
 /* How family f holds rows of cols elements in slots of width elements on a
  * device with shared_available bytes of shared memory a block, or
@@ -843,11 +887,11 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
     case family::warp_groups:
         for (int group = 1; group <= 32; group *= 2)
             if (row_slots <= (size_t)group * group_registers<T>) {
-                *p = plan{f, group, group_registers<T>, 0, 0, false};
+                *p = plan{f, group, group_registers<T>, 0, 0, false, 0, 0};
                 return KCS_OK;
             }
         if (row_slots <= (size_t)32 * wide_group_registers<T>) {
-            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false};
+            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false, 0, 0};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -855,15 +899,26 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         "(32 lanes x %d register slots)",
                         cols, row_slots, width, 32 * wide_group_registers<T>, wide_group_registers<T>);
     case family::block_resident: {
-        const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
-        const size_t shared_slots =
-            per_thread > (size_t)block_register_slots<T> ? per_thread - block_register_slots<T> : 0;
+        const size_t shared_slots = stash_slots(row_slots, block_threads, block_register_slots<T>);
         const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
+        /* f16 and bf16 rows of vector slots that the block's registers do not hold: 1024 threads and two stash
+         * buffers, while both buffers fit (rows of up to 73728 columns on an H100), so that the next row's stash
+         * is in flight during all of this row's passes (docs/softmax.md, Speed: 0.86 to 0.90 of copy at 4096 x
+         * 32768, where two buffers at 512 threads and 2 blocks an SM, or f32 at 1024 threads, gained nothing). */
+        if (widening<T> == 2 && width == 8 && shared_slots > 0) {
+            const size_t wide_slots = stash_slots(row_slots, two_buffer_block_threads, block_register_slots<T>);
+            const size_t wide_bytes = wide_slots * two_buffer_block_threads * (size_t)width * sizeof(T);
+            if (2 * wide_bytes + 1024 <= shared_available) {
+                *p = plan{f, 0, block_register_slots<T>, (int)wide_slots, wide_bytes, true, two_buffer_block_threads,
+                          2};
+                return KCS_OK;
+            }
+        }
         /* 1 KB for the kernel's static shared memory and the runtime's reserve */
         if (shared_bytes + 1024 <= shared_available) {
             /* an SM has 1 KB more than a block may take (228 and 227 KB on an H100), and each block 1 KB reserved */
             const bool one_block = 2 * (shared_bytes + 1024) > shared_available + 1024;
-            *p = plan{f, block_threads, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block};
+            *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block, block_threads, 1};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -873,7 +928,7 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         shared_available);
     }
     case family::online:
-        *p = plan{f, 0, 0, 0, 0, false};
+        *p = plan{f, 0, 0, 0, 0, false, 0, 0};
         return KCS_OK;
     case family::automatic:
         break;
@@ -906,8 +961,7 @@ kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size
                                                                          err);
         }
     case family::block_resident:
-        return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, p.one_block,
-                                           launch, blocks, err);
+        return launch_block_resident<T, V>(device, p, x, y, rows, cols, launch, blocks, err);
     default:
         return launch_online<T, V>(device, x, y, rows, cols, launch, blocks, err);
     }
