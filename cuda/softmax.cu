@@ -34,9 +34,15 @@
  *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
  *                   kcs_softmax_resident with a block of 512 threads a row,
  *                   16 values a thread in registers and the rest in shared
- *                   memory, filled by cp.async (cols = 32768: f32 4 float4 in
- *                   registers and 12 in shared memory a thread, 96 KB a
- *                   block; bf16 2 uint4 and 6, 48 KB; two blocks an SM).
+ *                   memory (the stash), filled by cp.async (cols = 32768: f32
+ *                   4 float4 in registers and 12 in shared memory a thread,
+ *                   96 KB a block, two blocks an SM). f16 and bf16 rows of
+ *                   vector slots beyond those registers (8192 columns), while
+ *                   two stashes fit (73728 columns on an H100): a block of
+ *                   1024 threads, one an SM, with two stash buffers, the next
+ *                   row's stash in flight during all of the current row's
+ *                   passes (cols = 32768: 2 uint4 in registers and 2 in
+ *                   each 32-KB buffer a thread).
  *   online          rows within the depth rule (below): kcs_softmax_online,
  *                   a block of 1024 threads (512 for f64) a row. Pass 1
  *                   reads the row once keeping a running max m and a sum s
@@ -63,7 +69,8 @@
  * every block's count of rows within one of the others' (persistent_blocks),
  * the next row's register slots each loaded as soon as the current row's
  * slot is stored (its registers are full) and its stash slots by cp.async
- * as each is stored.
+ * as each is stored (one buffer) or, with two buffers, into the other
+ * buffer as soon as the current row begins.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -107,11 +114,22 @@
  *     the staged warp (a warp a row, the next row copied into shared memory
  *     by cp.async on a persistent grid; retired, docs/softmax.md) ran 0.89
  *     and 0.80.
- *   4096 x 32768 (block-resident): a block's next row, 96 KB (f32) or
- *     48 KB (bf16) of stash, goes out as the current row is stored; two
- *     blocks an SM; streaming stores (0.93 to 0.94 of copy in f32, 0.86 to
- *     0.87 in bf16). A grid of 256 blocks (16 rows each, no idle part of a
- *     last round) instead of 264 measured 1 to 2% slower.
+ *   4096 x 32768 (block-resident): f32: a block's next row, 96 KB of
+ *     stash, goes out as the current row is stored; two blocks an SM;
+ *     streaming stores (0.93 to 0.95 of copy). Grids of 132, 256 or 396
+ *     blocks instead of 264 measured 2 to 5% slower; two stash buffers (at
+ *     512 threads, one block an SM, or at 1024) gained nothing. f16 and
+ *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
+ *     the one-buffer block of 512 ran 0.85 to 0.87 (two buffers at 512
+ *     threads and two blocks an SM gained nothing). A streaming copy kernel
+ *     of the same bytes ran 0.96 to 1.00. Not measured apart, but what the
+ *     rest likely is: the block's passes between its loads, and the last
+ *     round (4096 rows over 132 SMs leave the busiest SM 32 rows where the
+ *     mean is 31.03, 3%; only splitting rows, e.g. over a cluster, evens it).
+ *   At 32768 x 1024 the shape itself is the limit under kcs's timer (CUDA
+ *     events around the launch, the host's launch inside): a cudaMemcpy of
+ *     the same bytes ran 0.94 of the 1-GiB copy in f32 and 0.86 in 16-bit,
+ *     a streaming copy kernel 0.95 and 0.87, warp-groups 0.92 and 0.86.
  * f16 and bf16 move half the bytes per element, so each SM must compute
  * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
  * against 128 lanes of issue and roughly 14 instructions an element (8 of
@@ -123,8 +141,8 @@
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
  * kernels; the online kernel reads twice.
  *
- * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the block
- * kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
+ * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the
+ * one-buffer block kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
  *
  * Run only it: ./build/kcs run --backend cuda softmax (every row, each
  * reported on its own; add --benchmark to time the perf cases).
