@@ -12,7 +12,7 @@
  * they enter the arithmetic; every output is rounded once (kcs_narrow) as it
  * is stored. Register slots are counted in widened values, so f16 and bf16
  * take half the slots of f32 (8 floats each) and every type keeps the same
- * register bytes. Four kernel families, each a variant of its own (rows of
+ * register bytes. Three kernel families, each a variant of its own (rows of
  * the table at the end of this file, one per dtype), so that the runner
  * runs, times and reports each on its own; their supports() refuses, with
  * the reason, the rows a family cannot hold:
@@ -29,25 +29,20 @@
  *                   twice the slots (cols = 1024); shuffles only; a grid of
  *                   short-lived blocks that covers every row, each lane's
  *                   loads all in flight before it computes.
- *   warp-staged     rows of at most 32 lanes x 32 values (1024 f32, f16 or
- *                   bf16, 512 f64 columns; auto takes warp-groups for all of
- *                   them, measured faster): kcs_softmax_warp_staged, a warp a
- *                   row with 16 or 32 values a lane (the fewer that hold
- *                   it); the next row is copied by cp.async into as many
- *                   shared-memory slots as soon as the current row has moved
- *                   from there into registers, so a warp has its next row in
- *                   flight during the whole of its current row's reductions,
- *                   exps and stores; outputs use streaming stores (__stcs).
- *                   cols = 1024: 32 KB a block for f32, 16 KB for 16-bit, 4
- *                   blocks (32 warps) an SM.
  *   block-resident  rows whose slots beyond 16 values a thread fit the
  *                   device's shared memory a block (up to 65536 f32, 32768
  *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
  *                   kcs_softmax_resident with a block of 512 threads a row,
  *                   16 values a thread in registers and the rest in shared
- *                   memory, filled by cp.async (cols = 32768: f32 4 float4 in
- *                   registers and 12 in shared memory a thread, 96 KB a
- *                   block; bf16 2 uint4 and 6, 48 KB; two blocks an SM).
+ *                   memory (the stash), filled by cp.async (cols = 32768: f32
+ *                   4 float4 in registers and 12 in shared memory a thread,
+ *                   96 KB a block, two blocks an SM). f16 and bf16 rows of
+ *                   vector slots beyond those registers (8192 columns), while
+ *                   two stashes fit (73728 columns on an H100): a block of
+ *                   1024 threads, one an SM, with two stash buffers, the next
+ *                   row's stash in flight during all of the current row's
+ *                   passes (cols = 32768: 2 uint4 in registers and 2 in
+ *                   each 32-KB buffer a thread).
  *   online          rows within the depth rule (below): kcs_softmax_online,
  *                   a block of 1024 threads (512 for f64) a row. Pass 1
  *                   reads the row once keeping a running max m and a sum s
@@ -74,8 +69,8 @@
  * every block's count of rows within one of the others' (persistent_blocks),
  * the next row's register slots each loaded as soon as the current row's
  * slot is stored (its registers are full) and its stash slots by cp.async
- * as each is stored. The staged warp kernel is the same algorithm with
- * GROUP 32.
+ * as each is stored (one buffer) or, with two buffers, into the other
+ * buffer as soon as the current row begins.
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -116,12 +111,25 @@
  *     ran 0.98 of copy at 1e6 x 128 in f32 and bf16, where a persistent grid
  *     that loaded each lane's next row early (the kernel this replaced) ran
  *     0.92 and 0.85, and 0.91 (f32) and 0.88 (bf16) at 32768 x 1024, where
- *     the staged warp (still its own variant) runs 0.89 and 0.80.
- *   4096 x 32768 (block-resident): a block's next row, 96 KB (f32) or
- *     48 KB (bf16) of stash, goes out as the current row is stored; two
- *     blocks an SM; streaming stores (0.93 to 0.94 of copy in f32, 0.86 to
- *     0.87 in bf16). A grid of 256 blocks (16 rows each, no idle part of a
- *     last round) instead of 264 measured 1 to 2% slower.
+ *     the staged warp (a warp a row, the next row copied into shared memory
+ *     by cp.async on a persistent grid; retired, docs/softmax.md) ran 0.89
+ *     and 0.80.
+ *   4096 x 32768 (block-resident): f32: a block's next row, 96 KB of
+ *     stash, goes out as the current row is stored; two blocks an SM;
+ *     streaming stores (0.93 to 0.95 of copy). Grids of 132, 256 or 396
+ *     blocks instead of 264 measured 2 to 5% slower; two stash buffers (at
+ *     512 threads, one block an SM, or at 1024) gained nothing. f16 and
+ *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
+ *     the one-buffer block of 512 ran 0.85 to 0.87 (two buffers at 512
+ *     threads and two blocks an SM gained nothing). A streaming copy kernel
+ *     of the same bytes ran 0.96 to 1.00. Not measured apart, but what the
+ *     rest likely is: the block's passes between its loads, and the last
+ *     round (4096 rows over 132 SMs leave the busiest SM 32 rows where the
+ *     mean is 31.03, 3%; only splitting rows, e.g. over a cluster, evens it).
+ *   At 32768 x 1024 the shape itself is the limit under kcs's timer (CUDA
+ *     events around the launch, the host's launch inside): a cudaMemcpy of
+ *     the same bytes ran 0.94 of the 1-GiB copy in f32 and 0.86 in 16-bit,
+ *     a streaming copy kernel 0.95 and 0.87, warp-groups 0.92 and 0.86.
  * f16 and bf16 move half the bytes per element, so each SM must compute
  * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
  * against 128 lanes of issue and roughly 14 instructions an element (8 of
@@ -131,10 +139,10 @@
  * expf on an H100 on every perf shape, so plain expf is kept.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
- * and staged kernels; the online kernel reads twice.
+ * kernels; the online kernel reads twice.
  *
- * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the block
- * kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
+ * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the
+ * one-buffer block kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
  *
  * Run only it: ./build/kcs run --backend cuda softmax (every row, each
  * reported on its own; add --benchmark to time the perf cases).
@@ -166,7 +174,7 @@ namespace {
  * f64 widens to 16 bytes, one of f16 or bf16 to eight floats, 32 bytes. So
  * the 16-bit types take half the register slots of f32 below, and every type
  * keeps the same register bytes a thread (64 bytes a lane of values in the
- * warp groups, the block and the online batch; 128 in the staged warp). */
+ * warp groups, the block and the online batch; 128 in the widest warp group). */
 template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / sizeof(T)); /* 1, or 2 */
 
 constexpr int warp_block_threads = 256; /* blocks of the warp-group kernels */
@@ -177,9 +185,6 @@ template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 template <typename T> constexpr int group_registers = 4 / widening<T>;
 /* register slots a lane of the widest group (32 lanes), for rows that 32 x group_registers do not hold */
 template <typename T> constexpr int wide_group_registers = 2 * group_registers<T>;
-/* register slots a lane of the staged warp: the fewer, then the more */
-template <typename T> constexpr int staged_registers_fewer = 4 / widening<T>;
-template <typename T> constexpr int staged_registers_more = 8 / widening<T>;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads =
@@ -199,6 +204,9 @@ constexpr int warp_group_min_blocks =
  * double slots spill 56 bytes within 64 registers (ptxas -v) and need 84: f64 rows whose stash lets only one
  * block an SM take an instance capped at 1 block, without spills (launch_block_resident). */
 constexpr int block_min_blocks = 2048 / block_threads >= 2 ? 2 : 1;
+/* The two-buffer block of f16 and bf16 rows beyond the 512-thread block's registers (plan_for): one block of
+ * 1024 threads an SM, 64 registers a thread, the same register slots a thread as the block above. */
+constexpr int two_buffer_block_threads = 1024;
 
 static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
               "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
@@ -293,6 +301,12 @@ __device__ __forceinline__ void copy_async_wait_all()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+/* Waits for every committed group of this thread but the newest. */
+__device__ __forceinline__ void copy_async_wait_all_but_newest()
+{
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
 struct maximum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return max_of(a, b); }
 };
@@ -330,30 +344,48 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
     return value;
 }
 
+/* Calls visit(at, q) for each of this thread's stash slots that the row has: at, the slot in stash (one
+ * buffer, [shared_slots][THREADS]); q, its index among the row's slots (its k * THREADS + thread, k counted
+ * after the REG register slots). The one home of the stash's loop, for every pass over it. */
+template <int THREADS, int REG, typename V, typename Visit>
+__device__ __forceinline__ void for_stash_slots(V *stash, int shared_slots, size_t row_slots, Visit visit)
+{
+    for (int k = REG; k < REG + shared_slots; k++) {
+        const size_t q = (size_t)k * THREADS + threadIdx.x;
+        if (q < row_slots)
+            visit(stash + (size_t)(k - REG) * THREADS + threadIdx.x, q);
+    }
+}
+
 /* The block-resident kernel: see the header comment. T the storage type, V
  * a slot of it; a block of THREADS threads a row, REG register slots a
- * thread, shared_slots shared-memory slots a thread; each register slot of
- * the next row is loaded once the current row's slot is stored. row_slots:
- * slots in a row (cols / width). */
-template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS>
+ * thread, shared_slots shared-memory slots a thread in each of BUFFERS (1 or
+ * 2) stash buffers. One buffer: each register and stash slot of the next row
+ * is loaded once the current row's slot is stored. Two: the next row's stash
+ * slots go out into the other buffer as soon as the current row begins, so
+ * that they are in flight during all of its passes; register slots as with
+ * one. row_slots: slots in a row (cols / width). */
+template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS, int BUFFERS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
                      int shared_slots)
 {
+    static_assert(BUFFERS == 1 || BUFFERS == 2, "one stash buffer or two");
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
     /* f32, f64: the stash holds e = exp(x - M) in place; f16, bf16: it keeps x, and e is computed again */
     constexpr bool stash_terms = std::is_same_v<T, C>;
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
+    V *const stash_base = reinterpret_cast<V *>(dynamic_shared); /* [BUFFERS][shared_slots][THREADS] */
+    const size_t buffer_slots = (size_t)shared_slots * THREADS;
     __shared__ C partial_max[THREADS / 32];
     __shared__ C partial_sum[THREADS / 32];
 
     const int lane = threadIdx.x;
     const size_t row_slots = cols / width;
     const size_t stride = gridDim.x;
-    const int total_slots = REG + shared_slots;
+    constexpr bool two_buffers = BUFFERS == 2;
 
     V stored[REG];         /* register slots as loaded: a row to come */
     C value[REG][width];   /* the current row widened, then its terms e */
@@ -368,18 +400,27 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             if (row < rows && q < row_slots)
                 stored[k] = __ldg(in + q);
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (row < rows && q < row_slots)
-                copy_async<sizeof(V)>(stash + (size_t)(k - REG) * THREADS + threadIdx.x, in + q);
-        }
+        if (row < rows)
+            for_stash_slots<THREADS, REG>(stash_base, shared_slots, row_slots,
+                                          [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in + q); });
         copy_async_commit();
     }
 
-    for (; row < rows; row += stride) {
+    for (int turn = 0; row < rows; row += stride, turn++) {
         const size_t next = row + stride;
         const bool next_active = next < rows;
         const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
+        V *const stash = stash_base + (two_buffers ? (size_t)(turn % 2) * buffer_slots : 0);
+
+        if constexpr (two_buffers) {
+            /* The next row's stash slots into the other buffer, which this thread finished reading (its own
+             * slots only) in the previous row's output pass; then this row's group is the older one. */
+            if (next_active)
+                for_stash_slots<THREADS, REG>(stash_base + (size_t)((turn + 1) % 2) * buffer_slots, shared_slots,
+                                              row_slots,
+                                              [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in_next + q); });
+            copy_async_commit();
+        }
 
         /* The row into registers (absent slots hold -inf). */
 #pragma unroll
@@ -393,7 +434,11 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                     value[k][e] = minus_infinity<C>();
             }
         }
-        copy_async_wait_all(); /* only this thread reads its own stash slots */
+        /* only this thread reads its own stash slots */
+        if constexpr (two_buffers)
+            copy_async_wait_all_but_newest();
+        else
+            copy_async_wait_all();
 
         /* The max. */
         C local = minus_infinity<C>();
@@ -402,16 +447,13 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
 #pragma unroll
             for (int e = 0; e < width; e++)
                 local = max_of(local, value[k][e]);
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                C s[width];
-                widen_slot<T, V>(stash[(size_t)(k - REG) * THREADS + threadIdx.x], s);
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
-                for (int e = 0; e < width; e++)
-                    local = max_of(local, s[e]);
-            }
-        }
+            for (int e = 0; e < width; e++)
+                local = max_of(local, s[e]);
+        });
         const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
 
         /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
@@ -428,26 +470,23 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                 }
             }
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                C s[width];
-                widen_slot<T, V>(*at, s);
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
-                for (int e = 0; e < width; e++) {
-                    const C term = exp_of(s[e] - row_max);
-                    s[e] = term;
-                    sum += term;
-                }
-                if constexpr (stash_terms)
-                    *at = narrow_slot<T, V>(s); /* T is C: a copy */
+            for (int e = 0; e < width; e++) {
+                const C term = exp_of(s[e] - row_max);
+                s[e] = term;
+                sum += term;
             }
-        }
+            if constexpr (stash_terms)
+                *at = narrow_slot<T, V>(s); /* T is C: a copy */
+        });
         sum = block_reduce<THREADS>(sum, plus(), partial_sum);
         const C inverse = C(1) / sum;
 
-        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot. */
+        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot (with one
+         * buffer, the stash's too). */
         V *out = reinterpret_cast<V *>(y + row * cols);
 #pragma unroll
         for (int k = 0; k < REG; k++) {
@@ -463,128 +502,18 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
             if (next_active && present)
                 stored[k] = __ldg(in_next + q);
         }
-        for (int k = REG; k < total_slots; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                V *at = stash + (size_t)(k - REG) * THREADS + threadIdx.x;
-                C s[width];
-                widen_slot<T, V>(*at, s);
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
-                __stcs(out + q, narrow_slot<T, V>(s));
-                if (next_active)
-                    copy_async<sizeof(V)>(at, in_next + q);
-            }
-        }
-        copy_async_commit();
-    }
-    copy_async_wait_all(); /* nothing may be left in flight at exit */
-}
-
-/* The staged warp kernel (GROUP 32, a warp per row): the resident kernel's
- * algorithm, with the next row's slots copied into shared memory (cp.async,
- * REG slots a thread) as soon as the current row has left it for registers,
- * so that a warp's next row is in flight during its reductions, exps and
- * stores (two rows per warp in flight instead of one). Outputs are stored
- * with the streaming hint so that they do not evict inputs. */
-template <typename T, typename V, int REG, int MIN_BLOCKS>
-__global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
-kcs_softmax_warp_staged(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
-{
-    using C = kcs_compute<T>;
-    constexpr int width = slot_width<T, V>;
-    constexpr int THREADS = warp_block_threads;
-    constexpr int warps = THREADS / 32;
-
-    extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *stash = reinterpret_cast<V *>(dynamic_shared); /* [REG][THREADS] */
-
-    const int lane = threadIdx.x % 32;
-    const size_t row_slots = cols / width;
-    const size_t stride = (size_t)gridDim.x * warps;
-    size_t row = (size_t)blockIdx.x * warps + threadIdx.x / 32; /* the same in the whole warp */
-
-    /* The first row's slots. */
-    if (row < rows) {
-        const V *in = reinterpret_cast<const V *>(x + row * cols);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots)
-                copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in + q);
-        }
-    }
-    copy_async_commit();
-
-    for (; row < rows; row += stride) {
-        copy_async_wait_all(); /* only this thread reads its own stash slots */
-
-        /* The row into registers, widened, and this thread's max. */
-        C value[REG][width];
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-                widen_slot<T, V>(stash[k * THREADS + threadIdx.x], value[k]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    value[k][e] = minus_infinity<C>();
-            }
-        }
-        C local = minus_infinity<C>();
-#pragma unroll
-        for (int k = 0; k < REG; k++)
+        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t q) {
+            C s[width];
+            widen_slot<T, V>(*at, s);
 #pragma unroll
             for (int e = 0; e < width; e++)
-                local = max_of(local, value[k][e]); /* absent slots hold -inf */
-
-        /* The next row's slots, into the stash just read. */
-        const size_t next = row + stride;
-        if (next < rows) {
-            const V *in_next = reinterpret_cast<const V *>(x + next * cols);
-#pragma unroll
-            for (int k = 0; k < REG; k++) {
-                const size_t q = (size_t)k * 32 + lane;
-                if (q < row_slots)
-                    copy_async<sizeof(V)>(stash + k * THREADS + threadIdx.x, in_next + q);
-            }
-        }
-        copy_async_commit();
-
-        const C row_max = group_reduce<32>(local, maximum());
-
-        /* e = exp(x - M), kept in place, and the sum. */
-        C sum = C(0);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-#pragma unroll
-                for (int e = 0; e < width; e++) {
-                    const C term = exp_of(value[k][e] - row_max);
-                    value[k][e] = term;
-                    sum += term;
-                }
-            }
-        }
-        sum = group_reduce<32>(sum, plus());
-        const C inverse = C(1) / sum;
-
-        /* y = e / sum, rounded once to T. */
-        V *out = reinterpret_cast<V *>(y + row * cols);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * 32 + lane;
-            if (q < row_slots) {
-                C s[width];
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    s[e] = value[k][e] * inverse;
-                __stcs(out + q, narrow_slot<T, V>(s));
-            }
-        }
+                s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
+            __stcs(out + q, narrow_slot<T, V>(s));
+            if (!two_buffers && next_active)
+                copy_async<sizeof(V)>(at, in_next + q);
+        });
+        if constexpr (!two_buffers)
+            copy_async_commit();
     }
     copy_async_wait_all(); /* nothing may be left in flight at exit */
 }
@@ -902,43 +831,28 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* The staged warp kernel (a warp per row, REG register slots a thread and as
- * many shared-memory slots for the next row), blocks of 256. */
-template <typename T, typename V, int REG>
-kcs_status launch_warp_staged(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
-                              unsigned int *blocks, kcs_error *err)
+/* The block-resident kernel: a block per row, register and shared-memory slots, in plan p's threads and stash
+ * buffers. For f64, the instance capped at one block an SM (no spills) where shared memory holds only one anyway
+ * (one_block: plan_for); measured 9 to 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two
+ * blocks fit, f64 keeps the 2-block cap and its spill (docs/softmax.md, Speed). The two-buffer block of 1024
+ * threads is instantiated for f16 and bf16 alone, the only types plan_for gives it. */
+template <typename T, typename V, typename P>
+kcs_status launch_block_resident(kcs_device *device, const P &p, const T *x, T *y, size_t rows, size_t cols,
+                                 bool launch, unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_warp_staged<T, V, REG, warp_min_blocks<T>>;
-    const size_t shared_bytes = (size_t)REG * warp_block_threads * sizeof(V);
-    if (!launch) {
-        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            (int)cudaSharedmemCarveoutMaxShared));
-        return persistent_blocks(device, (const void *)kernel, warp_block_threads, shared_bytes, rows,
-                                 warp_block_threads / 32, blocks, err);
-    }
-    kernel<<<*blocks, warp_block_threads, shared_bytes, device->stream>>>(x, y, rows, cols);
-    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_warp_staged");
-    return KCS_OK;
-}
-
-/* The block-resident kernel: a block per row, register and shared-memory slots. For f64, the instance capped at
- * one block an SM (no spills) where shared memory holds only one anyway (one_block: plan_for); measured 9 to
- * 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two blocks fit, f64 keeps the 2-block
- * cap and its spill (docs/softmax.md, Speed). */
-template <typename T, typename V>
-kcs_status launch_block_resident(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, int shared_slots,
-                                 size_t shared_bytes, bool one_block, bool launch, unsigned int *blocks,
-                                 kcs_error *err)
-{
-    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks>;
-    if (sizeof(kcs_compute<T>) == 8 && one_block)
-        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1>;
+    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks, 1>;
+    if (sizeof(kcs_compute<T>) == 8 && p.one_block)
+        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1, 1>;
+    if constexpr (widening<T> == 2)
+        if (p.buffers == 2)
+            kernel = kcs_softmax_resident<T, V, two_buffer_block_threads, block_register_slots<T>, 1, 2>;
+    const size_t shared_bytes = (size_t)p.buffers * p.shared_bytes;
     if (!launch) {
         KCS_CUDA_CHECK(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-        return persistent_blocks(device, (const void *)kernel, block_threads, shared_bytes, rows, 1, blocks, err);
+        return persistent_blocks(device, (const void *)kernel, p.threads, shared_bytes, rows, 1, blocks, err);
     }
-    kernel<<<*blocks, block_threads, shared_bytes, device->stream>>>(x, y, rows, cols, shared_slots);
+    kernel<<<*blocks, p.threads, shared_bytes, device->stream>>>(x, y, rows, cols, p.shared_slots);
     KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
     return KCS_OK;
 }
@@ -958,17 +872,26 @@ kcs_status launch_online(kcs_device *device, const T *x, T *y, size_t rows, size
 
 /* The kernel families, a row of the table each, in the order in which
  * "auto" tries them; automatic stands for "auto" itself. */
-enum class family { warp_groups, warp_staged, block_resident, online, automatic };
+enum class family { warp_groups, block_resident, online, automatic };
 
 /* A family and the configuration in which it holds rows of one length. */
 struct plan {
     family kernel;       /* never automatic */
     int group;           /* warp-groups: lanes a row */
-    int registers;       /* warp-groups, warp-staged: register slots a thread */
-    int shared_slots;    /* block-resident: shared-memory slots a thread */
-    size_t shared_bytes; /* block-resident: dynamic shared memory */
+    int registers;       /* warp-groups: register slots a lane */
+    int shared_slots;    /* block-resident: shared-memory slots a thread in a stash buffer */
+    size_t shared_bytes; /* block-resident: dynamic shared memory of a stash buffer */
     bool one_block;      /* block-resident: an SM's shared memory holds only one such block */
+    int threads;         /* block-resident: threads a block (a row) */
+    int buffers;         /* block-resident: stash buffers, 1 or 2 */
 };
+
+/* Shared-memory slots a thread of a block of threads holds beyond reg in registers, for rows of row_slots. */
+inline size_t stash_slots(size_t row_slots, int threads, int reg)
+{
+    const size_t per_thread = (row_slots + threads - 1) / threads;
+    return per_thread > (size_t)reg ? per_thread - reg : 0;
+}
 
 /* How family f holds rows of cols elements in slots of width elements on a
  * device with shared_available bytes of shared memory a block, or
@@ -982,37 +905,38 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
     case family::warp_groups:
         for (int group = 1; group <= 32; group *= 2)
             if (row_slots <= (size_t)group * group_registers<T>) {
-                *p = plan{f, group, group_registers<T>, 0, 0, false};
+                *p = plan{f, group, group_registers<T>, 0, 0, false, 0, 0};
                 return KCS_OK;
             }
         if (row_slots <= (size_t)32 * wide_group_registers<T>) {
-            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false};
+            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false, 0, 0};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
                         "(32 lanes x %d register slots)",
                         cols, row_slots, width, 32 * wide_group_registers<T>, wide_group_registers<T>);
-    case family::warp_staged:
-        for (int registers : {staged_registers_fewer<T>, staged_registers_more<T>})
-            if (row_slots <= (size_t)32 * registers) {
-                *p = plan{f, 32, registers, 0, 0, false};
+    case family::block_resident: {
+        const size_t shared_slots = stash_slots(row_slots, block_threads, block_register_slots<T>);
+        const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
+        /* f16 and bf16 rows of vector slots that the block's registers do not hold: 1024 threads and two stash
+         * buffers, while both buffers fit (rows of up to 73728 columns on an H100), so that the next row's stash
+         * is in flight during all of this row's passes (docs/softmax.md, Speed: 0.86 to 0.90 of copy at 4096 x
+         * 32768, where two buffers at 512 threads and 2 blocks an SM, or f32 at 1024 threads, gained nothing). */
+        if (widening<T> == 2 && width == 8 && shared_slots > 0) {
+            const size_t wide_slots = stash_slots(row_slots, two_buffer_block_threads, block_register_slots<T>);
+            const size_t wide_bytes = wide_slots * two_buffer_block_threads * (size_t)width * sizeof(T);
+            if (2 * wide_bytes + 1024 <= shared_available) {
+                *p = plan{f, 0, block_register_slots<T>, (int)wide_slots, wide_bytes, true, two_buffer_block_threads,
+                          2};
                 return KCS_OK;
             }
-        return kcs_fail(err, KCS_UNSUPPORTED,
-                        "softmax rows of %zu columns are %zu slots of %d; a staged warp holds at most %d "
-                        "(32 lanes x %d register slots)",
-                        cols, row_slots, width, 32 * staged_registers_more<T>, staged_registers_more<T>);
-    case family::block_resident: {
-        const size_t per_thread = (row_slots + block_threads - 1) / block_threads;
-        const size_t shared_slots =
-            per_thread > (size_t)block_register_slots<T> ? per_thread - block_register_slots<T> : 0;
-        const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
+        }
         /* 1 KB for the kernel's static shared memory and the runtime's reserve */
         if (shared_bytes + 1024 <= shared_available) {
             /* an SM has 1 KB more than a block may take (228 and 227 KB on an H100), and each block 1 KB reserved */
             const bool one_block = 2 * (shared_bytes + 1024) > shared_available + 1024;
-            *p = plan{f, block_threads, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block};
+            *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block, block_threads, 1};
             return KCS_OK;
         }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -1022,13 +946,13 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         shared_available);
     }
     case family::online:
-        *p = plan{f, 0, 0, 0, 0, false};
+        *p = plan{f, 0, 0, 0, 0, false, 0, 0};
         return KCS_OK;
     case family::automatic:
         break;
     }
     kcs_error not_this_one = {{0}};
-    for (family each : {family::warp_groups, family::warp_staged, family::block_resident})
+    for (family each : {family::warp_groups, family::block_resident})
         if (plan_for<T>(each, cols, width, shared_available, p, &not_this_one) == KCS_OK)
             return KCS_OK;
     return plan_for<T>(family::online, cols, width, shared_available, p, err);
@@ -1054,14 +978,8 @@ kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size
             return launch_warp_groups<T, V, 32, wide_group_registers<T>>(device, x, y, rows, cols, launch, blocks,
                                                                          err);
         }
-    case family::warp_staged:
-        if (p.registers == staged_registers_fewer<T>)
-            return launch_warp_staged<T, V, staged_registers_fewer<T>>(device, x, y, rows, cols, launch, blocks,
-                                                                       err);
-        return launch_warp_staged<T, V, staged_registers_more<T>>(device, x, y, rows, cols, launch, blocks, err);
     case family::block_resident:
-        return launch_block_resident<T, V>(device, x, y, rows, cols, p.shared_slots, p.shared_bytes, p.one_block,
-                                           launch, blocks, err);
+        return launch_block_resident<T, V>(device, p, x, y, rows, cols, launch, blocks, err);
     default:
         return launch_online<T, V>(device, x, y, rows, cols, launch, blocks, err);
     }
@@ -1165,9 +1083,6 @@ static const kcs_kernel rows[] = {
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
                  "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 "
                  "lanes of 128), the whole row in registers, a grid that covers every row, shuffles only, read once"),
-    SOFTMAX_ROWS("warp-staged", family::warp_staged,
-                 "a warp a row, 16 or 32 values a lane in registers, the next row copied into shared memory "
-                 "(cp.async) meanwhile"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
                  "a 512-thread block a row, 16 values a thread in registers and the rest in shared memory "
                  "(cp.async), read once"),

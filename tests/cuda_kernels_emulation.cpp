@@ -12,13 +12,13 @@
  *                bf16 widened, computed in float, rounded once), over
  *                special values, sizes around the vector width, misaligned
  *                and differently aligned arrays, in all four types;
- *   softmax      every row (auto and the four kernel families) on every
+ *   softmax      every row (auto and the three kernel families) on every
  *                shape its supports() takes: against long double within
  *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
  *                entries exactly 0, for shapes that select every
- *                configuration (warp groups of 1 to 16 lanes, the staged
- *                warp with 4 and 8 slots, the block with and without
- *                shared-memory slots, the online kernel, vector and scalar
+ *                configuration (warp groups of 1 to 32 lanes, the block
+ *                with and without shared-memory slots, with one stash
+ *                buffer and with two, the online kernel, vector and scalar
  *                slots); auto bit for bit the same as the family it picks;
  *                where each family's supports() stops, and run() refusing
  *                rows that misalignment makes too long;
@@ -218,7 +218,7 @@ static void elementwise_tests()
 /* ---------------------------------------------------------------- softmax */
 
 /* cuda/softmax.cu's rows: "auto", then the families in the order auto tries them. */
-static const char *const softmax_variants[] = {"auto", "warp-groups", "warp-staged", "block-resident", "online"};
+static const char *const softmax_variants[] = {"auto", "warp-groups", "block-resident", "online"};
 
 static kcs_op_args softmax_args(size_t rows, size_t cols)
 {
@@ -382,10 +382,6 @@ static void test_softmax_reach()
         {"warp-groups", KCS_F32, 1024, true}, {"warp-groups", KCS_F32, 1028, false},
         {"warp-groups", KCS_F32, 255, true},  {"warp-groups", KCS_F32, 257, false},
         {"warp-groups", KCS_F64, 512, true},  {"warp-groups", KCS_F64, 514, false},
-        /* 256 slots */
-        {"warp-staged", KCS_F32, 1024, true}, {"warp-staged", KCS_F32, 1028, false},
-        {"warp-staged", KCS_F64, 512, true},  {"warp-staged", KCS_F64, 514, false},
-        {"warp-staged", KCS_F32, 1, true},
         /* 28 shared slots a thread fit 227 KB, 29 do not */
         {"block-resident", KCS_F32, 65536, true}, {"block-resident", KCS_F32, 65540, false},
         {"block-resident", KCS_F64, 32768, true}, {"block-resident", KCS_F64, 32770, false},
@@ -398,8 +394,6 @@ static void test_softmax_reach()
         {"auto", KCS_BF16, 122888, true},     {"auto", KCS_F16, 33, true},
         {"warp-groups", KCS_BF16, 1024, true}, {"warp-groups", KCS_BF16, 1032, false},
         {"warp-groups", KCS_F16, 127, true},   {"warp-groups", KCS_F16, 129, false},
-        {"warp-staged", KCS_F16, 1024, true}, {"warp-staged", KCS_F16, 1032, false},
-        {"warp-staged", KCS_BF16, 127, true}, {"warp-staged", KCS_BF16, 129, false},
         /* 28 shared slots of 8 a thread beyond 2 in registers */
         {"block-resident", KCS_BF16, 122880, true}, {"block-resident", KCS_BF16, 122888, false},
         {"online", KCS_F16, 128, true},       {"online", KCS_BF16, 104, false},
@@ -451,9 +445,9 @@ static void softmax_tests()
             if (!quick || kind % 2 == 0) /* quick: f64 without masked entries and +inf */
                 test_softmax<double>(s.rows, s.cols, kind, 0, sm, blocks_per_sm);
         }
-    /* f16 and bf16: warp groups of 1 to 16 lanes (8, 32, 64, 128, 256 columns; 1, 5, 20 as single elements), the
-     * staged warp with 2 and 4 vector slots (512, 1000) and with single elements (33, 100), the block without
-     * and with shared-memory slots (2048; 32768, and 4097 of 2-byte slots copied without cp.async), online */
+    /* f16 and bf16: warp groups of 1 to 32 lanes (8, 32, 64, 128, 256, 512 and 1000 columns; 1, 5, 20, 33, 100 as
+     * single elements), the block without and with shared-memory slots (2048; 32768, and 4097 of 2-byte slots
+     * copied without cp.async), online */
     const std::vector<shape> half_shapes =
         quick ? std::vector<shape>{{7, 1}, {5, 20}, {9, 128}, {3, 256}, {17, 33}, {4, 512}, {9, 1000}, {1, 4097},
                                    {2, 32768}, {1, 0}, {0, 5}}

@@ -331,21 +331,16 @@ static kcs_status cuda_warp_groups_layout(size_t cols, kcs_dtype dtype, row_layo
     return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-groups holds rows of at most %zu slots", 2 * per_lane * 32);
 }
 
-/* CUDA warp-staged: 32 lanes of 4 or 8 slots. */
-static kcs_status cuda_warp_staged_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
-{
-    size_t width = cuda_slot_width(cols, dtype);
-    if (cols / width > 256)
-        return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-staged holds rows of at most 256 slots");
-    *layout = (row_layout){0, 32, width};
-    return KCS_OK;
-}
-
-/* CUDA block-resident: 512 threads a row. */
+/* CUDA block-resident: 512 threads a row; 1024 for f16 and bf16 rows of vector slots beyond the 512 threads'
+ * 2 register slots (8192 columns) whose two stash buffers fit an H100's 227 KB (73728 columns: plan_for in
+ * cuda/softmax.cu). */
 static kcs_status cuda_block_resident_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
 {
     (void)err;
-    *layout = (row_layout){0, 512, cuda_slot_width(cols, dtype)};
+    const size_t width = cuda_slot_width(cols, dtype);
+    const int sixteen_bit = dtype == KCS_F16 || dtype == KCS_BF16;
+    const int two_buffers = sixteen_bit && width == 8 && cols > 8192 && cols <= 73728;
+    *layout = (row_layout){0, two_buffers ? 1024 : 512, width};
     return KCS_OK;
 }
 
@@ -439,7 +434,6 @@ PIECES_SABOTEUR(empty_piece_opencl_registers, opencl_registers_layout)
 PIECES_SABOTEUR(empty_piece_opencl_online, opencl_online_layout)
 PIECES_SABOTEUR(empty_piece_opencl_cpu_rows, opencl_cpu_rows_layout)
 PIECES_SABOTEUR(empty_piece_cuda_warp_groups, cuda_warp_groups_layout)
-PIECES_SABOTEUR(empty_piece_cuda_warp_staged, cuda_warp_staged_layout)
 PIECES_SABOTEUR(empty_piece_cuda_block_resident, cuda_block_resident_layout)
 PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
 
@@ -500,9 +494,6 @@ static const kcs_kernel rows[] = {
     PIECES("empty-piece-cuda-warp-groups",
            "pieces as CUDA warp-groups' lanes, an empty one merged as NaN",
            empty_piece_cuda_warp_groups),
-    PIECES("empty-piece-cuda-warp-staged",
-           "pieces as CUDA warp-staged's lanes, an empty one merged as NaN",
-           empty_piece_cuda_warp_staged),
     PIECES("empty-piece-cuda-block-resident",
            "pieces as CUDA block-resident's threads, an empty one merged as NaN",
            empty_piece_cuda_block_resident),
