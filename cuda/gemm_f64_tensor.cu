@@ -409,14 +409,10 @@ KCS_KERNEL_RUN(run_f64_tensor)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "gemm: m, n and k at most %zu and at most %d tiles of %dx%d here (m=%zu n=%zu k=%zu)", most,
                         INT_MAX, BLOCK_M, BLOCK_N, g->m, g->n, g->k);
-    const size_t a = g->m * g->k * sizeof(double), b = g->k * g->n * sizeof(double),
-                 c = g->m * g->n * sizeof(double);
-    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
-        return kcs_fail(err, KCS_ERROR,
-                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
-                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
-                        g->k);
-    kcs_status status = kcs_cuda_select(device, err);
+    kcs_status status = kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(double), sizeof(double), err);
+    if (status != KCS_OK)
+        return status;
+    status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
 
