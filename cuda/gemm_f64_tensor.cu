@@ -52,7 +52,7 @@
  * cache; the variant without the second buffer spills nothing and was
  * slower.
  *
- * Pipeline: k is walked 16 at a time through 3 shared-memory stages (72 to
+ * Pipeline: k is walked 16 at a time through 3 shared-memory stages (75 to
  * 90 KB a block, two blocks a multiprocessor), filled by cp.async (16-byte
  * copies straight from global to shared memory, no register staging): while
  * the warps compute on one stage, the copies of the next 2 are in flight.
@@ -63,11 +63,11 @@
  * Shared layouts: each operand's tile is kept as the operand is stored, so
  * that every copy is a 16-byte run: an operand with k along its rows (A as
  * stored, B transposed) as tile[row][k], rows padded to 20 doubles; the others
- * as tile[k][row], rows padded to 132 (A) or 68 (B) doubles. A warp's 8-byte fragment
- * reads are served half a warp (16 lanes: g 0..3, t 0..3) at a time; with
- * either padding the 16 doubles of a half warp fall in 16 different 8-byte
- * bank pairs (row stride 4 mod 16 doubles: 4g + t, or 4t + g), so no read
- * waits on a bank conflict.
+ * as tile[k][row], rows padded to 132 (A) or 68 (B) doubles. A warp's
+ * 8-byte fragment reads are served half a warp (16 lanes: g 0..3, t 0..3)
+ * at a time; with any of these paddings the 16 doubles of a half warp fall
+ * in 16 different 8-byte bank pairs (row stride 4 mod 16 doubles: 4g + t, or
+ * 4t + g), so no read waits on a bank conflict.
  *
  * Edges and alignment: any m, n, k. A block whose tile lies wholly inside
  * m and n, for a stage wholly inside k, with both operands as below, copies
