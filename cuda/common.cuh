@@ -114,4 +114,21 @@ kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *e
 /* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
 kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
 
+/* KCS_OK when a GEMM's buffers hold its layout: a (m x k) and b (k x n) of
+ * in_bytes-byte elements, c and c_out (m x n) of out_bytes-byte elements;
+ * else KCS_ERROR naming the four sizes, m, n and k. The one check of every
+ * CUDA GEMM row. */
+inline kcs_status kcs_cuda_check_gemm_buffers(const kcs_gemm_args *g, kcs_buffer *const inputs[],
+                                              kcs_buffer *const outputs[], size_t in_bytes, size_t out_bytes,
+                                              kcs_error *err)
+{
+    const size_t a = g->m * g->k * in_bytes, b = g->k * g->n * in_bytes, c = g->m * g->n * out_bytes;
+    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
+        return kcs_fail(err, KCS_ERROR,
+                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
+                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
+                        g->k);
+    return KCS_OK;
+}
+
 #endif

@@ -22,37 +22,57 @@
  * t + 4); B (8 x 8) in 2: (k t, column g), (k t + 4, column g); C (16 x 8)
  * in 4: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). Hopper's
  * warpgroup wgmma has no f64 form, so mma.sync is the FP64 tensor-core path.
+ * The m16n8k16 shape (also sm_90) does the same work in half the
+ * instructions, but measured no faster: the pipe's peak is the same for both
+ * shapes (docs/gemm.md), and its larger fragments cost registers that the
+ * second fragment buffer (below) needs.
  *
- * Tiles: each block computes a 128 x 128 tile of C_out with 8 warps (4 down
- * m, 2 across n), each warp 32 x 64: 2 x 8 instructions, 64 double
- * accumulators per thread (128 registers), so that each A fragment read
- * from shared memory feeds 8 instructions, each B fragment 2, and 16
- * independent instructions hide the tensor core's latency. 232 to 244
- * registers a thread, no spills (-Xptxas -v): one block per multiprocessor;
- * a larger warp tile does not fit the 255 registers of a thread. The grid
- * walks blocks in groups of 8 block rows so that the blocks running together
- * share panels of A and B in L2.
+ * Tiles: each block computes a 128 x 64 tile of C_out with 4 warps (2 down
+ * m, 2 across n), each warp 64 x 32: 4 x 4 instructions per k step, 64
+ * double accumulators per thread (128 registers); each A fragment read from
+ * shared memory feeds 4 instructions, each B fragment 4. Two blocks run on a
+ * multiprocessor (__launch_bounds__(128, 2): 255 registers a thread, 8
+ * warps), so that one block's barrier and copies fall while the other's
+ * instructions run. This is the tiling cuBLAS 13.1 picks for DGEMM on an
+ * H100 (its kernel's name: tilesize128x64x16, stage3, warpsize2x2x1,
+ * tensor16x8x8; docs/gemm.md, "Tensor cores"). The grid walks blocks in
+ * groups of 8 block rows so that the blocks running together share panels
+ * of A and B in L2.
  *
- * Pipeline: k is walked 16 at a time through 4 shared-memory stages (160 KB
- * at most), filled by cp.async (16-byte copies straight from global to
- * shared memory, no register staging): while the warps compute on one
- * stage, the copies of the next 3 are in flight, about 3 x 1.7 us of work at
- * 4096^3, longer than a trip to memory. One barrier per k step: it both
- * publishes the stage just completed and frees the one computed on last
- * step for the next copy. Measured on an H100 (docs/gemm.md, "Tensor
- * cores"): 16 or 32 deep, 3 or 4 stages, 64 x 32 or 32 x 64 warp tiles are
- * within 5% of each other; this one spills nothing.
+ * Why this shape (measured, docs/gemm.md): a sub-partition's FP64 tensor
+ * pipe stays full only while two warps issue DMMA; one warp alone keeps it
+ * about 60% busy. So any moment a warp spends on something else (waiting
+ * for its fragments, the barrier, the copies' address arithmetic) idles the
+ * pipe, and the kernel is organised to spend none: fragments are read one k
+ * step ahead into a second register buffer, the barrier comes when the next
+ * step's fragments are already in registers, and tiles wholly inside both
+ * matrices take a copy path with no bounds tests. The accumulators, the two
+ * fragment buffers (2 x 48 registers) and the addresses need more than 255
+ * registers: ptxas spills 144 to 184 bytes a thread (-Xptxas -v), to the L1
+ * cache; the variant without the second buffer spills nothing and was
+ * slower.
+ *
+ * Pipeline: k is walked 16 at a time through 3 shared-memory stages (75 to
+ * 90 KB a block, two blocks a multiprocessor), filled by cp.async (16-byte
+ * copies straight from global to shared memory, no register staging): while
+ * the warps compute on one stage, the copies of the next 2 are in flight.
+ * One barrier per stage, before its last k step: it both publishes the next
+ * stage and tells that every read of this one has been issued, so the copy
+ * issued at the next stage's start may overwrite it.
  *
  * Shared layouts: each operand's tile is kept as the operand is stored, so
  * that every copy is a 16-byte run: an operand with k along its rows (A as
  * stored, B transposed) as tile[row][k], rows padded to 20 doubles; the others
- * as tile[k][row], rows padded to 132 doubles. A warp's 8-byte fragment
- * reads are served half a warp (16 lanes: g 0..3, t 0..3) at a time; with
- * either padding the 16 doubles of a half warp fall in 16 different 8-byte
- * bank pairs (row stride 4 mod 16 doubles: 4g + t, or 4t + g), so no read
- * waits on a bank conflict.
+ * as tile[k][row], rows padded to 132 (A) or 68 (B) doubles. A warp's
+ * 8-byte fragment reads are served half a warp (16 lanes: g 0..3, t 0..3)
+ * at a time; with any of these paddings the 16 doubles of a half warp fall
+ * in 16 different 8-byte bank pairs (row stride 4 mod 16 doubles: 4g + t, or
+ * 4t + g), so no read waits on a bank conflict.
  *
- * Edges and alignment: any m, n, k. A 16-byte chunk wholly inside the matrix,
+ * Edges and alignment: any m, n, k. A block whose tile lies wholly inside
+ * m and n, for a stage wholly inside k, with both operands as below, copies
+ * 16-byte chunks with no tests (copy_tile_interior); every other copy goes
+ * the general way. A 16-byte chunk wholly inside the matrix,
  * from an operand whose rows are an even number of doubles and whose base is
  * 16-byte aligned, is one 16-byte copy; any other chunk is two 8-byte
  * copies. A copy of an element outside the matrix reads nothing and writes
@@ -85,13 +105,17 @@
 
 namespace {
 
-constexpr int BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 16, STAGES = 4;
-constexpr int WARPS_M = 4, WARPS_N = 2, THREADS = 32 * WARPS_M * WARPS_N;
-constexpr int WARP_M = BLOCK_M / WARPS_M, WARP_N = BLOCK_N / WARPS_N; /* 32 x 64 */
+constexpr int BLOCK_M = 128, BLOCK_N = 64, BLOCK_K = 16, STAGES = 3;
+constexpr int WARPS_M = 2, WARPS_N = 2, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int WARP_M = BLOCK_M / WARPS_M, WARP_N = BLOCK_N / WARPS_N; /* 64 x 32 */
+constexpr int BLOCKS_PER_SM = 2; /* two blocks' barriers fall at different moments */
 constexpr int MMA_M = 16, MMA_N = 8, MMA_K = 8;
 constexpr int TILES_M = WARP_M / MMA_M, TILES_N = WARP_N / MMA_N; /* instructions per warp and k step */
 constexpr int GROUP_ROWS = 8;                                     /* block rows walked together */
+constexpr int K_STEPS = BLOCK_K / MMA_K; /* instructions deep per stage */
 static_assert(WARP_M % MMA_M == 0 && WARP_N % MMA_N == 0 && BLOCK_K % MMA_K == 0, "tiles of whole instructions");
+static_assert(K_STEPS % 2 == 0, "the two fragment buffers alternate within a stage");
+static_assert(STAGES >= 3, "a stage is refilled while the next one is read");
 
 /* The shared tile of one operand of ROWS rows of op(A) (or columns of
  * op(B)) by BLOCK_K: K_ROWS (k along the stored rows) as tile[r][k], else as
@@ -104,6 +128,7 @@ template <int ROWS, bool K_ROWS> struct operand_tile {
     static constexpr int per_thread = chunks / THREADS;
     static_assert(stride % 16 == 4, "conflict-free fragment reads");
     static_assert(chunks % THREADS == 0, "every thread copies the same number of chunks");
+    static_assert(THREADS % chunks_per_line == 0, "a thread's chunks share one place along the line");
 
     /* Element (r, kk) of the tile: r a row of op(A) or column of op(B). */
     static __device__ __forceinline__ int at(int r, int kk) { return K_ROWS ? r * stride + kk : kk * stride + r; }
@@ -173,6 +198,23 @@ __device__ __forceinline__ void copy_tile(double *tile, const double *base, int 
     }
 }
 
+/* The same copies for a tile wholly inside both matrices, from operands
+ * that take 16-byte copies: no bounds to test, so a thread's chunks are one
+ * address plus a fixed step (the general path above costs more integer
+ * work than the tensor cores leave time for). */
+template <int ROWS, bool K_ROWS>
+__device__ __forceinline__ void copy_tile_interior(double *tile, const double *base, int ld, int r0, int k0)
+{
+    using L = operand_tile<ROWS, K_ROWS>;
+    constexpr int lines_per_pass = THREADS / L::chunks_per_line; /* stored lines the block covers per chunk */
+    const int line = (int)threadIdx.x / L::chunks_per_line, first = ((int)threadIdx.x % L::chunks_per_line) * 2;
+    const double *source = base + (size_t)(K_ROWS ? r0 + line : k0 + line) * ld + (K_ROWS ? k0 : r0) + first;
+    double *destination = tile + (K_ROWS ? L::at(line, first) : L::at(first, line));
+#pragma unroll
+    for (int s = 0; s < L::per_thread; s++)
+        copy16(destination + s * lines_per_pass * L::stride, source + (size_t)s * lines_per_pass * ld, 16);
+}
+
 /* Fragments of one instruction: A_VALUES doubles of A per thread, value v at
  * row g + 8 (v % 2), k t + 4 (v / 2); B_VALUES of B, value v at k t + 4 v,
  * column g. */
@@ -199,6 +241,12 @@ struct f64_params {
     int vector_a, vector_b; /* the operand's rows an even number of doubles, its base 16-byte aligned */
 };
 
+/* One k step's fragments of a warp: its TILES_M A and TILES_N B fragments. */
+struct warp_fragments {
+    double a[TILES_M][A_VALUES];
+    double b[TILES_N][B_VALUES];
+};
+
 template <bool TRANSPOSE_A, bool TRANSPOSE_B> struct f64_layout {
     /* A as stored has k along its rows unless transposed; B the other way round. */
     using A = operand_tile<BLOCK_M, !TRANSPOSE_A>;
@@ -211,7 +259,7 @@ template <bool TRANSPOSE_A, bool TRANSPOSE_B> struct f64_layout {
 /* The kernel: one block per BLOCK_M x BLOCK_N tile of c_out, a 1-D grid
  * walked GROUP_ROWS block rows at a time. */
 template <bool TRANSPOSE_A, bool TRANSPOSE_B>
-__global__ void __launch_bounds__(THREADS, 1) kcs_gemm_f64_tensor(const f64_params params)
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(const f64_params params)
 {
     using Layout = f64_layout<TRANSPOSE_A, TRANSPOSE_B>;
     using A = typename Layout::A;
@@ -239,8 +287,14 @@ __global__ void __launch_bounds__(THREADS, 1) kcs_gemm_f64_tensor(const f64_para
                 acc[i][j][e] = 0.0;
 
     const int k_tiles = (params.k + BLOCK_K - 1) / BLOCK_K;
+    const bool interior = m0 + BLOCK_M <= params.m && n0 + BLOCK_N <= params.n && params.vector_a && params.vector_b;
     auto copy_stage = [&](int kt) {
         double *a_tile = stages + (kt % STAGES) * Layout::stage, *b_tile = a_tile + A::doubles;
+        if (interior && (kt + 1) * BLOCK_K <= params.k) {
+            copy_tile_interior<BLOCK_M, !TRANSPOSE_A>(a_tile, params.a, params.lda, m0, kt * BLOCK_K);
+            copy_tile_interior<BLOCK_N, TRANSPOSE_B>(b_tile, params.b, params.ldb, n0, kt * BLOCK_K);
+            return;
+        }
         copy_tile<BLOCK_M, !TRANSPOSE_A>(a_tile, params.a, params.lda, params.m, params.k, m0, kt * BLOCK_K,
                                           params.vector_a);
         copy_tile<BLOCK_N, TRANSPOSE_B>(b_tile, params.b, params.ldb, params.n, params.k, n0, kt * BLOCK_K,
@@ -255,32 +309,53 @@ __global__ void __launch_bounds__(THREADS, 1) kcs_gemm_f64_tensor(const f64_para
             copy_stage(s);
         commit_copies();
     }
-    for (int kt = 0; kt < k_tiles; kt++) {
-        wait_copies<STAGES - 2>(); /* this thread's copies of step kt have landed */
-        __syncthreads();           /* everyone's have; everyone is done with step kt - 1's stage */
-        if (kt + STAGES - 1 < k_tiles)
-            copy_stage(kt + STAGES - 1); /* into step kt - 1's stage */
-        commit_copies();
-
+    /* A warp's fragments of one k step (MMA_K deep) from the stage kt. */
+    auto load_fragments = [&](warp_fragments &f, int kt, int k0) {
         const double *a_tile = stages + (kt % STAGES) * Layout::stage, *b_tile = a_tile + A::doubles;
 #pragma unroll
-        for (int k0 = 0; k0 < BLOCK_K; k0 += MMA_K) {
-            double b[TILES_N][B_VALUES];
+        for (int i = 0; i < TILES_M; i++)
 #pragma unroll
-            for (int j = 0; j < TILES_N; j++)
+            for (int v = 0; v < A_VALUES; v++)
+                f.a[i][v] = a_tile[A::at(warp_row + i * MMA_M + g + 8 * (v % 2), k0 + t + 4 * (v / 2))];
 #pragma unroll
-                for (int v = 0; v < B_VALUES; v++)
-                    b[j][v] = b_tile[B::at(warp_column + j * MMA_N + g, k0 + t + 4 * v)];
+        for (int j = 0; j < TILES_N; j++)
 #pragma unroll
-            for (int i = 0; i < TILES_M; i++) {
-                double a[A_VALUES];
+            for (int v = 0; v < B_VALUES; v++)
+                f.b[j][v] = b_tile[B::at(warp_column + j * MMA_N + g, k0 + t + 4 * v)];
+    };
+
+    /* Fragments in two register buffers: each k step's instructions run
+     * while the next step's fragments are read, so that a warp never stops
+     * issuing DMMA to wait for shared memory, the barrier included: it comes
+     * before the last k step of a stage, whose fragments are already loaded. */
+    warp_fragments fragments[2];
+    wait_copies<STAGES - 2>(); /* stage 0 has landed */
+    __syncthreads();
+    if (k_tiles > 0)
+        load_fragments(fragments[0], 0, 0);
+    for (int kt = 0; kt < k_tiles; kt++) {
 #pragma unroll
-                for (int v = 0; v < A_VALUES; v++)
-                    a[v] = a_tile[A::at(warp_row + i * MMA_M + g + 8 * (v % 2), k0 + t + 4 * (v / 2))];
+        for (int step = 0; step < K_STEPS; step++) {
+            if (step == 0) {
+                /* into the stage of kt - 1, which every warp finished reading before the last barrier */
+                if (kt + STAGES - 1 < k_tiles)
+                    copy_stage(kt + STAGES - 1);
+                commit_copies();
+            }
+            if (step == K_STEPS - 1) {
+                wait_copies<STAGES - 2>(); /* this thread's copies of stage kt + 1 have landed */
+                __syncthreads();           /* everyone's have; all reads of stage kt have been issued */
+            }
+            if (step + 1 < K_STEPS)
+                load_fragments(fragments[(step + 1) % 2], kt, (step + 1) * MMA_K);
+            else if (kt + 1 < k_tiles)
+                load_fragments(fragments[(step + 1) % 2], kt + 1, 0);
+            const warp_fragments &f = fragments[step % 2];
+#pragma unroll
+            for (int i = 0; i < TILES_M; i++)
 #pragma unroll
                 for (int j = 0; j < TILES_N; j++)
-                    mma(acc[i][j], a, b[j]);
-            }
+                    mma(acc[i][j], f.a[i], f.b[j]);
         }
     }
 
@@ -334,14 +409,10 @@ KCS_KERNEL_RUN(run_f64_tensor)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "gemm: m, n and k at most %zu and at most %d tiles of %dx%d here (m=%zu n=%zu k=%zu)", most,
                         INT_MAX, BLOCK_M, BLOCK_N, g->m, g->n, g->k);
-    const size_t a = g->m * g->k * sizeof(double), b = g->k * g->n * sizeof(double),
-                 c = g->m * g->n * sizeof(double);
-    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
-        return kcs_fail(err, KCS_ERROR,
-                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
-                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
-                        g->k);
-    kcs_status status = kcs_cuda_select(device, err);
+    kcs_status status = kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(double), sizeof(double), err);
+    if (status != KCS_OK)
+        return status;
+    status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
 
@@ -393,8 +464,8 @@ KCS_KERNEL_SUPPORTS(supports_f64_tensor)
 
 static const kcs_kernel rows[] = {
     {"gemm", KCS_F64, "tensor",
-     "FP64 tensor cores: mma.sync m16n8k8 f64 (DMMA, IEEE fma), 128x128x16 tiles, 8 warps of 32x64, "
-     "4-stage cp.async pipeline",
+     "FP64 tensor cores: mma.sync m16n8k8 f64 (DMMA, IEEE fma), 128x64x16 tiles, 4 warps of 64x32, "
+     "2 blocks per SM, 3-stage cp.async pipeline, fragments double-buffered in registers",
      run_f64_tensor, supports_f64_tensor},
 };
 

@@ -145,13 +145,11 @@ KCS_KERNEL_RUN(run_cublaslt)
 {
     const kcs_gemm_args *g = &args->gemm;
     const kcs_dtype out = kcs_gemm_c_dtype(args);
-    const size_t c_bytes = g->m * g->n * kcs_dtype_size(out);
-    if (inputs[0]->bytes < g->m * g->k || inputs[1]->bytes < g->k * g->n || inputs[2]->bytes < c_bytes ||
-        outputs[0]->bytes < c_bytes)
-        return kcs_fail(err, KCS_ERROR,
-                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
-                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n, g->k);
-    kcs_status status = supports_fp8(device, args, err);
+    /* a and b are FP8, one byte an element */
+    kcs_status status = kcs_cuda_check_gemm_buffers(g, inputs, outputs, 1, kcs_dtype_size(out), err);
+    if (status != KCS_OK)
+        return status;
+    status = supports_fp8(device, args, err);
     if (status == KCS_OK)
         status = kcs_cuda_select(device, err);
     if (status == KCS_OK)

@@ -452,13 +452,7 @@ kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kc
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "gemm: m at most %zu, n and k at most %zu here (m=%zu n=%zu k=%zu)", most_m, most, g->m,
                         g->n, g->k);
-    const size_t a = g->m * g->k * sizeof(In), b = g->k * g->n * sizeof(In), c = g->m * g->n * sizeof(Out);
-    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
-        return kcs_fail(err, KCS_ERROR,
-                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
-                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
-                        g->k);
-    return KCS_OK;
+    return kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(In), sizeof(Out), err);
 }
 
 /* The wgmma kernel with a and b stored as In, c and c_out as Out. */
