@@ -54,21 +54,29 @@
  * atomics and in a fixed order (the same bits every run):
  *   1. the point numbers are sorted stably by key (the anchor; a value
  *      outside [0, m) becomes m and counts nowhere), so that each anchor's
- *      points are contiguous and in index order, and each anchor's run is
- *      known. Where the m + 1 keys' counters fit in shared memory (m <
- *      1536), by a counting sort over tiles of 2048 points: each tile's
- *      count of every key (shared-memory integer atomics: order-free),
- *      stored key-major so that one cub::DeviceScan::ExclusiveSum gives
- *      every (key, tile) its first place, then a scatter in which each warp
- *      walks its eighth of a tile in order, the lanes of one key
- *      (__match_any_sync) taking consecutive places. Otherwise by
- *      cub::DeviceRadixSort::SortPairs on the bits of [0, m], then a pass
- *      marking where each key's run starts and ends. On an H200, for the
- *      perf case: the radix sort and its passes 0.066 ms; the counting
- *      sort 0.046 ms with tiles of 4096 points (4 warps), and halving the
- *      tile (8 warps of 256 points: shorter in-order walks, twice the
- *      blocks) took the whole reduce from 0.205 to 0.187 ms;
- *   2. a block per anchor: its 8 warps read the run's rows (a warp a row,
+ *      points come in index order. Where the m + 1 keys' per-warp counters
+ *      fit in shared memory (m < 1536), by one launch of a tile counting
+ *      sort: each block sorts its own tile of sort_tile points into its
+ *      own stretch of the output, with no table or scan across tiles (an
+ *      anchor's points are then its runs in the tiles, in tile order).
+ *      In a block each warp counts the keys of its share of the tile
+ *      (shared-memory integer atomics: order-free), the threads turn the
+ *      counts into places (per key the warps in order, then a block-wide
+ *      exclusive sum over the keys, whose result is also the tile's table
+ *      of run starts), and each warp walks its share in order, the lanes of
+ *      one key (__match_any_sync) taking consecutive places. Otherwise by
+ *      cub::DeviceRadixSort::SortPairs on the bits of [0, m], the whole
+ *      output one tile whose run starts a binary search per key finds.
+ *      The tile is sorted in shared memory and written out in 16-byte
+ *      stores. It replaces three launches (per-tile counts stored
+ *      key-major, a cub::DeviceScan over every (key, tile) pair, then a
+ *      scatter straight to global memory), 0.051 ms against 0.021 ms on an
+ *      H100 for the perf case (docs/anneal.md);
+ *   2. a block per anchor: it gathers its runs (a thread a tile, a
+ *      block-wide sum of their lengths giving each run's first position
+ *      in the anchor's list, 256 tiles at a time; a point of the list is
+ *      found by a binary search over those positions in shared memory),
+ *      and its 8 warps read the rows (a warp a row,
  *      16 bytes a lane, 8 rows in flight; 80 registers, so 3 blocks an SM:
  *      with 2, at 124 registers, the pass took 0.152 ms rather than 0.142)
  *      updating Welford's mean and sum of
@@ -113,13 +121,16 @@
  * the pass went from 7.6 to 7.2 ms; loading the next stage through row
  * pointers without bounds checks where d is a multiple of 8 and rows are
  * aligned, to 7.03), then 0.05 ms for the near ties and 0.01 ms for the
- * norms. reduce reads the points once (0.142 ms, 0.85 of the copy rate)
- * after the sort (under 0.046 ms): 0.187 ms in all, 0.66 of the copy rate.
- * update and energy are a few microseconds (launch-bound at these sizes).
+ * norms. reduce reads the points once, after the sort: the statistics pass
+ * is about 0.9 of the copy rate on its own and the sort a tenth of the
+ * whole (docs/anneal.md has the H100 figures). update and energy are a few
+ * microseconds (launch-bound at these sizes).
  *
  * Tunables (-D on the nvcc line): KCS_REDUCE_MIN_BLOCKS (resident blocks an
- * SM the statistics kernel is compiled for) and KCS_REDUCE_UNROLL (rows a
- * warp has in flight). The tile shape constants below are fixed: the
+ * SM the statistics kernel is compiled for), KCS_REDUCE_UNROLL (rows a
+ * warp has in flight) and KCS_REDUCE_SORT_TILE (points a block of the sort
+ * takes, a multiple of 256; tests/cuda_kernels_emulation.sh with a small one
+ * reaches the statistics kernel's groups of 256 tiles). The tile shape constants below are fixed: the
  * kernels' thread mappings assume them (128 x 128 tiles, 8 deep, 256
  * threads).
  *
@@ -132,7 +143,6 @@
 #include <cstdint>
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cuda_fp16.h>
 
 #include "common.cuh"
@@ -765,7 +775,6 @@ template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
 #ifndef KCS_REDUCE_UNROLL
 #define KCS_REDUCE_UNROLL 8
 #endif
-constexpr int reduce_threads = 256;  /* 8 warps */
 constexpr int reduce_panel = 128;    /* dimensions a pass over an anchor's points covers (4 a lane) */
 constexpr int reduce_unroll = KCS_REDUCE_UNROLL; /* rows a warp has in flight */
 
@@ -788,86 +797,104 @@ kcs_reduce_keys(const int *__restrict__ idx, size_t n, int m, unsigned int *__re
     }
 }
 
-/* Marks where each key's run begins and ends in the sorted keys: start[j]
- * and end[j] (both cleared to 0 beforehand, so an absent key has an empty
- * run). Keys run over [0, m]; m collects the values outside [0, m). */
+/* After the radix sort: where each key's run begins in the sorted keys,
+ * starts[j] = the number of keys below j (a binary search), for j in
+ * [0, m]; the run of key j < m ends where key j + 1's begins, so an absent
+ * key has an empty run. This is the one-tile form of the counting sort's
+ * table. */
 __global__ void __launch_bounds__(256)
-kcs_reduce_segments(const unsigned int *__restrict__ sorted_keys, size_t n, unsigned int *__restrict__ start,
-                    unsigned int *__restrict__ end)
+kcs_reduce_run_starts(const unsigned int *__restrict__ sorted_keys, size_t n, int m,
+                      unsigned int *__restrict__ starts)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += stride) {
-        const unsigned int key = sorted_keys[p];
-        if (p == 0 || sorted_keys[p - 1] != key)
-            start[key] = (unsigned int)p;
-        if (p == n - 1 || sorted_keys[p + 1] != key)
-            end[key] = (unsigned int)(p + 1);
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j > m)
+        return;
+    size_t low = 0, high = n; /* keys before low are below j, from high on they are not */
+    while (low < high) {
+        const size_t middle = low + (high - low) / 2;
+        if (sorted_keys[middle] < (unsigned int)j)
+            low = middle + 1;
+        else
+            high = middle;
     }
+    starts[j] = (unsigned int)low;
 }
 
-/* The counting sort, for at most counting_most_keys keys (m + 1): points
- * are cut into tiles of counting_tile, in order. */
-constexpr int counting_tile = 2048;      /* points per tile */
-constexpr int counting_warps = 8;        /* warps of a block; in the scatter each takes an eighth of a tile */
-constexpr int counting_most_keys = 1536; /* keys [0, m] the shared-memory counters hold (48 KB in the scatter) */
-static_assert(counting_tile % (32 * counting_warps) == 0, "a warp's share of a tile is whole steps of 32");
+/* The sum of value over the block's threads before this one (blockDim.x ==
+ * reduce_threads); total gets the sum over all of them. warp_sums: shared,
+ * one word a warp. Ends with a barrier, so warp_sums may be reused. */
+constexpr int reduce_threads = 256; /* 8 warps, the sort's and the statistics' blocks */
+__device__ __forceinline__ unsigned int block_exclusive_sum(unsigned int value, unsigned int *warp_sums,
+                                                            unsigned int *total)
+{
+    constexpr int warps = reduce_threads / 32;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    unsigned int inclusive = value;
+#pragma unroll
+    for (int step = 1; step < 32; step *= 2) {
+        const unsigned int below = __shfl_up_sync(0xffffffffu, inclusive, step);
+        if (lane >= step)
+            inclusive += below;
+    }
+    if (lane == 31)
+        warp_sums[warp] = inclusive;
+    __syncthreads();
+    unsigned int before = 0, all = 0;
+#pragma unroll
+    for (int w = 0; w < warps; w++) {
+        before += w < warp ? warp_sums[w] : 0u;
+        all += warp_sums[w];
+    }
+    *total = all;
+    __syncthreads();
+    return before + inclusive - value;
+}
+
+/* The counting sort, for at most sort_most_keys keys (m + 1): points are cut
+ * into tiles of sort_tile, in order, and each tile is sorted by one block on
+ * its own, into its own place in sorted_points; no table spans the tiles.
+ * The statistics kernel finds an anchor's points as the concatenation of
+ * its runs in the tiles, in tile order: index order. */
+#ifndef KCS_REDUCE_SORT_TILE
+#define KCS_REDUCE_SORT_TILE 4096
+#endif
+constexpr int sort_tile = KCS_REDUCE_SORT_TILE; /* points a tile */
+constexpr int sort_warps = reduce_threads / 32; /* each walks its eighth of a tile */
+constexpr int sort_most_keys = 1536; /* keys [0, m] the per-warp counters hold (48 KB, and 16 KB the tile) */
+static_assert(sort_tile % (32 * sort_warps) == 0, "a warp's share of a tile is whole steps of 32");
+constexpr int sort_keys_a_thread = (sort_most_keys + reduce_threads - 1) / reduce_threads;
 constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
 
-/* Counting sort, step 1: each tile's count of every key, stored key-major
- * (counts[key * tiles + tile]) so that one exclusive scan over the whole
- * array gives every (key, tile) its first position in the sorted order.
- * Shared-memory atomics only count: the result does not depend on their order. */
-__global__ void __launch_bounds__(32 * counting_warps)
-kcs_reduce_count(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ counts)
-{
-    __shared__ unsigned int histogram[counting_most_keys];
-    const int keys = m + 1;
-    const unsigned int tiles = gridDim.x, tile = blockIdx.x;
-    for (int j = threadIdx.x; j < keys; j += blockDim.x)
-        histogram[j] = 0;
-    __syncthreads();
-    /* all of a thread's keys loaded first: their loads in flight together */
-    constexpr int per_thread = counting_tile / (32 * counting_warps);
-    unsigned int key[per_thread];
-    const size_t first = (size_t)tile * counting_tile + threadIdx.x;
-#pragma unroll
-    for (int r = 0; r < per_thread; r++) {
-        const size_t i = first + (size_t)r * (32 * counting_warps);
-        key[r] = i < n ? reduce_key(idx, i, m) : no_key;
-    }
-#pragma unroll
-    for (int r = 0; r < per_thread; r++)
-        if (key[r] != no_key)
-            atomicAdd(&histogram[key[r]], 1u);
-    __syncthreads();
-    for (int j = threadIdx.x; j < keys; j += blockDim.x)
-        counts[(size_t)j * tiles + tile] = histogram[j];
-}
-
-/* Counting sort, step 3 (step 2 is the scan of the counts into offsets):
- * writes each point number to its place, stably. Warp w of a tile takes
- * the tile's w-th share; its first place for each key is the tile's
- * (offsets) plus the counts of the earlier shares. It then walks its
- * share in order, 32 points a step: the lanes holding the same key
+/* One tile, one block, stably: warp w counts the keys of its share
+ * (shared-memory integer atomics: they only count, in any order); the
+ * threads then turn the counts into places (thread t owns a run of keys:
+ * for each, the warps' shares in warp order; then an exclusive sum over the
+ * keys gives each key's run in the tile, written to
+ * tile_starts[tile * (m + 1) + key]). Each warp then walks its share in
+ * order, 32 points a step: the lanes holding the same key
  * (__match_any_sync) take consecutive places in lane order, and the lowest
  * of them advances that key's place. */
-__global__ void __launch_bounds__(32 * counting_warps)
-kcs_reduce_scatter(const int *__restrict__ idx, size_t n, int m, const unsigned int *__restrict__ offsets,
-                   unsigned int *__restrict__ sorted_points)
+__global__ void __launch_bounds__(reduce_threads)
+kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ tile_starts,
+                      unsigned int *__restrict__ sorted_points)
 {
-    constexpr int share = counting_tile / counting_warps;
-    __shared__ unsigned int place[counting_warps][counting_most_keys];
+    constexpr int share = sort_tile / sort_warps;
+    constexpr int steps = share / 32;
+    /* sort_shared_bytes(m): the warps' places (place[w * keys + key]), then the tile's sorted point numbers */
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    __shared__ unsigned int warp_sums[sort_warps];
     const int keys = m + 1;
-    const unsigned int tiles = gridDim.x, tile = blockIdx.x;
+    unsigned int *const place = reinterpret_cast<unsigned int *>(dynamic_shared);
+    unsigned int *const tile_sorted = place + (size_t)sort_warps * keys;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t tile_first = (size_t)blockIdx.x * sort_tile;
     for (int j = threadIdx.x; j < keys; j += blockDim.x)
 #pragma unroll
-        for (int w = 0; w < counting_warps; w++)
-            place[w][j] = 0;
+        for (int w = 0; w < sort_warps; w++)
+            place[w * keys + j] = 0;
     __syncthreads();
     /* the lane's keys of the share, step by step, loaded first (no_key past n) */
-    constexpr int steps = share / 32;
-    const size_t begin = (size_t)tile * counting_tile + (size_t)warp * share;
+    const size_t begin = tile_first + (size_t)warp * share;
     unsigned int key[steps];
 #pragma unroll
     for (int step = 0; step < steps; step++) {
@@ -877,17 +904,37 @@ kcs_reduce_scatter(const int *__restrict__ idx, size_t n, int m, const unsigned 
 #pragma unroll
     for (int step = 0; step < steps; step++)
         if (key[step] != no_key)
-            atomicAdd(&place[warp][key[step]], 1u);
+            atomicAdd(&place[warp * keys + key[step]], 1u);
     __syncthreads();
-    /* counts of the shares -> their first places */
-    for (int j = threadIdx.x; j < keys; j += blockDim.x) {
-        unsigned int next = offsets[(size_t)j * tiles + tile];
+    /* counts of the shares -> places within each key's run of the tile */
+    const int first_key = threadIdx.x * sort_keys_a_thread;
+    unsigned int key_count[sort_keys_a_thread], owned = 0;
 #pragma unroll
-        for (int w = 0; w < counting_warps; w++) {
-            const unsigned int share_count = place[w][j];
-            place[w][j] = next;
-            next += share_count;
+    for (int e = 0; e < sort_keys_a_thread; e++) {
+        const int j = first_key + e;
+        unsigned int next = 0;
+        if (j < keys)
+#pragma unroll
+            for (int w = 0; w < sort_warps; w++) {
+                const unsigned int share_count = place[w * keys + j];
+                place[w * keys + j] = next;
+                next += share_count;
+            }
+        key_count[e] = next;
+        owned += next;
+    }
+    unsigned int tile_points;
+    unsigned int at_key = block_exclusive_sum(owned, warp_sums, &tile_points);
+#pragma unroll
+    for (int e = 0; e < sort_keys_a_thread; e++) {
+        const int j = first_key + e;
+        if (j < keys) {
+            tile_starts[(size_t)blockIdx.x * keys + j] = at_key;
+#pragma unroll
+            for (int w = 0; w < sort_warps; w++)
+                place[w * keys + j] += at_key;
         }
+        at_key += key_count[e];
     }
     __syncthreads();
     const unsigned int below = (1u << lane) - 1u; /* the lanes before this one */
@@ -898,15 +945,33 @@ kcs_reduce_scatter(const int *__restrict__ idx, size_t n, int m, const unsigned 
         const unsigned int peers = __match_any_sync(0xffffffffu, key[step]);
         unsigned int at = 0;
         if (present)
-            at = place[warp][key[step]] + (unsigned int)__popc(peers & below);
+            at = place[warp * keys + key[step]] + (unsigned int)__popc(peers & below);
         __syncwarp();
         if (present) {
-            sorted_points[at] = (unsigned int)(begin + (size_t)step * 32 + lane);
+            tile_sorted[at] = (unsigned int)(begin + (size_t)step * 32 + lane);
             if ((peers & below) == 0) /* the lowest lane of its key */
-                place[warp][key[step]] += (unsigned int)__popc(peers);
+                place[warp * keys + key[step]] += (unsigned int)__popc(peers);
         }
         __syncwarp();
     }
+    __syncthreads();
+    /* the sorted tile out in whole 16-byte stores (scattered 4-byte stores to
+     * global memory were most of the sort's time); the output's tiles start
+     * at multiples of sort_tile words of a 256-byte aligned array */
+    for (unsigned int i = 4 * threadIdx.x; i < tile_points; i += 4 * reduce_threads) {
+        if (i + 4 <= tile_points)
+            *reinterpret_cast<uint4 *>(sorted_points + tile_first + i) =
+                *reinterpret_cast<const uint4 *>(tile_sorted + i);
+        else
+            for (unsigned int e = i; e < tile_points; e++)
+                sorted_points[tile_first + e] = tile_sorted[e];
+    }
+}
+
+/* The sort's dynamic shared memory for m anchors: the warps' places and a tile. */
+size_t sort_shared_bytes(size_t m)
+{
+    return ((size_t)sort_warps * (m + 1) + sort_tile) * sizeof(unsigned int);
 }
 
 /* 1 / value for a count (1 <= value < 2^31) to within an ulp or two of f64:
@@ -928,25 +993,91 @@ __device__ __forceinline__ void welford(double &mean, double &m2, float value, d
     m2 = fma(delta, (double)value - mean, m2);
 }
 
-/* A block per anchor (grid-strided): see the header comment. */
+/* Where batch position p of the current group of runs lies in
+ * sorted_points: in the last run r whose first position run_first[r] is at
+ * most p (empty runs share their successor's first position, so the last
+ * of equals is the one that holds p); run_first[reduce_threads] is the
+ * group's total, above every p asked for. */
+__device__ __forceinline__ unsigned int run_position(const unsigned int *run_first, const unsigned int *run_begin,
+                                                     unsigned int p)
+{
+    int low = 0, high = reduce_threads; /* run_first[low] <= p < run_first[high] */
+#pragma unroll
+    for (int step = 0; step < 8; step++) {
+        const int middle = (low + high) / 2;
+        if (run_first[middle] <= p)
+            low = middle;
+        else
+            high = middle;
+    }
+    static_assert(reduce_threads == 256, "eight halvings find one of 256 runs");
+    return run_begin[low] + (p - run_first[low]);
+}
+
+/* Anchor j's runs in the tiles group .. group + reduce_threads - 1 (a thread
+ * a tile): run_first[r] gets the sum of the lengths of the runs before r,
+ * run_first[reduce_threads] the group's total (returned), run_begin[r] where
+ * run r starts in sorted_points. Ends with a barrier; the caller's previous
+ * reads of run_first and run_begin must have ended with one. */
+__device__ __forceinline__ unsigned int gather_runs(const unsigned int *__restrict__ tile_starts, size_t keys,
+                                                    int j, size_t tiles, size_t tile_points, size_t group,
+                                                    unsigned int *run_first, unsigned int *run_begin,
+                                                    unsigned int *warp_sums)
+{
+    const int t = threadIdx.x;
+    const size_t tile = group + t;
+    unsigned int length = 0, first_place = 0;
+    if (tile < tiles) {
+        const unsigned int start = tile_starts[tile * keys + j];
+        length = tile_starts[tile * keys + j + 1] - start;
+        first_place = (unsigned int)(tile * tile_points) + start;
+    }
+    unsigned int total;
+    const unsigned int first = block_exclusive_sum(length, warp_sums, &total);
+    run_first[t] = first;
+    run_begin[t] = first_place;
+    if (t == 0)
+        run_first[reduce_threads] = total;
+    __syncthreads();
+    return total;
+}
+
+/* A block per anchor (grid-strided): see the header comment. Anchor j's
+ * points are its runs in the sort's tiles, tile by tile: in tile c they are
+ * sorted_points[c * tile_points + tile_starts[c * (m + 1) + j] ...
+ * tile_starts[c * (m + 1) + j + 1]). The runs are taken in groups of one a
+ * thread, their lengths summed by the block into first positions, and the
+ * group's points then read in batches of reduce_threads. */
 template <typename P>
 __global__ void __launch_bounds__(reduce_threads, KCS_REDUCE_MIN_BLOCKS)
-kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ segment_start,
-                      const unsigned int *__restrict__ segment_end, size_t segment_stride,
-                      const unsigned int *__restrict__ sorted_points, int d, int m,
+kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ tile_starts, size_t tiles,
+                      size_t tile_points, const unsigned int *__restrict__ sorted_points, int d, int m,
                       int *__restrict__ count, float *__restrict__ mean, float *__restrict__ var,
                       bool vectors)
 {
     constexpr int warps = reduce_threads / 32;
     __shared__ unsigned int ids[2][reduce_threads];
+    __shared__ unsigned int run_first[reduce_threads + 1];
+    __shared__ unsigned int run_begin[reduce_threads];
+    __shared__ unsigned int warp_sums[warps];
     __shared__ double warp_mean[warps][reduce_panel];
     __shared__ double warp_m2[warps][reduce_panel];
     __shared__ int warp_points[warps];
 
     const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    const size_t keys = (size_t)m + 1;
+    /* one group of runs (the usual case): gathered once per anchor, kept for every panel */
+    const bool one_group = tiles <= (size_t)reduce_threads;
     for (int j = blockIdx.x; j < m; j += gridDim.x) {
-        const size_t start = segment_start[(size_t)j * segment_stride];
-        const size_t c = segment_end[(size_t)j * segment_stride] - start;
+        unsigned int c = 0;
+        if (one_group) {
+            c = gather_runs(tile_starts, keys, j, tiles, tile_points, 0, run_first, run_begin, warp_sums);
+        } else { /* the count: the lengths of the anchor's runs in every tile */
+            unsigned int owned = 0;
+            for (size_t tile = t; tile < tiles; tile += reduce_threads)
+                owned += tile_starts[tile * keys + j + 1] - tile_starts[tile * keys + j];
+            block_exclusive_sum(owned, warp_sums, &c);
+        }
         if (t == 0)
             count[j] = (int)c;
 
@@ -954,44 +1085,52 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
             const int k = k0 + 4 * lane;
             double mu[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};
             int seen = 0;
-            int buffer = 0;
-            if ((size_t)t < c)
-                ids[0][t] = sorted_points[start + t];
-            __syncthreads();
-            for (size_t base = 0; base < c; base += reduce_threads, buffer ^= 1) {
-                /* the next batch's point numbers: that buffer was last read before the previous barrier */
-                if (base + reduce_threads + t < c)
-                    ids[buffer ^ 1][t] = sorted_points[start + base + reduce_threads + t];
-                const size_t left = c - base;
-                const int batch = left < (size_t)reduce_threads ? (int)left : reduce_threads;
-                const int first = warp * 32;
-                const int last = first + 32 < batch ? first + 32 : batch;
-                int r = first;
-                for (; r + reduce_unroll <= last; r += reduce_unroll) {
-                    float4 v[reduce_unroll];
+            for (size_t group = 0; group < tiles; group += reduce_threads) {
+                /* (the previous group's batches ended with a barrier) */
+                const unsigned int group_points =
+                    one_group ? c
+                              : gather_runs(tile_starts, keys, j, tiles, tile_points, group, run_first, run_begin,
+                                            warp_sums);
+                int buffer = 0;
+                if ((unsigned int)t < group_points)
+                    ids[0][t] = sorted_points[run_position(run_first, run_begin, (unsigned int)t)];
+                __syncthreads();
+                for (unsigned int base = 0; base < group_points; base += reduce_threads, buffer ^= 1) {
+                    /* the next batch's point numbers: that buffer was last read before the previous barrier */
+                    const unsigned int next = base + reduce_threads + (unsigned int)t;
+                    if (next < group_points)
+                        ids[buffer ^ 1][t] = sorted_points[run_position(run_first, run_begin, next)];
+                    const unsigned int left = group_points - base;
+                    const int batch = left < (unsigned int)reduce_threads ? (int)left : reduce_threads;
+                    const int first_row = warp * 32;
+                    const int last = first_row + 32 < batch ? first_row + 32 : batch;
+                    int r = first_row;
+                    for (; r + reduce_unroll <= last; r += reduce_unroll) {
+                        float4 v[reduce_unroll];
 #pragma unroll
-                    for (int u = 0; u < reduce_unroll; u++)
-                        v[u] = load_four(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
+                        for (int u = 0; u < reduce_unroll; u++)
+                            v[u] = load_four(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
 #pragma unroll
-                    for (int u = 0; u < reduce_unroll; u++) {
+                        for (int u = 0; u < reduce_unroll; u++) {
+                            seen++;
+                            const double inverse = reciprocal((double)seen);
+                            welford(mu[0], m2[0], v[u].x, inverse);
+                            welford(mu[1], m2[1], v[u].y, inverse);
+                            welford(mu[2], m2[2], v[u].z, inverse);
+                            welford(mu[3], m2[3], v[u].w, inverse);
+                        }
+                    }
+                    for (; r < last; r++) {
+                        const float4 v = load_four(x + (size_t)ids[buffer][r] * d, k, d, vectors);
                         seen++;
                         const double inverse = reciprocal((double)seen);
-                        welford(mu[0], m2[0], v[u].x, inverse);
-                        welford(mu[1], m2[1], v[u].y, inverse);
-                        welford(mu[2], m2[2], v[u].z, inverse);
-                        welford(mu[3], m2[3], v[u].w, inverse);
+                        welford(mu[0], m2[0], v.x, inverse);
+                        welford(mu[1], m2[1], v.y, inverse);
+                        welford(mu[2], m2[2], v.z, inverse);
+                        welford(mu[3], m2[3], v.w, inverse);
                     }
+                    __syncthreads();
                 }
-                for (; r < last; r++) {
-                    const float4 v = load_four(x + (size_t)ids[buffer][r] * d, k, d, vectors);
-                    seen++;
-                    const double inverse = reciprocal((double)seen);
-                    welford(mu[0], m2[0], v.x, inverse);
-                    welford(mu[1], m2[1], v.y, inverse);
-                    welford(mu[2], m2[2], v.z, inverse);
-                    welford(mu[3], m2[3], v.w, inverse);
-                }
-                __syncthreads();
             }
 
             /* Chan, Golub and LeVeque's merge of the warps' states, in warp order. */
@@ -1051,34 +1190,27 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
     int *count = (int *)outputs[0]->data;
     float *mean = (float *)outputs[1]->data, *var = (float *)outputs[2]->data;
 
-    /* Two ways to put each anchor's points together, in index order: a
-     * counting sort where its per-key counters fit in shared memory (m + 1
-     * keys at most counting_most_keys), else CUB's radix sort on the bits
-     * of [0, m]. Both give the statistics kernel the sorted point numbers and
-     * each anchor's run as start[j * stride] .. end[j * stride]. */
-    const bool counting = n > 0 && m + 1 <= (size_t)counting_most_keys;
-    const size_t tiles = (n + counting_tile - 1) / counting_tile;
+    /* Two ways to put each anchor's points together, in index order: the
+     * tile counting sort where its per-key counters fit in shared memory
+     * (m + 1 keys at most sort_most_keys), else CUB's radix sort on the bits
+     * of [0, m] as a single tile. Both give the statistics kernel the sorted
+     * point numbers and, per tile, where each key's run starts. */
+    const bool counting = n > 0 && m + 1 <= (size_t)sort_most_keys;
+    const size_t tiles = counting ? (n + sort_tile - 1) / sort_tile : 1;
     int end_bit = 0; /* the bits for m */
     while (end_bit < 32 && ((unsigned long long)1 << end_bit) <= (unsigned long long)m)
         end_bit++;
-    /* Scratch, counting: counts and offsets ((m + 1) * tiles each), sorted
+    /* Scratch, counting: the tiles' run starts ((m + 1) * tiles), the sorted
      * point numbers (n). Radix sort: keys, point numbers, both sorted (n
-     * each), then the runs' starts and ends (m + 1 each, adjacent). */
+     * each), then the runs' starts (m + 1). */
     const size_t array_bytes = align_up(n * sizeof(unsigned int));
     const size_t table_bytes = align_up((m + 1) * tiles * sizeof(unsigned int));
-    const size_t segments_offset = 4 * array_bytes;
-    const size_t segments_bytes = 2 * (m + 1) * sizeof(unsigned int);
-    const size_t scratch_bytes = counting ? 2 * table_bytes + array_bytes : segments_offset + segments_bytes;
+    const size_t scratch_bytes = counting ? table_bytes + array_bytes : 4 * array_bytes + table_bytes;
     if (counting && (m + 1) * tiles > (size_t)INT_MAX)
         return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, m = %zu is too large", n, m);
     size_t cub_bytes = 0;
     if (m > 0) {
-        if (counting) {
-            const unsigned int *no_input = nullptr;
-            unsigned int *no_output = nullptr;
-            KCS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, no_input, no_output,
-                                                         (int)((m + 1) * tiles), device->stream));
-        } else if (n > 0) {
+        if (!counting && n > 0) {
             const unsigned int *no_input = nullptr;
             unsigned int *no_output = nullptr;
             KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, no_input, no_output, no_input,
@@ -1097,39 +1229,30 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
     /* a block per anchor: the hardware balances anchors of different counts */
     const size_t anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
 
+    /* above 48 KB a block's dynamic shared memory must be allowed; a host
+     * call, kept out of the timed region like the reservations */
+    const size_t sort_bytes = sort_shared_bytes(m);
+    if (counting)
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kcs_reduce_sort_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)sort_bytes));
+
     status = kcs_cuda_timer_start(device, kernel_seconds, err);
     if (status != KCS_OK)
         return status;
     if (m > 0) {
         char *scratch = (char *)device->partials.data;
-        const unsigned int *segment_start, *segment_end, *sorted_points;
-        size_t segment_stride;
+        unsigned int *tile_starts, *sorted;
         if (counting) {
-            unsigned int *counts = (unsigned int *)scratch;
-            unsigned int *offsets = (unsigned int *)(scratch + table_bytes);
-            unsigned int *sorted = (unsigned int *)(scratch + 2 * table_bytes);
-            kcs_reduce_count<<<(unsigned int)tiles, 32 * counting_warps, 0, device->stream>>>(idx, n, (int)m,
-                                                                                            counts);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_count");
-            size_t storage_bytes = device->cub_storage.bytes;
-            const unsigned int *counts_in = counts;
-            KCS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(device->cub_storage.data, storage_bytes, counts_in,
-                                                         offsets, (int)((m + 1) * tiles), device->stream));
-            kcs_reduce_scatter<<<(unsigned int)tiles, 32 * counting_warps, 0, device->stream>>>(
-                idx, n, (int)m, offsets, sorted);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_scatter");
-            /* anchor j's run: from its tile-0 offset to anchor j + 1's */
-            segment_start = offsets;
-            segment_end = offsets + tiles;
-            segment_stride = tiles;
-            sorted_points = sorted;
+            tile_starts = (unsigned int *)scratch;
+            sorted = (unsigned int *)(scratch + table_bytes);
+            kcs_reduce_sort_tiles<<<(unsigned int)tiles, reduce_threads, sort_bytes, device->stream>>>(
+                idx, n, (int)m, tile_starts, sorted);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_sort_tiles");
         } else {
             unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
             unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
-            unsigned int *sorted = (unsigned int *)(scratch + 3 * array_bytes);
-            unsigned int *start = (unsigned int *)(scratch + segments_offset);
-            unsigned int *end = start + (m + 1);
-            KCS_CUDA_CHECK(cudaMemsetAsync(start, 0, segments_bytes, device->stream));
+            sorted = (unsigned int *)(scratch + 3 * array_bytes);
+            tile_starts = (unsigned int *)(scratch + 4 * array_bytes);
             if (n > 0) {
                 kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
                                                                                           points);
@@ -1139,17 +1262,13 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
                 KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
                                                                sorted_keys, points_in, sorted, (int)n, 0,
                                                                end_bit, device->stream));
-                kcs_reduce_segments<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(sorted_keys, n,
-                                                                                             start, end);
-                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_segments");
             }
-            segment_start = start;
-            segment_end = end;
-            segment_stride = 1;
-            sorted_points = sorted;
+            kcs_reduce_run_starts<<<(unsigned int)((m + 1 + 255) / 256), 256, 0, device->stream>>>(
+                sorted_keys, n, (int)m, tile_starts);
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_run_starts");
         }
         kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
-            x, segment_start, segment_end, segment_stride, sorted_points, (int)d, (int)m, count, mean, var,
+            x, tile_starts, tiles, (size_t)sort_tile, sorted, (int)d, (int)m, count, mean, var,
             rows_are_vectors<P>(x, d));
         KCS_CUDA_CHECK_LAUNCH("kcs_reduce_statistics");
     }
@@ -1319,7 +1438,7 @@ static const kcs_kernel rows[] = {
      run_assign<float, true>, NULL},
     {"assign", KCS_F16, "shortlist", "as f32, points widened from f16 when staged", run_assign<__half, true>, NULL},
     {"reduce", KCS_F32, "sorted-welford",
-     "counting sort by anchor (CUB radix sort for m >= 1536), a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
+     "tile counting sort by anchor, one launch (CUB radix sort for m >= 1536), a block per anchor: f64 Welford per warp, Chan merge; no float atomics",
      run_reduce<float>, NULL},
     {"reduce", KCS_F16, "sorted-welford", "as f32, points widened from f16", run_reduce<__half>, NULL},
     {"update", KCS_F32, "elementwise", "v' = fma(mu, v, mean - a) or mu v; a' = fma(lr T, v', a)", run_update, NULL},

@@ -61,6 +61,28 @@ static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM(
             " -DKCS_REDUCE_SORT_TILE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_SORT_TILE)
             " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL));
 
+/* The same program with 16-deep shortlist stages (KCS_SHORTLIST_DEPTH in
+ * opencl/anneal.cl): half the barriers of the default 8, for devices with
+ * the local memory it needs (shortlist_local_bytes); only the shortlist pass
+ * is taken from it. On an H100 through NVIDIA's OpenCL the perf case's pass
+ * took 8.6 ms with 16-deep stages and 10.2 ms with 8 (docs/anneal.md). */
+static const kcs_opencl_program anneal_deep_program = KCS_OPENCL_PROGRAM(
+    anneal, "-cl-fp32-correctly-rounded-divide-sqrt -DKCS_SHORTLIST_DEPTH=16"
+            " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
+            " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)
+            " -DKCS_REDUCE_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_ITEMS)
+            " -DKCS_REDUCE_SORT_TILE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_SORT_TILE)
+            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL));
+
+/* Local memory of the shortlist kernel with stages of depth dimensions:
+ * two buffers of both operands' stages (rows padded to 132 floats), then the
+ * final merge's runners-up (128 points x 16 work-items) and its three arrays of
+ * 128 (the merge's other two arrays reuse the buffers). */
+static size_t shortlist_local_bytes(size_t depth)
+{
+    return sizeof(cl_float) * (4 * depth * 132 + 128 * 16 + 3 * 128);
+}
+
 enum {
     /* The work-group of reduce, update and energy (the largest the kernels ask for). */
     group_items = 256,
@@ -179,8 +201,10 @@ static kcs_status enqueue_assign_shortlist(kcs_device *device, const kcs_op_args
     kcs_status status = kcs_opencl_kernel(device, &anneal_program, "kcs_assign_clear", &clear, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(device, &anneal_program, "kcs_assign_anchor_norms", &norms, err);
+    const kcs_opencl_program *shortlist_program =
+        shortlist_local_bytes(16) <= device->local_memory ? &anneal_deep_program : &anneal_program;
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_shortlist,
+        status = kcs_opencl_kernel(device, shortlist_program, kernels_of[args->dtype].assign_shortlist,
                                    &shortlist, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(device, &anneal_program, kernels_of[args->dtype].assign_list,
@@ -225,6 +249,9 @@ static kcs_status enqueue_assign_shortlist(kcs_device *device, const kcs_op_args
     KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 8, sizeof idx, &idx), err);
     KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 9, sizeof dist, &dist), err);
     KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 10, sizeof flagged, &flagged), err);
+    /* rows of 4k elements: every row aligned for one vector load of 4 */
+    cl_int vectors = s->d % 4 == 0;
+    KCS_OPENCL_CHECK(clSetKernelArg(shortlist, 11, sizeof vectors, &vectors), err);
     KCS_OPENCL_CHECK(clSetKernelArg(listed, 0, sizeof x, &x), err);
     KCS_OPENCL_CHECK(clSetKernelArg(listed, 1, sizeof a, &a), err);
     KCS_OPENCL_CHECK(clSetKernelArg(listed, 2, sizeof n, &n), err);

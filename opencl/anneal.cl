@@ -28,12 +28,24 @@
  *   the CUDA shortlist algorithm (cuda/anneal.cu) in OpenCL C 1.2. Where the
  *   tiled kernel issues two instructions a term (a subtraction and a
  *   multiply-add), the shortlist pass issues one: the same tiling
- *   accumulates x . a and ranks anchors by ||a_j||^2 - 2 x . a_j (||x||^2 is
+ *   accumulates x . a in float (it only ranks, within the margin below
+ *   derived from that float error) and ranks anchors by
+ *   ||a_j||^2 - 2 x . a_j (||x||^2 is
  *   the same for every anchor), keeping per point the smallest value, its
  *   index and the second smallest. Its work-items read their 8 points and 8
  *   anchors of a dimension as two float4s each from local memory (rows
  *   padded by 4; tiled-local reads 16 floats one by one), so the inner loop
- *   is 4 local reads a 64 multiply-adds. The expanded form only shortlists
+ *   is 4 local reads a 64 multiply-adds. Staging as in opencl/gemm.cl's
+ *   tiled kernel: each stage of KCS_SHORTLIST_DEPTH dimensions of 128 points
+ *   and 128 anchors is read from global memory as float4s (a work-item a
+ *   float4 of each operand per 8 dimensions, four neighbours a 64-byte run
+ *   of a row where the depth is 16), stored transposed into local memory,
+ *   double-buffered: the next stage, across anchor tiles too, is loaded into
+ *   registers while the current one is computed and stored after it, one
+ *   barrier a stage, with no 64-bit index arithmetic or bounds test per
+ *   element (rows past n or m repeat the last one, dimensions past d read
+ *   as 0). The host builds 16-deep stages where the device has the 43.5 KB
+ *   of local memory they need, else 8-deep (27 KB, inside OpenCL 1.2's 32 KB). The expanded form only shortlists
  *   (docs/anneal.md): its error against the exact value is at most
  *   gamma(d + 1) (||a_j||^2 + 2 ||x|| ||a_j||), so with R >= max ||a_j|| and
  *   X >= ||x|| every anchor that could be nearest lies within 2 gamma(d + 1)
@@ -52,9 +64,8 @@
  *   (OpenCL 1.2 has no 64-bit atomic minimum): for the perf case's ~2000
  *   flagged points that is 16 work-groups walking 1024 anchors, about
  *   0.15 ms on one compute unit against ~7 ms for the shortlist pass.
- *   Expected: one FMA a term like CUDA's shortlist (7.1 ms on an H200)
- *   rather than two (CUDA direct, 10.2 ms); without double buffering and
- *   with 16-deep stages, about 0.8 to 0.9 of CUDA shortlist's rate.
+ *   One FMA a term like CUDA's shortlist rather than two (CUDA direct, or
+ *   tiled-local here); what it reached is in docs/anneal.md.
  *
  * reduce: a counting sort of the points by anchor, then per anchor two
  *   passes over its own points. No atomics at all, and deterministic: every
@@ -204,6 +215,26 @@
 #define KCS_ANNEAL_LOAD_F32(x, i) ((x)[i])
 #define KCS_ANNEAL_LOAD_F16(x, i) vload_half((i), (x))
 
+/* Dimensions k .. k + 3 of a point row: one 16-byte (f32) or 8-byte (f16) load
+ * where vectors (d a multiple of 4, so every row is aligned for it) and all
+ * four lie inside the row, else element by element, 0 beyond d. */
+static float4 kcs_anneal_four_f32(global const float *row, ulong k, ulong d, int vectors)
+{
+    if (vectors && k + 4 <= d)
+        return *(global const float4 *)(row + k);
+    return (float4)(k < d ? row[k] : 0.0f, k + 1 < d ? row[k + 1] : 0.0f,
+                    k + 2 < d ? row[k + 2] : 0.0f, k + 3 < d ? row[k + 3] : 0.0f);
+}
+
+static float4 kcs_anneal_four_f16(global const half *row, ulong k, ulong d, int vectors)
+{
+    if (vectors && k + 4 <= d)
+        return vload_half4(0, row + k);
+    return (float4)(k < d ? vload_half(k, row) : 0.0f, k + 1 < d ? vload_half(k + 1, row) : 0.0f,
+                    k + 2 < d ? vload_half(k + 2, row) : 0.0f,
+                    k + 3 < d ? vload_half(k + 3, row) : 0.0f);
+}
+
 /* ---- assign ------------------------------------------------------------------- */
 
 /* LIST_PARAMETERS, COUNT and POINT_OF: the plain kernel assigns points 0 ..
@@ -346,22 +377,60 @@ kernel void kcs_assign_anchor_norms(global const float *a, ulong m, ulong d, glo
 /* The tile-local point (anchor) of a work-item's i-th row (column): two runs
  * of 4, 64 apart, so that a work-item reads its 8 as two float4s. */
 #define KCS_SHORTLIST_POSITION(coordinate, i) (((i) < 4 ? 0 : 64) + (coordinate) * 4 + ((i) & 3))
+#ifndef KCS_SHORTLIST_DEPTH
+/* Dimensions of a shortlist stage, 8 or 16: a work-item moves DEPTH / 8
+ * float4s of each operand a stage. With 8, two buffers of both operands
+ * (17 KB) and the final merge's arrays (9.5 KB) fit in OpenCL 1.2's 32 KB of
+ * local memory; 16 (43.5 KB in all) halves the barriers, and the host builds
+ * it where the device has the local memory (opencl/anneal.c). */
+#define KCS_SHORTLIST_DEPTH 8
+#endif
+#if KCS_SHORTLIST_DEPTH != 8 && KCS_SHORTLIST_DEPTH != 16
+#error "KCS_SHORTLIST_DEPTH is 8 or 16"
+#endif
+/* float4s of each operand a work-item moves a stage, and the float4s of a stage's row */
+#define KCS_SHORTLIST_LOADS (KCS_SHORTLIST_DEPTH / 8)
+#define KCS_SHORTLIST_ROW_VECTORS (KCS_SHORTLIST_DEPTH / 4)
+/* Floats of one operand's stage (KCS_SHORTLIST_DEPTH rows of KCS_SHORTLIST_PITCH). */
+#define KCS_SHORTLIST_STAGE (KCS_SHORTLIST_DEPTH * KCS_SHORTLIST_PITCH)
+#if KCS_ASSIGN_TILE * KCS_ASSIGN_SIDE > 2 * KCS_SHORTLIST_STAGE
+#error "the shortlist's final merge reuses the staging buffers: they are too small"
+#endif
+/* Stores a work-item's staged float4s (see the kernel) into buffer b,
+ * transposed: float4 l of the points goes to staged[l], of the anchors to
+ * staged[KCS_SHORTLIST_LOADS + l]. */
+#define KCS_SHORTLIST_STORE(b, staged)                                                             \
+    do {                                                                                           \
+        _Pragma("unroll") for (int l = 0; l < KCS_SHORTLIST_LOADS; l++) {                          \
+            local float *points_to = points + (b) * KCS_SHORTLIST_STAGE + staged_at[l];            \
+            local float *anchors_to = anchors + (b) * KCS_SHORTLIST_STAGE + staged_at[l];          \
+            float4 point = (staged)[l], anchor = (staged)[KCS_SHORTLIST_LOADS + l];                \
+            points_to[0] = point.x;                                                                \
+            points_to[KCS_SHORTLIST_PITCH] = point.y;                                              \
+            points_to[2 * KCS_SHORTLIST_PITCH] = point.z;                                          \
+            points_to[3 * KCS_SHORTLIST_PITCH] = point.w;                                          \
+            anchors_to[0] = anchor.x;                                                              \
+            anchors_to[KCS_SHORTLIST_PITCH] = anchor.y;                                            \
+            anchors_to[2 * KCS_SHORTLIST_PITCH] = anchor.z;                                        \
+            anchors_to[3 * KCS_SHORTLIST_PITCH] = anchor.w;                                        \
+        }                                                                                          \
+    } while (0)
 
 #if KCS_ASSIGN_SIDE == 16 && KCS_ASSIGN_MICRO == 8
 /* The shortlist pass: see the banner. Only for 16 x 16 work-items of 8 x 8
  * (the float4 reads assume it). */
-#define KCS_ASSIGN_SHORTLIST(NAME, POINT_T, LOAD)                                                  \
+#define KCS_ASSIGN_SHORTLIST(NAME, POINT_T, LOAD, FOUR)                                            \
     __attribute__((reqd_work_group_size(KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE, 1, 1)))                 \
     kernel void NAME(global const POINT_T *x, global const float *a, ulong n, ulong d, ulong m,    \
                      global uint *state, float margin_factor, float norm_inflation,                \
-                     global int *idx, global float *dist, global uint *flagged)                    \
+                     global int *idx, global float *dist, global uint *flagged, int vectors)       \
     {                                                                                              \
         /* state: the largest norm's bits, the flagged count, 2 words unused, the norms */         \
         global const float *norms = (global const float *)(state + 4);                             \
         global uint *flagged_count = state + 1;                                                    \
         /* Dimension k of point (anchor) p of the tile is element k * KCS_SHORTLIST_PITCH + p. */  \
-        local float4 points4[KCS_ASSIGN_DEPTH * KCS_SHORTLIST_PITCH / 4];                          \
-        local float4 anchors4[KCS_ASSIGN_DEPTH * KCS_SHORTLIST_PITCH / 4];                         \
+        local float4 points4[2 * KCS_SHORTLIST_STAGE / 4];                                         \
+        local float4 anchors4[2 * KCS_SHORTLIST_STAGE / 4];                                        \
         local float candidate_second[KCS_ASSIGN_TILE * KCS_ASSIGN_SIDE];                           \
         local float final_best[KCS_ASSIGN_TILE], final_second[KCS_ASSIGN_TILE];                    \
         local int final_index[KCS_ASSIGN_TILE];                                                    \
@@ -378,33 +447,70 @@ kernel void kcs_assign_anchor_norms(global const float *a, ulong m, ulong d, glo
             second[i] = INFINITY;                                                                  \
             best_index[i] = 0;                                                                     \
         }                                                                                          \
-        for (ulong anchor0 = 0; anchor0 < m; anchor0 += KCS_ASSIGN_TILE) {                         \
+        /* Stage s (anchor tile s / stages, dimensions DEPTH (s % stages) on)                      \
+         * is staged in buffer s % 2; work-item id moves float4s q = id + 256 l                    \
+         * (l < KCS_SHORTLIST_LOADS) of each operand's stage: row q / (DEPTH /                     \
+         * 4), dimensions 4 (q % (DEPTH / 4)) on, to column row of local rows                      \
+         * 4 (q % (DEPTH / 4)) .. + 3 (transposed). Rows past n (m) repeat the                     \
+         * last one: finite values whose results are never kept (such an                           \
+         * anchor's norm is +inf, its value +inf, never nearer). */                                \
+        uint stages = (uint)((d + KCS_SHORTLIST_DEPTH - 1) / KCS_SHORTLIST_DEPTH);                 \
+        uint anchor_tiles = (uint)((m + KCS_ASSIGN_TILE - 1) / KCS_ASSIGN_TILE);                   \
+        uint total = stages * anchor_tiles;                                                        \
+        uint row[KCS_SHORTLIST_LOADS], part4[KCS_SHORTLIST_LOADS], staged_at[KCS_SHORTLIST_LOADS]; \
+        global const POINT_T *point_row[KCS_SHORTLIST_LOADS];                                      \
+        float4 staged[2 * KCS_SHORTLIST_LOADS];                                                    \
+        _Pragma("unroll") for (int l = 0; l < KCS_SHORTLIST_LOADS; l++) {                          \
+            uint q = id + l * KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE;                                   \
+            row[l] = q / KCS_SHORTLIST_ROW_VECTORS;                                                \
+            part4[l] = 4 * (q % KCS_SHORTLIST_ROW_VECTORS);                                        \
+            staged_at[l] = part4[l] * KCS_SHORTLIST_PITCH + row[l];                                \
+            point_row[l] = x + min(point0 + row[l], n - 1) * d;                                    \
+        }                                                                                          \
+        if (total > 0) {                                                                           \
+            _Pragma("unroll") for (int l = 0; l < KCS_SHORTLIST_LOADS; l++) {                      \
+                staged[l] = FOUR(point_row[l], part4[l], d, vectors);                              \
+                staged[KCS_SHORTLIST_LOADS + l] =                                                  \
+                    kcs_anneal_four_f32(a + min((ulong)row[l], m - 1) * d, part4[l], d, vectors);  \
+            }                                                                                      \
+            KCS_SHORTLIST_STORE(0, staged);                                                        \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        uint stage = 0;                                                                            \
+        for (uint anchor_tile = 0; anchor_tile < anchor_tiles; anchor_tile++) {                    \
+            ulong anchor0 = (ulong)anchor_tile * KCS_ASSIGN_TILE;                                  \
             float sums[8][8];                                                                      \
             _Pragma("unroll") for (int i = 0; i < 8; i++)                                          \
                 _Pragma("unroll") for (int j = 0; j < 8; j++)                                      \
                     sums[i][j] = 0.0f;                                                             \
-            for (ulong k0 = 0; k0 < d; k0 += KCS_ASSIGN_DEPTH) {                                   \
-                for (uint e = id; e < KCS_ASSIGN_TILE * KCS_ASSIGN_DEPTH;                          \
-                     e += KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE) {                                     \
-                    uint p = e / KCS_ASSIGN_DEPTH, k = e % KCS_ASSIGN_DEPTH;                       \
-                    ulong dimension = k0 + k, point = point0 + p, anchor = anchor0 + p;            \
-                    points[k * KCS_SHORTLIST_PITCH + p] =                                          \
-                        point < n && dimension < d ? LOAD(x, point * d + dimension) : 0.0f;        \
-                    anchors[k * KCS_SHORTLIST_PITCH + p] =                                         \
-                        anchor < m && dimension < d ? a[anchor * d + dimension] : 0.0f;            \
+            for (uint k_stage = 0; k_stage < stages; k_stage++, stage++) {                         \
+                uint buffer = stage & 1;                                                           \
+                int more = stage + 1 < total;                                                      \
+                if (more) { /* the next stage into registers while this one is computed */         \
+                    uint next_tile = k_stage + 1 < stages ? anchor_tile : anchor_tile + 1;         \
+                    ulong k0 = (ulong)(k_stage + 1 < stages ? k_stage + 1 : 0) * KCS_SHORTLIST_DEPTH;\
+                    ulong next_anchor0 = (ulong)next_tile * KCS_ASSIGN_TILE;                       \
+                    _Pragma("unroll") for (int l = 0; l < KCS_SHORTLIST_LOADS; l++) {              \
+                        staged[l] = FOUR(point_row[l], k0 + part4[l], d, vectors);                 \
+                        staged[KCS_SHORTLIST_LOADS + l] = kcs_anneal_four_f32(                     \
+                            a + min(next_anchor0 + row[l], m - 1) * d, k0 + part4[l], d, vectors); \
+                    }                                                                              \
                 }                                                                                  \
-                barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-                for (int k = 0; k < KCS_ASSIGN_DEPTH; k++) {                                       \
-                    float4 x0 = points4[(k * KCS_SHORTLIST_PITCH + line * 4) / 4];                 \
-                    float4 x1 = points4[(k * KCS_SHORTLIST_PITCH + 64 + line * 4) / 4];            \
-                    float4 a0 = anchors4[(k * KCS_SHORTLIST_PITCH + column * 4) / 4];              \
-                    float4 a1 = anchors4[(k * KCS_SHORTLIST_PITCH + 64 + column * 4) / 4];         \
+                local const float4 *points_now = points4 + buffer * (KCS_SHORTLIST_STAGE / 4);     \
+                local const float4 *anchors_now = anchors4 + buffer * (KCS_SHORTLIST_STAGE / 4);   \
+                _Pragma("unroll") for (int k = 0; k < KCS_SHORTLIST_DEPTH; k++) {                  \
+                    float4 x0 = points_now[(k * KCS_SHORTLIST_PITCH + line * 4) / 4];              \
+                    float4 x1 = points_now[(k * KCS_SHORTLIST_PITCH + 64 + line * 4) / 4];         \
+                    float4 a0 = anchors_now[(k * KCS_SHORTLIST_PITCH + column * 4) / 4];           \
+                    float4 a1 = anchors_now[(k * KCS_SHORTLIST_PITCH + 64 + column * 4) / 4];      \
                     float xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};                \
                     float as[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};                \
                     _Pragma("unroll") for (int i = 0; i < 8; i++)                                  \
                         _Pragma("unroll") for (int j = 0; j < 8; j++)                              \
                             sums[i][j] = fma(xs[i], as[j], sums[i][j]);                            \
                 }                                                                                  \
+                if (more)                                                                          \
+                    KCS_SHORTLIST_STORE(buffer ^ 1, staged);                                       \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                      \
             }                                                                                      \
             /* Fold the tile: value ||a||^2 - 2 x.a, the anchors in increasing order */            \
@@ -492,8 +598,8 @@ kernel void kcs_assign_anchor_norms(global const float *a, ulong m, ulong d, glo
         }                                                                                          \
     }
 
-KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f32, float, KCS_ANNEAL_LOAD_F32)
-KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f16, half, KCS_ANNEAL_LOAD_F16)
+KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f32, float, KCS_ANNEAL_LOAD_F32, kcs_anneal_four_f32)
+KCS_ASSIGN_SHORTLIST(kcs_assign_shortlist_f16, half, KCS_ANNEAL_LOAD_F16, kcs_anneal_four_f16)
 #endif
 
 /* ---- reduce ------------------------------------------------------------------- */
@@ -808,26 +914,6 @@ static double kcs_reduce_reciprocal(double value)
         (m2) = fma(delta_, (double)(value) - (mean), (m2));                                        \
     } while (0)
 
-/* Dimensions k .. k + 3 of a point row: one 16-byte (f32) or 8-byte (f16) load
- * where vectors (d a multiple of 4, so every row is aligned for it) and all
- * four lie inside the row, else element by element, 0 beyond d. */
-static float4 kcs_reduce_four_f32(global const float *row, ulong k, ulong d, int vectors)
-{
-    if (vectors && k + 4 <= d)
-        return *(global const float4 *)(row + k);
-    return (float4)(k < d ? row[k] : 0.0f, k + 1 < d ? row[k + 1] : 0.0f,
-                    k + 2 < d ? row[k + 2] : 0.0f, k + 3 < d ? row[k + 3] : 0.0f);
-}
-
-static float4 kcs_reduce_four_f16(global const half *row, ulong k, ulong d, int vectors)
-{
-    if (vectors && k + 4 <= d)
-        return vload_half4(0, row + k);
-    return (float4)(k < d ? vload_half(k, row) : 0.0f, k + 1 < d ? vload_half(k + 1, row) : 0.0f,
-                    k + 2 < d ? vload_half(k + 2, row) : 0.0f,
-                    k + 3 < d ? vload_half(k + 3, row) : 0.0f);
-}
-
 /* Work-group j: count[j] is known; mean[j] and var[j] from the points
  * order[offsets[j] .. + count[j]) in one read of each: see the banner. The
  * work-items form KCS_REDUCE_ITEMS / 32 rows of 32; a work-item takes
@@ -902,8 +988,8 @@ static float4 kcs_reduce_four_f16(global const half *row, ulong k, ulong d, int 
         }                                                                                          \
     }
 
-KCS_REDUCE_WELFORD(kcs_reduce_welford_f32, float, kcs_reduce_four_f32)
-KCS_REDUCE_WELFORD(kcs_reduce_welford_f16, half, kcs_reduce_four_f16)
+KCS_REDUCE_WELFORD(kcs_reduce_welford_f32, float, kcs_anneal_four_f32)
+KCS_REDUCE_WELFORD(kcs_reduce_welford_f16, half, kcs_anneal_four_f16)
 
 #endif
 

@@ -117,6 +117,16 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T value, u
     return emu_shuffle_from(value, source);
 }
 
+template <typename T> static inline T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32)
+{
+    (void)mask;
+    const int lane = threadIdx.x % 32;
+    int source = lane - (int)delta;
+    if (source < 0 || source / width != lane / width)
+        source = lane; /* CUDA: a source outside the segment gives the caller's own value */
+    return emu_shuffle_from(value, source);
+}
+
 static inline void __syncwarp() { emu_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
 /* The lanes of the warp whose value equals this lane's. */
 static inline unsigned __match_any_sync(unsigned mask, unsigned value)

@@ -38,7 +38,8 @@ failures=0
 #              partial vector), NaN rows, attention masks (empty pieces in the
 #              merge), rows of 20001 held partly in local memory; f16 and
 #              bf16 on ragged (33) and whole-vector (64) rows
-#   anneal     assign, reduce, update and energy on their small cases
+#   anneal     assign, reduce, update and energy on their small cases (assign-f32-small: d = 8,
+#              the shortlist's vector loads)
 cases="sumsq/f32-n7 sumsq/f64-n93 sumsq/f64-n4096 sumsq/f64-nan sumsq/f32-inf sumsq/f16-n93 sumsq/bf16-n4096
 elementwise/add-f32-n93 elementwise/add-f64-special elementwise/mul-f32-n93 elementwise/mul-f64-n93
 elementwise/relu-f32-n93 elementwise/relu-f64-n93 elementwise/sigmoid-f32-n93 elementwise/sigmoid-f64-n93
@@ -53,7 +54,7 @@ softmax/f32-cols1 softmax/f32-cols33 softmax/f64-cols33 softmax/f32-cols1000 sof
 softmax/f32-nan softmax/f64-masked softmax/f32-causal-64 softmax/f64-one-entry-64
 softmax/f32-masked-start-1000 softmax/f32-long-rows softmax/f16-cols33 softmax/bf16-cols33
 softmax/f16-causal-64 softmax/bf16-causal-64
-anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
+anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/assign-f32-small anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
 anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
 # Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
