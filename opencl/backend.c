@@ -249,6 +249,24 @@ static int has_extension(const char *extensions, const char *name)
     return 0;
 }
 
+/* The one place that decides which devices get NVIDIA's PTX conversions in
+ * opencl/half.cl: a device that offers NVIDIA's cl_nv_device_attribute_query
+ * (its OpenCL compiles to PTX and accepts inline PTX) is built with
+ * -DKCS_OPENCL_NVIDIA_SM=<compute capability, e.g. 90>; every other device
+ * keeps half.cl's portable code. Decided once, when the device is opened, from
+ * its extensions; writes the option, or nothing, into option. */
+static void nvidia_option(cl_device_id id, const char *extensions, char *option, size_t size)
+{
+    option[0] = '\0';
+    cl_uint major = 0, minor = 0;
+    if (has_extension(extensions, "cl_nv_device_attribute_query") &&
+        clGetDeviceInfo(id, 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major, NULL) ==
+            CL_SUCCESS &&
+        clGetDeviceInfo(id, 0x4001 /* CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV */, sizeof minor, &minor, NULL) ==
+            CL_SUCCESS)
+        snprintf(option, size, "-DKCS_OPENCL_NVIDIA_SM=%u", major * 10 + minor);
+}
+
 /* The device's PCI address as the CUDA backend writes it ("; pci_bus_id=DDDD:BB:DD.F"), appended
  * to details where the device tells it: cl_khr_pci_bus_info, else NVIDIA's
  * cl_nv_device_attribute_query (bus 0x4008, slot 0x4009 holding device << 3 | function, domain
@@ -347,6 +365,7 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
     if (status == KCS_OK) {
         device->has_fp64 = has_extension(strings[extensions], "cl_khr_fp64");
         device->has_fp16 = has_extension(strings[extensions], "cl_khr_fp16");
+        nvidia_option(id, strings[extensions], device->nvidia_option, sizeof device->nvidia_option);
         snprintf(device->name, sizeof device->name, "%s", strings[name]);
         snprintf(info->name, sizeof info->name, "%s", strings[name]);
         snprintf(info->vendor, sizeof info->vendor, "%s", strings[vendor]);
@@ -553,31 +572,6 @@ static void host_release(kcs_device *device, void *host)
 
 KCS_OPENCL_EMBEDDED_SOURCE(half);
 
-/* The one place that decides which devices get NVIDIA's PTX conversions in
- * opencl/half.cl: a device that answers NVIDIA's cl_nv_device_attribute_query
- * (its OpenCL compiles to PTX and accepts inline PTX) is built with
- * -DKCS_OPENCL_NVIDIA_SM=<compute capability, e.g. 90>; every other device
- * keeps half.cl's portable code. Writes the option, or nothing, into option. */
-static void nvidia_option(cl_device_id id, char *option, size_t size)
-{
-    option[0] = '\0';
-    size_t length = 0;
-    if (clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &length) != CL_SUCCESS || length == 0)
-        return;
-    char *extensions = calloc(length + 1, 1);
-    if (!extensions)
-        return;
-    cl_uint major = 0, minor = 0;
-    if (clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, length, extensions, NULL) == CL_SUCCESS &&
-        has_extension(extensions, "cl_nv_device_attribute_query") &&
-        clGetDeviceInfo(id, 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major, NULL) ==
-            CL_SUCCESS &&
-        clGetDeviceInfo(id, 0x4001 /* CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV */, sizeof minor, &minor, NULL) ==
-            CL_SUCCESS)
-        snprintf(option, size, "-DKCS_OPENCL_NVIDIA_SM=%u", major * 10 + minor);
-    free(extensions);
-}
-
 /* Builds a program for the device into build, keeping the outcome either way. */
 static void build_program(kcs_device *device, const kcs_opencl_program *program, kcs_opencl_build *build)
 {
@@ -597,10 +591,9 @@ static void build_program(kcs_device *device, const kcs_opencl_program *program,
          * validator's way to try e.g. -cl-opt-disable, and the tests' way to
          * make a build fail on purpose (tests/bad_input_test.sh). */
         const char *extra = getenv("KCS_OPENCL_BUILD_OPTIONS");
-        char nvidia[64], options[4096];
-        nvidia_option(device->id, nvidia, sizeof nvidia);
-        snprintf(options, sizeof options, "%s %s %s", program->options ? program->options : "", nvidia,
-                 extra ? extra : "");
+        char options[4096];
+        snprintf(options, sizeof options, "%s %s %s", program->options ? program->options : "",
+                 device->nvidia_option, extra ? extra : "");
         code = clBuildProgram(created, 1, &device->id, options, NULL, NULL);
         if (code == CL_SUCCESS) {
             build->built = created;

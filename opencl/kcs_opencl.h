@@ -88,6 +88,7 @@ struct kcs_device {
     cl_ulong local_memory;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes a work-group may use */
     int has_fp64;                   /* whether cl_khr_fp64 is offered */
     int has_fp16;                   /* whether cl_khr_fp16 is offered */
+    char nvidia_option[32];         /* "-DKCS_OPENCL_NVIDIA_SM=90" on NVIDIA, else "" (backend.c) */
     char name[256];                 /* CL_DEVICE_NAME, for messages */
     kcs_opencl_build builds[KCS_OPENCL_MAX_PROGRAMS]; /* programs built (or tried) so far */
     int build_count;                /* entries of builds in use */
