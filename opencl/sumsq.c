@@ -9,7 +9,13 @@
  *   gpu-strided-tree: enough work-groups to fill the device
  *     (groups_per_compute_unit per compute unit, fewer for small n), each
  *     writing one partial; further passes of the same shape add partials
- *     until few enough remain for one work-group, which writes s.
+ *     until few enough remain for one work-group, which writes s. The f16
+ *     and bf16 rows do it in one launch when the first pass leaves few
+ *     enough partials for one work-group (always, below n = 4 * 10^9 on an
+ *     H100): the last work-group to finish adds them and writes s
+ *     (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH, says why that is valid); a
+ *     second launch and the wait between the two cost more than that sum
+ *     (docs/sumsq.md).
  *   cpu-contiguous-chunks: work_items_per_compute_unit work-items per
  *     compute unit, each summing a contiguous chunk; one work-item then adds
  *     the chunk sums and writes s.
@@ -26,11 +32,12 @@
  *     elements on an H100 (132 compute units): 93 + 2 + 8 in the first
  *     pass, 2 + 2 + 8 in the last, 115 in all. The f16 and bf16 first pass
  *     reads eight elements a load into eight running sums, four terms of a
- *     load into each of two: at most 128 vectors a work-item, so at most 34
- *     loads (31 in the loop of four, 3 after it) and 136 additions in a
+ *     load into each of two: at most 128 vectors a work-item, so at most 33
+ *     loads (32 in the loop of four, 1 ragged) and 132 additions in a
  *     running sum, + 3 (joining the eight) + 1 (the ragged end) + 8 (the
- *     tree) = 148; for 10^8 elements on an H100, 47 vectors a work-item at
- *     most: 56 + 3 + 1 + 8 = 68 in the first pass.
+ *     tree) = 144; for 10^8 elements on an H100, 47 vectors a work-item at
+ *     most: 48 + 3 + 1 + 8 = 60 in the first pass. Its one-launch form adds
+ *     the partials as the last pass does: 26 at most, 2 + 2 + 8 for 10^8.
  *   chunks: 128 in a vector lane (KCS_OPENCL_SUMSQ_BLOCK_LENGTH / 32), 5
  *     joining accumulators and lanes, then at most 2 * log2(blocks in a
  *     chunk) + 1 in the ladder, then the last pass over the chunk sums (a
@@ -78,6 +85,7 @@ typedef struct {
     const char *add;    /* gpu-strided-tree's passes in between: partials of partials */
     const char *finish; /* both variants' last pass: adds the partials and writes s */
     size_t partial_bytes; /* one partial: a double, or a float for the 16-bit types */
+    const char *one_launch; /* gpu-strided-tree's first and last pass in one, or NULL */
 } sumsq_kernels;
 
 /* The kernels, indexed by input dtype (the kernel rows name no other); an f64
@@ -88,9 +96,9 @@ static const sumsq_kernels kernels_of[] = {
     [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_add_partials",
                  "kcs_sumsq_finish_f32", sizeof(cl_double)},
     [KCS_F16] = {"kcs_sumsq_groups_f16", "kcs_sumsq_chunks_f16", "kcs_sumsq_add_partials_float",
-                 "kcs_sumsq_finish_f16", sizeof(cl_float)},
+                 "kcs_sumsq_finish_f16", sizeof(cl_float), "kcs_sumsq_one_launch_f16"},
     [KCS_BF16] = {"kcs_sumsq_groups_bf16", "kcs_sumsq_chunks_bf16", "kcs_sumsq_add_partials_float",
-                  "kcs_sumsq_finish_bf16", sizeof(cl_float)},
+                  "kcs_sumsq_finish_bf16", sizeof(cl_float), "kcs_sumsq_one_launch_bf16"},
 };
 
 static size_t ceil_div(size_t a, size_t b)
@@ -144,6 +152,28 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
     return status;
 }
 
+/* The 16-bit gpu-strided-tree in one launch (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH):
+ * groups work-groups of local work-items, the last to finish writing s. */
+static kcs_status enqueue_one_launch(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                     kcs_buffer *const outputs[], size_t groups, size_t local,
+                                     kcs_opencl_events *events, kcs_error *err)
+{
+    cl_mem input = inputs[0]->memory, output = outputs[0]->memory, state;
+    cl_ulong n = args->sumsq.n;
+    cl_kernel kernel;
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].one_launch, &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_groups_done(device, groups * kernels_of[args->dtype].partial_bytes, &state, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof output, &output), err);
+    return kcs_opencl_launch(device, kernel, groups * local, local, events, err);
+}
+
 static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
                                        kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
@@ -163,6 +193,14 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
         return status;
 
     size_t groups = pass_groups(device, n, first_local);
+    /* The 16-bit rows in one launch when its last work-group can add every
+     * partial as the last pass would (at most finish_per_work_item each):
+     * the second launch and the wait between the two cost more than the
+     * last group's sum (docs/sumsq.md). The one-launch kernel's work-groups
+     * are the same size as the first pass's (same code, one more argument
+     * set), so first_local serves it. */
+    if (kernels->one_launch && groups <= first_local * finish_per_work_item)
+        return enqueue_one_launch(device, args, inputs, outputs, groups, first_local, events, err);
     cl_mem partials;
     int slot = 0;
     status = kcs_opencl_scratch(device, slot, groups * kernels->partial_bytes, &partials, err);
