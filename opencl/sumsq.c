@@ -152,25 +152,37 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
     return status;
 }
 
-/* The 16-bit gpu-strided-tree in one launch (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH):
- * groups work-groups of local work-items, the last to finish writing s. */
+/* The 16-bit gpu-strided-tree in one launch (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH),
+ * the last work-group to finish writing s; *launched is 0, and nothing is
+ * enqueued, when its last work-group would have more partials to add than the
+ * last pass takes (finish_per_work_item each; n beyond about 4 * 10^9 on an
+ * H100), so that the depth stays the multi-pass path's. */
 static kcs_status enqueue_one_launch(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
-                                     kcs_buffer *const outputs[], size_t groups, size_t local,
-                                     kcs_opencl_events *events, kcs_error *err)
+                                     kcs_buffer *const outputs[], kcs_opencl_events *events, int *launched,
+                                     kcs_error *err)
 {
     cl_mem input = inputs[0]->memory, output = outputs[0]->memory, state;
     cl_ulong n = args->sumsq.n;
     cl_kernel kernel;
+    size_t local;
+    *launched = 0;
     kcs_status status =
         kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].one_launch, &kernel, err);
     if (status == KCS_OK)
-        status = kcs_opencl_groups_done(device, groups * kernels_of[args->dtype].partial_bytes, &state, err);
+        status = kcs_opencl_group_size(device, kernel, KCS_OPENCL_SUMSQ_GROUP_SIZE, &local, err);
+    if (status != KCS_OK)
+        return status;
+    size_t groups = pass_groups(device, n, local);
+    if (groups > local * finish_per_work_item)
+        return KCS_OK;
+    status = kcs_opencl_groups_done(device, groups * kernels_of[args->dtype].partial_bytes, &state, err);
     if (status != KCS_OK)
         return status;
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof n, &n), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof state, &state), err);
     KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof output, &output), err);
+    *launched = 1;
     return kcs_opencl_launch(device, kernel, groups * local, local, events, err);
 }
 
@@ -182,6 +194,14 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     cl_kernel first, add;
     size_t first_local, add_local;
     const sumsq_kernels *kernels = &kernels_of[args->dtype];
+    /* The 16-bit rows in one launch where it fits: a second launch and the
+     * wait between the two cost more than the last group's sum (docs/sumsq.md). */
+    if (kernels->one_launch) {
+        int launched;
+        kcs_status status = enqueue_one_launch(device, args, inputs, outputs, events, &launched, err);
+        if (status != KCS_OK || launched)
+            return status;
+    }
     kcs_status status = kcs_opencl_kernel(device, &sumsq_program, kernels->groups, &first, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(device, &sumsq_program, kernels->add, &add, err);
@@ -193,14 +213,6 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
         return status;
 
     size_t groups = pass_groups(device, n, first_local);
-    /* The 16-bit rows in one launch when its last work-group can add every
-     * partial as the last pass would (at most finish_per_work_item each):
-     * the second launch and the wait between the two cost more than the
-     * last group's sum (docs/sumsq.md). The one-launch kernel's work-groups
-     * are the same size as the first pass's (same code, one more argument
-     * set), so first_local serves it. */
-    if (kernels->one_launch && groups <= first_local * finish_per_work_item)
-        return enqueue_one_launch(device, args, inputs, outputs, groups, first_local, events, err);
     cl_mem partials;
     int slot = 0;
     status = kcs_opencl_scratch(device, slot, groups * kernels->partial_bytes, &partials, err);
