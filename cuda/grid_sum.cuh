@@ -66,12 +66,24 @@ __device__ __forceinline__ bool kcs_grid_last_block(double block_total, double *
 }
 
 /* In the last block: the sum of every block's partial, in index order, valid
- * in thread 0. Every thread of that block must call it. */
+ * in thread 0. Every thread of that block must call it. A thread loads four
+ * partials (b, b + THREADS, ...) before it adds the first, so the last
+ * block waits one L2 latency per four rather than per partial; one past
+ * gridDim.x adds +0, which leaves every sum as it was (partials are >= 0,
+ * inf or NaN), so the result and the depth of its rounding additions are
+ * those of a plain loop. */
 template <int THREADS> __device__ __forceinline__ double kcs_grid_total(const double *partials)
 {
     double total = 0.0;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += THREADS)
-        total += __ldcg(partials + b); /* from L2: this SM's L1 may hold stale lines */
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * THREADS) {
+        double loaded[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) /* from L2: this SM's L1 may hold stale lines */
+            loaded[k] = b + k * THREADS < gridDim.x ? __ldcg(partials + b + k * THREADS) : 0.0;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            total += loaded[k];
+    }
     return kcs_block_sum<THREADS>(total);
 }
 

@@ -8,7 +8,10 @@
  *                grid-wide stride in 16-byte vectors (float4, double2, or
  *                uint4 holding eight 16-bit values), four loads in flight
  *                before the first use, and adds the squares into 8 running
- *                sums, one pair per load. The first
+ *                sums, one pair per load. A thread's ragged vectors (its
+ *                count mod 4) are loaded before its loop and added after
+ *                it, so the grid's last round is a whole one rather than a
+ *                few loads waiting a full memory latency. The first
  *                elements before a 16-byte boundary (none for cudaMalloc
  *                memory, which is 256-byte aligned) and the last n mod width
  *                elements are read one by one by the lowest threads, so no
@@ -43,12 +46,13 @@
  * (KCS_SUMSQ_MAX_VECTORS_PER_THREAD): when n would give it more, the grid
  * grows, in whole waves of resident blocks. A thread's longest running sum
  * takes one element (double2), two (float4) or four (eight 16-bit values)
- * of at most 258 vectors, and maybe one scalar: 259, 517 or 1033 additions. Then 3 in the thread's tree, 5 + 5
+ * of at most 257 vectors (256 from the loop, one ragged), and maybe one
+ * scalar: 258, 515 or 1029 additions. Then 3 in the thread's tree, 5 + 5
  * in the block's, ceil(blocks / 256) in the last block's loop over the
- * partials and 5 + 5 more: 543 at most for float at n = 1e8 (528 blocks),
- * 617 for the largest float input an 80 GB card holds; for the 16-bit
- * types 1033 + 23 + ceil(blocks / 256), about 1060 (the float part of it
- * 1036). On an H100 (132 SMs,
+ * partials and 5 + 5 more: 541 at most for float at n = 1e8 (528 blocks),
+ * 615 for the largest float input an 80 GB card holds; for the 16-bit
+ * types 1029 + 23 + ceil(blocks / 256), about 1056 (the float part of it
+ * 1032). On an H100 (132 SMs,
  * 4 blocks of 256 threads each) one wave of 528 blocks serves up to 5.5e8
  * float or 2.8e8 double elements; at n = 1e8 a thread reads 185 float4 or
  * 370 double2 vectors.
@@ -163,8 +167,23 @@ kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ pa
         sums[0] = fma(value, value, sums[0]);
     }
 
+    /* This thread's vectors are thread, thread + stride, ... below
+     * vector_count: mine of them. The ragged ones (mine mod loads_in_flight)
+     * are loaded first, beside the first whole round, and added after the
+     * loop: a ragged round at the end would wait a whole memory latency
+     * with few bytes in flight, while every thread waits at the start
+     * anyway. The unused ones stay zero and add nothing. */
     size_t i = thread;
-    for (; i + (loads_in_flight - 1) * stride < vector_count; i += loads_in_flight * stride) {
+    const size_t mine = thread < vector_count ? (vector_count - thread - 1) / stride + 1 : 0;
+    const int ragged = (int)(mine % loads_in_flight);
+    vector extra[loads_in_flight > 1 ? loads_in_flight - 1 : 1] = {};
+#pragma unroll
+    for (int k = 0; k < loads_in_flight - 1; k++)
+        if (k < ragged)
+            extra[k] = __ldg(vectors + i + k * stride);
+    i += (size_t)ragged * stride;
+    /* Whole rounds only from here: mine - ragged is a multiple of loads_in_flight. */
+    for (; i < vector_count; i += loads_in_flight * stride) {
         vector v[loads_in_flight];
 #pragma unroll
         for (int k = 0; k < loads_in_flight; k++)
@@ -173,8 +192,9 @@ kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ pa
         for (int k = 0; k < loads_in_flight; k++)
             add_squares<T>(v[k], sums[2 * k], sums[2 * k + 1]);
     }
-    for (; i < vector_count; i += stride)
-        add_squares<T>(__ldg(vectors + i), sums[0], sums[1]);
+#pragma unroll
+    for (int k = 0; k < loads_in_flight - 1; k++)
+        add_squares<T>(extra[k], sums[2 * k], sums[2 * k + 1]);
 
 #pragma unroll
     for (int span = running_sums / 2; span > 0; span /= 2)

@@ -415,6 +415,8 @@ static void close_device(kcs_device *device)
     for (int s = 0; s < KCS_OPENCL_SCRATCH_SLOTS; s++)
         if (device->scratch[s])
             clReleaseMemObject(device->scratch[s]);
+    if (device->groups_done)
+        clReleaseMemObject(device->groups_done);
     if (device->queue)
         clReleaseCommandQueue(device->queue);
     if (device->context)
@@ -682,6 +684,33 @@ kcs_status kcs_opencl_scratch(kcs_device *device, int slot, size_t bytes, cl_mem
         device->scratch_bytes[slot] = bytes;
     }
     *memory = device->scratch[slot];
+    return KCS_OK;
+}
+
+kcs_status kcs_opencl_groups_done(kcs_device *device, size_t bytes, cl_mem *buffer, kcs_error *err)
+{
+    const size_t needed = sizeof(cl_uint) + bytes;
+    if (needed > device->groups_done_bytes) {
+        if (device->groups_done)
+            clReleaseMemObject(device->groups_done);
+        device->groups_done = NULL;
+        device->groups_done_bytes = 0;
+        /* Made from zeroed host memory rather than filled by a command: Oclgrind
+         * then counts every word as written, which the kernels' atomics need
+         * (tests/oclgrind_run.sh's uninitialised-value check). */
+        void *zeros = calloc(1, needed);
+        if (!zeros)
+            return kcs_fail(err, KCS_ERROR, "out of memory for a %zu-byte groups-done buffer", needed);
+        cl_int code;
+        device->groups_done = clCreateBuffer(device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, needed,
+                                             zeros, &code);
+        free(zeros);
+        if (code != CL_SUCCESS)
+            return kcs_opencl_fail(err, code, "clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, groups-done buffer)",
+                                   __FILE__, __LINE__);
+        device->groups_done_bytes = needed;
+    }
+    *buffer = device->groups_done;
     return KCS_OK;
 }
 

@@ -96,6 +96,8 @@ struct kcs_device {
     int kernel_count;               /* entries of kernels in use */
     cl_mem scratch[KCS_OPENCL_SCRATCH_SLOTS];        /* reusable scratch buffers, or NULL */
     size_t scratch_bytes[KCS_OPENCL_SCRATCH_SLOTS];  /* their sizes */
+    cl_mem groups_done;             /* kcs_opencl_groups_done's buffer, or NULL before its first use */
+    size_t groups_done_bytes;       /* its size */
     kcs_opencl_staging *staging;    /* live host_allocate allocations */
 };
 
@@ -141,6 +143,16 @@ kcs_status kcs_opencl_group_size(kcs_device *device, cl_kernel kernel, size_t li
  * by the device and grown when a larger one is asked for. */
 kcs_status kcs_opencl_scratch(kcs_device *device, int slot, size_t bytes, cl_mem *memory,
                               kcs_error *err);
+
+/* A buffer for a kernel whose last work-group to finish completes the work in
+ * the same launch: its first cl_uint counts the work-groups done, and at least
+ * bytes bytes follow it for the groups' partials. Kept by the device, made
+ * zero-filled and made again (zero-filled) when a larger one is asked for.
+ * Promise: the counter is zero whenever no kernel that uses it runs; every
+ * such kernel sets it back to zero before it ends (its last work-group, once
+ * every other has counted itself). Kernels of one in-order queue run one
+ * after another, so they may share it. */
+kcs_status kcs_opencl_groups_done(kcs_device *device, size_t bytes, cl_mem *buffer, kcs_error *err);
 
 /* Enqueues kernel over global work-items in work-groups of local, recording its event. */
 kcs_status kcs_opencl_launch(kcs_device *device, cl_kernel kernel, size_t global, size_t local,

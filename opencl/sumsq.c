@@ -9,7 +9,13 @@
  *   gpu-strided-tree: enough work-groups to fill the device
  *     (groups_per_compute_unit per compute unit, fewer for small n), each
  *     writing one partial; further passes of the same shape add partials
- *     until few enough remain for one work-group, which writes s.
+ *     until few enough remain for one work-group, which writes s. The f16
+ *     and bf16 rows do it in one launch when the first pass leaves few
+ *     enough partials for one work-group (always, below n = 4 * 10^9 on an
+ *     H100): the last work-group to finish adds them and writes s
+ *     (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH, says why that is valid); a
+ *     second launch and the wait between the two cost more than that sum
+ *     (docs/sumsq.md).
  *   cpu-contiguous-chunks: work_items_per_compute_unit work-items per
  *     compute unit, each summing a contiguous chunk; one work-item then adds
  *     the chunk sums and writes s.
@@ -26,11 +32,12 @@
  *     elements on an H100 (132 compute units): 93 + 2 + 8 in the first
  *     pass, 2 + 2 + 8 in the last, 115 in all. The f16 and bf16 first pass
  *     reads eight elements a load into eight running sums, four terms of a
- *     load into each of two: at most 128 vectors a work-item, so at most 34
- *     loads (31 in the loop of four, 3 after it) and 136 additions in a
+ *     load into each of two: at most 128 vectors a work-item, so at most 33
+ *     loads (32 in the loop of four, 1 ragged) and 132 additions in a
  *     running sum, + 3 (joining the eight) + 1 (the ragged end) + 8 (the
- *     tree) = 148; for 10^8 elements on an H100, 47 vectors a work-item at
- *     most: 56 + 3 + 1 + 8 = 68 in the first pass.
+ *     tree) = 144; for 10^8 elements on an H100, 47 vectors a work-item at
+ *     most: 48 + 3 + 1 + 8 = 60 in the first pass. Its one-launch form adds
+ *     the partials as the last pass does: 26 at most, 2 + 2 + 8 for 10^8.
  *   chunks: 128 in a vector lane (KCS_OPENCL_SUMSQ_BLOCK_LENGTH / 32), 5
  *     joining accumulators and lanes, then at most 2 * log2(blocks in a
  *     chunk) + 1 in the ladder, then the last pass over the chunk sums (a
@@ -78,6 +85,7 @@ typedef struct {
     const char *add;    /* gpu-strided-tree's passes in between: partials of partials */
     const char *finish; /* both variants' last pass: adds the partials and writes s */
     size_t partial_bytes; /* one partial: a double, or a float for the 16-bit types */
+    const char *one_launch; /* gpu-strided-tree's first and last pass in one, or NULL */
 } sumsq_kernels;
 
 /* The kernels, indexed by input dtype (the kernel rows name no other); an f64
@@ -88,9 +96,9 @@ static const sumsq_kernels kernels_of[] = {
     [KCS_F32] = {"kcs_sumsq_groups_f32", "kcs_sumsq_chunks_f32", "kcs_sumsq_add_partials",
                  "kcs_sumsq_finish_f32", sizeof(cl_double)},
     [KCS_F16] = {"kcs_sumsq_groups_f16", "kcs_sumsq_chunks_f16", "kcs_sumsq_add_partials_float",
-                 "kcs_sumsq_finish_f16", sizeof(cl_float)},
+                 "kcs_sumsq_finish_f16", sizeof(cl_float), "kcs_sumsq_one_launch_f16"},
     [KCS_BF16] = {"kcs_sumsq_groups_bf16", "kcs_sumsq_chunks_bf16", "kcs_sumsq_add_partials_float",
-                  "kcs_sumsq_finish_bf16", sizeof(cl_float)},
+                  "kcs_sumsq_finish_bf16", sizeof(cl_float), "kcs_sumsq_one_launch_bf16"},
 };
 
 static size_t ceil_div(size_t a, size_t b)
@@ -144,6 +152,40 @@ static kcs_status enqueue_finish(kcs_device *device, kcs_dtype dtype, cl_mem par
     return status;
 }
 
+/* The 16-bit gpu-strided-tree in one launch (opencl/sumsq.cl, KCS_SUMSQ_ONE_LAUNCH),
+ * the last work-group to finish writing s; *launched is 0, and nothing is
+ * enqueued, when its last work-group would have more partials to add than the
+ * last pass takes (finish_per_work_item each; n beyond about 4 * 10^9 on an
+ * H100), so that the depth stays the multi-pass path's. */
+static kcs_status enqueue_one_launch(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                                     kcs_buffer *const outputs[], kcs_opencl_events *events, int *launched,
+                                     kcs_error *err)
+{
+    cl_mem input = inputs[0]->memory, output = outputs[0]->memory, state;
+    cl_ulong n = args->sumsq.n;
+    cl_kernel kernel;
+    size_t local;
+    *launched = 0;
+    kcs_status status =
+        kcs_opencl_kernel(device, &sumsq_program, kernels_of[args->dtype].one_launch, &kernel, err);
+    if (status == KCS_OK)
+        status = kcs_opencl_group_size(device, kernel, KCS_OPENCL_SUMSQ_GROUP_SIZE, &local, err);
+    if (status != KCS_OK)
+        return status;
+    size_t groups = pass_groups(device, n, local);
+    if (groups > local * finish_per_work_item)
+        return KCS_OK;
+    status = kcs_opencl_groups_done(device, groups * kernels_of[args->dtype].partial_bytes, &state, err);
+    if (status != KCS_OK)
+        return status;
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 0, sizeof input, &input), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 2, sizeof state, &state), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(kernel, 3, sizeof output, &output), err);
+    *launched = 1;
+    return kcs_opencl_launch(device, kernel, groups * local, local, events, err);
+}
+
 static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
                                        kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err)
 {
@@ -152,6 +194,14 @@ static kcs_status enqueue_strided_tree(kcs_device *device, const kcs_op_args *ar
     cl_kernel first, add;
     size_t first_local, add_local;
     const sumsq_kernels *kernels = &kernels_of[args->dtype];
+    /* The 16-bit rows in one launch where it fits: a second launch and the
+     * wait between the two cost more than the last group's sum (docs/sumsq.md). */
+    if (kernels->one_launch) {
+        int launched;
+        kcs_status status = enqueue_one_launch(device, args, inputs, outputs, events, &launched, err);
+        if (status != KCS_OK || launched)
+            return status;
+    }
     kcs_status status = kcs_opencl_kernel(device, &sumsq_program, kernels->groups, &first, err);
     if (status == KCS_OK)
         status = kcs_opencl_kernel(device, &sumsq_program, kernels->add, &add, err);

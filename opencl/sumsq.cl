@@ -29,7 +29,10 @@
  *     kcs_sumsq_add_partials adds partials the same way until one work-group
  *     writes s (kcs_sumsq_finish_f32, _f16 and _bf16 are that last pass for
  *     the types that round: f32 from double partials, the 16-bit types from
- *     float ones; kcs_sumsq_add_partials_float adds float partials).
+ *     float ones; kcs_sumsq_add_partials_float adds float partials). For the
+ *     16-bit types, kcs_sumsq_one_launch_* is the first pass and the last in
+ *     one launch: the last work-group to finish adds the partials (see
+ *     KCS_SUMSQ_ONE_LAUNCH).
  *   cpu-contiguous-chunks: kcs_sumsq_chunks_* launches a few work-groups of
  *     one work-item each (a CPU device such as POCL runs each on a thread).
  *     Each sums one contiguous chunk of x in blocks of KCS_SUMSQ_BLOCK_LENGTH
@@ -119,10 +122,14 @@
  * sums rather than float8 ones, to keep registers low), and the last
  * n mod 8 elements go one each to the lowest work-items. WIDEN8 gives a
  * ushort8's eight elements as floats, LOAD(x, i) element i (opencl/half.cl,
- * PTX conversions on NVIDIA). Of a work-item's m vectors, the first two
- * running sums take floor(m / 4) + m mod 4 loads, four terms each: a term
- * passes through at most 4 (floor(m / 4) + 3) additions there, 3 joining
- * the sums and 1 for the ragged end. */
+ * PTX conversions on NVIDIA). Of a work-item's m vectors, the m mod 4
+ * ragged ones are its first: they are loaded before the loop (beside its
+ * first round of four) and added after it, one into each of the first
+ * pairs of sums, so no round at the end waits a memory latency with few
+ * bytes in flight; those a work-item does not have stay zero and add
+ * nothing. A running sum takes floor(m / 4) + 1 loads, four terms each: a
+ * term passes through at most 4 (floor(m / 4) + 1) additions there, 3
+ * joining the sums and 1 for the ragged end. */
 #define KCS_SUMSQ_ADD_SQUARES_X8(a, even, odd)                                       \
     do {                                                                             \
         even += (a).s0 * (a).s0;                                                     \
@@ -144,7 +151,16 @@
         global const ushort8 *v = (global const ushort8 *)x;                         \
         float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;                                \
         float sum4 = 0, sum5 = 0, sum6 = 0, sum7 = 0;                                \
-        for (; i + 3 * stride < vectors; i += 4 * stride) {                          \
+        ulong mine = g < vectors ? (vectors - g - 1) / stride + 1 : 0;               \
+        uint ragged = (uint)(mine % 4);                                              \
+        ushort8 e0 = 0, e1 = 0, e2 = 0; /* all-zero bits: +0 in f16 and bf16 */      \
+        if (ragged > 0)                                                              \
+            e0 = v[i];                                                               \
+        if (ragged > 1)                                                              \
+            e1 = v[i + stride];                                                      \
+        if (ragged > 2)                                                              \
+            e2 = v[i + 2 * stride];                                                  \
+        for (i += ragged * stride; i < vectors; i += 4 * stride) {                   \
             float8 a = WIDEN8(v[i]), b = WIDEN8(v[i + stride]);                      \
             float8 c = WIDEN8(v[i + 2 * stride]), d = WIDEN8(v[i + 3 * stride]);     \
             KCS_SUMSQ_ADD_SQUARES_X8(a, sum0, sum1);                                 \
@@ -152,10 +168,10 @@
             KCS_SUMSQ_ADD_SQUARES_X8(c, sum4, sum5);                                 \
             KCS_SUMSQ_ADD_SQUARES_X8(d, sum6, sum7);                                 \
         }                                                                            \
-        for (; i < vectors; i += stride) {                                           \
-            float8 a = WIDEN8(v[i]);                                                 \
-            KCS_SUMSQ_ADD_SQUARES_X8(a, sum0, sum1);                                 \
-        }                                                                            \
+        float8 a = WIDEN8(e0), b = WIDEN8(e1), c = WIDEN8(e2);                       \
+        KCS_SUMSQ_ADD_SQUARES_X8(a, sum0, sum1);                                     \
+        KCS_SUMSQ_ADD_SQUARES_X8(b, sum2, sum3);                                     \
+        KCS_SUMSQ_ADD_SQUARES_X8(c, sum4, sum5);                                     \
         float sum = ((sum0 + sum1) + (sum2 + sum3)) + ((sum4 + sum5) + (sum6 + sum7)); \
         if (g < n - 8 * vectors) {                                                   \
             float a = LOAD(x, 8 * vectors + g);                                      \
@@ -195,6 +211,73 @@
         ACC sum = group_sum(scratch, strided_sum(partials, count));                  \
         if (get_local_id(0) == 0)                                                    \
             STORE(s, sum);                                                           \
+    }
+
+/* The 16-bit first pass and last pass in one launch. state[0] counts the
+ * work-groups done and is zero at launch; state[1 + g] holds group g's
+ * partial (kcs_opencl_groups_done, opencl/kcs_opencl.h, promises both). Each
+ * work-group stores its partial as KCS_SUMSQ_GROUPS does and counts itself
+ * done; the work-group that counts last adds every partial in index order, as
+ * the one-work-group last pass (KCS_SUMSQ_FINISH) would (work-item l takes
+ * partials l, l + L, ... into four running sums, then the tree), stores s
+ * with STORE and sets the count back to zero for the next launch. The host
+ * launches it only when there are at most L * 64 partials (opencl/sumsq.c),
+ * so a partial's depth there is the last pass's.
+ *
+ * Why the last group sees every partial. OpenCL 1.2 defines no memory model
+ * across work-groups; this relies on the two things it does state, and on
+ * nothing else:
+ *   - every access to state that crosses work-groups is an atomic function
+ *     (atomic_xchg to store a partial's bits, atomic_or with 0 to read them,
+ *     atomic_inc and atomic_xchg on the count); 1.2 section 6.12.11 has each
+ *     performed on the memory location itself, so no read sees a stale copy
+ *     in a cache (on NVIDIA they are done in L2; no plain load of another
+ *     group's data is made);
+ *   - mem_fence(CLK_GLOBAL_MEM_FENCE) between a group's partial and its
+ *     count: 1.2 section 6.12.9 has the loads and stores before it committed
+ *     to memory before those after it. So once the count shows a group done,
+ *     its partial is in memory; the group whose atomic_inc returns the number
+ *     of groups less one comes after every other group's count, and reads the
+ *     partials after a fence of its own.
+ * No work-group waits for another, so no promise of forward progress is
+ * needed. Oclgrind reports no data race, as no plain access crosses
+ * work-groups (a plain store of the partial is reported, tried once), and no
+ * uninitialised value, as the buffer is made zero-filled. The partials are
+ * float bits in uint, the type 1.2's atomics take: the sum stays float, as
+ * in the two-launch path. */
+#define KCS_SUMSQ_ONE_LAUNCH(name, type, strided_squares, STORE)                    \
+    kernel void name(global const ushort *x, ulong n, volatile global uint *state,   \
+                     global type *s)                                                 \
+    {                                                                                \
+        local float scratch[KCS_SUMSQ_GROUP_SIZE];                                   \
+        local int last_group;                                                        \
+        volatile global uint *partials = state + 1;                                  \
+        float sum = kcs_sumsq_group_sum_float(scratch, strided_squares(x, n));       \
+        if (get_local_id(0) == 0) {                                                  \
+            atomic_xchg(partials + get_group_id(0), as_uint(sum));                   \
+            mem_fence(CLK_GLOBAL_MEM_FENCE);                                         \
+            last_group = atomic_inc(state) == (uint)(get_num_groups(0) - 1);         \
+            mem_fence(CLK_GLOBAL_MEM_FENCE);                                         \
+        }                                                                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                \
+        if (!last_group)                                                             \
+            return; /* the whole group takes the same branch */                      \
+        ulong count = get_num_groups(0), stride = get_local_size(0);                 \
+        ulong i = get_local_id(0);                                                   \
+        float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;                                \
+        for (; i + 3 * stride < count; i += 4 * stride) {                            \
+            sum0 += as_float(atomic_or(partials + i, 0u));                           \
+            sum1 += as_float(atomic_or(partials + i + stride, 0u));                  \
+            sum2 += as_float(atomic_or(partials + i + 2 * stride, 0u));              \
+            sum3 += as_float(atomic_or(partials + i + 3 * stride, 0u));              \
+        }                                                                            \
+        for (; i < count; i += stride)                                               \
+            sum0 += as_float(atomic_or(partials + i, 0u));                           \
+        sum = kcs_sumsq_group_sum_float(scratch, (sum0 + sum1) + (sum2 + sum3));     \
+        if (get_local_id(0) == 0) {                                                  \
+            STORE(s, sum);                                                           \
+            atomic_xchg(state, 0u);                                                  \
+        }                                                                            \
     }
 
 /* ---- cpu-contiguous-chunks ----------------------------------------------- */
@@ -295,6 +378,8 @@ KCS_SUMSQ_STRIDED_SQUARES_X8(kcs_sumsq_strided_squares_bf16, kcs_bf16x8_to_float
 KCS_SUMSQ_STRIDED_SUM(kcs_sumsq_strided_sum_float, float, float, KCS_SUMSQ_LOAD_FLOAT, 0)
 KCS_SUMSQ_GROUPS(kcs_sumsq_groups_f16, ushort, float, kcs_sumsq_strided_squares_f16, kcs_sumsq_group_sum_float)
 KCS_SUMSQ_GROUPS(kcs_sumsq_groups_bf16, ushort, float, kcs_sumsq_strided_squares_bf16, kcs_sumsq_group_sum_float)
+KCS_SUMSQ_ONE_LAUNCH(kcs_sumsq_one_launch_f16, half, kcs_sumsq_strided_squares_f16, KCS_SUMSQ_STORE_F16)
+KCS_SUMSQ_ONE_LAUNCH(kcs_sumsq_one_launch_bf16, ushort, kcs_sumsq_strided_squares_bf16, KCS_SUMSQ_STORE_BF16)
 KCS_SUMSQ_ADD_PARTIALS(kcs_sumsq_add_partials_float, float, kcs_sumsq_strided_sum_float, kcs_sumsq_group_sum_float)
 KCS_SUMSQ_FINISH(kcs_sumsq_finish_f16, half, float, kcs_sumsq_strided_sum_float, kcs_sumsq_group_sum_float,
                  KCS_SUMSQ_STORE_F16)
