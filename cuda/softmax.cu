@@ -108,11 +108,11 @@
  *     blocks that covers every row, capped at 64 registers a thread (f32's
  *     32 values a lane at 80: ptxas takes 61, 4 blocks an SM; one float4
  *     a lane takes 22, a full SM). Loads by load_streaming (non-coherent,
- *     no L1 allocation, 256-byte L2 fetches): 1.3% (32768 x 1024) and 0.7%
- *     (1e6 x 128) faster in f32 than __ldcs; one slot a lane at 1e6 x 128
- *     ran 2% faster than 8 lanes of 4 float4, where persistent warps that
- *     issue the next row's loads before reducing this one ran 6% slower
- *     (and 4% slower at 32768 x 1024). A lane's loads of its row are all
+ *     no L1 allocation, 256-byte L2 fetches): 1.4% faster than __ldcs at
+ *     32768 x 1024 f32; one slot a lane at 1e6 x 128 ran 2% faster than 8
+ *     lanes of 4 float4, where persistent warps that issue the next row's
+ *     loads before reducing this one ran 6 to 8% slower (3 to 5% at 32768 x
+ *     1024). A lane's loads of its row are all
  *     issued before it computes, and the SM holds other blocks whose loads
  *     are in flight while it computes and stores this one's: on an H100 this
  *     ran 0.98 of copy at 1e6 x 128 in f32 and bf16, where a persistent grid
@@ -123,7 +123,9 @@
  *     and 0.80.
  *   4096 x 32768 (block-resident): f32: a block's next row, 96 KB of
  *     stash, goes out as the current row is stored; two blocks an SM;
- *     streaming stores (0.93 to 0.95 of copy). Grids of 132, 256 or 396
+ *     streaming stores (0.93 to 0.95 of copy). An L2 prefetch of the next
+ *     row (cp.async.bulk.prefetch.L2) as a row begins ran 0.73 (its 25 MB
+ *     over 264 blocks evict the rows in use from L2). Grids of 132, 256 or 396
  *     blocks instead of 264 measured 2 to 5% slower; two stash buffers (at
  *     512 threads, one block an SM, or at 1024) gained nothing. f16 and
  *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
@@ -133,10 +135,10 @@
  *     rest likely is: the block's passes between its loads, and the last
  *     round (4096 rows over 132 SMs leave the busiest SM 32 rows where the
  *     mean is 31.03, 3%; only splitting rows, e.g. over a cluster, evens it).
- *   At 32768 x 1024 the shape itself is the limit under kcs's timer (CUDA
- *     events around the launch, the host's launch inside): a cudaMemcpy of
- *     the same bytes ran 0.94 of the 1-GiB copy in f32 and 0.86 in 16-bit,
- *     a streaming copy kernel 0.95 and 0.87, warp-groups 0.92 and 0.86.
+ *   At 32768 x 1024 the shape itself is close to the limit: under kcs's
+ *     held-stream timer a streaming copy kernel of the same bytes runs 0.97
+ *     of the 1-GiB copy in f32 and 0.93 in 16-bit, warp-groups 0.95 and
+ *     0.92 (2026-11-27).
  * f16 and bf16 move half the bytes per element, so each SM must compute
  * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
  * against 128 lanes of issue and roughly 14 instructions an element (8 of
@@ -300,8 +302,8 @@ template <int bytes> __device__ __forceinline__ void copy_async(void *shared, co
 /* A load of input that is read once: 16-byte slots through the non-coherent path, allocating nothing in L1 and
  * asking L2 to fetch the 256-byte block around it (ld.global.nc.L1::no_allocate.L2::256B); other slots
  * __ldcs. The input is never written while a kernel runs (x and y are distinct, __restrict__). Measured on an
- * H100 against __ldcs (ld.global.cs) in the warp groups: 1.3% faster at 32768 x 1024 f32, 0.7% at 10^6 x 128
- * (docs/softmax.md, Speed). The emulation (no __CUDA_ARCH__) reads plainly. */
+ * H100 against __ldcs (ld.global.cs) in the warp groups: 1.4% faster at 32768 x 1024 f32, 0.7% at 10^6 x 128
+ * with 8 lanes of 4 slots (docs/softmax.md, Speed). The emulation (no __CUDA_ARCH__) reads plainly. */
 template <typename V> __device__ __forceinline__ V load_streaming(const V *p)
 {
 #if defined(__CUDA_ARCH__)
