@@ -22,13 +22,14 @@
  *                   once where it fits on chip, and online beyond.
  *   warp-groups     rows of at most 32 lanes x 32 values (1024 f32, f16 or
  *                   bf16 or 512 f64 columns when aligned):
- *                   kcs_softmax_registers with GROUP lanes of a warp a row,
- *                   the fewest of 1, 2, 4, 8, 16, 32 whose register slots (4
- *                   float4 or double2, 2 uint4 of 16-bit) a lane hold it
- *                   (cols = 128: 8 lanes, 4 rows a warp), else 32 lanes with
- *                   twice the slots (cols = 1024); shuffles only; a grid of
- *                   short-lived blocks that covers every row, each lane's
- *                   loads all in flight before it computes.
+ *                   kcs_softmax_registers with GROUP lanes of a warp a row:
+ *                   one slot a lane, as many lanes (1, 2, 4, 8, 16, 32) as
+ *                   the row has slots (cols = 128: 32 lanes of one float4,
+ *                   16 lanes of one uint4 of 16-bit), else 32 lanes of the
+ *                   fewest of 2, 4 and 8 slots (cols = 1024: 8 float4, 4
+ *                   uint4); shuffles only; a grid of short-lived blocks
+ *                   that covers every row, each lane's loads all in flight
+ *                   (load_streaming) before it computes.
  *   block-resident  rows whose slots beyond 16 values a thread fit the
  *                   device's shared memory a block (up to 65536 f32, 32768
  *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
@@ -102,10 +103,16 @@
  * over 132 SMs is 23 bytes a ns an SM, and with latency under load well
  * above the idle 600 ns an H100 SM wants some 40 KB of loads in flight to
  * stream at the copy rate; docs/softmax.md has the measurements). Per shape:
- *   1e6 x 128 and 32768 x 1024 (warp-groups: 8 lanes of 4 float4 or 2
- *     uint4; 32 lanes of 8 float4 or 4 uint4): a grid of 256-thread blocks
- *     that covers every row, 4 blocks an SM (3 for f32's 32 values a lane,
- *     80 registers: within 64 they spill). A lane's loads of its row are all
+ *   1e6 x 128 and 32768 x 1024 (warp-groups: 32 lanes of one float4 or 16
+ *     of one uint4; 32 lanes of 8 float4 or 4 uint4): a grid of 256-thread
+ *     blocks that covers every row, capped at 64 registers a thread (f32's
+ *     32 values a lane at 80: ptxas takes 61, 4 blocks an SM; one float4
+ *     a lane takes 22, a full SM). Loads by load_streaming (non-coherent,
+ *     no L1 allocation, 256-byte L2 fetches): 1.4% faster than __ldcs at
+ *     32768 x 1024 f32; one slot a lane at 1e6 x 128 ran 2% faster than 8
+ *     lanes of 4 float4, where persistent warps that issue the next row's
+ *     loads before reducing this one ran 6 to 8% slower (3 to 5% at 32768 x
+ *     1024). A lane's loads of its row are all
  *     issued before it computes, and the SM holds other blocks whose loads
  *     are in flight while it computes and stores this one's: on an H100 this
  *     ran 0.98 of copy at 1e6 x 128 in f32 and bf16, where a persistent grid
@@ -116,7 +123,9 @@
  *     and 0.80.
  *   4096 x 32768 (block-resident): f32: a block's next row, 96 KB of
  *     stash, goes out as the current row is stored; two blocks an SM;
- *     streaming stores (0.93 to 0.95 of copy). Grids of 132, 256 or 396
+ *     streaming stores (0.93 to 0.95 of copy). An L2 prefetch of the next
+ *     row (cp.async.bulk.prefetch.L2) as a row begins ran 0.73 (its 25 MB
+ *     over 264 blocks evict the rows in use from L2). Grids of 132, 256 or 396
  *     blocks instead of 264 measured 2 to 5% slower; two stash buffers (at
  *     512 threads, one block an SM, or at 1024) gained nothing. f16 and
  *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
@@ -126,10 +135,10 @@
  *     rest likely is: the block's passes between its loads, and the last
  *     round (4096 rows over 132 SMs leave the busiest SM 32 rows where the
  *     mean is 31.03, 3%; only splitting rows, e.g. over a cluster, evens it).
- *   At 32768 x 1024 the shape itself is the limit under kcs's timer (CUDA
- *     events around the launch, the host's launch inside): a cudaMemcpy of
- *     the same bytes ran 0.94 of the 1-GiB copy in f32 and 0.86 in 16-bit,
- *     a streaming copy kernel 0.95 and 0.87, warp-groups 0.92 and 0.86.
+ *   At 32768 x 1024 the shape itself is close to the limit: under kcs's
+ *     held-stream timer a streaming copy kernel of the same bytes runs 0.97
+ *     of the 1-GiB copy in f32 and 0.93 in 16-bit, warp-groups 0.95 and
+ *     0.92 (2026-11-27).
  * f16 and bf16 move half the bytes per element, so each SM must compute
  * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
  * against 128 lanes of issue and roughly 14 instructions an element (8 of
@@ -181,10 +190,9 @@ constexpr int warp_block_threads = 256; /* blocks of the warp-group kernels */
 constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
 /* register slots of the block kernel */
 template <typename T> constexpr int block_register_slots = 4 / widening<T>;
-/* register slots a lane of the warp groups */
-template <typename T> constexpr int group_registers = 4 / widening<T>;
-/* register slots a lane of the widest group (32 lanes), for rows that 32 x group_registers do not hold */
-template <typename T> constexpr int wide_group_registers = 2 * group_registers<T>;
+/* The most register slots a lane of the warp groups holds (32 lanes, the longest rows): 128 bytes of values a
+ * lane, 8 float4 or double2, 4 uint4 of 16-bit (32 floats). Shorter rows take one slot a lane (plan_for). */
+template <typename T> constexpr int wide_group_registers = 8 / widening<T>;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads =
@@ -289,6 +297,27 @@ template <int bytes> __device__ __forceinline__ void copy_async(void *shared, co
         static_assert(bytes == 2, "slots are 16, 8, 4 or 2 bytes");
         *static_cast<unsigned short *>(shared) = __ldg(static_cast<const unsigned short *>(global));
     }
+}
+
+/* A load of input that is read once: 16-byte slots through the non-coherent path, allocating nothing in L1 and
+ * asking L2 to fetch the 256-byte block around it (ld.global.nc.L1::no_allocate.L2::256B); other slots
+ * __ldcs. The input is never written while a kernel runs (x and y are distinct, __restrict__). Measured on an
+ * H100 against __ldcs (ld.global.cs) in the warp groups: 1.4% faster at 32768 x 1024 f32, 0.7% at 10^6 x 128
+ * with 8 lanes of 4 slots (docs/softmax.md, Speed). The emulation (no __CUDA_ARCH__) reads plainly. */
+template <typename V> __device__ __forceinline__ V load_streaming(const V *p)
+{
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(V) == 16) {
+        uint4 r;
+        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                     : "l"(p));
+        V v;
+        memcpy(&v, &r, sizeof v);
+        return v;
+    }
+#endif
+    return __ldcs(p);
 }
 
 __device__ __forceinline__ void copy_async_commit()
@@ -553,7 +582,7 @@ kcs_softmax_registers(const T *__restrict__ x, T *__restrict__ y, size_t rows, s
     for (int k = 0; k < REG; k++) {
         const size_t q = (size_t)k * GROUP + lane;
         if (active && q < row_slots)
-            stored[k] = __ldcs(in + q);
+            stored[k] = load_streaming(in + q);
     }
     C value[REG][width]; /* the row widened (absent slots hold -inf), then its terms e */
 #pragma unroll
@@ -903,15 +932,19 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
     const size_t row_slots = cols / (size_t)width;
     switch (f) {
     case family::warp_groups:
+        /* One slot a lane while 32 lanes hold the row (as many lanes as the row has slots, a power of two),
+         * beyond that 32 lanes of the fewest of 2, 4 and 8 slots (docs/softmax.md, Speed: at 10^6 x 128 f32,
+         * 32 lanes of one float4 ran 2% faster than 8 lanes of four, as fast as a copy kernel). */
         for (int group = 1; group <= 32; group *= 2)
-            if (row_slots <= (size_t)group * group_registers<T>) {
-                *p = plan{f, group, group_registers<T>, 0, 0, false, 0, 0};
+            if (row_slots <= (size_t)group) {
+                *p = plan{f, group, 1, 0, 0, false, 0, 0};
                 return KCS_OK;
             }
-        if (row_slots <= (size_t)32 * wide_group_registers<T>) {
-            *p = plan{f, 32, wide_group_registers<T>, 0, 0, false, 0, 0};
-            return KCS_OK;
-        }
+        for (int registers = 2; registers <= wide_group_registers<T>; registers *= 2)
+            if (row_slots <= (size_t)32 * registers) {
+                *p = plan{f, 32, registers, 0, 0, false, 0, 0};
+                return KCS_OK;
+            }
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns are %zu slots of %d; a warp group holds at most %d "
                         "(32 lanes x %d register slots)",
@@ -964,16 +997,18 @@ template <typename T, typename V>
 kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
                        unsigned int *blocks, kcs_error *err)
 {
-    constexpr int R = group_registers<T>;
     switch (p.kernel) {
     case family::warp_groups:
-        switch (p.registers == R ? p.group : 0) {
-        case 1: return launch_warp_groups<T, V, 1, R>(device, x, y, rows, cols, launch, blocks, err);
-        case 2: return launch_warp_groups<T, V, 2, R>(device, x, y, rows, cols, launch, blocks, err);
-        case 4: return launch_warp_groups<T, V, 4, R>(device, x, y, rows, cols, launch, blocks, err);
-        case 8: return launch_warp_groups<T, V, 8, R>(device, x, y, rows, cols, launch, blocks, err);
-        case 16: return launch_warp_groups<T, V, 16, R>(device, x, y, rows, cols, launch, blocks, err);
-        case 32: return launch_warp_groups<T, V, 32, R>(device, x, y, rows, cols, launch, blocks, err);
+        /* one slot a lane, 1 to 32 lanes; then 32 lanes of 2, 4 or (f32, f64) 8 slots */
+        switch (p.registers == 1 ? p.group : 32 * p.registers) {
+        case 1: return launch_warp_groups<T, V, 1, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 2: return launch_warp_groups<T, V, 2, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 4: return launch_warp_groups<T, V, 4, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 8: return launch_warp_groups<T, V, 8, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 16: return launch_warp_groups<T, V, 16, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 32: return launch_warp_groups<T, V, 32, 1>(device, x, y, rows, cols, launch, blocks, err);
+        case 64: return launch_warp_groups<T, V, 32, 2>(device, x, y, rows, cols, launch, blocks, err);
+        case 128: return launch_warp_groups<T, V, 32, 4>(device, x, y, rows, cols, launch, blocks, err);
         default:
             return launch_warp_groups<T, V, 32, wide_group_registers<T>>(device, x, y, rows, cols, launch, blocks,
                                                                          err);
@@ -1081,8 +1116,8 @@ static const kcs_kernel rows[] = {
                  "what library users call: warp-groups to 128 bytes of values a lane (1024 f32 or 16-bit columns), "
                  "block-resident while shared memory holds the row, online beyond"),
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
-                 "1-32 lanes of a warp a row (the fewest that hold it in 64 bytes of values a lane, else 32 "
-                 "lanes of 128), the whole row in registers, a grid that covers every row, shuffles only, read once"),
+                 "1-32 lanes of a warp a row (one 16-byte slot a lane, else 32 lanes of up to 128 bytes of "
+                 "values), the whole row in registers, a grid that covers every row, shuffles only, read once"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
                  "a 512-thread block a row, 16 values a thread in registers and the rest in shared memory "
                  "(cp.async), read once"),

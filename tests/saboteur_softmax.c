@@ -313,22 +313,22 @@ static size_t cuda_slot_width(size_t cols, kcs_dtype dtype)
     return (cols * size) % 16 == 0 ? 16 / size : 1;
 }
 
-/* CUDA warp-groups: the fewest of 1 to 32 lanes that hold the row in 4 slots each (2 of eight f16 or bf16),
- * else 32 lanes of twice as many. */
+/* CUDA warp-groups: one slot a lane, as many lanes (1 to 32, a power of two) as the row has slots, else 32
+ * lanes of up to 8 slots (4 of eight f16 or bf16). */
 static kcs_status cuda_warp_groups_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
 {
     size_t width = cuda_slot_width(cols, dtype), slots = cols / width;
-    size_t per_lane = kcs_dtype_size(dtype) == 2 ? 2 : 4;
+    size_t most_per_lane = kcs_dtype_size(dtype) == 2 ? 4 : 8;
     for (size_t lanes = 1; lanes <= 32; lanes *= 2)
-        if (slots <= per_lane * lanes) {
+        if (slots <= lanes) {
             *layout = (row_layout){0, lanes, width};
             return KCS_OK;
         }
-    if (slots <= 2 * per_lane * 32) {
+    if (slots <= most_per_lane * 32) {
         *layout = (row_layout){0, 32, width};
         return KCS_OK;
     }
-    return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-groups holds rows of at most %zu slots", 2 * per_lane * 32);
+    return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-groups holds rows of at most %zu slots", most_per_lane * 32);
 }
 
 /* CUDA block-resident: 512 threads a row; 1024 for f16 and bf16 rows of vector slots beyond the 512 threads'
