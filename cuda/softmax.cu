@@ -203,8 +203,9 @@ template <typename T> constexpr int online_batch = 4 / widening<T>;
  * registers a thread for a 4-byte compute type, 128 for f64, whose exp needs
  * more. */
 template <typename T> constexpr int warp_min_blocks = sizeof(kcs_compute<T>) == 4 ? 4 : 2;
-/* The warp groups' cap: warp_min_blocks, except f32's widest group, whose 32 values a lane spill within 64
- * registers (84 bytes: ptxas -v), so 80 registers and 3 blocks an SM (measured faster than 4 that spill). */
+/* The warp groups' cap: warp_min_blocks, except f32's widest group, whose 32 values a lane spilled 84 bytes
+ * within 64 registers (ptxas -v, when measured), so a cap of 80 registers (3 blocks an SM), measured faster than
+ * 4 blocks that spill. ptxas now takes 61 for it (2026-11-27), so 4 blocks fit under that cap anyway. */
 template <typename T, int REG>
 constexpr int warp_group_min_blocks =
     std::is_same_v<T, float> && REG == wide_group_registers<T> ? 3 : warp_min_blocks<T>;
