@@ -856,13 +856,11 @@ __device__ __forceinline__ unsigned int block_exclusive_sum(unsigned int value, 
  * The statistics kernel finds an anchor's points as the concatenation of
  * its runs in the tiles, in tile order: index order. */
 #ifndef KCS_REDUCE_SORT_TILE
-/* 2048: twice the blocks of 4096 and half the walk a block, for the
- * perf case's 489 tiles (two groups of runs in the statistics kernel) */
-#define KCS_REDUCE_SORT_TILE 2048
+#define KCS_REDUCE_SORT_TILE 4096
 #endif
 constexpr int sort_tile = KCS_REDUCE_SORT_TILE; /* points a tile */
 constexpr int sort_warps = reduce_threads / 32; /* each walks its eighth of a tile */
-constexpr int sort_most_keys = 1536; /* keys [0, m] the per-warp counters hold (48 KB, and 8 KB the tile) */
+constexpr int sort_most_keys = 1536; /* keys [0, m] the per-warp counters hold (48 KB, and 16 KB the tile) */
 static_assert(sort_tile % (32 * sort_warps) == 0, "a warp's share of a tile is whole steps of 32");
 constexpr int sort_keys_a_thread = (sort_most_keys + reduce_threads - 1) / reduce_threads;
 constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
