@@ -2,7 +2,7 @@
 """configure.py: finds what this machine has and writes build.ninja.
 
     ./configure.py [options] && ninja            build the runner and tests
-    ninja check                                  unit tests, then every case on every backend built
+    ninja check                                  the tests and every case on every backend built
     ninja golden                                 rewrite golden/ from the oracles (never by default)
 
 Every backend is optional: the scalar reference is always built; OpenCL is
