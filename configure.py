@@ -36,11 +36,12 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 # Script tests that time kernels and compare the timings (docs/comparing.md):
 # part of `ninja check`, run alone after every other test.
 TIMING_TESTS = ["tests/compare_test.sh"]
-# Script tests that take over 30 seconds on a 2-core machine, of CPU or of
-# waiting (the Slurm test): declared first in build.ninja, to start first
-# (class Ninja). The CUDA emulations, the case run and the report's unit
-# tests are declared first too.
-LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/report_test.sh", "tests/opencl_sanitize.sh"]
+# Script tests that take over 25 seconds on a 2-core machine, of CPU or of
+# waiting (the Slurm and multi-device tests): declared first in build.ninja,
+# to start first (class Ninja). The CUDA emulations, the case run and the
+# report's unit tests are declared first too.
+LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/report_test.sh",
+              "tests/opencl_sanitize.sh"]
 
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
