@@ -2,7 +2,7 @@
 """configure.py: finds what this machine has and writes build.ninja.
 
     ./configure.py [options] && ninja            build the runner and tests
-    ninja check                                  unit tests, then every case on every backend built
+    ninja check                                  the tests and every case on every backend built
     ninja golden                                 rewrite golden/ from the oracles (never by default)
 
 Every backend is optional: the scalar reference is always built; OpenCL is
@@ -36,6 +36,12 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 # Script tests that time kernels and compare the timings (docs/comparing.md):
 # part of `ninja check`, run alone after every other test.
 TIMING_TESTS = ["tests/compare_test.sh"]
+# Script tests that take over 25 seconds on a 2-core machine, of CPU or of
+# waiting (the Slurm and multi-device tests): declared first in build.ninja,
+# to start first (class Ninja). The CUDA emulations, the case run and the
+# report's unit tests are declared first too.
+LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/report_test.sh",
+              "tests/opencl_sanitize.sh"]
 
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
@@ -207,31 +213,45 @@ def find_python(args):
 
 
 class Ninja:
-    """A small writer of build.ninja statements."""
+    """A small writer of build.ninja statements.
+
+    Statements written with first=True go to the place mark_first() marked,
+    ahead of the others: ninja (before 1.12) starts the edges that are ready
+    in the order the file declares them, so the longest tests, declared
+    first, start first and do not end `ninja check` alone on one core."""
 
     def __init__(self, path):
-        self.out = open(path, "w")
+        self.path = path
+        self.lines = []
+        self.first_at = None
 
-    def line(self, text=""):
-        self.out.write(text + "\n")
+    def mark_first(self):
+        self.first_at = len(self.lines)
+
+    def line(self, text="", first=False):
+        if first:
+            self.lines.insert(self.first_at, text)
+            self.first_at += 1
+        else:
+            self.lines.append(text)
 
     def variable(self, name, value):
         self.line(f"{name} = {value}")
 
-    def rule(self, name, command, description, depfile=None, generator=False, pool=None):
-        self.line(f"rule {name}")
-        self.line(f"  command = {command}")
-        self.line(f"  description = {description}")
+    def rule(self, name, command, description, depfile=None, generator=False, pool=None, first=False):
+        self.line(f"rule {name}", first)
+        self.line(f"  command = {command}", first)
+        self.line(f"  description = {description}", first)
         if depfile:
-            self.line(f"  depfile = {depfile}")
-            self.line("  deps = gcc")
+            self.line(f"  depfile = {depfile}", first)
+            self.line("  deps = gcc", first)
         if generator:
-            self.line("  generator = 1")
+            self.line("  generator = 1", first)
         if pool:
-            self.line(f"  pool = {pool}")
-        self.line()
+            self.line(f"  pool = {pool}", first)
+        self.line("", first)
 
-    def build(self, outputs, rule, inputs=(), implicit=(), order_only=(), variables=None):
+    def build(self, outputs, rule, inputs=(), implicit=(), order_only=(), variables=None, first=False):
         outputs = " ".join(outputs) if isinstance(outputs, (list, tuple)) else outputs
         inputs = " ".join(inputs) if isinstance(inputs, (list, tuple)) else inputs
         text = f"build {outputs}: {rule}"
@@ -241,12 +261,13 @@ class Ninja:
             text += " | " + " ".join(implicit)
         if order_only:
             text += " || " + " ".join(order_only)
-        self.line(text)
+        self.line(text, first)
         for name, value in (variables or {}).items():
-            self.line(f"  {name} = {value}")
+            self.line(f"  {name} = {value}", first)
 
     def close(self):
-        self.out.close()
+        with open(self.path, "w") as out:
+            out.write("".join(line + "\n" for line in self.lines))
 
 
 def src(path):
@@ -489,6 +510,8 @@ def main():
     # Directories change when a file is added, removed or renamed in them.
     n.build(ninja_file, "configure", implicit=[src("configure.py")] + WATCHED_FOLDERS)
     n.line()
+    # The longest tests go here (first=True), to start first (class Ninja).
+    n.mark_first()
 
     cuda = next((b for b in backends if b.name == "cuda"), None)
     nvcc_file_flags = {}  # source -> the variables of its nvcc build, where they differ
@@ -654,6 +677,21 @@ def main():
     sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
     safe_backends = [b for b in backends if b.row.sanitizer_safe]
     asan_runner, _, asan_stamps = emit_build("asan", safe_backends, sanitizers, sanitizers, "-O1 -g")
+    # Every case on every backend built, the heart of `ninja check`: it times
+    # nothing, so it runs beside the other tests (it spends much of its time
+    # waiting, not computing), before the timing tests (order-only: a new case
+    # run does not make them stale), and again at each `ninja check` (its
+    # input `always` is never built). `check` prints its last line at the end.
+    # Started first of all: the longest wall of the tests.
+    results = built("results.json")
+    failures = built("failures")
+    cases_log = built("check-cases.log")
+    n.build("always", "phony")
+    n.rule("cases_run", f"$in run --skip-large --results {results} --junit {built('junit.xml')} "
+                        f"--save-failures {failures} > $out 2>&1 || (cat $out; exit 1)",
+           "CHECK every case on every backend built", first=True)
+    n.build(cases_log, "cases_run", runner, implicit=["always"], first=True)
+
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
     # Those that time kernels (TIMING_TESTS) are built last, below.
     report_files = sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
@@ -662,7 +700,7 @@ def main():
             continue
         stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
         n.build(stamp, "script_test", script, implicit=[runner, built("kcs-saboteur")] + report_files,
-                variables={"runner": runner})
+                variables={"runner": runner}, first=script in LONG_TESTS)
         test_stamps.append(stamp)
 
     # The CUDA kernels emulated on the host (tests/cuda_*_emulation.sh): every
@@ -672,13 +710,13 @@ def main():
     if gxx and probe(gxx, "#include <barrier>\nint main(){std::barrier b(1); b.arrive_and_wait();}\n",
                      "-std=c++20 -x c++", "-pthread"):
         n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
-               "TEST $in (CUDA kernels emulated on the host)")
+               "TEST $in (CUDA kernels emulated on the host)", first=True)
         for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
             stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "emulation_test", script,
                     implicit=sorted(glob.glob("cuda/*.cu") + glob.glob("cuda/*.cuh") +
                                     glob.glob("tests/cuda_*_emulation.*")),
-                    variables={"arguments": arguments})
+                    variables={"arguments": arguments}, first=True)
             test_stamps.append(stamp)
     else:
         print("  left out       CUDA emulation tests: no g++ with C++20 (std::barrier)")
@@ -719,7 +757,7 @@ def main():
         # The softmax kernels with their merge of empty pieces broken must fail
         # the attention-shaped cases (and pass the others), on any OpenCL device.
         n.rule("opencl_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
-               "TEST $in")
+               "TEST $in", first=True)
         stamp = built("tests/softmax_mutants.passed")
         n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
                 variables={"arguments": f"{runner} {built('mutants')}"})
@@ -741,7 +779,7 @@ def main():
             n.build(stamp, "opencl_test", src(script),
                     implicit=[runner, src("tests/oclgrind_run.sh")] + mutant_runners +
                              sorted(glob.glob("cases/*.md") + glob.glob("tests/cases/*.md")),
-                    variables={"arguments": arguments})
+                    variables={"arguments": arguments}, first=script in LONG_TESTS)
             sanitize_stamps.append(stamp)
         n.build("opencl-sanitize", "phony", sanitize_stamps)
         test_stamps += sanitize_stamps
@@ -761,9 +799,10 @@ def main():
     # The report's own tests (Python unittest), where Python has matplotlib.
     if python:
         n.rule("python_test", f"{python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
-                              "&& touch $out || (cat $out.log; exit 1)", "TEST report/test_*.py")
+                              "&& touch $out || (cat $out.log; exit 1)", "TEST report/test_*.py", first=True)
         stamp = built("tests/report_unittest.passed")
-        n.build(stamp, "python_test", implicit=sorted(glob.glob("report/*.py") + glob.glob("report/templates/*")))
+        n.build(stamp, "python_test", implicit=sorted(glob.glob("report/*.py") + glob.glob("report/templates/*")),
+                first=True)
         test_stamps.append(stamp)
 
     # Tests that compare timings, in `ninja check` and alone as `ninja
@@ -779,17 +818,14 @@ def main():
             stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "script_test", script,
                     implicit=[runner, built("kcs-saboteur")] + report_files + list(test_stamps),
-                    variables={"runner": runner})
+                    order_only=[cases_log], variables={"runner": runner})
             timing_stamps.append(stamp)
     n.build("timing-check", "phony", timing_stamps)
 
-    results = built("results.json")
-    failures = built("failures")
     n.build("unit-tests", "phony", test_stamps)
-    n.build("check", "run_console", implicit=[runner] + test_stamps + timing_stamps,
-            variables={"command": f"{runner} run --skip-large --results {results} --junit {built('junit.xml')} "
-                                  f"--save-failures {failures}",
-                       "description": "CHECK every case on every backend built"})
+    n.build("check", "run_console", implicit=[runner, cases_log] + test_stamps + timing_stamps,
+            variables={"command": f"tail -n 2 {cases_log}",
+                       "description": "CHECK every case on every backend built: the last lines of its log"})
     n.build("golden", "run_console", implicit=[runner],
             variables={"command": f"{runner} golden", "description": "GOLDEN rewrite golden/"})
     n.build("sanitize", "run_console", implicit=[asan_runner] + asan_stamps,

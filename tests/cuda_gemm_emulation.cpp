@@ -3,8 +3,9 @@
  *
  * The device code and the launch planning of cuda/gemm.cu (between
  * "namespace {" and "End of what runs without a device") are compiled as
- * host C++: every CUDA thread of a block is a std::thread, __syncthreads a
- * std::barrier, shared arrays are statics, blocks run one after another. Each
+ * host C++: every CUDA thread of a block is a fiber, __syncthreads a barrier
+ * of fibers (tests/cuda_threads_emulation.h), shared arrays are statics,
+ * blocks run one after another. Each
  * case runs the same launches as run_tiled (scale kernel, tiled kernel in the
  * edge mode and split-k it picks, split sum) on inputs in host memory with
  * guard zones, and checks every element against a long double reference
@@ -25,7 +26,6 @@
  * gemm is the real test.
  */
 #include <algorithm>
-#include <barrier>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -35,9 +35,10 @@
 #include <cstring>
 #include <functional>
 #include <random>
-#include <thread>
 #include <mutex>
 #include <vector>
+
+#include "cuda_threads_emulation.h"
 
 struct dim3 {
     unsigned x = 1, y = 1, z = 1;
@@ -48,9 +49,9 @@ struct float4 { float x, y, z, w; };
 struct double2 { double x, y; };
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 static inline double2 make_double2(double a, double b) { return {a, b}; }
-thread_local dim3 threadIdx, blockIdx;
+dim3 threadIdx, blockIdx; // threadIdx: set as each fiber resumes
 dim3 gridDim, blockDim;
-std::barrier<> *block_barrier;
+emu_barrier *block_barrier;
 static inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 struct emu_range { const char *storage_begin, *storage_end, *valid_begin, *valid_end; };
 std::vector<emu_range> emu_ranges;
@@ -100,18 +101,13 @@ template <class F, class... A> void launch(F kernel, dim3 grid, dim3 block, A...
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)
             for (unsigned x = 0; x < grid.x; x++) {
-                std::barrier<> bar(threads);
+                emu_barrier bar(threads);
                 block_barrier = &bar;
-                std::vector<std::thread> pool;
-                pool.reserve(threads);
-                for (unsigned t = 0; t < threads; t++)
-                    pool.emplace_back([=] {
-                        threadIdx = dim3(t);
-                        blockIdx = dim3(x, y, z);
-                        kernel(args...);
-                    });
-                for (auto &th : pool)
-                    th.join();
+                blockIdx = dim3(x, y, z);
+                auto thread = [&] { kernel(args...); };
+                emu_team_run(
+                    threads, [](unsigned, void *argument) { (*static_cast<decltype(thread) *>(argument))(); },
+                    &thread, [](unsigned t) { threadIdx = dim3(t); });
             }
 }
 

@@ -33,9 +33,7 @@
  *     tests/cuda_kernels_emulation.sh [--quick] [elementwise|softmax|assign|reduce|update|energy]
  *
  * --quick keeps every kernel and configuration, the special values and the
- * misaligned arrays, with fewer sizes, kinds of data and rows: about 85 s,
- * the build included, where the full run takes 9 to 11 minutes (2 cores).
- * Both spend most of their time making and switching between threads.
+ * misaligned arrays, with fewer sizes, kinds of data and rows.
  */
 #include "cuda_kernels_emulation.h"
 

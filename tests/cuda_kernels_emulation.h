@@ -4,11 +4,12 @@
  * tests/cuda_kernels_emulation.sh, which rewrites those sources to include
  * this instead of common.cuh.
  *
- * Every thread of a block is a std::thread (one team per launch runs its
- * blocks one after another); __syncthreads is a block barrier; a warp
+ * Every thread of a block is a fiber (tests/cuda_threads_emulation.h; one
+ * team per launch runs its blocks one after another); __syncthreads is a
+ * block barrier; a warp
  * shuffle writes to an exchange buffer between two barriers of its warp (so
- * a lane that skips a shuffle its warp makes hangs the run instead of
- * passing); __shared__ becomes static (one block at a time); dynamic shared
+ * a lane that skips a shuffle its warp makes stops the run, deadlocked,
+ * instead of passing); __shared__ becomes static (one block at a time); dynamic shared
  * memory and scratch start as garbage; cp.async is a memcpy; CUB's radix
  * sort is a stable sort on the same key bits; the runtime calls the run
  * functions make succeed, with the occupancy the test sets. It checks index
@@ -20,7 +21,6 @@
 #define KCS_CUDA_KERNELS_EMULATION_H
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +30,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -39,6 +38,7 @@ extern "C" {
 #include "backend.h"
 #include "kcs_ref_half.h"
 }
+#include "cuda_threads_emulation.h"
 
 struct dim3 {
     unsigned x = 1, y = 1, z = 1;
@@ -58,10 +58,10 @@ using ::std::numeric_limits;
 }
 } // namespace cuda
 
-inline thread_local dim3 threadIdx, blockIdx;
+inline dim3 threadIdx, blockIdx; /* threadIdx: set as each fiber resumes */
 inline dim3 gridDim, blockDim;
-inline std::barrier<> *emu_block_barrier;
-inline std::vector<std::unique_ptr<std::barrier<>>> emu_warp_barriers;
+inline emu_barrier *emu_block_barrier;
+inline std::vector<std::unique_ptr<emu_barrier>> emu_warp_barriers;
 inline unsigned char *emu_dynamic_shared;
 inline std::mutex emu_atomic_mutex;
 struct alignas(8) emu_word { unsigned char bytes[8]; };
@@ -230,11 +230,10 @@ static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cuda
 }
 
 /* A launch: blocks one after another (x fastest, then y), run by one team of
- * std::threads, a thread per thread of a block, made once per launch (under
- * AddressSanitizer making 256 threads costs about 25 times what the two
- * barriers between blocks cost). The team waits at a barrier of its own
- * between blocks, so a thread that returns while others of its block wait
- * in __syncthreads still hangs the run, as it would with threads per block. */
+ * fibers, one per thread of a block, made once per launch. The team waits at
+ * a barrier of its own between blocks, so a thread that returns while others
+ * of its block wait in __syncthreads still deadlocks the run, as it would
+ * with a team per block. */
 inline long emu_launches = 0;
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
@@ -256,29 +255,26 @@ template <typename... P> struct emu_launcher {
         blockDim = block;
         std::vector<unsigned char> shared(shared_bytes + 16);
         emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
-        std::barrier<> block_barrier((std::ptrdiff_t)block.x), between_blocks((std::ptrdiff_t)block.x);
+        emu_barrier block_barrier(block.x), between_blocks(block.x);
         emu_block_barrier = &block_barrier;
         emu_warp_barriers.clear();
         for (unsigned w = 0; w < block.x / 32; w++)
-            emu_warp_barriers.emplace_back(new std::barrier<>(32));
-        std::vector<std::thread> threads;
-        threads.reserve(block.x);
-        for (unsigned t = 0; t < block.x; t++)
-            threads.emplace_back([&, t] {
-                threadIdx = dim3(t);
-                for (unsigned by = 0; by < grid.y; by++)
-                    for (unsigned b = 0; b < grid.x; b++) {
-                        if (t == 0) /* garbage, as on a GPU, once the previous block is done with it */
-                            for (size_t i = 0; i < shared_bytes; i++)
-                                emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
-                        between_blocks.arrive_and_wait();
-                        blockIdx = dim3(b, by);
-                        std::apply(kernel, converted);
-                        between_blocks.arrive_and_wait();
-                    }
-            });
-        for (auto &thread : threads)
-            thread.join();
+            emu_warp_barriers.emplace_back(new emu_barrier(32));
+        auto thread = [&](unsigned t) {
+            for (unsigned by = 0; by < grid.y; by++)
+                for (unsigned b = 0; b < grid.x; b++) {
+                    if (t == 0) /* garbage, as on a GPU, once the previous block is done with it */
+                        for (size_t i = 0; i < shared_bytes; i++)
+                            emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
+                    between_blocks.arrive_and_wait();
+                    blockIdx = dim3(b, by);
+                    std::apply(kernel, converted);
+                    between_blocks.arrive_and_wait();
+                }
+        };
+        emu_team_run(
+            block.x, [](unsigned t, void *argument) { (*static_cast<decltype(thread) *>(argument))(t); }, &thread,
+            [](unsigned t) { threadIdx = dim3(t); });
     }
 };
 template <typename... P>

@@ -8,10 +8,10 @@
 # Each source is rewritten as host C++ (the Python below): common.cuh becomes
 # tests/cuda_kernels_emulation.h, __shared__ becomes static, the qualifiers
 # and launch bounds go, cp.async becomes memcpy, and kernel<<<...>>>(args)
-# becomes emu_launch(kernel, ...)(args). Needs g++ with C++20 (std::barrier).
-# Every CUDA thread is a host thread: a full run takes 9 to 11 minutes on
-# two cores, --quick (a subset that still reaches every kernel configuration;
-# see the .cpp) about 85 s, the build included.
+# becomes emu_launch(kernel, ...)(args). Needs g++ with C++20.
+# Every CUDA thread is a fiber (tests/cuda_threads_emulation.h); --quick (a
+# subset that still reaches every kernel configuration; see the .cpp) takes
+# about 70 CPU seconds, most of them the build under AddressSanitizer.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)

@@ -1,0 +1,255 @@
+/* cuda_threads_emulation.h: the threads of a CUDA block as fibers on one host
+ * thread, and their barriers; shared by the emulations of the CUDA kernels
+ * (tests/cuda_kernels_emulation.h, tests/cuda_gemm_emulation.cpp).
+ *
+ * Why fibers and not std::thread: a block's barrier is where the emulation
+ * spends its time. With a std::thread per CUDA thread, each __syncthreads of
+ * a 256-thread block wakes 255 sleeping threads on a 2-core machine, about a
+ * millisecond of futex calls and context switches; a fiber switch costs a
+ * few nanoseconds, and making a team costs no thread creation. On x86-64 the
+ * switch is the few instructions below (glibc's swapcontext makes a system
+ * call for the signal mask at every switch, and under AddressSanitizer its
+ * interceptor clears the shadow of the whole stack switched to); elsewhere it
+ * is swapcontext.
+ *
+ * What it keeps from threads, and adds:
+ *   - Order. After each barrier (and at the start) the threads it releases
+ *     run in a pseudo-random order, each until its next barrier, from a fixed
+ *     seed: a missing barrier (a thread reading a slot that another has not
+ *     written yet, or has already overwritten) gives wrong data whichever
+ *     way round the two threads are, and a failure replays the same way
+ *     every run.
+ *   - Deadlock is an error, not a hang: when every unfinished thread waits at
+ *     a barrier that cannot complete (a thread returned while its block
+ *     waits in __syncthreads, lanes of a warp at different shuffles), the
+ *     run stops with a message.
+ *   - AddressSanitizer is told of every stack switch (its fiber interface),
+ *     so it checks each fiber's stack as it would a thread's.
+ *
+ * The emulations keep threadIdx as a plain global, set on each switch to
+ * the running fiber (emu_team_run's `resumed`). */
+#ifndef KCS_CUDA_THREADS_EMULATION_H
+#define KCS_CUDA_THREADS_EMULATION_H
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <random>
+#include <vector>
+
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+#else
+#define EMU_ASAN 0
+#endif
+
+#if defined(__x86_64__)
+/* emu_switch(&saved, next): saves the callee-saved registers, the SSE and x87
+ * control words and the stack pointer into *saved, and resumes the context
+ * whose stack pointer is next (System V AMD64 ABI). Weak: every translation
+ * unit that includes this header defines it. */
+extern "C" void emu_switch(void **saved, void *next);
+asm(R"(
+    .text
+    .weak emu_switch
+    .type emu_switch, @function
+emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size emu_switch, .-emu_switch
+)");
+#define EMU_OWN_SWITCH 1
+#else
+#define EMU_OWN_SWITCH 0
+#endif
+
+namespace emu_threads {
+/* Each fiber's stack: kernels keep small arrays in registers, which under
+ * AddressSanitizer become stack frames with red zones; mapped once, reused. */
+constexpr size_t stack_bytes = size_t(512) << 10;
+
+struct fiber {
+#if EMU_OWN_SWITCH
+    void *context; /* the saved stack pointer */
+#else
+    ucontext_t context;
+#endif
+    char *stack = nullptr;
+    bool done = false;
+    void *fake_stack = nullptr; /* AddressSanitizer's, while switched away */
+};
+
+inline std::vector<fiber> fibers;
+inline unsigned running;                /* the fiber running now */
+inline unsigned finished;               /* fibers of the team that returned */
+inline std::deque<unsigned> ready;      /* fibers that may run, in the order they will */
+#if EMU_OWN_SWITCH
+inline void *scheduler;
+/* Switches from the context saved in *from to the one in to. */
+inline void switch_to(void **from, void *const *to) { emu_switch(from, *to); }
+#else
+inline ucontext_t scheduler;
+inline void switch_to(ucontext_t *from, const ucontext_t *to) { swapcontext(from, to); }
+#endif
+inline const void *scheduler_stack = nullptr; /* for AddressSanitizer */
+inline size_t scheduler_stack_bytes = 0;
+inline void *scheduler_fake_stack = nullptr;
+inline std::mt19937 order(20240611);    /* fixed: a failing order replays */
+inline void (*body)(unsigned, void *);
+inline void *body_argument;
+inline void (*resumed)(unsigned);
+
+/* Appends fibers to the ready queue in a pseudo-random order. */
+inline void make_ready(std::vector<unsigned> &released)
+{
+    std::shuffle(released.begin(), released.end(), order);
+    for (unsigned f : released)
+        ready.push_back(f);
+}
+
+/* From the running fiber back to the scheduler; `last`: it will not resume. */
+inline void yield(bool last = false)
+{
+    fiber &self = fibers[running];
+#if EMU_ASAN
+    __sanitizer_start_switch_fiber(last ? nullptr : &self.fake_stack, scheduler_stack, scheduler_stack_bytes);
+#endif
+    switch_to(&self.context, &scheduler);
+#if EMU_ASAN
+    __sanitizer_finish_switch_fiber(self.fake_stack, &scheduler_stack, &scheduler_stack_bytes);
+#endif
+    (void)last;
+}
+
+[[noreturn]] inline void entry()
+{
+#if EMU_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack, &scheduler_stack_bytes);
+#endif
+    const unsigned self = running;
+    body(self, body_argument);
+    fibers[self].done = true;
+    finished++;
+    yield(true);
+    std::abort(); /* a finished fiber is never resumed */
+}
+} // namespace emu_threads
+
+/* A barrier of `expected` fibers of the running team (std::barrier's
+ * arrive_and_wait, for fibers). */
+class emu_barrier {
+public:
+    explicit emu_barrier(unsigned expected) : expected_(expected) { waiting_.reserve(expected); }
+    emu_barrier(const emu_barrier &) = delete;
+    emu_barrier &operator=(const emu_barrier &) = delete;
+    void arrive_and_wait()
+    {
+        waiting_.push_back(emu_threads::running);
+        if (waiting_.size() == expected_) {
+            emu_threads::make_ready(waiting_);
+            waiting_.clear();
+        }
+        emu_threads::yield();
+    }
+
+private:
+    unsigned expected_;
+    std::vector<unsigned> waiting_;
+};
+
+/* Runs body(t, argument) for t = 0 .. count - 1, each as a fiber, until all
+ * have returned; resumed(t) runs each time fiber t is switched to. */
+inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *argument, void (*resumed)(unsigned))
+{
+    using namespace emu_threads;
+    if (fibers.size() < count)
+        fibers.resize(count);
+    emu_threads::body = body;
+    body_argument = argument;
+    emu_threads::resumed = resumed;
+    finished = 0;
+    std::vector<unsigned> all(count);
+    for (unsigned t = 0; t < count; t++) {
+        fiber &f = fibers[t];
+        if (!f.stack) {
+            void *stack = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (stack == MAP_FAILED) {
+                std::perror("emulation: mmap of a fiber stack");
+                std::abort();
+            }
+            f.stack = (char *)stack;
+        }
+        f.done = false;
+        f.fake_stack = nullptr;
+#if EMU_OWN_SWITCH
+        /* What emu_switch pops, top down: entry as the return address (at a
+         * 16-byte boundary, so that entry starts as if called), rbp, rbx,
+         * r12 to r15, then the default MXCSR and x87 control word. */
+        void **top = (void **)(f.stack + stack_bytes) - 2;
+        top[0] = (void *)&entry;
+        top[1] = nullptr;
+        void **sp = top - 7;
+        for (int i = 1; i < 7; i++)
+            sp[i] = nullptr;
+        const uint32_t control[2] = {0x1f80, 0x037f};
+        std::memcpy(sp, control, sizeof control);
+        f.context = sp;
+#else
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = f.stack;
+        f.context.uc_stack.ss_size = stack_bytes;
+        f.context.uc_link = nullptr;
+        makecontext(&f.context, entry, 0);
+#endif
+        all[t] = t;
+    }
+    ready.clear();
+    make_ready(all);
+    while (finished < count) {
+        if (ready.empty()) {
+            std::fprintf(stderr, "emulation: deadlock: %u of %u threads of the block wait at barriers that cannot "
+                                 "complete (a thread returned or took another path while others wait in "
+                                 "__syncthreads or a warp shuffle)\n", count - finished, count);
+            std::abort();
+        }
+        running = ready.front();
+        ready.pop_front();
+        resumed(running);
+#if EMU_ASAN
+        __sanitizer_start_switch_fiber(&scheduler_fake_stack, fibers[running].stack, stack_bytes);
+#endif
+        switch_to(&scheduler, &fibers[running].context);
+#if EMU_ASAN
+        __sanitizer_finish_switch_fiber(scheduler_fake_stack, nullptr, nullptr);
+#endif
+    }
+}
+
+#endif
