@@ -597,16 +597,24 @@ static void build_program(kcs_device *device, const kcs_opencl_program *program,
         snprintf(options, sizeof options, "%s %s %s", program->options ? program->options : "",
                  device->nvidia_option, extra ? extra : "");
         code = clBuildProgram(created, 1, &device->id, options, NULL, NULL);
-        if (code == CL_SUCCESS) {
-            build->built = created;
-            return;
-        }
         size_t log_size = 0;
         char *log = NULL;
         if (clGetProgramBuildInfo(created, device->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
                 CL_SUCCESS &&
             (log = calloc(log_size + 1, 1)) != NULL)
             clGetProgramBuildInfo(created, device->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
+        if (code == CL_SUCCESS) {
+            /* KCS_OPENCL_BUILD_LOG: the compiler's log of every build that
+             * succeeds too (its warnings; with NVIDIA's -cl-nv-verbose, each
+             * kernel's registers and spills), on standard error. */
+            const char *show = getenv("KCS_OPENCL_BUILD_LOG");
+            if (show && show[0] && strcmp(show, "0") != 0)
+                fprintf(stderr, "build log of %s for %s (options: %s):\n%s\n", program->file, device->name,
+                        options, log && log[0] ? log : "(empty)");
+            free(log);
+            build->built = created;
+            return;
+        }
         kcs_fail(&failure, KCS_ERROR, "building %s for %s failed with %s (%d); build log:\n%s",
                  program->file, device->name, kcs_opencl_error_name(code), (int)code,
                  log && log[0] ? log : "(empty)");

@@ -180,6 +180,13 @@ if "$kcs" devices --backend opencl 2>/dev/null | grep -q "^opencl:"; then
     expect_in "failed with CL_BUILD_PROGRAM_FAILURE"
     grep -q "not_a_number" build.json || fail "the build log is not in the results"
     echo "ok: a failed kernel build is an error of its cases, with the log"
+    # KCS_OPENCL_BUILD_LOG shows the log of a build that succeeds, and only when asked
+    KCS_OPENCL_BUILD_LOG=1 "$kcs" run --backend opencl --no-save --device 0 sumsq/f64-n7 > run.log 2>&1 ||
+        fail "KCS_OPENCL_BUILD_LOG=1: the run failed"
+    expect_in "build log of opencl/sumsq.cl for "
+    "$kcs" run --backend opencl --no-save --device 0 sumsq/f64-n7 > run.log 2>&1
+    ! grep -q "build log of" run.log || fail "a build log was printed without KCS_OPENCL_BUILD_LOG"
+    echo "ok: KCS_OPENCL_BUILD_LOG prints the logs of builds that succeed"
 else
     echo "SKIP the failed-build check: no OpenCL device here"
 fi
