@@ -18,7 +18,7 @@
  *                access is misaligned or out of bounds. A thread's sums are
  *                added in a fixed tree, then the block's by warp shuffles and
  *                shared memory, giving one partial per block. The last block
- *                to finish (a device-wide atomic counter after a fence) sums
+ *                to finish (a device-wide acquire-release atomic count) sums
  *                the partials in index order, not arrival order, and writes s
  *                rounded once to the input type (cuda/grid_sum.cuh, and
  *                kcs_narrow_double of cuda/half.cuh). No floating-point atomics:
@@ -137,7 +137,7 @@ __device__ __forceinline__ void add_squares(const typename vector_of<T>::type &v
 }
 
 /* One launch computes s: see the header comment. blocks_done must be 0 on
- * entry; the last block's atomicInc wraps it back to 0 for the next launch. */
+ * entry; the last block's increment wraps it back to 0 for the next launch. */
 template <typename T>
 __global__ void __launch_bounds__(KCS_SUMSQ_THREADS, KCS_SUMSQ_MIN_BLOCKS_PER_SM)
 kcs_sumsq_vector_grid(const T *__restrict__ x, size_t n, double *__restrict__ partials,
