@@ -313,10 +313,11 @@ kcs_ceiling_mask kcs_ceilings_wanted(const kcs_runner_options *o, const kcs_case
         int runs_here = 0;
         for (size_t k = 0; k < kcs_backend_kernel_count(backend) && !runs_here; k++)
             runs_here = kcs_kernel_selected(o, kcs_backend_kernel(backend, k), c);
-        const kcs_op *op = kcs_find_op(c->op);
+        const kcs_op *op = NULL;
         kcs_op_args args;
+        kcs_layout layout;
         kcs_error err = {{0}};
-        if (!runs_here || !op || op->parse_args(c, &args, &err) != KCS_OK)
+        if (!runs_here || kcs_op_prepare(c, &op, &args, &layout, &err) != KCS_OK)
             continue; /* a case that cannot be prepared is an error of its own, never timed */
         wanted |= kcs_ceilings_judging(op, &args);
     }
