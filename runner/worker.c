@@ -29,10 +29,12 @@
  * Lanes. The runner follows one worker per lane at once (at most --jobs),
  * each pipe with its own hang timer, and restarts a lane's worker after a
  * hang or crash as below, with that lane's devices only. The first worker
- * opens every device, measures the ceilings one device at a time while no
- * case runs anywhere, then closes the devices of the other lanes and runs
- * lane 0's; later workers open their lane's devices only (no context on
- * another lane's GPU) and take the ceilings from the plan.
+ * opens every device, measures the ceilings the run needs (devices.c,
+ * kcs_ceilings_wanted) one device at a time while no case runs anywhere,
+ * then closes the devices of the other lanes and runs lane 0's; later
+ * workers open their lane's devices only (no context on another lane's GPU)
+ * and take the ceilings from the plan (the D lines' ceilings, with the
+ * rates not measured in this run).
  *
  * Order: M before each device's ceilings (when measured), D for every device first (again from each new worker; the first
  * worker's D lines, then P, before its first B), then per
