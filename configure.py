@@ -878,8 +878,10 @@ def main():
     # The default lanes (docs/runner.md, "All devices at once"): one per card,
     # its CUDA and OpenCL devices together by PCI address, the cards at once;
     # timing, the lane of the devices that share the host's cores runs alone.
+    # Every ceiling, not only those the timed cases need: the report's
+    # rooflines draw the FMA rate too (docs/runner.md, "Ceilings").
     def suite_command(results):
-        return (f"{runner} run --benchmark --results {results} --junit {suite_junit} "
+        return (f"{runner} run --benchmark --all-ceilings --results {results} --junit {suite_junit} "
                 f"--save-failures {failures}")
 
     n.build("suite", "run_console", implicit=[runner],

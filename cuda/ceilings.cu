@@ -30,7 +30,9 @@
  *                   About half a second for all six on an H100.
  *
  * Each is the median of repeated runs after a warm-up, timed as the kernels
- * are (backend.cu, "Timing").
+ * are (backend.cu, "Timing"). Only the rates the run asks for are measured
+ * (harness/backend.h, kcs_ceiling_mask); none needs another, and each GEMM
+ * mode is skipped, allocation included, when its bit is clear.
  * Run only them: ./build/kcs devices --ceilings
  */
 #include <algorithm>
@@ -103,9 +105,9 @@ __global__ void fill_random_bits(uint32_t *words, size_t count, uint32_t even_ma
     }
 }
 
-/* The GEMM modes' rates (see the header), into ceilings; method says how. */
-kcs_status measure_gemm_modes(kcs_device *device, kcs_ceilings *ceilings, char *method, size_t method_size,
-                              kcs_error *err)
+/* The GEMM modes' rates that wanted asks for (see the header), into ceilings; method says how. */
+kcs_status measure_gemm_modes(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings, char *method,
+                              size_t method_size, kcs_error *err)
 {
     size_t free_bytes = 0, total_bytes = 0;
     KCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -132,41 +134,42 @@ kcs_status measure_gemm_modes(kcs_device *device, kcs_ceilings *ceilings, char *
     KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
     KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
 
-#define KCS_TIME_GEMM(into, call)                                                                                  \
+#define KCS_TIME_GEMM(bit, into, call)                                                                             \
     do {                                                                                                           \
-        if (status == KCS_OK)                                                                                      \
+        if (status == KCS_OK && (wanted & (bit)))                                                                 \
             status = time_median(device, repeats, [&] { KCS_CUBLAS_CHECK(call); return KCS_OK; }, &seconds, err);  \
         if (status == KCS_OK)                                                                                      \
             rate(into);                                                                                            \
     } while (0)
 
     status = fill(0xBFFFFFFFu, 0xBFFFFFFFu);
-    KCS_TIME_GEMM(&ceilings->gemm_flops_per_s,
+    KCS_TIME_GEMM(KCS_CEILING_BIT_GEMM, &ceilings->gemm_flops_per_s,
                   cublasSgemm(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, (float *)a, size,
                               (float *)b, size, &zero, (float *)c, size));
-    KCS_TIME_GEMM(&ceilings->gemm_tf32_flops_per_s,
+    KCS_TIME_GEMM(KCS_CEILING_BIT_GEMM_TF32, &ceilings->gemm_tf32_flops_per_s,
                   cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_32F, size, b,
                                CUDA_R_32F, size, &zero, c, CUDA_R_32F, size, CUBLAS_COMPUTE_32F_FAST_TF32,
                                CUBLAS_GEMM_DEFAULT));
     if (status == KCS_OK)
         status = fill(0xBFFFBFFFu, 0xBFFFBFFFu);
-    KCS_TIME_GEMM(&ceilings->gemm_f16_flops_per_s,
+    KCS_TIME_GEMM(KCS_CEILING_BIT_GEMM_F16, &ceilings->gemm_f16_flops_per_s,
                   cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_16F, size, b,
                                CUDA_R_16F, size, &zero, c, CUDA_R_16F, size, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    KCS_TIME_GEMM(&ceilings->gemm_bf16_flops_per_s,
+    KCS_TIME_GEMM(KCS_CEILING_BIT_GEMM_BF16, &ceilings->gemm_bf16_flops_per_s,
                   cublasGemmEx(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, a, CUDA_R_16BF, size,
                                b, CUDA_R_16BF, size, &zero, c, CUDA_R_16BF, size, CUBLAS_COMPUTE_32F,
                                CUBLAS_GEMM_DEFAULT));
     if (status == KCS_OK)
         status = fill(0xFFFFFFFFu, 0xBFFFFFFFu);
-    KCS_TIME_GEMM(&ceilings->gemm_f64_flops_per_s,
+    KCS_TIME_GEMM(KCS_CEILING_BIT_GEMM_F64, &ceilings->gemm_f64_flops_per_s,
                   cublasDgemm(device->blas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one_f64, (double *)a, size,
                               (double *)b, size, &zero_f64, (double *)c, size));
 #undef KCS_TIME_GEMM
 
-    const char *fp8 = "FP8: not measured (compute capability below 8.9)";
+    const char *fp8 = !(wanted & KCS_CEILING_BIT_GEMM_FP8_E4M3) ? "FP8: not asked for"
+                                                               : "FP8: not measured (compute capability below 8.9)";
     char fp8_reason[160];
-    if (status == KCS_OK && device->compute_capability >= 89) {
+    if (status == KCS_OK && (wanted & KCS_CEILING_BIT_GEMM_FP8_E4M3) && device->compute_capability >= 89) {
         status = fill(0xBFBFBFBFu, 0xBFBFBFBFu);
         kcs_lt_fp8_gemm gemm = {};
         gemm.a_type = gemm.b_type = CUDA_R_8F_E4M3;
@@ -192,71 +195,102 @@ kcs_status measure_gemm_modes(kcs_device *device, kcs_ceilings *ceilings, char *
     cudaFree(memory);
     snprintf(method, method_size,
              "GEMM rates: %d^3, random operands, median of %d after a warm-up: f32 cublasSgemm default math; "
-             "TF32, f16, bf16 cublasGemmEx (CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F); f64 cublasDgemm; %s",
+             "TF32, f16, bf16 cublasGemmEx (CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F); f64 cublasDgemm; %s "
+             "(only the modes asked for)",
              size, repeats, fp8);
     return status;
 }
 
-kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, void **memory, void **pinned, kcs_error *err)
+/* Appends to ceilings' method text (cut short where it is full). */
+void append_method(kcs_ceilings *ceilings, const char *text)
 {
-    size_t free_bytes = 0, total_bytes = 0;
-    KCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    size_t copy_bytes = std::min<size_t>(size_t(1) << 30, free_bytes / 8);
-    KCS_CUDA_CHECK(cudaMalloc(memory, 2 * copy_bytes));
-    char *base = (char *)*memory;
-    KCS_CUDA_CHECK(cudaMemsetAsync(base, 0x3c, 2 * copy_bytes, device->stream));
+    size_t at = strlen(ceilings->method);
+    snprintf(ceilings->method + at, sizeof ceilings->method - at, "%s", text);
+}
 
-    double seconds = 0;
-    kcs_status status = time_median(device, 20, [&] {
-        KCS_CUDA_CHECK(cudaMemcpyAsync(base + copy_bytes, base, copy_bytes, cudaMemcpyDeviceToDevice,
-                                       device->stream));
-        return KCS_OK;
-    }, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->copy_bytes_per_s = 2.0 * (double)copy_bytes / seconds;
+constexpr kcs_ceiling_mask gemm_bits = KCS_CEILING_BIT_GEMM | KCS_CEILING_BIT_GEMM_TF32 | KCS_CEILING_BIT_GEMM_F16 |
+                                       KCS_CEILING_BIT_GEMM_BF16 | KCS_CEILING_BIT_GEMM_F64 |
+                                       KCS_CEILING_BIT_GEMM_FP8_E4M3;
+constexpr kcs_ceiling_mask memory_bits = KCS_CEILING_BIT_COPY | KCS_CEILING_BIT_HOST_TO_DEVICE | KCS_CEILING_BIT_FMA;
 
-    size_t upload_bytes = std::min<size_t>(size_t(256) << 20, copy_bytes);
-    KCS_CUDA_CHECK(cudaMallocHost(pinned, upload_bytes));
-    memset(*pinned, 0x3c, upload_bytes);
-    status = time_median(device, 10, [&] {
-        KCS_CUDA_CHECK(cudaMemcpyAsync(base, *pinned, upload_bytes, cudaMemcpyHostToDevice, device->stream));
-        return KCS_OK;
-    }, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->host_to_device_bytes_per_s = (double)upload_bytes / seconds;
+kcs_status measure(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings, void **memory, void **pinned,
+                   kcs_error *err)
+{
+    char part[512];
+    kcs_status status = KCS_OK;
+    if (wanted & memory_bits) { /* the copy's buffer: the upload's destination and the FMA's sink too */
+        size_t free_bytes = 0, total_bytes = 0;
+        KCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        size_t copy_bytes = std::min<size_t>(size_t(1) << 30, free_bytes / 8);
+        KCS_CUDA_CHECK(cudaMalloc(memory, 2 * copy_bytes));
+        char *base = (char *)*memory;
+        KCS_CUDA_CHECK(cudaMemsetAsync(base, 0x3c, 2 * copy_bytes, device->stream));
 
-    const int threads = 256, blocks = device->sm_count * 8;
-    status = time_median(device, 10, [&] {
-        fma_loop<<<blocks, threads, 0, device->stream>>>((float *)base, 1.0f);
-        KCS_CUDA_CHECK_LAUNCH("fma_loop");
-        return KCS_OK;
-    }, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->fma_flops_per_s = 2.0 * fma_chains * fma_iterations * (double)threads * blocks / seconds;
+        double seconds = 0;
+        if (wanted & KCS_CEILING_BIT_COPY) {
+            status = time_median(device, 20, [&] {
+                KCS_CUDA_CHECK(cudaMemcpyAsync(base + copy_bytes, base, copy_bytes, cudaMemcpyDeviceToDevice,
+                                               device->stream));
+                return KCS_OK;
+            }, &seconds, err);
+            if (status != KCS_OK)
+                return status;
+            ceilings->copy_bytes_per_s = 2.0 * (double)copy_bytes / seconds;
+            snprintf(part, sizeof part, "copy: cudaMemcpy device to device, %zu MiB, median of 20; ", copy_bytes >> 20);
+            append_method(ceilings, part);
+        }
 
-    char gemm_method[256];
-    status = measure_gemm_modes(device, ceilings, gemm_method, sizeof gemm_method, err);
-    if (status != KCS_OK)
-        return status;
-    snprintf(ceilings->method, sizeof ceilings->method,
-             "copy: cudaMemcpy device to device, %zu MiB, median of 20; host to device: pinned, %zu MiB, "
-             "median of 10; FMA: %d chains x %d fmaf per thread, %d x %d threads, median of 10; %s",
-             copy_bytes >> 20, upload_bytes >> 20, fma_chains, fma_iterations, blocks, threads, gemm_method);
+        if (wanted & KCS_CEILING_BIT_HOST_TO_DEVICE) {
+            size_t upload_bytes = std::min<size_t>(size_t(256) << 20, copy_bytes);
+            KCS_CUDA_CHECK(cudaMallocHost(pinned, upload_bytes));
+            memset(*pinned, 0x3c, upload_bytes);
+            status = time_median(device, 10, [&] {
+                KCS_CUDA_CHECK(cudaMemcpyAsync(base, *pinned, upload_bytes, cudaMemcpyHostToDevice, device->stream));
+                return KCS_OK;
+            }, &seconds, err);
+            if (status != KCS_OK)
+                return status;
+            ceilings->host_to_device_bytes_per_s = (double)upload_bytes / seconds;
+            snprintf(part, sizeof part, "host to device: pinned, %zu MiB, median of 10; ", upload_bytes >> 20);
+            append_method(ceilings, part);
+        }
+
+        if (wanted & KCS_CEILING_BIT_FMA) {
+            const int threads = 256, blocks = device->sm_count * 8;
+            status = time_median(device, 10, [&] {
+                fma_loop<<<blocks, threads, 0, device->stream>>>((float *)base, 1.0f);
+                KCS_CUDA_CHECK_LAUNCH("fma_loop");
+                return KCS_OK;
+            }, &seconds, err);
+            if (status != KCS_OK)
+                return status;
+            ceilings->fma_flops_per_s = 2.0 * fma_chains * fma_iterations * (double)threads * blocks / seconds;
+            snprintf(part, sizeof part, "FMA: %d chains x %d fmaf per thread, %d x %d threads, median of 10; ",
+                     fma_chains, fma_iterations, blocks, threads);
+            append_method(ceilings, part);
+        }
+    }
+
+    if (wanted & gemm_bits) {
+        char gemm_method[512];
+        status = measure_gemm_modes(device, wanted, ceilings, gemm_method, sizeof gemm_method, err);
+        if (status != KCS_OK)
+            return status;
+        append_method(ceilings, gemm_method);
+    }
     return KCS_OK;
 }
 
 } // namespace
 
-kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
+kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                     kcs_error *err)
 {
     memset(ceilings, 0, sizeof *ceilings);
     if (kcs_cuda_select(device, err) != KCS_OK)
         return KCS_ERROR;
     void *memory = nullptr, *pinned = nullptr;
-    kcs_status status = measure(device, ceilings, &memory, &pinned, err);
+    kcs_status status = measure(device, wanted, ceilings, &memory, &pinned, err);
     cudaStreamSynchronize(device->stream);
     if (memory)
         cudaFree(memory);

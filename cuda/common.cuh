@@ -111,8 +111,9 @@ kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds
  * nothing and returns. */
 kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *err);
 
-/* Measures copy, upload, FMA and SGEMM rates (ceilings.cu). */
-kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
+/* Measures those of the copy, upload, FMA and every GEMM mode's rates that wanted asks for (ceilings.cu). */
+kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                     kcs_error *err);
 
 /* KCS_OK when a GEMM's buffers hold its layout: a (m x k) and b (k x n) of
  * in_bytes-byte elements, c and c_out (m x n) of out_bytes-byte elements;

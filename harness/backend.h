@@ -20,7 +20,7 @@
 #include "op_args.h"
 #include "status.h"
 
-#define KCS_BACKEND_INTERFACE_VERSION 3
+#define KCS_BACKEND_INTERFACE_VERSION 4 /* 4: measure_ceilings takes the mask of ceilings wanted */
 
 typedef struct kcs_device kcs_device; /* an opened device; each backend defines it */
 typedef struct kcs_buffer kcs_buffer; /* device memory; each backend defines it */
@@ -43,6 +43,24 @@ typedef struct {
                                   two such devices' workers at once by default (docs/runner.md) */
 } kcs_device_info;
 
+/* Which of a device's ceilings a run asks measure_ceilings for: one bit per
+ * rate of kcs_ceilings. A run asks only for those its timed cases are judged
+ * against (harness/speed.h, kcs_ceilings_judging; runner/devices.c), since
+ * measuring every GEMM mode's rate takes seconds that a run of one
+ * copy-bound kernel does not need; --all-ceilings and `kcs devices
+ * --ceilings` ask for KCS_CEILINGS_ALL. */
+typedef unsigned kcs_ceiling_mask;
+#define KCS_CEILING_BIT_COPY (1u << 0)            /* copy_bytes_per_s */
+#define KCS_CEILING_BIT_HOST_TO_DEVICE (1u << 1)  /* host_to_device_bytes_per_s */
+#define KCS_CEILING_BIT_FMA (1u << 2)             /* fma_flops_per_s */
+#define KCS_CEILING_BIT_GEMM (1u << 3)            /* gemm_flops_per_s */
+#define KCS_CEILING_BIT_GEMM_TF32 (1u << 4)       /* gemm_tf32_flops_per_s */
+#define KCS_CEILING_BIT_GEMM_F16 (1u << 5)        /* gemm_f16_flops_per_s */
+#define KCS_CEILING_BIT_GEMM_BF16 (1u << 6)       /* gemm_bf16_flops_per_s */
+#define KCS_CEILING_BIT_GEMM_F64 (1u << 7)        /* gemm_f64_flops_per_s */
+#define KCS_CEILING_BIT_GEMM_FP8_E4M3 (1u << 8)   /* gemm_fp8_e4m3_flops_per_s */
+#define KCS_CEILINGS_ALL ((1u << 9) - 1)          /* every rate above */
+
 /* The device's own limits, measured in the same run as the cases so that
  * kernels can be given as fractions of them (0: not measured). */
 typedef struct {
@@ -59,6 +77,10 @@ typedef struct {
     double gemm_f64_flops_per_s;       /* f64 (FP64 tensor cores where the card has them) */
     double gemm_fp8_e4m3_flops_per_s;  /* FP8 e4m3 inputs, f32 accumulation (compute capability 8.9 and up) */
     char method[1024];                 /* how each was measured: sizes, repeats, library */
+    /* The rates this run asked for (set by the runner, not the backend): a
+     * rate outside it that is 0 was not measured in this run, where one
+     * inside it that is 0 could not be measured on this device. */
+    kcs_ceiling_mask asked;
 } kcs_ceilings;
 
 /* The signature of every kernel: runs one op on device buffers, inputs and
@@ -135,8 +157,12 @@ typedef struct {
     void *(*host_allocate)(kcs_device *device, size_t bytes);
     /* Optional: frees memory from host_allocate (NULL: free). */
     void (*host_release)(kcs_device *device, void *host);
-    /* Optional: measures the device's ceilings (medians of repeated runs). */
-    kcs_status (*measure_ceilings)(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
+    /* Optional: measures the device's ceilings (medians of repeated runs):
+     * those of wanted (KCS_CEILING_BIT_*) it can, leaving the others 0. It
+     * may measure more than wanted where one rate needs another (it says
+     * so where it does); every rate it fills is a real measurement. */
+    kcs_status (*measure_ceilings)(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                   kcs_error *err);
     /* Optional: times one call of a fixed workload, on the clock the device's
      * kernel times use, into *seconds. The runner times it after every timed
      * repeat of a kernel, so that a comparison of two runs can tell a machine

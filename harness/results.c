@@ -117,21 +117,25 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
 
 static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
 
+/* A device's ceilings: each rate measured, the method, and the rates this
+ * run did not ask for (docs/results.md: "not measured in this run", which
+ * the report shows as such rather than as a rate the device lacks). */
 static json_t *ceilings_json(const kcs_ceilings *c)
 {
     if (!c)
         return json_null();
-    json_t *object = json_object();
-    if (c->copy_bytes_per_s > 0)
-        json_object_set_new(object, "copy_bytes_per_s", number(c->copy_bytes_per_s));
-    if (c->host_to_device_bytes_per_s > 0)
-        json_object_set_new(object, "host_to_device_bytes_per_s", number(c->host_to_device_bytes_per_s));
-    if (c->fma_flops_per_s > 0)
-        json_object_set_new(object, "fma_flops_per_s", number(c->fma_flops_per_s));
-    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++) /* the GEMM rate of each mode */
-        if (info->kind != KCS_CEILING_COPY && kcs_ceiling_value(c, info->kind) > 0)
-            json_object_set_new(object, info->ceiling_key, number(kcs_ceiling_value(c, info->kind)));
+    json_t *object = json_object(), *not_asked = json_array();
+    for (const kcs_ceiling_rate *rate = kcs_ceiling_rates; rate->key; rate++) {
+        if (kcs_ceiling_rate_value(c, rate) > 0)
+            json_object_set_new(object, rate->key, number(kcs_ceiling_rate_value(c, rate)));
+        else if (kcs_ceiling_rate_not_measured_in_run(c, rate))
+            json_array_append_new(not_asked, json_string(rate->key));
+    }
     json_object_set_new(object, "method", text_json(c->method)); /* may quote a build log */
+    if (json_array_size(not_asked) > 0)
+        json_object_set_new(object, "not_measured_in_this_run", not_asked);
+    else
+        json_decref(not_asked);
     return object;
 }
 

@@ -6,18 +6,56 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CEILING(kind, name, label, key, measure) {kind, name, label, #key, measure, offsetof(kcs_ceilings, key)}
+#define CEILING(kind, name, label, key, measure, bit)                                                        \
+    {kind, name, label, #key, measure, offsetof(kcs_ceilings, key), bit}
 const kcs_ceiling_info kcs_ceiling_infos[] = {
-    CEILING(KCS_CEILING_COPY, "copy", "copy", copy_bytes_per_s, "bytes"),
-    CEILING(KCS_CEILING_GEMM, "gemm", "SGEMM", gemm_flops_per_s, "flops"),
-    CEILING(KCS_CEILING_GEMM_TF32, "gemm-tf32", "TF32 GEMM", gemm_tf32_flops_per_s, "flops"),
-    CEILING(KCS_CEILING_GEMM_F16, "gemm-f16", "f16 GEMM", gemm_f16_flops_per_s, "flops"),
-    CEILING(KCS_CEILING_GEMM_BF16, "gemm-bf16", "bf16 GEMM", gemm_bf16_flops_per_s, "flops"),
-    CEILING(KCS_CEILING_GEMM_F64, "gemm-f64", "DGEMM", gemm_f64_flops_per_s, "flops"),
-    CEILING(KCS_CEILING_GEMM_FP8_E4M3, "gemm-fp8-e4m3", "FP8 e4m3 GEMM", gemm_fp8_e4m3_flops_per_s, "flops"),
-    {KCS_CEILING_COPY, NULL, NULL, NULL, NULL, 0},
+    CEILING(KCS_CEILING_COPY, "copy", "copy", copy_bytes_per_s, "bytes", KCS_CEILING_BIT_COPY),
+    CEILING(KCS_CEILING_GEMM, "gemm", "SGEMM", gemm_flops_per_s, "flops", KCS_CEILING_BIT_GEMM),
+    CEILING(KCS_CEILING_GEMM_TF32, "gemm-tf32", "TF32 GEMM", gemm_tf32_flops_per_s, "flops", KCS_CEILING_BIT_GEMM_TF32),
+    CEILING(KCS_CEILING_GEMM_F16, "gemm-f16", "f16 GEMM", gemm_f16_flops_per_s, "flops", KCS_CEILING_BIT_GEMM_F16),
+    CEILING(KCS_CEILING_GEMM_BF16, "gemm-bf16", "bf16 GEMM", gemm_bf16_flops_per_s, "flops", KCS_CEILING_BIT_GEMM_BF16),
+    CEILING(KCS_CEILING_GEMM_F64, "gemm-f64", "DGEMM", gemm_f64_flops_per_s, "flops", KCS_CEILING_BIT_GEMM_F64),
+    CEILING(KCS_CEILING_GEMM_FP8_E4M3, "gemm-fp8-e4m3", "FP8 e4m3 GEMM", gemm_fp8_e4m3_flops_per_s, "flops",
+            KCS_CEILING_BIT_GEMM_FP8_E4M3),
+    {KCS_CEILING_COPY, NULL, NULL, NULL, NULL, 0, 0},
 };
 #undef CEILING
+
+#define RATE(bit, key, label) {bit, #key, label, offsetof(kcs_ceilings, key)}
+const kcs_ceiling_rate kcs_ceiling_rates[] = {
+    RATE(KCS_CEILING_BIT_COPY, copy_bytes_per_s, "copy"),
+    RATE(KCS_CEILING_BIT_HOST_TO_DEVICE, host_to_device_bytes_per_s, "host to device"),
+    RATE(KCS_CEILING_BIT_FMA, fma_flops_per_s, "FMA"),
+    RATE(KCS_CEILING_BIT_GEMM, gemm_flops_per_s, "SGEMM"),
+    RATE(KCS_CEILING_BIT_GEMM_TF32, gemm_tf32_flops_per_s, "TF32 GEMM"),
+    RATE(KCS_CEILING_BIT_GEMM_F16, gemm_f16_flops_per_s, "f16 GEMM"),
+    RATE(KCS_CEILING_BIT_GEMM_BF16, gemm_bf16_flops_per_s, "bf16 GEMM"),
+    RATE(KCS_CEILING_BIT_GEMM_F64, gemm_f64_flops_per_s, "DGEMM"),
+    RATE(KCS_CEILING_BIT_GEMM_FP8_E4M3, gemm_fp8_e4m3_flops_per_s, "FP8 e4m3 GEMM"),
+    {0, NULL, NULL, 0},
+};
+#undef RATE
+
+double kcs_ceiling_rate_value(const kcs_ceilings *ceilings, const kcs_ceiling_rate *rate)
+{
+    return *(const double *)((const char *)ceilings + rate->offset);
+}
+
+double *kcs_ceiling_rate_slot(kcs_ceilings *ceilings, const kcs_ceiling_rate *rate)
+{
+    return (double *)((char *)ceilings + rate->offset);
+}
+
+int kcs_ceiling_rate_not_measured_in_run(const kcs_ceilings *ceilings, const kcs_ceiling_rate *rate)
+{
+    return !(ceilings->asked & rate->bit) && !(kcs_ceiling_rate_value(ceilings, rate) > 0.0);
+}
+
+kcs_ceiling_mask kcs_ceilings_judging(const kcs_op *op, const kcs_op_args *args)
+{
+    const kcs_ceiling_info *info = kcs_ceiling_info_of(kcs_ceiling_of(op, args));
+    return info ? info->bit : 0;
+}
 
 const kcs_ceiling_info *kcs_ceiling_info_of(kcs_ceiling_kind kind)
 {

@@ -24,6 +24,7 @@ typedef struct {
     const char *ceiling_key; /* its member of kcs_ceilings in the results: "copy_bytes_per_s", ... */
     const char *measure;     /* "bytes" or "flops": what achieved counts */
     size_t offset;           /* of its double in kcs_ceilings */
+    kcs_ceiling_mask bit;    /* the bit that asks a backend to measure it (backend.h) */
 } kcs_ceiling_info;
 
 /* Every ceiling a kernel can be judged against, in the order the console
@@ -37,6 +38,35 @@ const kcs_ceiling_info *kcs_ceiling_info_of(kcs_ceiling_kind kind);
 /* The ceiling a kernel of op running the case args is judged against:
  * op->ceiling, or for a GEMM (KCS_CEILING_GEMM_OF_MODE) its mode's. */
 kcs_ceiling_kind kcs_ceiling_of(const kcs_op *op, const kcs_op_args *args);
+
+/* The ceilings (a mask of one bit) a kernel of op running the case args is
+ * judged against: the bit of kcs_ceiling_of's kind. The runner asks a
+ * device's backend for the union of these over the cases it times. */
+kcs_ceiling_mask kcs_ceilings_judging(const kcs_op *op, const kcs_op_args *args);
+
+/* One rate of kcs_ceilings, judged against or not (the upload and FMA rates
+ * only inform): the bit that asks for it, its key in the results file, its
+ * name on the console. */
+typedef struct {
+    kcs_ceiling_mask bit; /* KCS_CEILING_BIT_* */
+    const char *key;      /* "copy_bytes_per_s", ...: its member of devices[].ceilings */
+    const char *label;    /* "copy", "host to device", "FMA", "SGEMM", ... */
+    size_t offset;        /* of its double in kcs_ceilings */
+} kcs_ceiling_rate;
+
+/* Every rate of kcs_ceilings, the copy first (the console's order), ending
+ * with a NULL key. */
+extern const kcs_ceiling_rate kcs_ceiling_rates[];
+
+/* The value ceilings holds for rate (0: not measured). */
+double kcs_ceiling_rate_value(const kcs_ceilings *ceilings, const kcs_ceiling_rate *rate);
+
+/* Where ceilings holds rate, to fill it. */
+double *kcs_ceiling_rate_slot(kcs_ceilings *ceilings, const kcs_ceiling_rate *rate);
+
+/* Whether rate is missing from ceilings because this run did not ask for it
+ * (outside ceilings->asked and not measured anyway). */
+int kcs_ceiling_rate_not_measured_in_run(const kcs_ceilings *ceilings, const kcs_ceiling_rate *rate);
 
 /* The rate ceilings holds for kind, or 0 (not measured, or ceilings NULL). */
 double kcs_ceiling_value(const kcs_ceilings *ceilings, kcs_ceiling_kind kind);

@@ -1,6 +1,7 @@
 /* speed_test.c: how the runner writes rates (speed.h): a prefix that keeps
  * three significant digits below 1000, whatever the device's speed, so that
- * a CPU's GEMM reads "2.55 GFLOP/s" and not "0.0 TFLOP/s". */
+ * a CPU's GEMM reads "2.55 GFLOP/s" and not "0.0 TFLOP/s"; which ceiling a
+ * case is judged against, and the bit that asks a backend to measure it. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +118,41 @@ static void a_gemm_fraction_is_of_its_mode_ceiling_and_names_it(void **state)
     assert_string_equal(text, "40 TFLOP/s (no gemm-tf32 ceiling measured)");
 }
 
+/* The mask a run asks a backend for (backend.h): one bit per ceiling a case
+ * is judged against, each rate of kcs_ceilings named once with its own bit,
+ * and the bits of the rates together are KCS_CEILINGS_ALL. */
+static void each_case_asks_for_the_bit_of_its_own_ceiling(void **state)
+{
+    (void)state;
+    kcs_op copy_bound = {.name = "sumsq", .ceiling = KCS_CEILING_COPY};
+    kcs_op gemm = {.name = "gemm", .ceiling = KCS_CEILING_GEMM_OF_MODE};
+    kcs_op_args f32 = {.op = "gemm", .dtype = KCS_F32}, tf32 = {.op = "gemm", .dtype = KCS_F32, .gemm = {.tf32 = 1}};
+    kcs_op_args f64 = {.op = "gemm", .dtype = KCS_F64}, bf16 = {.op = "gemm", .dtype = KCS_BF16};
+    kcs_op_args e5m2 = {.op = "gemm", .dtype = KCS_FP8_E5M2};
+    assert_int_equal(kcs_ceilings_judging(&copy_bound, &f64), KCS_CEILING_BIT_COPY);
+    assert_int_equal(kcs_ceilings_judging(&gemm, &f32), KCS_CEILING_BIT_GEMM);
+    assert_int_equal(kcs_ceilings_judging(&gemm, &tf32), KCS_CEILING_BIT_GEMM_TF32);
+    assert_int_equal(kcs_ceilings_judging(&gemm, &f64), KCS_CEILING_BIT_GEMM_F64);
+    assert_int_equal(kcs_ceilings_judging(&gemm, &bf16), KCS_CEILING_BIT_GEMM_BF16);
+    assert_int_equal(kcs_ceilings_judging(&gemm, &e5m2), KCS_CEILING_BIT_GEMM_FP8_E4M3);
+    kcs_ceiling_mask seen = 0;
+    size_t count = 0;
+    for (const kcs_ceiling_rate *rate = kcs_ceiling_rates; rate->key; rate++, count++) {
+        assert_int_equal(seen & rate->bit, 0);
+        seen |= rate->bit;
+    }
+    assert_int_equal(seen, KCS_CEILINGS_ALL);
+    assert_int_equal(count * sizeof(double), offsetof(kcs_ceilings, method)); /* every double of kcs_ceilings */
+    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++) /* judged ones are rates too */
+        assert_true(info->bit & seen);
+    /* a rate not asked for and not measured is "not measured in this run"; asked for, it is the device's */
+    kcs_ceilings only_copy = {.copy_bytes_per_s = 1e12, .asked = KCS_CEILING_BIT_COPY};
+    assert_false(kcs_ceiling_rate_not_measured_in_run(&only_copy, &kcs_ceiling_rates[0]));
+    assert_true(kcs_ceiling_rate_not_measured_in_run(&only_copy, &kcs_ceiling_rates[3]));
+    only_copy.asked = KCS_CEILINGS_ALL;
+    assert_false(kcs_ceiling_rate_not_measured_in_run(&only_copy, &kcs_ceiling_rates[3]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +162,7 @@ int main(void)
         cmocka_unit_test(a_kernel_speed_reads_as_a_rate_and_a_fraction),
         cmocka_unit_test(each_gemm_mode_is_filed_under_its_own_ceiling),
         cmocka_unit_test(a_gemm_fraction_is_of_its_mode_ceiling_and_names_it),
+        cmocka_unit_test(each_case_asks_for_the_bit_of_its_own_ceiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

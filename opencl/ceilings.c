@@ -39,9 +39,13 @@
  * Sources are filled and destinations written by the warm-up, so no
  * first-touch allocation is timed.
  *
+ * Only the rates the run asks for are measured (harness/backend.h,
+ * kcs_ceiling_mask), with what they need: the GEMM needs the copy and the FMA.
+ *
  * Run only them: build/kcs devices --ceilings
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +257,19 @@ static kcs_status measure_gemm(kcs_device *device, resources *r, size_t n, int r
     return KCS_OK;
 }
 
-static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources *r, kcs_error *err)
+/* Appends to the method text (cut short where it is full). */
+static void append_method(kcs_ceilings *ceilings, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append_method(kcs_ceilings *ceilings, const char *format, ...)
+{
+    size_t at = strlen(ceilings->method);
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(ceilings->method + at, sizeof ceilings->method - at, format, arguments);
+    va_end(arguments);
+}
+
+static kcs_status measure(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings, resources *r,
+                          kcs_error *err)
 {
     int cpu = (device->type & CL_DEVICE_TYPE_CPU) != 0;
     size_t copy_bytes = cpu ? (size_t)256 << 20 : (size_t)1 << 30;
@@ -263,11 +279,20 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
     if (upload_bytes > copy_bytes)
         upload_bytes = copy_bytes;
     int copy_repeats = cpu ? 5 : 20, upload_repeats = cpu ? 5 : 10, fma_repeats = cpu ? 5 : 10;
+    /* The GEMM's size needs the ridge point FMA / copy (gemm_size), so a
+     * GEMM ceiling is measured with those two. The FMA kernel writes into
+     * the copy's destination, so any of the three needs the copy buffers. */
+    if (wanted & KCS_CEILING_BIT_GEMM)
+        wanted |= KCS_CEILING_BIT_COPY | KCS_CEILING_BIT_FMA;
+    if (!(wanted & (KCS_CEILING_BIT_COPY | KCS_CEILING_BIT_HOST_TO_DEVICE | KCS_CEILING_BIT_FMA))) {
+        append_method(ceilings, "none: OpenCL measures the copy, upload, FMA and f32 GEMM rates, and none was asked for");
+        return KCS_OK;
+    }
 
     kcs_status status = create_buffer(device, CL_MEM_READ_WRITE, copy_bytes, &r->from, err);
     if (status == KCS_OK)
         status = create_buffer(device, CL_MEM_READ_WRITE, copy_bytes, &r->to, err);
-    if (status == KCS_OK)
+    if (status == KCS_OK && (wanted & KCS_CEILING_BIT_HOST_TO_DEVICE))
         status = create_buffer(device, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, upload_bytes, &r->staging, err);
     if (status != KCS_OK)
         return status;
@@ -278,40 +303,48 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
     KCS_OPENCL_CHECK(clFinish(device->queue), err);
 
     double seconds = 0.0;
-    status = measure_copy(device, r, copy_bytes, copy_repeats, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->copy_bytes_per_s = seconds > 0 ? 2.0 * (double)copy_bytes / seconds : 0.0;
+    if (wanted & KCS_CEILING_BIT_COPY) {
+        status = measure_copy(device, r, copy_bytes, copy_repeats, &seconds, err);
+        if (status != KCS_OK)
+            return status;
+        ceilings->copy_bytes_per_s = seconds > 0 ? 2.0 * (double)copy_bytes / seconds : 0.0;
+        append_method(ceilings, "copy: clEnqueueCopyBuffer of %zu MiB between two buffers, read + written, median "
+                      "of %d; ", copy_bytes >> 20, copy_repeats);
+    }
 
-    status = measure_upload(device, r, upload_bytes, upload_repeats, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->host_to_device_bytes_per_s = seconds > 0 ? (double)upload_bytes / seconds : 0.0;
+    if (wanted & KCS_CEILING_BIT_HOST_TO_DEVICE) {
+        status = measure_upload(device, r, upload_bytes, upload_repeats, &seconds, err);
+        if (status != KCS_OK)
+            return status;
+        ceilings->host_to_device_bytes_per_s = seconds > 0 ? (double)upload_bytes / seconds : 0.0;
+        append_method(ceilings, "host to device: clEnqueueWriteBuffer of %zu MiB from a mapped CL_MEM_ALLOC_HOST_PTR "
+                      "buffer, median of %d; ", upload_bytes >> 20, upload_repeats);
+    }
 
-    size_t local = 1;
-    cl_kernel kernel;
-    status = kcs_opencl_kernel(device, &ceilings_program, "kcs_ceilings_fma", &kernel, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_group_size(device, kernel, 256, &local, err);
-    if (status != KCS_OK)
-        return status;
-    size_t items = (size_t)device->compute_units * (cpu ? 256 : 2048);
-    items = (items + local - 1) / local * local;
-    cl_uint iterations = cpu ? 2048 : 4096;
-    status = measure_fma(device, r, items, local, iterations, fma_repeats, &seconds, err);
-    if (status != KCS_OK)
-        return status;
-    ceilings->fma_flops_per_s =
-        seconds > 0 ? 2.0 * fma_per_round * (double)iterations * (double)items / seconds : 0.0;
+    if (wanted & KCS_CEILING_BIT_FMA) {
+        size_t local = 1;
+        cl_kernel kernel;
+        status = kcs_opencl_kernel(device, &ceilings_program, "kcs_ceilings_fma", &kernel, err);
+        if (status == KCS_OK)
+            status = kcs_opencl_group_size(device, kernel, 256, &local, err);
+        if (status != KCS_OK)
+            return status;
+        size_t items = (size_t)device->compute_units * (cpu ? 256 : 2048);
+        items = (items + local - 1) / local * local;
+        cl_uint iterations = cpu ? 2048 : 4096;
+        status = measure_fma(device, r, items, local, iterations, fma_repeats, &seconds, err);
+        if (status != KCS_OK)
+            return status;
+        ceilings->fma_flops_per_s =
+            seconds > 0 ? 2.0 * fma_per_round * (double)iterations * (double)items / seconds : 0.0;
+        append_method(ceilings, "FMA: %zu work-items (groups of %zu) x %u rounds x %d f32 fma, median of %d; ", items,
+                      local, (unsigned)iterations, (int)fma_per_round, fma_repeats);
+    }
 
-    int length = snprintf(ceilings->method, sizeof ceilings->method,
-             "copy: clEnqueueCopyBuffer of %zu MiB between two buffers, read + written, median of %d; "
-             "host to device: clEnqueueWriteBuffer of %zu MiB from a mapped CL_MEM_ALLOC_HOST_PTR buffer, "
-             "median of %d; FMA: %zu work-items (groups of %zu) x %u rounds x %d f32 fma, median of %d; ",
-             copy_bytes >> 20, copy_repeats, upload_bytes >> 20, upload_repeats, items, local,
-             (unsigned)iterations, (int)fma_per_round, fma_repeats);
-    size_t at = length > 0 && (size_t)length < sizeof ceilings->method ? (size_t)length : sizeof ceilings->method - 1;
-
+    if (!(wanted & KCS_CEILING_BIT_GEMM)) {
+        append_method(ceilings, "all by profiling events");
+        return KCS_OK;
+    }
     /* The GEMM last: a row that cannot run leaves it 0, saying why, and the rest stands. */
     size_t n = 0, sizes[2] = {gemm_size(device, ceilings), gemm_tile};
     while (sizes[1] * 2 <= sizes[0])
@@ -331,22 +364,22 @@ static kcs_status measure(kcs_device *device, kcs_ceilings *ceilings, resources 
         }
     }
     if (ceilings->gemm_flops_per_s > 0)
-        snprintf(ceilings->method + at, sizeof ceilings->method - at,
-                 "GEMM: kcs's own f32 %s (opencl/gemm.c, packing included), NN, alpha 1, beta 0, the faster of "
-                 "%zu^3 and %zu^3 (%zu^3), median of %d each; all by profiling events",
-                 gemm_variant, sizes[0], sizes[1], n, gemm_repeats);
+        append_method(ceilings,
+                      "GEMM: kcs's own f32 %s (opencl/gemm.c, packing included), NN, alpha 1, beta 0, the faster of "
+                      "%zu^3 and %zu^3 (%zu^3), median of %d each; all by profiling events",
+                      gemm_variant, sizes[0], sizes[1], n, gemm_repeats);
     else
-        snprintf(ceilings->method + at, sizeof ceilings->method - at,
-                 "all by profiling events; GEMM: not measured (0): kcs's f32 %s could not run %zu^3: %s",
-                 gemm_variant, sizes[0], status == KCS_OK ? "it took no time" : gemm_err.message);
+        append_method(ceilings, "all by profiling events; GEMM: not measured (0): kcs's f32 %s could not run %zu^3: %s",
+                      gemm_variant, sizes[0], status == KCS_OK ? "it took no time" : gemm_err.message);
     return KCS_OK;
 }
 
-kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
+kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                       kcs_error *err)
 {
     memset(ceilings, 0, sizeof *ceilings);
     resources r = {NULL, NULL, NULL, NULL, {NULL, NULL, NULL, NULL}};
-    kcs_status status = measure(device, ceilings, &r, err);
+    kcs_status status = measure(device, wanted, ceilings, &r, err);
     release_resources(device, &r);
     return status;
 }

@@ -178,9 +178,10 @@ kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, con
 /* Releases the events without waiting for them (on a failure path). */
 void kcs_opencl_events_release(kcs_opencl_events *events);
 
-/* The device's copy, upload and f32 FMA rates, and the rate of kcs's own
- * tuned f32 GEMM (opencl/ceilings.c). */
-kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err);
+/* Those of the device's copy, upload and f32 FMA rates, and the rate of
+ * kcs's own tuned f32 GEMM, that wanted asks for (opencl/ceilings.c). */
+kcs_status kcs_opencl_measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                       kcs_error *err);
 
 /* The backend (opencl/backend.c), whose kernel rows the ceilings run. */
 extern const kcs_backend kcs_opencl_backend;

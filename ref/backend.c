@@ -116,12 +116,16 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* The host's copy bandwidth: memcpy of 256 MiB, bytes read + written, the
- * median of 10 after a warm-up. No FMA or GEMM ceiling: the reference is
- * scalar C on one core, so a vector peak would say nothing about it. */
-static kcs_status measure_ceilings(kcs_device *device, kcs_ceilings *ceilings, kcs_error *err)
+ * median of 10 after a warm-up, when wanted. No FMA or GEMM ceiling: the
+ * reference is scalar C on one core, so a vector peak would say nothing
+ * about it. */
+static kcs_status measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                   kcs_error *err)
 {
     (void)device;
     memset(ceilings, 0, sizeof *ceilings);
+    if (!(wanted & KCS_CEILING_BIT_COPY))
+        return KCS_OK;
     size_t bytes = (size_t)256 << 20;
     char *from = malloc(bytes), *to = malloc(bytes);
     if (!from || !to) {

@@ -351,13 +351,13 @@ def status_counts(results):
 
 def device_ceilings(device):
     """The ceilings measured on a device, one 'copy bandwidth 2.9 TB/s' line each, and a
-    'GEMM rate not measured' line for each roofline ceiling it lacks."""
+    'GEMM rate not measured' line for each roofline ceiling it lacks ('... not measured in this
+    run' where the run did not ask for it)."""
     measured = kcs_views.measured_ceilings(device)
     lines = [f"{kcs_views.ceiling_names(key)[0]} {fmt_si(value, kcs_views.ceiling_names(key)[2])}"
              for key, value in measured.items()]
     if measured:
-        lines += [f"{kcs_views.ceiling_names(key)[0]} not measured" for key in kcs_views.ROOFLINE_CEILINGS
-                  if key not in measured]
+        lines += kcs_views.missing_ceiling_lines(device, kcs_views.ROOFLINE_CEILINGS)
     return lines
 
 

@@ -343,6 +343,9 @@ def _check_device(problems, index, device):
         problems.add(where, f"ceilings: not an object: {_short(ceilings)}")
     else:
         _check_numbers(problems, f"{where}: ceilings", ceilings, CEILING_KEYS)
+        not_asked = ceilings.get("not_measured_in_this_run")
+        if not_asked is not None and not (isinstance(not_asked, list) and all(isinstance(k, str) for k in not_asked)):
+            problems.add(where, f"ceilings.not_measured_in_this_run: not a list of ceiling keys: {_short(not_asked)}")
 
 
 def _check_document(problems, data):

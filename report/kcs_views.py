@@ -77,6 +77,22 @@ def measured_ceilings(device):
     return {k: v for k, v in ceilings.items() if finite(v) and v > 0}
 
 
+def ceilings_not_asked(device):
+    """The ceiling keys a device record lists as not measured in this run: its run measured only
+    the ceilings its timed cases are judged against (docs/results.md), so these say nothing of the
+    device."""
+    listed = ((device or {}).get("ceilings") or {}).get("not_measured_in_this_run")
+    return set(listed) if isinstance(listed, list) else set()
+
+
+def missing_ceiling_lines(device, keys):
+    """For each of keys the device record lacks: 'FMA rate not measured in this run' where the run
+    did not ask for it, else 'FMA rate not measured' (the device could not)."""
+    measured, not_asked = measured_ceilings(device), ceilings_not_asked(device)
+    return [f"{ceiling_names(k)[0]} not measured" + (" in this run" if k in not_asked else "")
+            for k in keys if k not in measured]
+
+
 def compute_ceilings(device):
     """[(key, rate)] of a device's measured compute rates (every *_flops_per_s), FMA first."""
     rates = [(k, v) for k, v in measured_ceilings(device).items() if k.endswith("_flops_per_s")]
@@ -217,7 +233,9 @@ def rooflines(lines, device_label, op_color, fmt_time, fmt_si):
                          "compute": [(ceiling_names(k)[1], v) for k, v in compute_ceilings(device)]})
         newest = devices[max(i for i, d in enumerate(devices) if d is not None)]
         measured = measured_ceilings(newest)
-        missing = [ceiling_names(k)[0] for k in ROOFLINE_CEILINGS if k not in measured]
+        not_asked = ceilings_not_asked(newest)
+        missing = [ceiling_names(k)[0] for k in ROOFLINE_CEILINGS if k not in measured and k not in not_asked]
+        not_in_run = [ceiling_names(k)[0] for k in ROOFLINE_CEILINGS if k not in measured and k in not_asked]
         series, links, off_plot = {}, [], []
         for (case, backend, kernel, _), line in sorted(members, key=lambda m: m[0]):
             newest_result = lines.latest(line)
@@ -261,7 +279,7 @@ def rooflines(lines, device_label, op_color, fmt_time, fmt_si):
         anchor = latest[0]
         plots.append({"slot": slot, "title": device_label(anchor), "runs": runs,
                       "series": sorted(series.values(), key=lambda s: (s["op"], s["library"], s["label"])),
-                      "links": links, "missing": missing, "off_plot": sorted(set(off_plot)),
+                      "links": links, "missing": missing, "not_in_run": not_in_run, "off_plot": sorted(set(off_plot)),
                       "points": sum(len(s["points"]) for s in series.values()),
                       "position": anchor["column"].position if "column" in anchor else 0})
     return sorted(plots, key=lambda p: p["position"])

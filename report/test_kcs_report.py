@@ -1139,6 +1139,23 @@ class ViewTests(Scratch):
         self.assertIn("GEMM not measured", self.section(index, "peers"))
         self.assertIn("f32 GEMM rate not measured", self.section(index, "devices"))
 
+    def test_a_ceiling_the_run_did_not_ask_for_says_not_measured_in_this_run(self):
+        # A run measures only the ceilings its timed cases are held to (docs/results.md): a sumsq
+        # run has the copy bandwidth and lists the rest, which say nothing about the device.
+        device = copy.deepcopy(fx.NVIDIA_OPENCL)
+        device["ceilings"] = {"copy_bytes_per_s": 2.9e12, "method": "copy: clEnqueueCopyBuffer",
+                              "not_measured_in_this_run": ["host_to_device_bytes_per_s", "fma_flops_per_s",
+                                                           "gemm_flops_per_s"]}
+        doc = fx.document([device], [fx.result("sumsq/f64-n1000003", device, "tree", n=10 ** 6, median=4e-6)])
+        index, _ = self.index_of(doc)
+        self.assertIn("not measured in this run (only the ceilings its timed cases are held to): "
+                      "FMA rate, f32 GEMM rate", index)
+        self.assertNotIn("not measured on this device", index)
+        devices = self.section(index, "devices")
+        self.assertIn("FMA rate not measured in this run", devices)
+        self.assertIn("f32 GEMM rate not measured in this run", devices)
+        self.assertNotIn("nan", devices)
+
     def test_peers_are_the_library_where_one_ran_else_the_fastest_variant(self):
         model = kcs_report.Model([results_from_data(copy.deepcopy(self.perf), "perf.json")])
         tables = {table["case"]: table for table in model.peers()}

@@ -1,5 +1,6 @@
 /* cli.c: the runner's command line: the usage text, parsing it into
  * kcs_runner_options, and which cases its patterns select. */
+#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,12 @@ static const char usage_text[] =
     "  --kernel GLOB      only kernel variants matching GLOB (\"softmax\" cases: 'warp-*')\n"
     "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
     "  --junit FILE       also write JUnit XML here\n"
-    "  --benchmark        time perf-tagged cases (kernel and end to end) and measure\n"
-    "                     each device's ceilings (copy, upload, FMA, GEMM rates)\n"
-    "  --ceilings         measure ceilings without benchmarking (kcs devices --ceilings)\n"
+    "  --benchmark        time perf-tagged cases (kernel and end to end) and measure the\n"
+    "                     ceilings they are judged against, only those: the copy\n"
+    "                     bandwidth for a memory-bound op, its mode's rate for a GEMM\n"
+    "  --all-ceilings     measure every ceiling of each device (copy, upload, FMA, every\n"
+    "                     GEMM mode's rate), with or without --benchmark\n"
+    "  --ceilings         the same as --all-ceilings (kcs devices --ceilings)\n"
     "  --min-repeats N    timed runs per case at least (default 10)\n"
     "  --min-time S       seconds of timed runs per case at least (default 0.5)\n"
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
@@ -168,7 +172,7 @@ static const struct option long_options[] = {
     {"in-process", no_argument, 0, 'I'},       {"time-limit", required_argument, 0, 'T'},
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
-    {"jobs", required_argument, 0, 'J'},
+    {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -184,7 +188,8 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'r': o->results_path = value; break;
     case 'j': o->junit_path = value; break;
     case 'B': o->run.benchmark = 1; o->ceilings = 1; break;
-    case 'C': o->ceilings = 1; break;
+    case 'C': /* fall through: the older name of --all-ceilings */
+    case 'a': o->ceilings = 1; o->all_ceilings = 1; break;
     case 'I': o->in_process = 1; break;
     case 'D': o->run.determinism = 1; break;
     case 'X': ok = take_expectations(value, o); break;
@@ -265,4 +270,10 @@ int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c)
         if (kcs_case_matches(c, o->patterns[i]))
             return 1;
     return 0;
+}
+
+int kcs_kernel_selected(const kcs_runner_options *o, const kcs_kernel *kernel, const kcs_case *c)
+{
+    return strcmp(kernel->op, c->op) == 0 && kernel->dtype == c->dtype &&
+           (!o->kernel_pattern || fnmatch(o->kernel_pattern, kernel->variant, 0) == 0);
 }

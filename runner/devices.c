@@ -270,37 +270,74 @@ const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device)
     return device->has_ceilings ? &device->ceilings : NULL;
 }
 
+/* "ceilings cuda:0: copy 2.99 TB/s (only those the timed cases need;
+ * --all-ceilings measures every one)": each rate measured and, where the run
+ * did not ask for all, says so, so that a missing rate reads as a choice of
+ * the run and not as a device that lacks it. */
 static void print_ceilings(const kcs_open_device *device)
 {
     const kcs_ceilings *c = &device->ceilings;
-    char rate[64];
-    kcs_format_rate(c->copy_bytes_per_s, "B/s", rate, sizeof rate);
-    printf("ceilings %s: copy %s", device->id, rate);
-    if (c->host_to_device_bytes_per_s > 0) {
-        kcs_format_rate(c->host_to_device_bytes_per_s, "B/s", rate, sizeof rate);
-        printf(", host to device %s", rate);
-    }
-    if (c->fma_flops_per_s > 0) {
-        kcs_format_rate(c->fma_flops_per_s, "FLOP/s", rate, sizeof rate);
-        printf(", FMA %s", rate);
-    }
-    for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++) { /* each GEMM mode's rate */
-        if (info->kind == KCS_CEILING_COPY || kcs_ceiling_value(c, info->kind) <= 0)
+    printf("ceilings %s:", device->id);
+    const char *separator = " ";
+    for (const kcs_ceiling_rate *rate = kcs_ceiling_rates; rate->key; rate++) {
+        double value = kcs_ceiling_rate_value(c, rate);
+        if (!(value > 0))
             continue;
-        kcs_format_rate(kcs_ceiling_value(c, info->kind), "FLOP/s", rate, sizeof rate);
-        printf(", %s %s", info->label, rate);
+        char text[64];
+        kcs_format_rate(value, strstr(rate->key, "_flops_") ? "FLOP/s" : "B/s", text, sizeof text);
+        printf("%s%s %s", separator, rate->label, text);
+        separator = ", ";
     }
+    if (*separator == ' ')
+        printf(" none could be measured");
+    if ((c->asked & KCS_CEILINGS_ALL) != KCS_CEILINGS_ALL)
+        printf(" (only those the timed cases need; --all-ceilings measures every one)");
     printf("\n");
 }
 
-void kcs_measure_device_ceilings(kcs_open_device *device)
+kcs_ceiling_mask kcs_ceilings_wanted(const kcs_runner_options *o, const kcs_case_list *cases,
+                                     const kcs_backend *backend)
+{
+    if (o->all_ceilings)
+        return KCS_CEILINGS_ALL;
+    if (!o->run.benchmark)
+        return 0;
+    kcs_ceiling_mask wanted = 0;
+    for (size_t i = 0; i < cases->count; i++) {
+        const kcs_case *c = &cases->cases[i];
+        /* what run.c and suite.c time: a selected perf case, not left out
+         * as large, not tagged too slow where this is the reference */
+        if (!(c->tags & KCS_TAG_PERF) || !kcs_case_selected(o, c) || (o->skip_large && (c->tags & KCS_TAG_LARGE)) ||
+            ((c->tags & KCS_TAG_NO_REFERENCE) && strcmp(backend->name, "reference") == 0))
+            continue;
+        int runs_here = 0;
+        for (size_t k = 0; k < kcs_backend_kernel_count(backend) && !runs_here; k++)
+            runs_here = kcs_kernel_selected(o, kcs_backend_kernel(backend, k), c);
+        const kcs_op *op = NULL;
+        kcs_op_args args;
+        kcs_layout layout;
+        kcs_error err = {{0}};
+        if (!runs_here || kcs_op_prepare(c, &op, &args, &layout, &err) != KCS_OK)
+            continue; /* a case that cannot be prepared is an error of its own, never timed */
+        wanted |= kcs_ceilings_judging(op, &args);
+    }
+    return wanted;
+}
+
+void kcs_measure_device_ceilings(kcs_open_device *device, kcs_ceiling_mask wanted)
 {
     if (!device->backend->measure_ceilings)
         return;
+    if (!wanted) {
+        printf("ceilings %s: none measured: no case this run times runs on it\n", device->id);
+        fflush(stdout);
+        return;
+    }
     kcs_error err = {{0}};
-    if (device->backend->measure_ceilings(device->device, &device->ceilings, &err) != KCS_OK) {
+    if (device->backend->measure_ceilings(device->device, wanted, &device->ceilings, &err) != KCS_OK) {
         printf("ceilings %s: not measured: %s\n", device->id, err.message);
     } else {
+        device->ceilings.asked = wanted;
         device->has_ceilings = 1;
         print_ceilings(device);
     }
@@ -310,7 +347,7 @@ void kcs_measure_device_ceilings(kcs_open_device *device)
 void kcs_measure_ceilings(kcs_device_set *set)
 {
     for (int d = 0; d < set->device_count; d++)
-        kcs_measure_device_ceilings(&set->devices[d]);
+        kcs_measure_device_ceilings(&set->devices[d], KCS_CEILINGS_ALL);
 }
 
 /* Prints a device and the kernels its backend has. */

@@ -9,7 +9,6 @@
  * (--save-failures, harness/take_away.h).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,9 +191,7 @@ static void run_on_device(const run_context *context, case_in_progress *now, con
     int kernels_found = 0;
     for (size_t k = 0; k < kcs_backend_kernel_count(device->backend); k++) {
         const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
-        if (strcmp(kernel->op, c->op) != 0 || kernel->dtype != c->dtype)
-            continue;
-        if (context->o->kernel_pattern && fnmatch(context->o->kernel_pattern, kernel->variant, 0) != 0)
+        if (!kcs_kernel_selected(context->o, kernel, c))
             continue;
         kernels_found++;
         run_unit(context, now, device, kernel);
@@ -347,10 +344,12 @@ void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_
         kcs_open_lane_devices(o, out->plan, out->lane, &context.devices);
     else
         kcs_open_devices(o, &context.devices);
-    /* a lane's devices were measured by the first worker, one at a time */
+    /* a lane's devices were measured by the first worker, one at a time,
+     * each only as far as the selected cases need (kcs_ceilings_wanted) */
     for (int d = 0; o->ceilings && !planned_lane && d < context.devices.device_count; d++) {
-        kcs_sink_measuring(out, &context.devices.devices[d]);
-        kcs_measure_device_ceilings(&context.devices.devices[d]);
+        kcs_open_device *device = &context.devices.devices[d];
+        kcs_sink_measuring(out, device);
+        kcs_measure_device_ceilings(device, kcs_ceilings_wanted(o, cases, device->backend));
     }
     for (int d = 0; d < context.devices.device_count; d++) {
         kcs_sink_device(out, &context.devices.devices[d]);

@@ -47,6 +47,7 @@ typedef struct {
     int skip_large;
     int quiet;
     int ceilings;      /* measure ceilings (always with --benchmark) */
+    int all_ceilings;  /* every ceiling (--all-ceilings, --ceilings), not only those the timed cases need */
     int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
     double time_limit; /* seconds without progress before a worker is killed; 0: none */
     int jobs;          /* --jobs: workers at once, each device its own; 0: the default lanes (lanes.c) */
@@ -74,6 +75,10 @@ int kcs_check_backend_names(const kcs_runner_options *o);
 
 /* Whether the command line's patterns select a case (no patterns: every case). */
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
+
+/* Whether a run runs kernel (a row of some backend) on case c: its op and
+ * dtype, and its variant matches --kernel where given. */
+int kcs_kernel_selected(const kcs_runner_options *o, const kcs_kernel *kernel, const kcs_case *c);
 
 /* ---- lanes: the devices that run at once (lanes.c, docs/runner.md "All devices at once") ---- */
 
@@ -161,11 +166,22 @@ void kcs_keep_lane_devices(const kcs_lane_plan *plan, int lane, kcs_device_set *
 /* Closes the devices and frees the set. */
 void kcs_close_devices(kcs_device_set *set);
 
-/* Measures each device's ceilings where its backend can, and prints what it found. */
+/* Measures every ceiling of each device where its backend can, and prints what it found. */
 void kcs_measure_ceilings(kcs_device_set *set);
 
-/* Measures one device's ceilings where its backend can, and prints what it found. */
-void kcs_measure_device_ceilings(kcs_open_device *device);
+/* The ceilings a run of cases asks backend to measure: every one with
+ * --all-ceilings (or --ceilings); else the union, over the selected
+ * perf-tagged cases that --benchmark times on one of backend's kernels, of
+ * the ceiling each is judged against (kcs_ceilings_judging): the copy for
+ * a copy-bound case, its mode's rate for a GEMM case. 0 when nothing is
+ * timed there. */
+kcs_ceiling_mask kcs_ceilings_wanted(const kcs_runner_options *o, const kcs_case_list *cases,
+                                     const kcs_backend *backend);
+
+/* Measures the ceilings of wanted (KCS_CEILING_BIT_*) of one device where its
+ * backend can, records wanted as the ceilings' asked, and prints what it
+ * found; wanted 0 measures nothing and says so. */
+void kcs_measure_device_ceilings(kcs_open_device *device, kcs_ceiling_mask wanted);
 
 /* A device's ceilings when this run measured them, else NULL. */
 const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device);

@@ -29,10 +29,12 @@
  * Lanes. The runner follows one worker per lane at once (at most --jobs),
  * each pipe with its own hang timer, and restarts a lane's worker after a
  * hang or crash as below, with that lane's devices only. The first worker
- * opens every device, measures the ceilings one device at a time while no
- * case runs anywhere, then closes the devices of the other lanes and runs
- * lane 0's; later workers open their lane's devices only (no context on
- * another lane's GPU) and take the ceilings from the plan.
+ * opens every device, measures the ceilings the run needs (devices.c,
+ * kcs_ceilings_wanted) one device at a time while no case runs anywhere,
+ * then closes the devices of the other lanes and runs lane 0's; later
+ * workers open their lane's devices only (no context on another lane's GPU)
+ * and take the ceilings from the plan (the D lines' ceilings, with the
+ * rates not measured in this run).
  *
  * Order: M before each device's ceilings (when measured), D for every device first (again from each new worker; the first
  * worker's D lines, then P, before its first B), then per
@@ -230,13 +232,18 @@ static void take_planned_device(runner_plan *lanes, const char *text)
     json_t *ceilings = json_object_get(device, "ceilings");
     if (json_is_object(ceilings)) {
         kcs_ceilings *c = &planned->ceilings;
-        /* every rate a kernel is judged against (speed.c's table: each GEMM
-         * mode's too), then the two that only the console and report show */
-        for (const kcs_ceiling_info *info = kcs_ceiling_infos; info->name; info++)
-            *(double *)((char *)c + info->offset) =
-                json_number_value(json_object_get(ceilings, info->ceiling_key));
-        c->host_to_device_bytes_per_s = json_number_value(json_object_get(ceilings, "host_to_device_bytes_per_s"));
-        c->fma_flops_per_s = json_number_value(json_object_get(ceilings, "fma_flops_per_s"));
+        /* every rate (speed.c's table), and what the first worker asked for:
+         * all but those it lists as not measured in this run, so that the
+         * later lanes' results say the same of them */
+        c->asked = KCS_CEILINGS_ALL;
+        json_t *not_asked = json_object_get(ceilings, "not_measured_in_this_run");
+        for (const kcs_ceiling_rate *rate = kcs_ceiling_rates; rate->key; rate++) {
+            *kcs_ceiling_rate_slot(c, rate) = json_number_value(json_object_get(ceilings, rate->key));
+            for (size_t i = 0; i < json_array_size(not_asked); i++)
+                if (json_is_string(json_array_get(not_asked, i)) &&
+                    strcmp(json_string_value(json_array_get(not_asked, i)), rate->key) == 0)
+                    c->asked &= ~rate->bit;
+        }
         const char *method = json_string_value(json_object_get(ceilings, "method"));
         snprintf(c->method, sizeof c->method, "%s", method ? method : "");
         planned->has_ceilings = 1;

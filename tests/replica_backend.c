@@ -43,6 +43,12 @@
  * replicas share the host's cores, and the others not (as GPUs); without it
  * every replica shares them, as the reference it is.
  *
+ * With KCS_REPLICA_CEILINGS=FILE the replicas have ceilings: each call of
+ * measure_ceilings appends "replica:<i> <key> <key> ..." to FILE, naming the
+ * rates the runner asked for (tests/ceiling_selection_test.sh), and "measures"
+ * each of them as a fixed rate, 1e12 per second, taking no time. Without it
+ * they have none, as before.
+ *
  * Run only it: build/kcs-saboteur run --backend replica --jobs 4 --cases tests/cases scale
  */
 #include <stdio.h>
@@ -54,6 +60,7 @@
 #include "backend.h"
 #include "kcs_ref.h"
 #include "reference_backend.h"
+#include "speed.h"
 
 extern const kcs_backend kcs_reference_backend;
 
@@ -237,6 +244,26 @@ static const kcs_kernel rows[] = {
     {"gemm", KCS_F32, "wide", "the reference's f64 gemm rounded once to f32, on a replica", replica_gemm_f32_wide,
      NULL},
 };
+/* Records which rates were asked for (see the header) and fills them. */
+static kcs_status record_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
+                                  kcs_error *err)
+{
+    memset(ceilings, 0, sizeof *ceilings);
+    const char *path = getenv("KCS_REPLICA_CEILINGS");
+    FILE *log = path ? fopen(path, "a") : NULL;
+    if (!log)
+        return kcs_fail(err, KCS_ERROR, "cannot append to KCS_REPLICA_CEILINGS=%s", path ? path : "");
+    fprintf(log, "replica:%d", replica_index(device));
+    for (const kcs_ceiling_rate *rate = kcs_ceiling_rates; rate->key; rate++)
+        if (wanted & rate->bit) {
+            fprintf(log, " %s", rate->key);
+            *kcs_ceiling_rate_slot(ceilings, rate) = 1e12;
+        }
+    fprintf(log, "\n");
+    snprintf(ceilings->method, sizeof ceilings->method, "replica: a fixed 1e12 per second for each rate asked for");
+    return fclose(log) == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "cannot write KCS_REPLICA_CEILINGS=%s", path);
+}
+
 static const kcs_kernel_table table = KCS_KERNEL_TABLE(rows);
 static const kcs_kernel_table *const tables[] = {&table, NULL};
 
@@ -250,7 +277,7 @@ __attribute__((constructor)) static void fill_replica_backend(void)
     kcs_replica_backend.name = "replica";
     kcs_replica_backend.device_count = count_replicas;
     kcs_replica_backend.open = open_replica;
-    kcs_replica_backend.measure_ceilings = NULL;
+    kcs_replica_backend.measure_ceilings = getenv("KCS_REPLICA_CEILINGS") ? record_ceilings : NULL;
     kcs_replica_backend.pace = NULL;
     kcs_replica_backend.kernel_tables = tables;
 }
