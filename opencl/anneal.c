@@ -20,11 +20,13 @@
  *     (m ints) and the points sorted by anchor (n ints). Indices are int:
  *     n + m below 2^31.
  *   reduce (sorted-welford): the tile counting sort of opencl/anneal.cl
- *     (four launches) where reduce_items / 32 places per anchor fit in the
- *     device's local memory, else the walks above (the same order), then a
- *     work-group of reduce_items per anchor reading its points once, in f64;
- *     reported unsupported without fp64. Scratch: slot 0 the tiles' counts
- *     (tiles x m ints), slot 1 offsets and order as above.
+ *     (one launch) where reduce_items / 32 places per anchor fit in the
+ *     device's local memory and the tiles are at most reduce_most_runs, else
+ *     the walks above (the same order), then a work-group of reduce_items per
+ *     anchor gathering its runs and reading its points once, in f64;
+ *     reported unsupported without fp64. Scratch, tile sort: slot 0 the
+ *     tiles' run starts (tiles x (m + 1) ints), slot 1 the tiles' sorted
+ *     point numbers (n ints); walks: as above.
  *   update (elementwise): one work-item per element of the m x d anchors;
  *     lr T is formed on the host from the f32 roundings, as the reference does.
  *   energy (strided-tree-f64): as sumsq's gpu-strided-tree, the sum in double:
@@ -93,6 +95,9 @@ enum {
      * counting sort, and the points a row of its statistics has in flight. */
     reduce_items = KCS_OPENCL_REDUCE_ITEMS,
     reduce_sort_tile = KCS_OPENCL_REDUCE_SORT_TILE,
+    /* sorted-welford: the tiles whose runs its statistics kernel gathers at
+     * most (KCS_REDUCE_RUNS of opencl/anneal.cl: 4 a work-item) */
+    reduce_most_runs = 4 * KCS_OPENCL_REDUCE_ITEMS,
     /* energy: work-groups per compute unit for a full device, fewest distances
      * per work-item before fewer groups are used, most before more are. */
     energy_groups_per_compute_unit = 8,
@@ -396,87 +401,48 @@ static kcs_status enqueue_walk_sort(kcs_device *device, const kcs_anneal_args *s
     return status;
 }
 
-/* The local memory the tile sort's scatter needs: a place per anchor for each
- * row of 32 work-items, and the keys of one step. */
+/* The local memory of the tile sort: a place per anchor for each row of 32
+ * work-items, the keys of one step and the work-items' sums. */
 static size_t tile_sort_local_bytes(size_t m)
 {
-    return (reduce_items / 32 * m + reduce_items) * sizeof(cl_int);
+    return (reduce_items / 32 * m + 2 * reduce_items) * sizeof(cl_int);
 }
 
-/* Sorts the points by anchor as enqueue_walk_sort does (the same count and
- * sorted, bit for bit), by the tile counting sort of opencl/anneal.cl: tile
- * counts, their prefixes over tiles and the anchors' totals, the anchors'
- * offsets, the stable scatter. Needs tile_sort_local_bytes(m) of local memory. */
+/* Sorts the points by anchor in one launch, by the tile counting sort of
+ * opencl/anneal.cl: each tile into its own stretch of order (scratch slot
+ * 1), with its anchors' run starts in tile_starts (slot 0, tiles x (m + 1)
+ * ints). Needs tile_sort_local_bytes(m) of local memory; count is written
+ * by the statistics kernel, which gathers each anchor's runs. */
 static kcs_status enqueue_tile_sort(kcs_device *device, const kcs_anneal_args *s, cl_mem idx,
-                                    cl_mem count, cl_mem *sorted_out, kcs_opencl_events *events,
-                                    kcs_error *err)
+                                    size_t tiles, cl_mem *tile_starts_out, cl_mem *order_out,
+                                    kcs_opencl_events *events, kcs_error *err)
 {
-    cl_kernel tile_counts, tile_offsets, offsets, scatter;
-    size_t offsets_local;
-    kcs_status status =
-        kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_counts", &tile_counts, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_offsets",
-                                   &tile_offsets, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_offsets", &offsets, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_scatter", &scatter,
-                                   err);
-    if (status == KCS_OK)
-        status = kcs_opencl_group_size(device, offsets, group_items, &offsets_local, err);
+    cl_kernel sort;
+    kcs_status status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_sort", &sort, err);
     if (status != KCS_OK)
         return status;
-    size_t tiles = ceil_div(s->n, reduce_sort_tile);
-    cl_mem prefix, sorted;
-    status = kcs_opencl_scratch(device, 0, (tiles ? tiles : 1) * s->m * sizeof(cl_int), &prefix,
-                                err);
+    cl_mem tile_starts, order;
+    status = kcs_opencl_scratch(device, 0, (tiles ? tiles : 1) * (s->m + 1) * sizeof(cl_int),
+                                &tile_starts, err);
     if (status == KCS_OK)
-        status = kcs_opencl_scratch(device, 1, (s->m + s->n) * sizeof(cl_int), &sorted, err);
+        status = kcs_opencl_scratch(device, 1, (s->n ? s->n : 1) * sizeof(cl_int), &order, err);
     if (status != KCS_OK)
         return status;
-    *sorted_out = sorted;
+    *tile_starts_out = tile_starts;
+    *order_out = order;
 
     cl_ulong n = s->n;
-    cl_uint m = (cl_uint)s->m, tiles_argument = (cl_uint)tiles;
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 0, sizeof idx, &idx), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 1, sizeof n, &n), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 2, sizeof m, &m), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 3, sizeof prefix, &prefix), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_counts, 4, s->m * sizeof(cl_int), NULL), err);
-
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 0, sizeof prefix, &prefix), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 1, sizeof tiles_argument, &tiles_argument), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 2, sizeof m, &m), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(tile_offsets, 3, sizeof count, &count), err);
-
-    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 0, sizeof count, &count), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 1, sizeof m, &m), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 2, sizeof sorted, &sorted), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(offsets, 3, offsets_local * sizeof(cl_int), NULL), err);
-
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 0, sizeof idx, &idx), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 1, sizeof n, &n), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 2, sizeof m, &m), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 3, sizeof prefix, &prefix), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 4, sizeof sorted, &sorted), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(scatter, 5, reduce_items / 32 * s->m * sizeof(cl_int), NULL),
-                     err);
-
-    /* n = 0: no tiles; the offsets kernel, over no tiles, still writes count = 0 */
-    status = KCS_OK;
-    if (tiles > 0)
-        status = kcs_opencl_launch(device, tile_counts, tiles * reduce_items, reduce_items,
-                                   events, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_launch(device, tile_offsets, ceil_div(s->m, 32) * reduce_items,
-                                   reduce_items, events, err);
-    if (status == KCS_OK)
-        status = kcs_opencl_launch(device, offsets, offsets_local, offsets_local, events, err);
-    if (status == KCS_OK && tiles > 0)
-        status = kcs_opencl_launch(device, scatter, tiles * reduce_items, reduce_items, events,
-                                   err);
-    return status;
+    cl_uint m = (cl_uint)s->m;
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 0, sizeof idx, &idx), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 1, sizeof n, &n), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 2, sizeof m, &m), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 3, sizeof tile_starts, &tile_starts), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 4, sizeof order, &order), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(sort, 5, reduce_items / 32 * s->m * sizeof(cl_int), NULL), err);
+    /* n = 0: no tiles; the statistics kernel, over no runs, writes count = 0 */
+    if (tiles == 0)
+        return KCS_OK;
+    return kcs_opencl_launch(device, sort, tiles * reduce_items, reduce_items, events, err);
 }
 
 /* reduce (sorted-two-pass): the walk sort, then per anchor a work-group of
@@ -549,45 +515,60 @@ static kcs_status enqueue_reduce_welford(kcs_device *device, const kcs_op_args *
     const kcs_anneal_args *s = &args->reduce;
     if (s->m == 0)
         return KCS_OK; /* then n = 0 too: no outputs */
-    cl_kernel stats, scatter;
-    size_t allowed_stats, allowed_scatter;
+    cl_kernel stats, sort;
+    size_t allowed_stats, allowed_sort;
     kcs_status status = kcs_opencl_kernel(device, &anneal_program,
                                           kernels_of[args->dtype].reduce_welford, &stats, err);
     if (status == KCS_OK)
-        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_scatter", &scatter,
-                                   err);
+        status = kcs_opencl_kernel(device, &anneal_program, "kcs_reduce_tile_sort", &sort, err);
     if (status == KCS_OK)
         status = kcs_opencl_group_size(device, stats, reduce_items, &allowed_stats, err);
     if (status == KCS_OK)
-        status = kcs_opencl_group_size(device, scatter, reduce_items, &allowed_scatter, err);
+        status = kcs_opencl_group_size(device, sort, reduce_items, &allowed_sort, err);
     if (status != KCS_OK)
         return status;
-    if (allowed_stats < reduce_items || allowed_scatter < reduce_items)
+    if (allowed_stats < reduce_items || allowed_sort < reduce_items)
         return kcs_fail(err, KCS_UNSUPPORTED, "sorted-welford needs work-groups of %d",
                         (int)reduce_items);
     cl_mem x = inputs[0]->memory, idx = inputs[1]->memory;
     cl_mem count = outputs[0]->memory, mean = outputs[1]->memory, var = outputs[2]->memory;
-    cl_mem sorted;
-    /* kcs_reduce_welford_* declares 16 KB of local memory of its own */
-    if (tile_sort_local_bytes(s->m) <= device->local_memory)
-        status = enqueue_tile_sort(device, s, idx, count, &sorted, events, err);
-    else
-        status = enqueue_walk_sort(device, s, idx, count, &sorted, events, err);
+    /* The tile sort where its local memory fits and the statistics kernel can
+     * gather an anchor's run in every tile (kcs_reduce_welford_* declares 27 KB
+     * of local memory of its own); else the walk sort, one run an anchor in
+     * sorted = offsets (m ints), then order. */
+    size_t tiles = ceil_div(s->n, reduce_sort_tile);
+    cl_mem tile_starts, order;
+    int tile_sorted = tile_sort_local_bytes(s->m) <= device->local_memory && tiles <= reduce_most_runs;
+    cl_int counted = !tile_sorted; /* the walk sort writes count[j] itself */
+    cl_ulong order_first = 0;
+    if (tile_sorted) {
+        status = enqueue_tile_sort(device, s, idx, tiles, &tile_starts, &order, events, err);
+    } else {
+        status = enqueue_walk_sort(device, s, idx, count, &tile_starts, events, err);
+        order = tile_starts;
+        order_first = s->m;
+        tiles = 1;
+    }
     if (status != KCS_OK)
         return status;
-    cl_ulong d = s->d;
-    cl_uint m = (cl_uint)s->m;
+    cl_ulong d = s->d, tile_points = reduce_sort_tile;
+    cl_uint m = (cl_uint)s->m, tiles_argument = (cl_uint)tiles;
     /* whole rows aligned for 16-byte (f32) or 8-byte (f16) loads: buffers are
      * aligned far beyond that, rows then are when d is a multiple of 4 */
     cl_int vectors = s->d % 4 == 0;
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 0, sizeof x, &x), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 1, sizeof d, &d), err);
     KCS_OPENCL_CHECK(clSetKernelArg(stats, 2, sizeof m, &m), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(stats, 3, sizeof count, &count), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(stats, 4, sizeof sorted, &sorted), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(stats, 5, sizeof vectors, &vectors), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(stats, 6, sizeof mean, &mean), err);
-    KCS_OPENCL_CHECK(clSetKernelArg(stats, 7, sizeof var, &var), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 3, sizeof tile_starts, &tile_starts), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 4, sizeof tiles_argument, &tiles_argument), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 5, sizeof tile_points, &tile_points), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 6, sizeof counted, &counted), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 7, sizeof order, &order), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 8, sizeof order_first, &order_first), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 9, sizeof count, &count), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 10, sizeof vectors, &vectors), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 11, sizeof mean, &mean), err);
+    KCS_OPENCL_CHECK(clSetKernelArg(stats, 12, sizeof var, &var), err);
     return kcs_opencl_launch(device, stats, s->m * reduce_items, reduce_items, events, err);
 }
 

@@ -101,30 +101,28 @@
  *   sorted-welford reduce (cuda/anneal.cu), in OpenCL C 1.2 without
  *   subgroups. The points are read once, where sorted-two-pass reads them
  *   twice, one float per work-item per point.
- *   Sort, a counting sort over tiles of KCS_REDUCE_SORT_TILE points, each
- *   anchor's points again in increasing point order (the same order as the
- *   walks give, which remain its fallback where rows x m counters do not fit
- *   in local memory):
- *     kcs_reduce_tile_counts: each tile's count of every anchor, local
- *       atomics (order-free), stored tile-major;
- *     kcs_reduce_tile_offsets: per anchor, the counts' exclusive prefix over
- *       the tiles and the anchor's total, count[j] (an output);
- *     kcs_reduce_offsets (as above): where each anchor's points begin;
- *     kcs_reduce_tile_scatter: each tile's rows of 32 work-items take their
- *       share of the tile 32 points a step; a point's rank among its
- *       anchor's points of the step is found by 32 comparisons in local
- *       memory (what CUDA's __match_any_sync gives a warp), so the scatter
- *       is stable without subgroups.
- *     The walks cost local-size (256) comparisons a point twice, with a
- *     global round trip between sub-blocks of one work-group a compute
- *     unit; these cost 32 comparisons a point once, in a few microseconds
- *     each on a GPU, moving 4 bytes of idx three times and 4 bytes of order
- *     twice a point.
+ *   Sort (kcs_reduce_tile_sort), the tile counting sort of the CUDA reduce
+ *     in one launch: each work-group sorts its own tile of
+ *     KCS_REDUCE_SORT_TILE points by anchor into its own stretch of the
+ *     order, stably, and writes where each anchor's run of the tile begins;
+ *     no table or scan spans the tiles. A point's rank among its anchor's
+ *     points of a step of 32 is found by 32 comparisons in local memory
+ *     (what CUDA's __match_any_sync gives a warp). It replaces four launches
+ *     (tile counts, their prefixes over tiles, the anchors' offsets, the
+ *     scatter) and their global round trips (docs/anneal.md has what it
+ *     measured on an H100). Where rows x m places do
+ *     not fit in local memory, or the tiles are more than the statistics
+ *     kernel gathers (KCS_REDUCE_RUNS), the walks above sort instead: one
+ *     run an anchor, in the same order.
  *   Statistics (kcs_reduce_welford_f32 / _f16, needs fp64): a work-group per
- *     anchor, rows of 32 work-items, a work-item 4 dimensions of a panel of
- *     128 (one 16-byte load, a whole 512-byte f32 row per row of work-items)
+ *     anchor; it gathers the anchor's runs (their lengths summed over the
+ *     work-group: count[j]) and takes its list of points in batches of
+ *     KCS_REDUCE_ITEMS point numbers, each found by a binary search over the
+ *     runs and double-buffered in local memory. Rows of 32 work-items, a
+ *     work-item 4 dimensions of a panel of 128 (one 16-byte load, a whole
+ *     512-byte f32 row per row of work-items)
  *     and row r the anchor's points r, r + rows, ..., KCS_REDUCE_UNROLL of
- *     them in flight (32 KB a work-group at 256 work-items). Welford's
+ *     them in flight (32 KB of loads a work-group at 256 work-items). Welford's
  *     updates in f64 (1 / count by a float quotient and two Newton steps),
  *     the rows' states merged by Chan, Golub and LeVeque's formula in row
  *     order; mean and var rounded once to float. f64 makes the updating
@@ -132,7 +130,7 @@
  *     bound whatever the count, so the chains may be longer than D(c) (the
  *     depth rule protects f32 sums). Deterministic: the order depends only
  *     on the launch sizes.
- *   Bytes a point (f32, d = 128): 512 of x read once, 4 of idx read twice,
+ *   Bytes a point (f32, d = 128): 512 of x read once, 4 of idx read once,
  *   4 of order written once and read once, against 512 + 4 for the op: the
  *   kernel moves 1.02 times the op's bytes, where sorted-two-pass moves 2.0
  *   times (two reads of x) in scalar loads. Expected on a GPU: the
@@ -762,90 +760,34 @@ KCS_REDUCE_STATS(kcs_reduce_stats_f16, half, KCS_ANNEAL_LOAD_F16)
 
 /* ---- reduce, sorted-welford: the counting sort by tiles --------------------------- */
 
-/* Tile sort, step 1: tile_counts[t * m + j] = how many points of tile t (points
- * t KCS_REDUCE_SORT_TILE .. + KCS_REDUCE_SORT_TILE, clipped to n) name anchor j;
- * tile-major, so that the stores of a work-group are contiguous. histogram is
- * m ints of local memory. Local atomics only count: the result does not
- * depend on their order. An index outside [0, m) counts nowhere. */
+/* The tile sort, one launch: work-group t sorts the points of tile t (points
+ * t KCS_REDUCE_SORT_TILE .. + KCS_REDUCE_SORT_TILE, clipped to n) by anchor,
+ * stably, into its own stretch order[t KCS_REDUCE_SORT_TILE ..], and writes
+ * where each anchor's run of the tile begins in that stretch,
+ * tile_starts[t (m + 1) + j] for j in [0, m] (entry m: the tile's points
+ * with an index in [0, m)). No table or scan spans the tiles: an anchor's
+ * points are its runs in the tiles, in tile order (index order), which the
+ * statistics kernel gathers. The work-items form KCS_REDUCE_ITEMS / 32 rows
+ * of 32; row r takes the r-th share of the tile, in steps of 32 consecutive
+ * points. Each row first counts its share's anchors in place[r][j] (local
+ * atomics: they only count, in any order); work-item i then owns the anchors
+ * i per .. (i + 1) per - 1, sums their counts over the rows, and a
+ * work-group-wide exclusive sum over the work-items gives each anchor's run
+ * start, from which place[r][j] becomes where row r's first point of anchor
+ * j goes. At each step a work-item's rank among the step's points of its
+ * anchor is how many of the row's earlier 32 share it (32 comparisons in
+ * local memory: what CUDA's __match_any_sync gives a warp, without
+ * subgroups), and the first of them then advances the place by their number.
+ * place is (rows x m) ints of local memory; an index outside [0, m) is
+ * sorted nowhere. */
 __attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
-kernel void kcs_reduce_tile_counts(global const int *idx, ulong n, uint m,
-                                   global int *tile_counts, local int *histogram)
-{
-    uint id = get_local_id(0);
-    ulong tile = get_group_id(0);
-    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS)
-        histogram[j] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* every load first, so that they are in flight together */
-    int key[KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS];
-    _Pragma("unroll") for (int r = 0; r < KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS; r++) {
-        ulong point = tile * KCS_REDUCE_SORT_TILE + (ulong)r * KCS_REDUCE_ITEMS + id;
-        int value = point < n ? idx[point] : -1;
-        key[r] = value >= 0 && (uint)value < m ? value : -1;
-    }
-    _Pragma("unroll") for (int r = 0; r < KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS; r++)
-        if (key[r] >= 0)
-            atomic_inc(&histogram[key[r]]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS)
-        tile_counts[tile * m + j] = histogram[j];
-}
-
-/* Tile sort, step 2: per anchor j, count[j] = the sum over tiles of
- * tile_counts[t][j], and tile_counts[t][j] becomes the exclusive prefix over
- * the tiles before t (where tile t's points of anchor j begin among that
- * anchor's). A work-group takes 32 anchors (neighbouring work-items read
- * neighbouring anchors: whole 128-byte lines) in KCS_REDUCE_ITEMS / 32
- * slices of the tiles, so that no work-item walks all the tiles alone. */
-__attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
-kernel void kcs_reduce_tile_offsets(global int *tile_counts, uint tiles, uint m, global int *count)
-{
-    local int slice_sums[KCS_REDUCE_ITEMS];
-    const uint slices = KCS_REDUCE_ITEMS / 32;
-    uint id = get_local_id(0), column = id % 32, slice = id / 32;
-    uint j = (uint)get_group_id(0) * 32 + column;
-    uint per_slice = (tiles + slices - 1) / slices;
-    uint first = min(tiles, slice * per_slice), last = min(tiles, first + per_slice);
-    int sum = 0;
-    for (uint t = first; j < m && t < last; t++)
-        sum += tile_counts[(ulong)t * m + j];
-    slice_sums[id] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int running = 0, total = 0;
-    for (uint s = 0; s < slices; s++) {
-        int here = slice_sums[s * 32 + column];
-        running += s < slice ? here : 0;
-        total += here;
-    }
-    for (uint t = first; j < m && t < last; t++) {
-        int here = tile_counts[(ulong)t * m + j];
-        tile_counts[(ulong)t * m + j] = running;
-        running += here;
-    }
-    if (j < m && slice == 0)
-        count[j] = total;
-}
-
-/* Tile sort, step 4 (step 3 is kcs_reduce_offsets: where each anchor's points
- * begin): writes each point number of tile t to its place in order (sorted
- * holds offsets (m), then order (n)), stably. The tile's work-items form
- * KCS_REDUCE_ITEMS / 32 rows of 32; row r takes the r-th share of the
- * tile, in steps of 32 consecutive points. place[r][j] starts as where row
- * r's first point of anchor j goes (the anchor's offset, the tile's prefix,
- * the counts of the rows before r); at each step a work-item's rank among the
- * step's points of its anchor is how many of the row's earlier 32 share it (32
- * comparisons in local memory), and the first of them then advances the place
- * by their number. place is (rows x m) ints of local memory. */
-__attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))
-kernel void kcs_reduce_tile_scatter(global const int *idx, ulong n, uint m,
-                                    global const int *tile_prefix, global int *sorted,
-                                    local int *place)
+kernel void kcs_reduce_tile_sort(global const int *idx, ulong n, uint m, global int *tile_starts,
+                                 global int *order, local int *place)
 {
     local int step_keys[KCS_REDUCE_ITEMS];
+    local int owned_sums[KCS_REDUCE_ITEMS];
     const uint rows = KCS_REDUCE_ITEMS / 32;
     const int steps = KCS_REDUCE_SORT_TILE / KCS_REDUCE_ITEMS;
-    global const int *offsets = sorted;
-    global int *order = sorted + m;
     uint id = get_local_id(0), lane = id % 32, row = id / 32;
     ulong tile = get_group_id(0);
     local int *mine = place + row * m;
@@ -863,15 +805,34 @@ kernel void kcs_reduce_tile_scatter(global const int *idx, ulong n, uint m,
         if (key[s] >= 0)
             atomic_inc(&mine[key[s]]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* the rows' counts -> their first places */
-    for (uint j = id; j < m; j += KCS_REDUCE_ITEMS) {
-        int next = offsets[j] + tile_prefix[tile * m + j];
+    /* the rows' counts -> the anchors' runs in the tile -> the rows' first places */
+    uint per = (m + KCS_REDUCE_ITEMS - 1) / KCS_REDUCE_ITEMS;
+    uint first = min(m, id * per), last = min(m, first + per);
+    int owned = 0;
+    for (uint j = first; j < last; j++)
+        for (uint r = 0; r < rows; r++)
+            owned += place[r * m + j];
+    owned_sums[id] = owned;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = 1; width < KCS_REDUCE_ITEMS; width *= 2) { /* inclusive (Hillis and Steele) */
+        int add = id >= width ? owned_sums[id - width] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        owned_sums[id] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    int next = owned_sums[id] - owned;
+    global int *starts = tile_starts + tile * (m + 1);
+    for (uint j = first; j < last; j++) {
+        starts[j] = next;
         for (uint r = 0; r < rows; r++) {
             int here = place[r * m + j];
             place[r * m + j] = next;
             next += here;
         }
     }
+    if (id == KCS_REDUCE_ITEMS - 1)
+        starts[m] = owned_sums[id];
+    global int *stretch = order + tile * KCS_REDUCE_SORT_TILE;
     _Pragma("unroll") for (int s = 0; s < steps; s++) {
         step_keys[id] = key[s];
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -884,7 +845,7 @@ kernel void kcs_reduce_tile_scatter(global const int *idx, ulong n, uint m,
         int at = key[s] >= 0 ? mine[key[s]] + rank : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (key[s] >= 0) {
-            order[at] = (int)(begin + (ulong)s * 32 + lane);
+            stretch[at] = (int)(begin + (ulong)s * 32 + lane);
             if (rank == 0)
                 mine[key[s]] = at + peers;
         }
@@ -892,6 +853,12 @@ kernel void kcs_reduce_tile_scatter(global const int *idx, ulong n, uint m,
 }
 
 /* ---- reduce, sorted-welford: the statistics ---------------------------------------- */
+
+/* Runs of an anchor the statistics kernel gathers at most: its run in each
+ * tile of the tile sort (the host uses the tile sort only up to this many
+ * tiles, else the walk sort, a single run), KCS_REDUCE_RUNS_EACH a work-item. */
+#define KCS_REDUCE_RUNS_EACH 4
+#define KCS_REDUCE_RUNS (KCS_REDUCE_RUNS_EACH * KCS_REDUCE_ITEMS)
 
 #ifdef cl_khr_fp64
 
@@ -914,51 +881,127 @@ static double kcs_reduce_reciprocal(double value)
         (m2) = fma(delta_, (double)(value) - (mean), (m2));                                        \
     } while (0)
 
-/* Work-group j: count[j] is known; mean[j] and var[j] from the points
- * order[offsets[j] .. + count[j]) in one read of each: see the banner. The
- * work-items form KCS_REDUCE_ITEMS / 32 rows of 32; a work-item takes
- * 4 dimensions of a panel of 128, row r the points r, r + rows, ... of the
- * anchor, KCS_REDUCE_UNROLL of them in flight. */
+/* Where position p of the anchor's list lies in order: in the last run r
+ * whose first position run_first[r] is at most p (empty runs share their
+ * successor's first position, and runs past the tiles start at the total,
+ * above every p asked for). */
+static uint kcs_reduce_run_position(local const uint *run_first, local const uint *run_begin, uint p)
+{
+    uint low = 0, high = KCS_REDUCE_RUNS; /* run_first[low] <= p < run_first[high] */
+    while (high - low > 1) {
+        uint middle = (low + high) / 2;
+        if (run_first[middle] <= p)
+            low = middle;
+        else
+            high = middle;
+    }
+    return run_begin[low] + (p - run_first[low]);
+}
+
+/* Work-group j: count[j], mean[j] and var[j] from one read of each of the
+ * anchor's points: see the banner. Its points are its runs in the tiles,
+ * tile t's at order[t tile_points + tile_starts[t (m + 1) + j] ..
+ * tile_starts[t (m + 1) + j + 1]), order_first 0; from the walk sort (counted:
+ * count[j] already written) a single run, order[order_first + tile_starts[j]
+ * .. + count[j]).
+ * The work-group sums the runs' lengths into their first positions in the
+ * anchor's list, then takes the list in batches of KCS_REDUCE_ITEMS
+ * positions, double-buffered in local memory (a work-item finds one point
+ * number by a binary search over the runs while the rows read the previous
+ * batch's points). The work-items form KCS_REDUCE_ITEMS / 32 rows of 32; a
+ * work-item takes 4 dimensions of a panel of 128, row r the list's points
+ * r, r + rows, ..., KCS_REDUCE_UNROLL of them in flight. */
 #define KCS_REDUCE_WELFORD(NAME, POINT_T, FOUR)                                                    \
-    __attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))                             \
-    kernel void NAME(global const POINT_T *x, ulong d, uint m, global const int *count,            \
-                     global const int *sorted, int vectors, global float *mean,                    \
+    __attribute__((reqd_work_group_size(KCS_REDUCE_ITEMS, 1, 1)))                                  \
+    kernel void NAME(global const POINT_T *x, ulong d, uint m, global const int *tile_starts,      \
+                     uint tiles, ulong tile_points, int counted, global const int *order,          \
+                     ulong order_first, global int *count, int vectors, global float *mean,       \
                      global float *var)                                                            \
     {                                                                                              \
-        const int rows = KCS_REDUCE_ITEMS / 32;                                               \
-        local double row_mean[KCS_REDUCE_ITEMS / 32][128];                                    \
-        local double row_m2[KCS_REDUCE_ITEMS / 32][128];                                      \
+        const int rows = KCS_REDUCE_ITEMS / 32;                                                    \
+        local double row_mean[KCS_REDUCE_ITEMS / 32][128];                                         \
+        local double row_m2[KCS_REDUCE_ITEMS / 32][128];                                           \
+        local uint run_first[KCS_REDUCE_RUNS + 1], run_begin[KCS_REDUCE_RUNS];                     \
+        local uint owned_sums[KCS_REDUCE_ITEMS];                                                   \
+        local int ids[2][KCS_REDUCE_ITEMS];                                                        \
         uint id = get_local_id(0), lane = id % 32;                                                 \
         int row = (int)(id / 32);                                                                  \
         ulong anchor = get_group_id(0);                                                            \
-        int points = count[anchor];                                                                \
-        global const int *members = sorted + m + sorted[anchor];                                   \
+        /* the runs: work-item id owns runs KCS_REDUCE_RUNS_EACH id .. + RUNS_EACH - 1 */          \
+        uint length[KCS_REDUCE_RUNS_EACH], owned = 0;                                              \
+        _Pragma("unroll") for (int e = 0; e < KCS_REDUCE_RUNS_EACH; e++) {                         \
+            uint tile = KCS_REDUCE_RUNS_EACH * id + e;                                             \
+            length[e] = 0;                                                                         \
+            run_begin[tile] = 0;                                                                   \
+            if (tile < tiles) {                                                                    \
+                global const int *starts = tile_starts + (ulong)tile * (m + 1);                    \
+                uint start = (uint)starts[anchor];                                                 \
+                length[e] = counted ? (uint)count[anchor] : (uint)starts[anchor + 1] - start;      \
+                run_begin[tile] = (uint)(order_first + tile * tile_points) + start;                \
+            }                                                                                      \
+            owned += length[e];                                                                    \
+        }                                                                                          \
+        owned_sums[id] = owned;                                                                    \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        for (uint width = 1; width < KCS_REDUCE_ITEMS; width *= 2) { /* inclusive sum */           \
+            uint add = id >= width ? owned_sums[id - width] : 0;                                   \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+            owned_sums[id] += add;                                                                 \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+        }                                                                                          \
+        uint first = owned_sums[id] - owned;                                                       \
+        _Pragma("unroll") for (int e = 0; e < KCS_REDUCE_RUNS_EACH; e++) {                         \
+            run_first[KCS_REDUCE_RUNS_EACH * id + e] = first;                                      \
+            first += length[e];                                                                    \
+        }                                                                                          \
+        const uint points_total = owned_sums[KCS_REDUCE_ITEMS - 1];                                \
+        const int points = (int)points_total;                                                      \
+        if (id == 0) {                                                                             \
+            run_first[KCS_REDUCE_RUNS] = points_total;                                             \
+            if (!counted)                                                                          \
+                count[anchor] = points;                                                            \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
         for (ulong k0 = 0; k0 < d; k0 += 128) {                                                    \
             ulong k = k0 + 4 * lane;                                                               \
             double mu[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};                     \
             int seen = 0;                                                                          \
-            int q = row;                                                                           \
-            for (; q + (KCS_REDUCE_UNROLL - 1) * rows < points; q += KCS_REDUCE_UNROLL * rows) {   \
-                float4 v[KCS_REDUCE_UNROLL];                                                       \
-                _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++)                      \
-                    v[u] = FOUR(x + (ulong)members[q + u * rows] * d, k, d, vectors);              \
-                _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++) {                    \
+            int buffer = 0;                                                                        \
+            if (id < points_total)                                                                 \
+                ids[0][id] = order[kcs_reduce_run_position(run_first, run_begin, id)];             \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+            for (int base = 0; base < points; base += KCS_REDUCE_ITEMS, buffer ^= 1) {             \
+                /* the next batch: that buffer was last read before the previous barrier */        \
+                uint next = (uint)base + KCS_REDUCE_ITEMS + id;                                    \
+                if (next < points_total)                                                           \
+                    ids[buffer ^ 1][id] = order[kcs_reduce_run_position(run_first, run_begin, next)];\
+                int batch = min(points - base, KCS_REDUCE_ITEMS);                                  \
+                local const int *members = ids[buffer];                                            \
+                /* row r: positions r, r + rows, ... of the batch (base is a multiple of rows) */  \
+                int q = row;                                                                       \
+                for (; q + (KCS_REDUCE_UNROLL - 1) * rows < batch; q += KCS_REDUCE_UNROLL * rows) {\
+                    float4 v[KCS_REDUCE_UNROLL];                                                   \
+                    _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++)                  \
+                        v[u] = FOUR(x + (ulong)members[q + u * rows] * d, k, d, vectors);          \
+                    _Pragma("unroll") for (int u = 0; u < KCS_REDUCE_UNROLL; u++) {                \
+                        seen++;                                                                    \
+                        double inverse = kcs_reduce_reciprocal((double)seen);                      \
+                        KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v[u].x, inverse);                    \
+                        KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v[u].y, inverse);                    \
+                        KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v[u].z, inverse);                    \
+                        KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v[u].w, inverse);                    \
+                    }                                                                              \
+                }                                                                                  \
+                for (; q < batch; q += rows) {                                                     \
+                    float4 v = FOUR(x + (ulong)members[q] * d, k, d, vectors);                     \
                     seen++;                                                                        \
                     double inverse = kcs_reduce_reciprocal((double)seen);                          \
-                    KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v[u].x, inverse);                        \
-                    KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v[u].y, inverse);                        \
-                    KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v[u].z, inverse);                        \
-                    KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v[u].w, inverse);                        \
+                    KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v.x, inverse);                           \
+                    KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v.y, inverse);                           \
+                    KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v.z, inverse);                           \
+                    KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v.w, inverse);                           \
                 }                                                                                  \
-            }                                                                                      \
-            for (; q < points; q += rows) {                                                        \
-                float4 v = FOUR(x + (ulong)members[q] * d, k, d, vectors);                         \
-                seen++;                                                                            \
-                double inverse = kcs_reduce_reciprocal((double)seen);                              \
-                KCS_REDUCE_WELFORD_STEP(mu[0], m2[0], v.x, inverse);                               \
-                KCS_REDUCE_WELFORD_STEP(mu[1], m2[1], v.y, inverse);                               \
-                KCS_REDUCE_WELFORD_STEP(mu[2], m2[2], v.z, inverse);                               \
-                KCS_REDUCE_WELFORD_STEP(mu[3], m2[3], v.w, inverse);                               \
+                barrier(CLK_LOCAL_MEM_FENCE);                                                      \
             }                                                                                      \
             _Pragma("unroll") for (int e = 0; e < 4; e++) {                                        \
                 row_mean[row][4 * lane + e] = mu[e];                                               \
@@ -984,7 +1027,7 @@ static double kcs_reduce_reciprocal(double value)
                 mean[at] = points > 0 ? (float)merged_mean : 0.0f;                                 \
                 var[at] = points > 0 ? (float)(merged_m2 / (double)points) : 0.0f;                 \
             }                                                                                      \
-            barrier(CLK_LOCAL_MEM_FENCE); /* the rows' states are reused by the next panel */      \
+            barrier(CLK_LOCAL_MEM_FENCE); /* the rows' states and ids are reused by the next panel */\
         }                                                                                          \
     }
 

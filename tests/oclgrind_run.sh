@@ -23,9 +23,12 @@
 # past one that the optimiser removes as dead code is UB that another compiler
 # may keep), and the uninitialised-value check works: in Oclgrind 21.10 it
 # stops at LLVM's `freeze` instruction, which only optimised code holds, and
-# crashes on some kernels. It also reports, wrongly, part of a buffer created
-# after a smaller one was released as never written, so a command run this
-# way should create its buffers once: one kcs case (docs/runner.md).
+# crashes on some kernels. It also reports, wrongly, values a kernel wrote past
+# the end of a smaller buffer released earlier in the process: a new buffer
+# takes a released buffer's number, and the check keeps that number's record of
+# what was written, at the old size (tests/oclgrind-limits/recycled_buffer.c).
+# So a command run this way must create no buffer after releasing one: one kcs
+# case and one kernel row (rows of a case share scratch buffers that grow).
 #
 # Oclgrind's exit status is the command's, whatever it found; its reports go
 # to LOG, and any report fails this script (printed, with the LOG's path).

@@ -5,7 +5,9 @@
 #      and API checks, on the cases of the first list below, in one run.
 #   2. The kernels built unoptimised, under those checks and the
 #      uninitialised-value check, on the second list: one small case for each
-#      op and dtype, each in a run of its own (tests/oclgrind_run.sh says why).
+#      op and dtype, each kernel row of it in a run of its own, so that no
+#      buffer of the run is created after another was released (Oclgrind's
+#      shadow of a recycled buffer is wrong: tests/oclgrind_run.sh).
 # Fails when Oclgrind reports anything, when a case fails (the simulator is a
 # conforming OpenCL 1.2 device, so a wrong result is a finding too), or when
 # some OpenCL kernel row passed no case in one of the passes: a new kernel or
@@ -57,7 +59,8 @@ softmax/f16-causal-64 softmax/bf16-causal-64
 anneal/assign-f32-d1 anneal/assign-f16-d13 anneal/assign-f32-small anneal/reduce-f32-small anneal/reduce-f32-empty-anchors
 anneal/reduce-f16-extremes anneal/update-f32-basic anneal/energy-f32-n0 anneal/energy-f32-nan"
 
-# Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs).
+# Pass 2, unoptimised: one small case for each op and dtype (every variant of it runs, each in a
+# process of its own).
 unoptimised_cases="sumsq/f32-n7 sumsq/f64-n7 sumsq/f16-n7 sumsq/bf16-n7 elementwise/add-f32-n7 elementwise/add-f64-n7
 elementwise/mul-f32-n7 elementwise/mul-f64-n7 elementwise/relu-f32-n7 elementwise/relu-f64-n7
 elementwise/sigmoid-f32-n7 elementwise/sigmoid-f64-n7 elementwise/add-f16-n7 elementwise/add-bf16-n7
@@ -85,21 +88,38 @@ check() {
         { cat "$work/$pass/$name.out"; echo "FAIL: $pass, $*: see above"; failures=$((failures + 1)); }
 }
 
+# check_each_row CASE_FOLDER CASE: the case in the unoptimised pass, each OpenCL kernel row of
+# its op and dtype in a run of its own. In one run the rows share the backend's scratch buffers,
+# which grow (a released buffer, a new one) when a later row needs more; Oclgrind 21.10 then
+# keeps the smaller buffer's record of what was written and reports, wrongly, values the later
+# row wrote past it (tests/oclgrind_run.sh). A run of its own also starts each row's scratch as
+# never written, so a row that reads what only an earlier row wrote is reported.
+check_each_row() {
+    folder=$1 case=$2
+    op_dtype=$("$runner" list --cases "$folder" "$case" | awk 'NR == 1 { print $2, $3 }')
+    rows=$(awk -v op_dtype="$op_dtype" '$1 == "kernel" && $2 " " $3 == op_dtype { sub(":", "", $4); print $4 }' \
+        "$work/devices.log")
+    [ -n "$rows" ] || { echo "FAIL: unoptimised, $case: no OpenCL kernel row of $op_dtype"; failures=$((failures + 1)); }
+    for row in $rows; do
+        check unoptimised "$(echo "$case" | tr / -)-$row" "$folder" "$case" --kernel "$row"
+    done
+}
+
 rm -rf "$work/optimised" "$work/unoptimised" # results of an earlier run must not count
 mkdir -p "$work/optimised" "$work/unoptimised"
+oclgrind "$runner" devices --backend opencl > "$work/devices.log" 2>&1
 # shellcheck disable=SC2086 # the case lists are words
 check optimised cases "$root/cases" $cases
 # shellcheck disable=SC2086
 check optimised test-op "$root/tests/cases" $test_op_cases
 for case in $unoptimised_cases; do
-    check unoptimised "$(echo "$case" | tr / -)" "$root/cases" "$case"
+    check_each_row "$root/cases" "$case"
 done
 for case in $test_op_cases; do
-    check unoptimised "$(echo "$case" | tr / -)" "$root/tests/cases" "$case"
+    check_each_row "$root/tests/cases" "$case"
 done
 
 # Every kernel row the OpenCL backend has must have passed a case in each pass.
-oclgrind "$runner" devices --backend opencl > "$work/devices.log" 2>&1
 for pass in optimised unoptimised; do
     "$python" - "$work/devices.log" "$pass" "$work/$pass"/*.json <<'PY' ||
 import json

@@ -15,6 +15,9 @@
 #                                gemm example, i < 8 made i <= 8); every output
 #                                stays right, and only the unoptimised pass
 #                                sees the access
+#   reduce-tile-total-unwritten  the tile sort leaves the tile's total unwritten,
+#                                which the statistics kernel reads: the
+#                                uninitialised-value check, a process per row
 # If Oclgrind stops reporting any of them, this fails.
 #
 #     tests/opencl_sanitize_mutants.sh build/mutants WORK_FOLDER
@@ -73,6 +76,9 @@ expect_caught optimised softmax-missing-barrier softmax/f32-cols33 group-registe
 expect_caught unoptimised softmax-private-past-the-end softmax/f32-cols33 group-registers \
     kcs_softmax_registers_f32_v4 \
     "Invalid read of size 16 at private memory address"
+expect_caught unoptimised reduce-tile-total-unwritten anneal/reduce-f32-small sorted-welford \
+    kcs_reduce_welford_f32 \
+    "Uninitialized value"
 
 if [ $failures -ne 0 ]; then
     echo "opencl-sanitize mutants: $failures failed"
