@@ -54,27 +54,41 @@
 
 KCS_OPENCL_EMBEDDED_SOURCE(anneal);
 
+/* NVIDIA's compiler turns the shortlist kernel's reqd_work_group_size(256)
+ * into .reqntid 256, which lets ptxas take up to 255 registers a work-item
+ * and ignore -cl-nv-maxrregcount: the kernel took 197, one work-group a
+ * compute unit. Where the device takes NVIDIA's options the kernel is built
+ * without the attribute (KCS_SHORTLIST_REGISTER_CAP; it is still launched
+ * 256 wide) and capped at 128 registers, two work-groups a compute unit
+ * (ptxas on the driver's PTX spills 136 bytes): on an H100 the perf case's
+ * shortlist pass went from 9.05 to 8.19 ms (8.41 without the attribute but
+ * uncapped), 0.86 of the CUDA shortlist kernel's rate in the same run
+ * (docs/anneal.md). */
+#define KCS_OPENCL_SHORTLIST_NVIDIA "-DKCS_SHORTLIST_REGISTER_CAP -cl-nv-maxrregcount=128"
+
 /* opencl/anneal.cl: one program holds the kernels of all four steps. */
-static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM(
+static const kcs_opencl_program anneal_program = KCS_OPENCL_PROGRAM_NVIDIA(
     anneal, "-cl-fp32-correctly-rounded-divide-sqrt"
             " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
             " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)
             " -DKCS_REDUCE_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_ITEMS)
             " -DKCS_REDUCE_SORT_TILE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_SORT_TILE)
-            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL));
+            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL),
+    KCS_OPENCL_SHORTLIST_NVIDIA);
 
 /* The same program with 16-deep shortlist stages (KCS_SHORTLIST_DEPTH in
  * opencl/anneal.cl): half the barriers of the default 8, for devices with
  * the local memory it needs (shortlist_local_bytes); only the shortlist pass
  * is taken from it. On an H100 through NVIDIA's OpenCL the perf case's pass
  * took 8.6 ms with 16-deep stages and 10.2 ms with 8 (docs/anneal.md). */
-static const kcs_opencl_program anneal_deep_program = KCS_OPENCL_PROGRAM(
+static const kcs_opencl_program anneal_deep_program = KCS_OPENCL_PROGRAM_NVIDIA(
     anneal, "-cl-fp32-correctly-rounded-divide-sqrt -DKCS_SHORTLIST_DEPTH=16"
             " -DKCS_ASSIGN_SIDE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_SIDE)
             " -DKCS_ASSIGN_MICRO=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_ASSIGN_MICRO)
             " -DKCS_REDUCE_ITEMS=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_ITEMS)
             " -DKCS_REDUCE_SORT_TILE=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_SORT_TILE)
-            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL));
+            " -DKCS_REDUCE_UNROLL=" KCS_OPENCL_STRINGIFY(KCS_OPENCL_REDUCE_UNROLL),
+    KCS_OPENCL_SHORTLIST_NVIDIA);
 
 /* Local memory of the shortlist kernel with stages of depth dimensions:
  * two buffers of both operands' stages (rows padded to 132 floats), then the

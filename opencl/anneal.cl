@@ -417,8 +417,15 @@ kernel void kcs_assign_anchor_norms(global const float *a, ulong m, ulong d, glo
 #if KCS_ASSIGN_SIDE == 16 && KCS_ASSIGN_MICRO == 8
 /* The shortlist pass: see the banner. Only for 16 x 16 work-items of 8 x 8
  * (the float4 reads assume it). */
+/* Where the host caps the registers instead (KCS_SHORTLIST_REGISTER_CAP, NVIDIA's
+ * compiler: opencl/anneal.c says why), the kernel leaves the work-group size unstated. */
+#ifdef KCS_SHORTLIST_REGISTER_CAP
+#define KCS_SHORTLIST_ATTRIBUTES
+#else
+#define KCS_SHORTLIST_ATTRIBUTES __attribute__((reqd_work_group_size(KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE, 1, 1)))
+#endif
 #define KCS_ASSIGN_SHORTLIST(NAME, POINT_T, LOAD, FOUR)                                            \
-    __attribute__((reqd_work_group_size(KCS_ASSIGN_SIDE * KCS_ASSIGN_SIDE, 1, 1)))                 \
+    KCS_SHORTLIST_ATTRIBUTES                                                                       \
     kernel void NAME(global const POINT_T *x, global const float *a, ulong n, ulong d, ulong m,    \
                      global uint *state, float margin_factor, float norm_inflation,                \
                      global int *idx, global float *dist, global uint *flagged, int vectors)       \

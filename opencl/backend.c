@@ -365,6 +365,7 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
     if (status == KCS_OK) {
         device->has_fp64 = has_extension(strings[extensions], "cl_khr_fp64");
         device->has_fp16 = has_extension(strings[extensions], "cl_khr_fp16");
+        device->has_nv_compiler_options = has_extension(strings[extensions], "cl_nv_compiler_options");
         nvidia_option(id, strings[extensions], device->nvidia_option, sizeof device->nvidia_option);
         snprintf(device->name, sizeof device->name, "%s", strings[name]);
         snprintf(info->name, sizeof info->name, "%s", strings[name]);
@@ -594,8 +595,10 @@ static void build_program(kcs_device *device, const kcs_opencl_program *program,
          * make a build fail on purpose (tests/bad_input_test.sh). */
         const char *extra = getenv("KCS_OPENCL_BUILD_OPTIONS");
         char options[4096];
-        snprintf(options, sizeof options, "%s %s %s", program->options ? program->options : "",
-                 device->nvidia_option, extra ? extra : "");
+        const char *nvidia = device->has_nv_compiler_options && program->nvidia_options ? program->nvidia_options
+                                                                                         : "";
+        snprintf(options, sizeof options, "%s %s %s %s", program->options ? program->options : "",
+                 device->nvidia_option, nvidia, extra ? extra : "");
         code = clBuildProgram(created, 1, &device->id, options, NULL, NULL);
         size_t log_size = 0;
         char *log = NULL;

@@ -29,6 +29,9 @@ typedef struct {
     const char *source;   /* the embedded text, kcs_opencl_<stem>_source */
     const size_t *length; /* its length, &kcs_opencl_<stem>_source_length */
     const char *options;  /* -D options giving the source's tunables the host's values */
+    /* Added where the device's compiler is NVIDIA's (cl_nv_compiler_options), or NULL:
+     * e.g. a register cap, which only that compiler takes (see KCS_OPENCL_PROGRAM_NVIDIA). */
+    const char *nvidia_options;
 } kcs_opencl_program;
 
 /* Declares the text the build embeds from opencl/<stem>.cl, for KCS_OPENCL_PROGRAM. */
@@ -39,7 +42,12 @@ typedef struct {
 /* A kcs_opencl_program's initializer: opencl/<stem>.cl built with options (a string literal). */
 #define KCS_OPENCL_PROGRAM(stem, build_options)                                                   \
     {"opencl/" #stem ".cl", kcs_opencl_##stem##_source, &kcs_opencl_##stem##_source_length,       \
-     build_options}
+     build_options, NULL}
+
+/* The same, with nvidia_build_options added where the device takes NVIDIA's compiler options. */
+#define KCS_OPENCL_PROGRAM_NVIDIA(stem, build_options, nvidia_build_options)                      \
+    {"opencl/" #stem ".cl", kcs_opencl_##stem##_source, &kcs_opencl_##stem##_source_length,       \
+     build_options, nvidia_build_options}
 
 /* A macro's value as a string literal, for build options ("-DX=" KCS_OPENCL_STRINGIFY(X)). */
 #define KCS_OPENCL_STRINGIFY_(x) #x
@@ -88,6 +96,7 @@ struct kcs_device {
     cl_ulong local_memory;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes a work-group may use */
     int has_fp64;                   /* whether cl_khr_fp64 is offered */
     int has_fp16;                   /* whether cl_khr_fp16 is offered */
+    int has_nv_compiler_options;    /* whether cl_nv_compiler_options is offered (-cl-nv-*) */
     char nvidia_option[32];         /* "-DKCS_OPENCL_NVIDIA_SM=90" on NVIDIA, else "" (backend.c) */
     char name[256];                 /* CL_DEVICE_NAME, for messages */
     kcs_opencl_build builds[KCS_OPENCL_MAX_PROGRAMS]; /* programs built (or tried) so far */
