@@ -823,13 +823,14 @@ kcs_reduce_run_starts(const unsigned int *__restrict__ sorted_keys, size_t n, in
 }
 
 /* The sum of value over the block's threads before this one (blockDim.x ==
- * reduce_threads); total gets the sum over all of them. warp_sums: shared,
- * one word a warp. Ends with a barrier, so warp_sums may be reused. */
-constexpr int reduce_threads = 256; /* 8 warps, the sort's and the statistics' blocks */
+ * THREADS); total gets the sum over all of them. warp_sums: shared, one
+ * word a warp. Ends with a barrier, so warp_sums may be reused. */
+constexpr int reduce_threads = 256; /* 8 warps, the statistics' blocks */
+template <int THREADS>
 __device__ __forceinline__ unsigned int block_exclusive_sum(unsigned int value, unsigned int *warp_sums,
                                                             unsigned int *total)
 {
-    constexpr int warps = reduce_threads / 32;
+    constexpr int warps = THREADS / 32;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     unsigned int inclusive = value;
 #pragma unroll
@@ -860,11 +861,18 @@ __device__ __forceinline__ unsigned int block_exclusive_sum(unsigned int value, 
 #ifndef KCS_REDUCE_SORT_TILE
 #define KCS_REDUCE_SORT_TILE 4096
 #endif
+#ifndef KCS_REDUCE_SORT_THREADS
+#define KCS_REDUCE_SORT_THREADS 512
+#endif
 constexpr int sort_tile = KCS_REDUCE_SORT_TILE; /* points a tile */
-constexpr int sort_warps = reduce_threads / 32; /* each walks its eighth of a tile */
-constexpr int sort_most_keys = 1536; /* keys [0, m] the per-warp counters hold (48 KB, and 16 KB the tile) */
+/* Threads of a sort block, a tile's: 16 warps, each walking a sixteenth of
+ * the tile (8 steps of 32 points), and two blocks an SM (82 KB of shared
+ * memory each at m = 1024). */
+constexpr int sort_threads = KCS_REDUCE_SORT_THREADS;
+constexpr int sort_warps = sort_threads / 32;
+constexpr int sort_most_keys = 1536; /* keys [0, m] the per-warp counters hold (96 KB, and 16 KB the tile) */
 static_assert(sort_tile % (32 * sort_warps) == 0, "a warp's share of a tile is whole steps of 32");
-constexpr int sort_keys_a_thread = (sort_most_keys + reduce_threads - 1) / reduce_threads;
+constexpr int sort_keys_a_thread = (sort_most_keys + sort_threads - 1) / sort_threads;
 constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
 
 /* One tile, one block, stably: warp w counts the keys of its share
@@ -876,7 +884,7 @@ constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
  * order, 32 points a step: the lanes holding the same key
  * (__match_any_sync) take consecutive places in lane order, and the lowest
  * of them advances that key's place. */
-__global__ void __launch_bounds__(reduce_threads)
+__global__ void __launch_bounds__(sort_threads)
 kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ tile_starts,
                       unsigned int *__restrict__ sorted_points)
 {
@@ -926,7 +934,7 @@ kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int
         owned += next;
     }
     unsigned int tile_points;
-    unsigned int at_key = block_exclusive_sum(owned, warp_sums, &tile_points);
+    unsigned int at_key = block_exclusive_sum<sort_threads>(owned, warp_sums, &tile_points);
 #pragma unroll
     for (int e = 0; e < sort_keys_a_thread; e++) {
         const int j = first_key + e;
@@ -960,7 +968,7 @@ kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int
     /* the sorted tile out in whole 16-byte stores (scattered 4-byte stores to
      * global memory were most of the sort's time); the output's tiles start
      * at multiples of sort_tile words of a 256-byte aligned array */
-    for (unsigned int i = 4 * threadIdx.x; i < tile_points; i += 4 * reduce_threads) {
+    for (unsigned int i = 4 * threadIdx.x; i < tile_points; i += 4 * sort_threads) {
         if (i + 4 <= tile_points)
             *reinterpret_cast<uint4 *>(sorted_points + tile_first + i) =
                 *reinterpret_cast<const uint4 *>(tile_sorted + i);
@@ -1035,7 +1043,7 @@ __device__ __forceinline__ unsigned int gather_runs(const unsigned int *__restri
         first_place = (unsigned int)(tile * tile_points) + start;
     }
     unsigned int total;
-    const unsigned int first = block_exclusive_sum(length, warp_sums, &total);
+    const unsigned int first = block_exclusive_sum<reduce_threads>(length, warp_sums, &total);
     run_first[t] = first;
     run_begin[t] = first_place;
     if (t == 0)
@@ -1089,7 +1097,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
             unsigned int owned = 0;
             for (size_t tile = t; tile < tiles; tile += reduce_threads)
                 owned += tile_starts[tile * keys + j + 1] - tile_starts[tile * keys + j];
-            block_exclusive_sum(owned, warp_sums, &c);
+            block_exclusive_sum<reduce_threads>(owned, warp_sums, &c);
         }
         if (t == 0)
             count[j] = (int)c;
@@ -1258,7 +1266,7 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
         if (counting) {
             tile_starts = (unsigned int *)scratch;
             sorted = (unsigned int *)(scratch + table_bytes);
-            kcs_reduce_sort_tiles<<<(unsigned int)tiles, reduce_threads, sort_bytes, device->stream>>>(
+            kcs_reduce_sort_tiles<<<(unsigned int)tiles, sort_threads, sort_bytes, device->stream>>>(
                 idx, n, (int)m, tile_starts, sorted);
             KCS_CUDA_CHECK_LAUNCH("kcs_reduce_sort_tiles");
         } else {
