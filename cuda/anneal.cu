@@ -64,7 +64,7 @@
  *      counts into places (per key the warps in order, then a block-wide
  *      exclusive sum over the keys, whose result is also the tile's table
  *      of run starts), and each warp walks its share in order, the lanes of
- *      one key (__match_any_sync) taking consecutive places. Otherwise by
+ *      one key (found by ballots) taking consecutive places. Otherwise by
  *      cub::DeviceRadixSort::SortPairs on the bits of [0, m], the whole
  *      output one tile whose run starts a binary search per key finds.
  *      The tile is sorted in shared memory and written out in 16-byte
@@ -875,6 +875,27 @@ static_assert(sort_tile % (32 * sort_warps) == 0, "a warp's share of a tile is w
 constexpr int sort_keys_a_thread = (sort_most_keys + sort_threads - 1) / sort_threads;
 constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
 
+/* The lanes of the warp whose key equals this lane's, keys being at most
+ * sort_most_keys (and no_key, whose low bits are above every key): one
+ * ballot a bit of the key, each lane keeping the lanes that agree with it
+ * on that bit. __match_any_sync gives the same mask but is microcoded on
+ * Hopper: waiting for it was 59% of the sort's stall samples on an H100
+ * (ncu, the perf case), where 11 ballots are a few cycles each. */
+constexpr int sort_key_bits = 11;
+static_assert(sort_most_keys < (1 << sort_key_bits) && (no_key & ((1u << sort_key_bits) - 1)) >= (unsigned)sort_most_keys,
+              "every key, and no_key, differs from the others in the low sort_key_bits bits");
+__device__ __forceinline__ unsigned int lanes_with_key(unsigned int key)
+{
+    unsigned int peers = 0xffffffffu;
+#pragma unroll
+    for (int bit = 0; bit < sort_key_bits; bit++) {
+        const bool set = (key >> bit) & 1u;
+        const unsigned int lanes_set = __ballot_sync(0xffffffffu, set);
+        peers &= set ? lanes_set : ~lanes_set;
+    }
+    return peers;
+}
+
 /* One tile, one block, stably: warp w counts the keys of its share
  * (shared-memory integer atomics: they only count, in any order); the
  * threads then turn the counts into places (thread t owns a run of keys:
@@ -882,7 +903,7 @@ constexpr unsigned int no_key = 0xffffffffu; /* a point past n */
  * keys gives each key's run in the tile, written to
  * tile_starts[tile * (m + 1) + key]). Each warp then walks its share in
  * order, 32 points a step: the lanes holding the same key
- * (__match_any_sync) take consecutive places in lane order, and the lowest
+ * (lanes_with_key) take consecutive places in lane order, and the lowest
  * of them advances that key's place. */
 __global__ void __launch_bounds__(sort_threads)
 kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int *__restrict__ tile_starts,
@@ -952,7 +973,7 @@ kcs_reduce_sort_tiles(const int *__restrict__ idx, size_t n, int m, unsigned int
     for (int step = 0; step < steps; step++) {
         /* lanes past n hold no_key, which no present lane has */
         const bool present = key[step] != no_key;
-        const unsigned int peers = __match_any_sync(0xffffffffu, key[step]);
+        const unsigned int peers = lanes_with_key(key[step]);
         unsigned int at = 0;
         if (present)
             at = place[warp * keys + key[step]] + (unsigned int)__popc(peers & below);

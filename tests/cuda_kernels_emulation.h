@@ -128,25 +128,25 @@ template <typename T> static inline T __shfl_up_sync(unsigned mask, T value, uns
 }
 
 static inline void __syncwarp() { emu_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
-/* The lanes of the warp whose value equals this lane's. */
-static inline unsigned __match_any_sync(unsigned mask, unsigned value)
+/* The lanes of the warp whose predicate is true. */
+static inline unsigned __ballot_sync(unsigned mask, int predicate)
 {
     if (mask != 0xffffffffu) {
-        std::fprintf(stderr, "emulation: partial match masks are not emulated\n");
+        std::fprintf(stderr, "emulation: partial ballot masks are not emulated\n");
         std::abort();
     }
     const int warp = threadIdx.x / 32;
+    const unsigned value = predicate != 0;
     std::memcpy(emu_exchange[threadIdx.x].bytes, &value, sizeof value);
     emu_warp_barriers[warp]->arrive_and_wait();
-    unsigned peers = 0;
+    unsigned lanes = 0;
     for (int lane = 0; lane < 32; lane++) {
         unsigned other;
         std::memcpy(&other, emu_exchange[warp * 32 + lane].bytes, sizeof other);
-        if (other == value)
-            peers |= 1u << lane;
+        lanes |= other << lane;
     }
     emu_warp_barriers[warp]->arrive_and_wait();
-    return peers;
+    return lanes;
 }
 static inline int __popc(unsigned value) { return __builtin_popcount(value); }
 
