@@ -148,6 +148,7 @@
 
 #include "common.cuh"
 #include "grid_sum.cuh"
+#include "load_streaming.cuh" /* loads of input read once */
 
 namespace {
 
@@ -172,11 +173,16 @@ __device__ __forceinline__ float4 load_four_inside(const float *p)
     return __ldg(reinterpret_cast<const float4 *>(p));
 }
 
-__device__ __forceinline__ float4 load_four_inside(const __half *p)
+/* Four f16 elements, as stored in raw, widened exactly. */
+__device__ __forceinline__ float4 widen_four(uint2 raw)
 {
-    const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(p));
     return make_float4(half_bits_to_float(raw.x), half_bits_to_float(raw.x >> 16), half_bits_to_float(raw.y),
                        half_bits_to_float(raw.y >> 16));
+}
+
+__device__ __forceinline__ float4 load_four_inside(const __half *p)
+{
+    return widen_four(__ldg(reinterpret_cast<const uint2 *>(p)));
 }
 
 /* Dimensions k .. k+3 of a row as a float4, 0 beyond d. vectors: the row is
@@ -203,6 +209,23 @@ __device__ __forceinline__ float4 load_four(const __half *row, int k, int d, boo
     r.z = k + 2 < d ? widen(row + k + 2) : 0.0f;
     r.w = k + 3 < d ? widen(row + k + 3) : 0.0f;
     return r;
+}
+
+/* load_four for rows read once (the reduce's statistics pass): the vector
+ * loads streaming (cuda/load_streaming.cuh), which fetch the 256 bytes
+ * around them into L2 and allocate nothing in L1. */
+__device__ __forceinline__ float4 load_four_once(const float *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d)
+        return load_streaming(reinterpret_cast<const float4 *>(row + k));
+    return load_four(row, k, d, false);
+}
+
+__device__ __forceinline__ float4 load_four_once(const __half *row, int k, int d, bool vectors)
+{
+    if (vectors && k + 4 <= d)
+        return widen_four(load_streaming(reinterpret_cast<const uint2 *>(row + k)));
+    return load_four(row, k, d, false);
 }
 
 /* Whether rows of d elements of type P starting at data allow load_four's vector loads. */
@@ -1151,7 +1174,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                         float4 v[reduce_unroll];
 #pragma unroll
                         for (int u = 0; u < reduce_unroll; u++)
-                            v[u] = load_four(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
+                            v[u] = load_four_once(x + (size_t)ids[buffer][r + u] * d, k, d, vectors);
 #pragma unroll
                         for (int u = 0; u < reduce_unroll; u++) {
                             seen++;
@@ -1163,7 +1186,7 @@ kcs_reduce_statistics(const P *__restrict__ x, const unsigned int *__restrict__ 
                         }
                     }
                     for (; r < last; r++) {
-                        const float4 v = load_four(x + (size_t)ids[buffer][r] * d, k, d, vectors);
+                        const float4 v = load_four_once(x + (size_t)ids[buffer][r] * d, k, d, vectors);
                         seen++;
                         const double inverse = inverse_of_count(seen);
                         welford(mu[0], m2[0], v.x, inverse);

@@ -166,6 +166,7 @@
 #include <cuda/std/limits>
 
 #include "common.cuh"
+#include "load_streaming.cuh" /* loads of input read once */
 #include "vector_of.cuh" /* the 16-byte vector of each element type */
 
 /* Threads of the block-per-row resident kernel: a multiple of 32, at most 1024. */
@@ -298,27 +299,6 @@ template <int bytes> __device__ __forceinline__ void copy_async(void *shared, co
         static_assert(bytes == 2, "slots are 16, 8, 4 or 2 bytes");
         *static_cast<unsigned short *>(shared) = __ldg(static_cast<const unsigned short *>(global));
     }
-}
-
-/* A load of input that is read once: 16-byte slots through the non-coherent path, allocating nothing in L1 and
- * asking L2 to fetch the 256-byte block around it (ld.global.nc.L1::no_allocate.L2::256B); other slots
- * __ldcs. The input is never written while a kernel runs (x and y are distinct, __restrict__). Measured on an
- * H100 against __ldcs (ld.global.cs) in the warp groups: 1.4% faster at 32768 x 1024 f32, 0.7% at 10^6 x 128
- * with 8 lanes of 4 slots (docs/softmax.md, Speed). The emulation (no __CUDA_ARCH__) reads plainly. */
-template <typename V> __device__ __forceinline__ V load_streaming(const V *p)
-{
-#if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(V) == 16) {
-        uint4 r;
-        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                     : "l"(p));
-        V v;
-        memcpy(&v, &r, sizeof v);
-        return v;
-    }
-#endif
-    return __ldcs(p);
 }
 
 __device__ __forceinline__ void copy_async_commit()

@@ -23,7 +23,7 @@ import sys
 
 source = open(sys.argv[1]).read()
 # The backend's device-only headers are inlined, to be rewritten with the source.
-for header in ("grid_sum.cuh", "vector_of.cuh"):
+for header in ("grid_sum.cuh", "load_streaming.cuh", "vector_of.cuh"):
     source = source.replace(f'#include "{header}"', open(sys.argv[1].rsplit("/", 1)[0] + "/" + header).read())
 
 
