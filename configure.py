@@ -705,10 +705,13 @@ def main():
 
     # The CUDA kernels emulated on the host (tests/cuda_*_emulation.sh): every
     # launch configuration of cuda/*.cu runs under ASan without a GPU. They need
-    # g++ with C++20, not nvcc; --quick is the subset that reaches every configuration.
+    # g++ with C++20, not nvcc, and Boost.Context for the CUDA threads' fibers
+    # (tests/cuda_threads_emulation.h); --quick is the subset that reaches every configuration.
     gxx = shutil.which("g++")
-    if gxx and probe(gxx, "#include <barrier>\nint main(){std::barrier b(1); b.arrive_and_wait();}\n",
-                     "-std=c++20 -x c++", "-pthread"):
+    fibers = ("#include <boost/context/fiber.hpp>\n"
+              "int main(){namespace c = boost::context; int n = 0;\n"
+              "c::fiber f([&](c::fiber &&s){ n++; return std::move(s); }); std::move(f).resume(); return n != 1;}\n")
+    if gxx and probe(gxx, fibers, "-std=c++20 -x c++", "-lboost_context"):
         n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
                "TEST $in (CUDA kernels emulated on the host)", first=True)
         for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
@@ -719,7 +722,8 @@ def main():
                     variables={"arguments": arguments}, first=True)
             test_stamps.append(stamp)
     else:
-        print("  left out       CUDA emulation tests: no g++ with C++20 (std::barrier)")
+        print("  left out       CUDA emulation tests: no g++ with C++20 and Boost.Context "
+              "(install g++ and libboost-context-dev)")
 
     # OpenCL kernels with a mistake planted in them (tests/opencl-mutants/*.mutant,
     # applied by tests/opencl_mutant.py): a runner each, build/mutants/kcs-<name>,

@@ -112,5 +112,5 @@ ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$root/tests/cuda_kernels_emulation.cpp" -o 
 ${CC:-gcc} -std=c11 -O1 -g -fsanitize=address -I"$root/harness" -c "$root/harness/status.c" -o "$work/status.o" &
 wait
 ${CXX:-g++} $flags "$work"/elementwise.o "$work"/softmax.o "$work"/anneal.o "$work"/driver.o "$work"/status.o \
-    -o "$work/emulation" -lpthread
+    -o "$work/emulation" -lboost_context -lpthread
 ASAN_OPTIONS=detect_leaks=0 "$work/emulation" "$@"

@@ -6,11 +6,13 @@
  * spends its time. With a std::thread per CUDA thread, each __syncthreads of
  * a 256-thread block wakes 255 sleeping threads on a 2-core machine, about a
  * millisecond of futex calls and context switches; a fiber switch costs a
- * few nanoseconds, and making a team costs no thread creation. On x86-64 the
- * switch is the few instructions below (glibc's swapcontext makes a system
+ * few nanoseconds, and making a team costs no thread creation. The switch
+ * is Boost.Context's (boost::context::fiber over its assembly fcontext, for
+ * every architecture Boost supports; glibc's swapcontext would make a system
  * call for the signal mask at every switch, and under AddressSanitizer its
- * interceptor clears the shadow of the whole stack switched to); elsewhere it
- * is swapcontext.
+ * interceptor clears the shadow of the whole stack switched to: over eight
+ * CPU-minutes for the emulations). Fibers run on stacks mapped once and
+ * reused (boost::context::preallocated).
  *
  * What it keeps from threads, and adds:
  *   - Order. After each barrier (and at the start) the threads it releases
@@ -41,7 +43,10 @@
 #include <vector>
 
 #include <sys/mman.h>
-#include <ucontext.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/preallocated.hpp>
+#include <boost/context/stack_context.hpp>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -50,73 +55,29 @@
 #define EMU_ASAN 0
 #endif
 
-#if defined(__x86_64__)
-/* emu_switch(&saved, next): saves the callee-saved registers, the SSE and x87
- * control words and the stack pointer into *saved, and resumes the context
- * whose stack pointer is next (System V AMD64 ABI). Weak: every translation
- * unit that includes this header defines it. */
-extern "C" void emu_switch(void **saved, void *next);
-asm(R"(
-    .text
-    .weak emu_switch
-    .type emu_switch, @function
-emu_switch:
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
-    movq %rsp, (%rdi)
-    movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbx
-    popq %rbp
-    ret
-    .size emu_switch, .-emu_switch
-)");
-#define EMU_OWN_SWITCH 1
-#else
-#define EMU_OWN_SWITCH 0
-#endif
-
 namespace emu_threads {
 /* Each fiber's stack: kernels keep small arrays in registers, which under
  * AddressSanitizer become stack frames with red zones; mapped once, reused. */
 constexpr size_t stack_bytes = size_t(512) << 10;
 
 struct fiber {
-#if EMU_OWN_SWITCH
-    void *context; /* the saved stack pointer */
-#else
-    ucontext_t context;
-#endif
+    boost::context::fiber context;   /* where it resumes, while switched away */
+    boost::context::fiber scheduler; /* where the scheduler resumes, while it runs */
     char *stack = nullptr;
     bool done = false;
     void *fake_stack = nullptr; /* AddressSanitizer's, while switched away */
+};
+
+/* The stacks are mapped once and kept (fiber::stack): a finished fiber gives nothing back. */
+struct kept_stack {
+    boost::context::stack_context allocate() { std::abort(); }
+    void deallocate(boost::context::stack_context &) noexcept {}
 };
 
 inline std::vector<fiber> fibers;
 inline unsigned running;                /* the fiber running now */
 inline unsigned finished;               /* fibers of the team that returned */
 inline std::deque<unsigned> ready;      /* fibers that may run, in the order they will */
-#if EMU_OWN_SWITCH
-inline void *scheduler;
-/* Switches from the context saved in *from to the one in to. */
-inline void switch_to(void **from, void *const *to) { emu_switch(from, *to); }
-#else
-inline ucontext_t scheduler;
-inline void switch_to(ucontext_t *from, const ucontext_t *to) { swapcontext(from, to); }
-#endif
 inline const void *scheduler_stack = nullptr; /* for AddressSanitizer */
 inline size_t scheduler_stack_bytes = 0;
 inline void *scheduler_fake_stack = nullptr;
@@ -133,31 +94,34 @@ inline void make_ready(std::vector<unsigned> &released)
         ready.push_back(f);
 }
 
-/* From the running fiber back to the scheduler; `last`: it will not resume. */
-inline void yield(bool last = false)
+/* From the running fiber back to the scheduler, until it is resumed. */
+inline void yield()
 {
     fiber &self = fibers[running];
 #if EMU_ASAN
-    __sanitizer_start_switch_fiber(last ? nullptr : &self.fake_stack, scheduler_stack, scheduler_stack_bytes);
+    __sanitizer_start_switch_fiber(&self.fake_stack, scheduler_stack, scheduler_stack_bytes);
 #endif
-    switch_to(&self.context, &scheduler);
+    self.scheduler = std::move(self.scheduler).resume();
 #if EMU_ASAN
     __sanitizer_finish_switch_fiber(self.fake_stack, &scheduler_stack, &scheduler_stack_bytes);
 #endif
-    (void)last;
 }
 
-[[noreturn]] inline void entry()
+/* A fiber's whole life: body, then back to the scheduler for good. */
+inline boost::context::fiber entry(boost::context::fiber &&scheduler)
 {
 #if EMU_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack, &scheduler_stack_bytes);
 #endif
     const unsigned self = running;
+    fibers[self].scheduler = std::move(scheduler);
     body(self, body_argument);
     fibers[self].done = true;
     finished++;
-    yield(true);
-    std::abort(); /* a finished fiber is never resumed */
+#if EMU_ASAN
+    __sanitizer_start_switch_fiber(nullptr, scheduler_stack, scheduler_stack_bytes); /* its stack is done */
+#endif
+    return std::move(fibers[self].scheduler);
 }
 } // namespace emu_threads
 
@@ -208,26 +172,13 @@ inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *a
         }
         f.done = false;
         f.fake_stack = nullptr;
-#if EMU_OWN_SWITCH
-        /* What emu_switch pops, top down: entry as the return address (at a
-         * 16-byte boundary, so that entry starts as if called), rbp, rbx,
-         * r12 to r15, then the default MXCSR and x87 control word. */
-        void **top = (void **)(f.stack + stack_bytes) - 2;
-        top[0] = (void *)&entry;
-        top[1] = nullptr;
-        void **sp = top - 7;
-        for (int i = 1; i < 7; i++)
-            sp[i] = nullptr;
-        const uint32_t control[2] = {0x1f80, 0x037f};
-        std::memcpy(sp, control, sizeof control);
-        f.context = sp;
-#else
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = f.stack;
-        f.context.uc_stack.ss_size = stack_bytes;
-        f.context.uc_link = nullptr;
-        makecontext(&f.context, entry, 0);
-#endif
+        /* Boost.Context keeps its record of the fiber at the top of the stack it is given. */
+        boost::context::stack_context whole;
+        whole.size = stack_bytes;
+        whole.sp = f.stack + stack_bytes;
+        f.context = boost::context::fiber(std::allocator_arg,
+                                          boost::context::preallocated(whole.sp, whole.size, whole), kept_stack(),
+                                          entry);
         all[t] = t;
     }
     ready.clear();
@@ -245,7 +196,7 @@ inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *a
 #if EMU_ASAN
         __sanitizer_start_switch_fiber(&scheduler_fake_stack, fibers[running].stack, stack_bytes);
 #endif
-        switch_to(&scheduler, &fibers[running].context);
+        fibers[running].context = std::move(fibers[running].context).resume(); /* empty once it finished */
 #if EMU_ASAN
         __sanitizer_finish_switch_fiber(scheduler_fake_stack, nullptr, nullptr);
 #endif

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 packages="gcc g++ git ninja-build python3 python3-matplotlib python3-numpy python3-jinja2 python3-markdown-it
-python3-pil libcmocka-dev
+python3-pil libcmocka-dev libboost-context-dev
 libjansson-dev nettle-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo chromium
 clang libclang-rt-14-dev valgrind oclgrind slurm-wlm munge"
 missing=""
