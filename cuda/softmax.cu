@@ -131,10 +131,12 @@
  *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
  *     the one-buffer block of 512 ran 0.85 to 0.87 (two buffers at 512
  *     threads and two blocks an SM gained nothing). A streaming copy kernel
- *     of the same bytes ran 0.96 to 1.00. Not measured apart, but what the
- *     rest likely is: the block's passes between its loads, and the last
- *     round (4096 rows over 132 SMs leave the busiest SM 32 rows where the
- *     mean is 31.03, 3%; only splitting rows, e.g. over a cluster, evens it).
+ *     of the same bytes ran 0.96 to 1.00. The rest is the pipeline's fill
+ *     and drain, not the last round of rows: 3960 to 4224 rows all read
+ *     0.945 whether their rounds are whole or not, while the marginal row
+ *     runs at 0.975 of copy; the first 264 rows (34 MB) are read before any
+ *     block can write, the last written with nothing left to read, about
+ *     11 us a launch (docs/softmax.md, Speed).
  *   At 32768 x 1024 the shape itself is close to the limit: under kcs's
  *     held-stream timer a streaming copy kernel of the same bytes runs 0.97
  *     of the 1-GiB copy in f32 and 0.93 in 16-bit, warp-groups 0.95 and
