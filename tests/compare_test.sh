@@ -60,13 +60,17 @@ for path in sys.argv[1:]:
           f"pace {kernel.get('pace_median_s', 0) * 1e6:.1f} us")
 PY
 }
-# Up to six attempts, 10 s apart. In every one, whatever the machine's load,
-# the identical rerun must be no regression (exit 0: "same", or "unclear" where
-# the pace or the drift says the machine changed). The planted slowdown must be
-# named SLOWER in one of them; an attempt whose runs the machine's load made
-# incomparable ("unclear", "same") is tried again, and if none could show it
-# the test fails naming every attempt's figures: it never passes unchecked.
+# Up to ten attempts, 10 s apart. The identical rerun, compared both ways round,
+# must be no regression (exit 0: "same", or "unclear" where the pace or the
+# drift says the machine changed) in every attempt but at most one: on this kind of shared VM a run was
+# once 16% slower throughout, beyond its own noise, while the device's pace moved
+# 1.4% (docs/comparing.md), so one such verdict is retried, and a second fails the
+# test. The planted slowdown must be named SLOWER in one of them; an attempt whose
+# runs the machine's load made incomparable ("unclear", "same") is tried again,
+# and if none could show it the test fails naming every attempt's figures: it
+# never passes unchecked.
 attempt=0
+false_verdicts=0
 : > attempts.log
 while :; do
     attempt=$((attempt + 1))
@@ -74,14 +78,29 @@ while :; do
     run second.json
     run slower.json KCS_SABOTEUR_SLOWDOWN=1.1
     { echo "attempt $attempt:"; pace_and_drift first.json second.json slower.json; } >> attempts.log
-    compare second.json first.json 0
-    grep -q "^verdict: no regression in 1 compared" compare.log ||
-        { cat attempts.log; fail "attempt $attempt: an identical rerun is not 'no regression'"; break; }
-    "$python" "$source/report/kcs_report.py" slower.json --baseline first.json --output html > compare.log 2>&1
+    # both ways round: a comparator that calls differences inside the noise a change names one of
+    # the two "slower", whichever run happened to be quicker
+    "$python" "$source/report/kcs_report.py" second.json --baseline first.json --output html > compare.log 2>&1
     got=$?
-    grep -q "SLOWER: timed/f64-160 \[saboteur slows-down on saboteur:0" compare.log && [ $got -eq 4 ] && break
-    grep -E "^  speed:|^verdict" compare.log | sed 's/^/    planted: /' >> attempts.log
-    [ $attempt -lt 6 ] || { cat attempts.log; fail "the 10% slowdown was not named SLOWER in 6 attempts"; break; }
+    if [ $got -eq 0 ] && grep -q "^verdict: no regression in 1 compared" compare.log; then
+        "$python" "$source/report/kcs_report.py" first.json --baseline second.json --output html > compare.log 2>&1
+        got=$?
+    fi
+    if [ $got -ne 0 ] || ! grep -q "^verdict: no regression in 1 compared" compare.log; then
+        false_verdicts=$((false_verdicts + 1))
+        grep -E "^  SLOWER|^  FASTER|^verdict" compare.log | sed 's/^/    identical rerun: /' >> attempts.log
+        if [ $false_verdicts -ge 2 ]; then
+            cat attempts.log
+            fail "an identical rerun was not 'no regression' in $false_verdicts attempts (exit $got)"
+            break
+        fi
+    else
+        "$python" "$source/report/kcs_report.py" slower.json --baseline first.json --output html > compare.log 2>&1
+        got=$?
+        grep -q "SLOWER: timed/f64-160 \[saboteur slows-down on saboteur:0" compare.log && [ $got -eq 4 ] && break
+        grep -E "^  speed:|^verdict" compare.log | sed 's/^/    planted: /' >> attempts.log
+    fi
+    [ $attempt -lt 10 ] || { cat attempts.log; fail "the 10% slowdown was not named SLOWER in 10 attempts"; break; }
     sleep 10 # a burst of load elsewhere may pass
 done
 # The same results on a device renamed " (rev 2)", one of them now failing.
@@ -103,5 +122,5 @@ compare renamed.json first.json 3 --map saboteur:0=saboteur:0
 grep -q "REGRESSED: timed/f64-160 .*planted failure" compare.log ||
     fail "the failure on the renamed device is not found with --map"
 [ $failures -eq 0 ] || { echo "$failures failed"; exit 1; }
-echo "comparison: a rerun is not a regression, a 10% slowdown is slower (exit 4, attempt $attempt of 6), a renamed device's failure is found"
+echo "comparison: a rerun is not a regression ($false_verdicts false verdicts), a 10% slowdown is slower (exit 4, attempt $attempt of 10), a renamed device's failure is found"
 cat attempts.log
