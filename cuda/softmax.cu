@@ -31,19 +31,20 @@
  *                   that covers every row, each lane's loads all in flight
  *                   (load_streaming) before it computes.
  *   block-resident  rows whose slots beyond 16 values a thread fit the
- *                   device's shared memory a block (up to 65536 f32, 32768
- *                   f64 or 122880 f16/bf16 columns on a 227-KB H100/H200):
- *                   kcs_softmax_resident with a block of 512 threads a row,
- *                   16 values a thread in registers and the rest in shared
- *                   memory (the stash), filled by cp.async (cols = 32768: f32
+ *                   device's shared memory a block of 512 threads (up to
+ *                   65536 f32, 32768 f64 or 122880 f16/bf16 columns on a
+ *                   227-KB H100/H200): kcs_softmax_resident, a block of 128,
+ *                   256 or 512 threads a row, 16 values a thread in
+ *                   registers and the rest in shared memory (the stash),
+ *                   filled by cp.async; a grid that covers every row, one
+ *                   row a block. The block size (plan_for): among those
+ *                   that keep four blocks on an SM, the one with the fewest
+ *                   stash slots a thread, else the one that keeps the most
+ *                   threads on an SM; cols = 32768 takes 512 threads (f32:
  *                   4 float4 in registers and 12 in shared memory a thread,
- *                   96 KB a block, two blocks an SM). f16 and bf16 rows of
- *                   vector slots beyond those registers (8192 columns), while
- *                   two stashes fit (73728 columns on an H100): a block of
- *                   1024 threads, one an SM, with two stash buffers, the next
- *                   row's stash in flight during all of the current row's
- *                   passes (cols = 32768: 2 uint4 in registers and 2 in
- *                   each 32-KB buffer a thread).
+ *                   96 KB a block, two blocks an SM; bf16: 2 uint4 and 6),
+ *                   cols = 4096 256 (f32: 4 float4 a thread, all in
+ *                   registers), cols = 2048 128.
  *   online          rows within the depth rule (below): kcs_softmax_online,
  *                   a block of 1024 threads (512 for f64) a row. Pass 1
  *                   reads the row once keeping a running max m and a sum s
@@ -65,13 +66,12 @@
  * exp(x - M) again, the same bits, rather than round e to 16 bits) and
  * summed, the sum reduced the same way, then y = e * (1 / sum); outputs
  * are stored with the streaming hint (__stcs), so that they do not evict
- * inputs. The warp groups' grid covers every row, a row a group; the
- * block's grid is persistent, rows grid-strided, as many blocks as keep
- * every block's count of rows within one of the others' (persistent_blocks),
- * the next row's register slots each loaded as soon as the current row's
- * slot is stored (its registers are full) and its stash slots by cp.async
- * as each is stored (one buffer) or, with two buffers, into the other
- * buffer as soon as the current row begins.
+ * inputs. Both grids cover every row, a row a group, and keep no block
+ * beyond its row: the SM holds other blocks whose loads are in flight while
+ * one computes and stores, and the block scheduler keeps them out of step
+ * (a persistent grid that loaded each block's next row as it stored this
+ * one ran 4 to 7% slower with the same 512-thread blocks at 8192 to 32768
+ * f32 columns: docs/softmax.md, Speed).
  *
  * Special values (docs/softmax.md) need no special case in the resident
  * kernel: the max is taken with fmax (which skips NaN), so a row holding NaN
@@ -104,10 +104,10 @@
  * above the idle 600 ns an H100 SM wants some 40 KB of loads in flight to
  * stream at the copy rate; docs/softmax.md has the measurements). Per shape:
  *   1e6 x 128 and 32768 x 1024 (warp-groups: 32 lanes of one float4 or 16
- *     of one uint4; 32 lanes of 8 float4 or 4 uint4): a grid of 256-thread
+ *     of one uint4; 32 lanes of 8 float4 or 4 uint4): a grid of 128-thread
  *     blocks that covers every row, capped at 64 registers a thread (f32's
- *     32 values a lane at 80: ptxas takes 61, 4 blocks an SM; one float4
- *     a lane takes 22, a full SM). Loads by load_streaming (non-coherent,
+ *     32 values a lane: ptxas takes 61, 8 blocks an SM; one float4 a lane
+ *     takes 22, a full SM). Loads by load_streaming (non-coherent,
  *     no L1 allocation, 256-byte L2 fetches): 1.4% faster than __ldcs at
  *     32768 x 1024 f32; one slot a lane at 1e6 x 128 ran 2% faster than 8
  *     lanes of 4 float4, where persistent warps that issue the next row's
@@ -121,22 +121,19 @@
  *     the staged warp (a warp a row, the next row copied into shared memory
  *     by cp.async on a persistent grid; retired, docs/softmax.md) ran 0.89
  *     and 0.80.
- *   4096 x 32768 (block-resident): f32: a block's next row, 96 KB of
- *     stash, goes out as the current row is stored; two blocks an SM;
- *     streaming stores (0.93 to 0.95 of copy). An L2 prefetch of the next
- *     row (cp.async.bulk.prefetch.L2) as a row begins ran 0.73 (its 25 MB
- *     over 264 blocks evict the rows in use from L2). Grids of 132, 256 or 396
- *     blocks instead of 264 measured 2 to 5% slower; two stash buffers (at
- *     512 threads, one block an SM, or at 1024) gained nothing. f16 and
- *     bf16: the 1024-thread two-buffer block, 0.89 to 0.91 of copy where
- *     the one-buffer block of 512 ran 0.85 to 0.87 (two buffers at 512
- *     threads and two blocks an SM gained nothing). A streaming copy kernel
- *     of the same bytes ran 0.96 to 1.00. The rest is the pipeline's fill
- *     and drain, not the last round of rows: 3960 to 4224 rows all read
- *     0.945 whether their rounds are whole or not, while the marginal row
- *     runs at 0.975 of copy; the first 264 rows (34 MB) are read before any
- *     block can write, the last written with nothing left to read, about
- *     11 us a launch (docs/softmax.md, Speed).
+ *   4096 x 32768 (block-resident, 512 threads, two blocks an SM): 0.98 of
+ *     copy in f32 and 0.95 in f16 and bf16 on an H100, where the persistent
+ *     grid this replaced (264 blocks, each loading its next row as it stored
+ *     this one; for 16-bit, 1024 threads and two stash buffers) ran 0.94
+ *     and 0.91: its blocks started in step, computed in step and left the
+ *     memory idle together, and an 8-us head start for half of them alone
+ *     won back 1%. Rows split over a cluster of 2, 4 or 8 blocks (max and
+ *     sum exchanged in distributed shared memory) ran 0.68 to 0.90: each
+ *     block waits for its slowest partner twice a row. Block sizes by
+ *     shape (docs/softmax.md, Speed): the rule above is within 1.1% of the
+ *     best of 128, 256 and 512 threads on every measured shape from 1024
+ *     to 65536 columns in each type. An L2 prefetch of the next row
+ *     (cp.async.bulk.prefetch.L2) ran 0.73 (it evicts rows in use).
  *   At 32768 x 1024 the shape itself is close to the limit: under kcs's
  *     held-stream timer a streaming copy kernel of the same bytes runs 0.97
  *     of the 1-GiB copy in f32 and 0.93 in 16-bit, warp-groups 0.95 and
@@ -152,8 +149,7 @@
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
  * kernels; the online kernel reads twice.
  *
- * Tunables (-D on the nvcc line): KCS_SOFTMAX_BLOCK_THREADS (the
- * one-buffer block kernel's threads), KCS_SOFTMAX_ONLINE_THREADS.
+ * Tunables (-D on the nvcc line): KCS_SOFTMAX_ONLINE_THREADS.
  *
  * Run only it: ./build/kcs run --backend cuda softmax (every row, each
  * reported on its own; add --benchmark to time the perf cases).
@@ -171,10 +167,6 @@
 #include "load_streaming.cuh" /* loads of input read once */
 #include "vector_of.cuh" /* the 16-byte vector of each element type */
 
-/* Threads of the block-per-row resident kernel: a multiple of 32, at most 1024. */
-#ifndef KCS_SOFTMAX_BLOCK_THREADS
-#define KCS_SOFTMAX_BLOCK_THREADS 512
-#endif
 /* Threads of the online kernel for f32, f16 and bf16 (f64 uses half): a multiple of 64, at most 1024. */
 #ifndef KCS_SOFTMAX_ONLINE_THREADS
 #define KCS_SOFTMAX_ONLINE_THREADS 1024
@@ -189,8 +181,11 @@ namespace {
  * warp groups, the block and the online batch; 128 in the widest warp group). */
 template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / sizeof(T)); /* 1, or 2 */
 
-constexpr int warp_block_threads = 256; /* blocks of the warp-group kernels */
-constexpr int block_threads = KCS_SOFTMAX_BLOCK_THREADS;
+constexpr int sm_registers = 65536; /* an SM's register file, sm_70 to sm_90 */
+/* Blocks of the warp-group kernels: 128 threads, measured 0.3 to 0.5% faster than 256 at 32768 x 1024 f32 on an
+ * H100 (a block leaves sooner, so the grid's last blocks end closer together) and within 0.2% at 10^6 x 128,
+ * 65536 x 1024, 131072 x 512 and in bf16; 64 and 32 measured as 128. */
+constexpr int warp_block_threads = 128;
 /* register slots of the block kernel */
 template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 /* The most register slots a lane of the warp groups holds (32 lanes, the longest rows): 128 bytes of values a
@@ -202,26 +197,24 @@ constexpr int online_threads =
     sizeof(kcs_compute<T>) == 4 ? KCS_SOFTMAX_ONLINE_THREADS : KCS_SOFTMAX_ONLINE_THREADS / 2;
 /* slots a thread of the online kernel loads before using them */
 template <typename T> constexpr int online_batch = 4 / widening<T>;
-/* Blocks an SM that the register cap of the warp kernels allows: 64
- * registers a thread for a 4-byte compute type, 128 for f64, whose exp needs
- * more. */
-template <typename T> constexpr int warp_min_blocks = sizeof(kcs_compute<T>) == 4 ? 4 : 2;
-/* The warp groups' cap: warp_min_blocks, except f32's widest group, whose 32 values a lane spilled 84 bytes
- * within 64 registers (ptxas -v, when measured), so a cap of 80 registers (3 blocks an SM), measured faster than
- * 4 blocks that spill. ptxas now takes 61 for it (2026-11-27), so 4 blocks fit under that cap anyway. */
-template <typename T, int REG>
-constexpr int warp_group_min_blocks =
-    std::is_same_v<T, float> && REG == wide_group_registers<T> ? 3 : warp_min_blocks<T>;
-/* The block kernel's cap: 2 blocks an SM (64 registers a thread for 512 threads) where 2 fit. f64's exp and
- * double slots spill 56 bytes within 64 registers (ptxas -v) and need 84: f64 rows whose stash lets only one
- * block an SM take an instance capped at 1 block, without spills (launch_block_resident). */
-constexpr int block_min_blocks = 2048 / block_threads >= 2 ? 2 : 1;
-/* The two-buffer block of f16 and bf16 rows beyond the 512-thread block's registers (plan_for): one block of
- * 1024 threads an SM, 64 registers a thread, the same register slots a thread as the block above. */
-constexpr int two_buffer_block_threads = 1024;
+/* Registers a thread of the warp kernels may take, 64 for a 4-byte compute type, 128 for f64, whose exp needs
+ * more; each instance is capped by __launch_bounds__ at the blocks an SM this leaves. f32's widest group (32
+ * values a lane) once spilled within 64 and had a cap of 80; ptxas takes 61 for it now, without spills (ptxas -v,
+ * sm_90, 2026-11-27). */
+template <typename T> constexpr int warp_registers = sizeof(kcs_compute<T>) == 4 ? 64 : 128;
+template <typename T> constexpr int warp_min_blocks = sm_registers / (warp_registers<T> * warp_block_threads);
+/* The block kernel's sizes, a power of two each: plan_for picks one per row length. The largest sets the
+ * longest row the family holds (its stash is the smallest a thread). */
+constexpr int block_thread_choices[] = {128, 256, 512};
+constexpr int largest_block_threads = 512;
+/* Registers a thread of the block kernel may take: 64. No instance spills within it (ptxas -v, sm_90, 2026-11-27:
+ * 32 to 64 used; f64's double2 slots spill within 56), and a cap of 48, which let 10 blocks of 128 threads onto
+ * an SM instead of 8, measured up to 2.5% slower (bf16 at 4096 x 32768 and 32768 x 4096 on an H100). Each
+ * instance is capped by __launch_bounds__ at the blocks of its size that this leaves an SM of 65536 registers
+ * (block_min_blocks), which is also what plan_for counts on. */
+constexpr int block_registers = 64;
+template <int THREADS> constexpr int block_min_blocks = sm_registers / (block_registers * THREADS);
 
-static_assert(block_threads % 32 == 0 && block_threads <= 1024 && block_threads > 32,
-              "KCS_SOFTMAX_BLOCK_THREADS must be a multiple of 32 in (32, 1024]");
 static_assert(KCS_SOFTMAX_ONLINE_THREADS % 64 == 0 && KCS_SOFTMAX_ONLINE_THREADS <= 1024,
               "KCS_SOFTMAX_ONLINE_THREADS must be a multiple of 64, at most 1024");
 
@@ -313,12 +306,6 @@ __device__ __forceinline__ void copy_async_wait_all()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
-/* Waits for every committed group of this thread but the newest. */
-__device__ __forceinline__ void copy_async_wait_all_but_newest()
-{
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-
 struct maximum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return max_of(a, b); }
 };
@@ -356,8 +343,8 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T *partial)
     return value;
 }
 
-/* Calls visit(at, q) for each of this thread's stash slots that the row has: at, the slot in stash (one
- * buffer, [shared_slots][THREADS]); q, its index among the row's slots (its k * THREADS + thread, k counted
+/* Calls visit(at, q) for each of this thread's stash slots that the row has: at, the slot in stash
+ * ([shared_slots][THREADS]); q, its index among the row's slots (its k * THREADS + thread, k counted
  * after the REG register slots). The one home of the stash's loop, for every pass over it. */
 template <int THREADS, int REG, typename V, typename Visit>
 __device__ __forceinline__ void for_stash_slots(V *stash, int shared_slots, size_t row_slots, Visit visit)
@@ -370,164 +357,124 @@ __device__ __forceinline__ void for_stash_slots(V *stash, int shared_slots, size
 }
 
 /* The block-resident kernel: see the header comment. T the storage type, V
- * a slot of it; a block of THREADS threads a row, REG register slots a
- * thread, shared_slots shared-memory slots a thread in each of BUFFERS (1 or
- * 2) stash buffers. One buffer: each register and stash slot of the next row
- * is loaded once the current row's slot is stored. Two: the next row's stash
- * slots go out into the other buffer as soon as the current row begins, so
- * that they are in flight during all of its passes; register slots as with
- * one. row_slots: slots in a row (cols / width). */
-template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS, int BUFFERS>
+ * a slot of it; a block of THREADS threads a row (block blockIdx.x takes row
+ * blockIdx.x; the grid covers every row), REG register slots a thread and
+ * shared_slots shared-memory slots a thread in the stash. row_slots: slots in
+ * a row (cols / width). MIN_BLOCKS: block_min_blocks, the register cap. */
+template <typename T, typename V, int THREADS, int REG, int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols,
-                     int shared_slots)
+kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols, int shared_slots)
 {
-    static_assert(BUFFERS == 1 || BUFFERS == 2, "one stash buffer or two");
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
     /* f32, f64: the stash holds e = exp(x - M) in place; f16, bf16: it keeps x, and e is computed again */
     constexpr bool stash_terms = std::is_same_v<T, C>;
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *const stash_base = reinterpret_cast<V *>(dynamic_shared); /* [BUFFERS][shared_slots][THREADS] */
-    const size_t buffer_slots = (size_t)shared_slots * THREADS;
+    V *const stash = reinterpret_cast<V *>(dynamic_shared); /* [shared_slots][THREADS] */
     __shared__ C partial_max[THREADS / 32];
     __shared__ C partial_sum[THREADS / 32];
 
     const int lane = threadIdx.x;
     const size_t row_slots = cols / width;
-    const size_t stride = gridDim.x;
-    constexpr bool two_buffers = BUFFERS == 2;
+    const size_t row = blockIdx.x;
+    if (row >= rows)
+        return;
+    const V *in = reinterpret_cast<const V *>(x + row * cols);
 
-    V stored[REG];         /* register slots as loaded: a row to come */
-    C value[REG][width];   /* the current row widened, then its terms e */
-    size_t row = blockIdx.x;
-
-    /* The first row's slots. */
-    {
-        const V *in = reinterpret_cast<const V *>(x + row * cols);
+    /* Every load of the row goes out before any is used: register slots, then the stash by cp.async. */
+    V stored[REG];
 #pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (row < rows && q < row_slots)
-                stored[k] = __ldg(in + q);
-        }
-        if (row < rows)
-            for_stash_slots<THREADS, REG>(stash_base, shared_slots, row_slots,
-                                          [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in + q); });
-        copy_async_commit();
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * THREADS + lane;
+        if (q < row_slots)
+            stored[k] = __ldg(in + q);
     }
+    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots,
+                                  [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in + q); });
+    copy_async_commit();
 
-    for (int turn = 0; row < rows; row += stride, turn++) {
-        const size_t next = row + stride;
-        const bool next_active = next < rows;
-        const V *in_next = reinterpret_cast<const V *>(x + (next_active ? next : row) * cols);
-        V *const stash = stash_base + (two_buffers ? (size_t)(turn % 2) * buffer_slots : 0);
-
-        if constexpr (two_buffers) {
-            /* The next row's stash slots into the other buffer, which this thread finished reading (its own
-             * slots only) in the previous row's output pass; then this row's group is the older one. */
-            if (next_active)
-                for_stash_slots<THREADS, REG>(stash_base + (size_t)((turn + 1) % 2) * buffer_slots, shared_slots,
-                                              row_slots,
-                                              [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in_next + q); });
-            copy_async_commit();
-        }
-
-        /* The row into registers (absent slots hold -inf). */
+    /* The row into registers (absent slots hold -inf). */
+    C value[REG][width];
 #pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-                widen_slot<T, V>(stored[k], value[k]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    value[k][e] = minus_infinity<C>();
-            }
-        }
-        /* only this thread reads its own stash slots */
-        if constexpr (two_buffers)
-            copy_async_wait_all_but_newest();
-        else
-            copy_async_wait_all();
-
-        /* The max. */
-        C local = minus_infinity<C>();
-#pragma unroll
-        for (int k = 0; k < REG; k++)
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * THREADS + lane;
+        if (q < row_slots) {
+            widen_slot<T, V>(stored[k], value[k]);
+        } else {
 #pragma unroll
             for (int e = 0; e < width; e++)
-                local = max_of(local, value[k][e]);
-        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
-            C s[width];
-            widen_slot<T, V>(*at, s);
-#pragma unroll
-            for (int e = 0; e < width; e++)
-                local = max_of(local, s[e]);
-        });
-        const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
-
-        /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
-        C sum = C(0);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            if (q < row_slots) {
-#pragma unroll
-                for (int e = 0; e < width; e++) {
-                    const C term = exp_of(value[k][e] - row_max);
-                    value[k][e] = term;
-                    sum += term;
-                }
-            }
+                value[k][e] = minus_infinity<C>();
         }
-        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
-            C s[width];
-            widen_slot<T, V>(*at, s);
+    }
+    copy_async_wait_all(); /* only this thread reads its own stash slots */
+
+    /* The max. */
+    C local = minus_infinity<C>();
+#pragma unroll
+    for (int k = 0; k < REG; k++)
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            local = max_of(local, value[k][e]);
+    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+        C s[width];
+        widen_slot<T, V>(*at, s);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            local = max_of(local, s[e]);
+    });
+    const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
+
+    /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
+    C sum = C(0);
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * THREADS + lane;
+        if (q < row_slots) {
 #pragma unroll
             for (int e = 0; e < width; e++) {
-                const C term = exp_of(s[e] - row_max);
-                s[e] = term;
+                const C term = exp_of(value[k][e] - row_max);
+                value[k][e] = term;
                 sum += term;
             }
-            if constexpr (stash_terms)
-                *at = narrow_slot<T, V>(s); /* T is C: a copy */
-        });
-        sum = block_reduce<THREADS>(sum, plus(), partial_sum);
-        const C inverse = C(1) / sum;
-
-        /* y = e / sum, rounded once to T; each slot, once stored, takes the next row's slot (with one
-         * buffer, the stash's too). */
-        V *out = reinterpret_cast<V *>(y + row * cols);
-#pragma unroll
-        for (int k = 0; k < REG; k++) {
-            const size_t q = (size_t)k * THREADS + lane;
-            const bool present = q < row_slots;
-            if (present) {
-                C s[width];
-#pragma unroll
-                for (int e = 0; e < width; e++)
-                    s[e] = value[k][e] * inverse;
-                __stcs(out + q, narrow_slot<T, V>(s));
-            }
-            if (next_active && present)
-                stored[k] = __ldg(in_next + q);
         }
-        for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t q) {
+    }
+    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
+        C s[width];
+        widen_slot<T, V>(*at, s);
+#pragma unroll
+        for (int e = 0; e < width; e++) {
+            const C term = exp_of(s[e] - row_max);
+            s[e] = term;
+            sum += term;
+        }
+        if constexpr (stash_terms)
+            *at = narrow_slot<T, V>(s); /* T is C: a copy */
+    });
+    sum = block_reduce<THREADS>(sum, plus(), partial_sum);
+    const C inverse = C(1) / sum;
+
+    /* y = e / sum, rounded once to T. */
+    V *out = reinterpret_cast<V *>(y + row * cols);
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * THREADS + lane;
+        if (q < row_slots) {
             C s[width];
-            widen_slot<T, V>(*at, s);
 #pragma unroll
             for (int e = 0; e < width; e++)
-                s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
+                s[e] = value[k][e] * inverse;
             __stcs(out + q, narrow_slot<T, V>(s));
-            if (!two_buffers && next_active)
-                copy_async<sizeof(V)>(at, in_next + q);
-        });
-        if constexpr (!two_buffers)
-            copy_async_commit();
+        }
     }
-    copy_async_wait_all(); /* nothing may be left in flight at exit */
+    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t q) {
+        C s[width];
+        widen_slot<T, V>(*at, s);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            s[e] = (stash_terms ? s[e] : exp_of(s[e] - row_max)) * inverse;
+        __stcs(out + q, narrow_slot<T, V>(s));
+    });
 }
 
 /* The register kernel of the warp groups: GROUP lanes of a warp a row (a
@@ -821,12 +768,12 @@ kcs_status persistent_blocks(kcs_device *device, const void *kernel, int threads
  * the runtime on the host; then with launch true inside the timer, to launch. */
 
 /* The register kernel with GROUP lanes a row and REG register slots a lane,
- * blocks of 256, a grid that covers every row. */
+ * blocks of warp_block_threads, a grid that covers every row. */
 template <typename T, typename V, int GROUP, int REG>
 kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
                               unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_registers<T, V, GROUP, REG, warp_group_min_blocks<T, REG>>;
+    auto kernel = kcs_softmax_registers<T, V, GROUP, REG, warp_min_blocks<T>>;
     if (!launch) {
         const size_t rows_per_block = warp_block_threads / GROUP;
         const size_t needed = (rows + rows_per_block - 1) / rows_per_block;
@@ -843,30 +790,47 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
     return KCS_OK;
 }
 
-/* The block-resident kernel: a block per row, register and shared-memory slots, in plan p's threads and stash
- * buffers. For f64, the instance capped at one block an SM (no spills) where shared memory holds only one anyway
- * (one_block: plan_for); measured 9 to 13% faster than the spilling one at 1024 x 32768 f64 on an H100. Where two
- * blocks fit, f64 keeps the 2-block cap and its spill (docs/softmax.md, Speed). The two-buffer block of 1024
- * threads is instantiated for f16 and bf16 alone, the only types plan_for gives it. */
+/* The block-resident kernel in blocks of THREADS (one of block_thread_choices): a block a row, the grid covering
+ * every row (the launcher refuses more rows than a grid holds). */
+template <typename T, typename V, int THREADS>
+kcs_status launch_resident_blocks(kcs_device *device, int shared_slots, size_t shared_bytes, const T *x, T *y,
+                                  size_t rows, size_t cols, bool launch, unsigned int *blocks, kcs_error *err)
+{
+    auto kernel = kcs_softmax_resident<T, V, THREADS, block_register_slots<T>, block_min_blocks<THREADS>>;
+    if (!launch) {
+        if (rows > (size_t)INT_MAX)
+            return kcs_fail(err, KCS_UNSUPPORTED,
+                            "softmax: %zu rows of %zu columns take a block each, more than a grid holds (%d)", rows,
+                            cols, INT_MAX);
+        KCS_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+        *blocks = (unsigned int)rows;
+        return KCS_OK;
+    }
+    kernel<<<*blocks, THREADS, shared_bytes, device->stream>>>(x, y, rows, cols, shared_slots);
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
+    return KCS_OK;
+}
+
+/* The block-resident kernel in plan p's block size and stash. */
 template <typename T, typename V, typename P>
 kcs_status launch_block_resident(kcs_device *device, const P &p, const T *x, T *y, size_t rows, size_t cols,
                                  bool launch, unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, block_min_blocks, 1>;
-    if (sizeof(kcs_compute<T>) == 8 && p.one_block)
-        kernel = kcs_softmax_resident<T, V, block_threads, block_register_slots<T>, 1, 1>;
-    if constexpr (widening<T> == 2)
-        if (p.buffers == 2)
-            kernel = kcs_softmax_resident<T, V, two_buffer_block_threads, block_register_slots<T>, 1, 2>;
-    const size_t shared_bytes = (size_t)p.buffers * p.shared_bytes;
-    if (!launch) {
-        KCS_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-        return persistent_blocks(device, (const void *)kernel, p.threads, shared_bytes, rows, 1, blocks, err);
+    static_assert(block_thread_choices[0] == 128 && block_thread_choices[1] == 256 &&
+                      block_thread_choices[2] == largest_block_threads && largest_block_threads == 512,
+                  "an instance for each block size");
+    switch (p.threads) {
+    case 128:
+        return launch_resident_blocks<T, V, 128>(device, p.shared_slots, p.shared_bytes, x, y, rows, cols, launch,
+                                                 blocks, err);
+    case 256:
+        return launch_resident_blocks<T, V, 256>(device, p.shared_slots, p.shared_bytes, x, y, rows, cols, launch,
+                                                 blocks, err);
+    default:
+        return launch_resident_blocks<T, V, largest_block_threads>(device, p.shared_slots, p.shared_bytes, x, y,
+                                                                   rows, cols, launch, blocks, err);
     }
-    kernel<<<*blocks, p.threads, shared_bytes, device->stream>>>(x, y, rows, cols, p.shared_slots);
-    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_resident (block)");
-    return KCS_OK;
 }
 
 /* The online kernel: a block per row, two reads. */
@@ -891,11 +855,9 @@ struct plan {
     family kernel;       /* never automatic */
     int group;           /* warp-groups: lanes a row */
     int registers;       /* warp-groups: register slots a lane */
-    int shared_slots;    /* block-resident: shared-memory slots a thread in a stash buffer */
-    size_t shared_bytes; /* block-resident: dynamic shared memory of a stash buffer */
-    bool one_block;      /* block-resident: an SM's shared memory holds only one such block */
-    int threads;         /* block-resident: threads a block (a row) */
-    int buffers;         /* block-resident: stash buffers, 1 or 2 */
+    int shared_slots;    /* block-resident: shared-memory slots a thread (the stash) */
+    size_t shared_bytes; /* block-resident: the stash's dynamic shared memory */
+    int threads;         /* block-resident: threads a block (a row), one of block_thread_choices */
 };
 
 /* Shared-memory slots a thread of a block of threads holds beyond reg in registers, for rows of row_slots. */
@@ -920,12 +882,12 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
          * 32 lanes of one float4 ran 2% faster than 8 lanes of four, as fast as a copy kernel). */
         for (int group = 1; group <= 32; group *= 2)
             if (row_slots <= (size_t)group) {
-                *p = plan{f, group, 1, 0, 0, false, 0, 0};
+                *p = plan{f, group, 1, 0, 0, 0};
                 return KCS_OK;
             }
         for (int registers = 2; registers <= wide_group_registers<T>; registers *= 2)
             if (row_slots <= (size_t)32 * registers) {
-                *p = plan{f, 32, registers, 0, 0, false, 0, 0};
+                *p = plan{f, 32, registers, 0, 0, 0};
                 return KCS_OK;
             }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -933,36 +895,51 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         "(32 lanes x %d register slots)",
                         cols, row_slots, width, 32 * wide_group_registers<T>, wide_group_registers<T>);
     case family::block_resident: {
-        const size_t shared_slots = stash_slots(row_slots, block_threads, block_register_slots<T>);
-        const size_t shared_bytes = shared_slots * block_threads * (size_t)width * sizeof(T);
-        /* f16 and bf16 rows of vector slots that the block's registers do not hold: 1024 threads and two stash
-         * buffers, while both buffers fit (rows of up to 73728 columns on an H100), so that the next row's stash
-         * is in flight during all of this row's passes (docs/softmax.md, Speed: 0.86 to 0.90 of copy at 4096 x
-         * 32768, where two buffers at 512 threads and 2 blocks an SM, or f32 at 1024 threads, gained nothing). */
-        if (widening<T> == 2 && width == 8 && shared_slots > 0) {
-            const size_t wide_slots = stash_slots(row_slots, two_buffer_block_threads, block_register_slots<T>);
-            const size_t wide_bytes = wide_slots * two_buffer_block_threads * (size_t)width * sizeof(T);
-            if (2 * wide_bytes + 1024 <= shared_available) {
-                *p = plan{f, 0, block_register_slots<T>, (int)wide_slots, wide_bytes, true, two_buffer_block_threads,
-                          2};
-                return KCS_OK;
+        /* The block size (docs/softmax.md, Speed: within 1.1% of the best of the three on every shape measured,
+         * 1024 to 65536 columns in each type): among the sizes that keep at least rows_in_flight blocks (rows) on
+         * an SM, so that other rows' loads are in flight while one block computes, the one whose threads hold the
+         * most of the row in registers (the fewest stash slots: the stash costs a pass through shared memory each
+         * way, and for f16 and bf16 a second exp); where none keeps that many, the one that keeps the most threads
+         * on an SM. Ties go to the smaller block. An SM holds at least the blocks its registers allow under each
+         * instance's cap (block_min_blocks; ptxas often takes fewer, and more fit) and at most what its shared
+         * memory allows: 1 KB more than a block may take (228 and 227 KB on an H100), each block taking its
+         * stash, its two arrays of per-warp partials and 1 KB that the runtime reserves. A stash must also leave
+         * 1 KB of a block's limit (the kernel's static arrays, with room). */
+        constexpr size_t rows_in_flight = 4;
+        const size_t slot_bytes = (size_t)width * sizeof(T);
+        int most_resident = 0;
+        bool enough_rows = false;
+        for (int threads : block_thread_choices) {
+            const size_t shared_slots = stash_slots(row_slots, threads, block_register_slots<T>);
+            const size_t shared_bytes = shared_slots * (size_t)threads * slot_bytes;
+            if (shared_bytes + 1024 > shared_available)
+                continue;
+            const size_t per_block = shared_bytes + 2 * (size_t)(threads / 32) * sizeof(kcs_compute<T>) + 1024;
+            const size_t by_shared = (shared_available + 1024) / per_block;
+            const size_t by_registers = (size_t)sm_registers / ((size_t)block_registers * threads);
+            const size_t blocks = by_shared < by_registers ? by_shared : by_registers;
+            const int resident = threads * (int)blocks;
+            const bool enough = blocks >= rows_in_flight;
+            const bool better = most_resident == 0 || (enough && !enough_rows) ||
+                                (enough && shared_slots < (size_t)p->shared_slots) ||
+                                (!enough && !enough_rows && resident > most_resident);
+            if (better) {
+                most_resident = resident;
+                enough_rows = enough;
+                *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, threads};
             }
         }
-        /* 1 KB for the kernel's static shared memory and the runtime's reserve */
-        if (shared_bytes + 1024 <= shared_available) {
-            /* an SM has 1 KB more than a block may take (228 and 227 KB on an H100), and each block 1 KB reserved */
-            const bool one_block = 2 * (shared_bytes + 1024) > shared_available + 1024;
-            *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, one_block, block_threads, 1};
+        if (most_resident > 0)
             return KCS_OK;
-        }
+        const size_t shared_slots = stash_slots(row_slots, largest_block_threads, block_register_slots<T>);
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns need %zu bytes of shared memory a block (%d threads, %zu "
                         "slots of %d a thread beyond %d in registers); this device has %zu, 1 KB of it reserved",
-                        cols, shared_bytes, block_threads, shared_slots, width, block_register_slots<T>,
-                        shared_available);
+                        cols, shared_slots * largest_block_threads * slot_bytes, largest_block_threads, shared_slots,
+                        width, block_register_slots<T>, shared_available);
     }
     case family::online:
-        *p = plan{f, 0, 0, 0, 0, false, 0, 0};
+        *p = plan{f, 0, 0, 0, 0, 0};
         return KCS_OK;
     case family::automatic:
         break;
@@ -1102,8 +1079,8 @@ static const kcs_kernel rows[] = {
                  "1-32 lanes of a warp a row (one 16-byte slot a lane, else 32 lanes of up to 128 bytes of "
                  "values), the whole row in registers, a grid that covers every row, shuffles only, read once"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
-                 "a 512-thread block a row, 16 values a thread in registers and the rest in shared memory "
-                 "(cp.async), read once"),
+                 "a block of 128, 256 or 512 threads a row (by row length), 16 values a thread in registers and "
+                 "the rest in shared memory (cp.async), read once"),
     SOFTMAX_ROWS("online", family::online,
                  "a 1024-thread block a row (f64: 512), two reads: running max and rescaled sum, then the outputs"),
 };

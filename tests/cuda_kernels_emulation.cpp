@@ -17,11 +17,12 @@
  *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
  *                entries exactly 0, for shapes that select every
  *                configuration (warp groups of 1 to 32 lanes, the block
- *                with and without shared-memory slots, with one stash
- *                buffer and with two, the online kernel, vector and scalar
+ *                of 128, 256 and 512 threads with and without
+ *                shared-memory slots, the online kernel, vector and scalar
  *                slots); auto bit for bit the same as the family it picks;
- *                where each family's supports() stops, and run() refusing
- *                rows that misalignment makes too long;
+ *                the block size the block family picks for a row length,
+ *                a block a row; where each family's supports() stops, and
+ *                run() refusing rows that misalignment makes too long;
  *   assign       both variants, f32 and f16: idx against long double (only
  *                near ties of random data may differ; ties of integer data
  *                must go to the smallest index) and dist within gamma(d + 2);
@@ -424,6 +425,47 @@ static void test_softmax_reach()
     }
 }
 
+/* The block family's block size for rows of cols on the emulated device (227 KB of shared memory a block, as an
+ * H100's; cuda/softmax.cu, plan_for): among the sizes that keep at least four blocks on an SM, the one with the
+ * fewest stash slots a thread, else the one that keeps the most threads; ties to the smaller; and a block a row.
+ * Each expected size is the one measured fastest, or within 1.1% of it (docs/softmax.md, Speed). */
+template <typename T> static void expect_block_size(size_t cols, unsigned threads)
+{
+    const size_t rows = 3;
+    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), "block-resident");
+    std::vector<T> output;
+    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
+           "softmax block-resident %s %zu columns: refused", type_name<T>(), cols);
+    EXPECT(emu_last_block.x == threads && emu_last_grid.x == rows,
+           "softmax block-resident %s %zu columns: %u blocks of %u threads, not %zu of %u", type_name<T>(), cols,
+           emu_last_grid.x, emu_last_block.x, rows, threads);
+}
+
+static void test_softmax_block_sizes()
+{
+    /* f32, 4 float4 a thread in registers: 2048 columns fill 128 threads' registers (8 blocks an SM), and 256
+     * threads' half: no stash either way, so the smaller */
+    expect_block_size<float>(2048, 128);
+    /* 4096: 128 threads would stash 4 slots a thread, 256 none (4 blocks an SM) */
+    expect_block_size<float>(4096, 256);
+    /* 16384: 128 threads keep 3 blocks (56 KB of stash each), 256 keep 4 (48 KB), 512 only 2 */
+    expect_block_size<float>(16384, 256);
+    /* 32768: no size keeps 4 blocks; 512 threads keep 2 of 96 KB (1024 threads), 256 threads 2 of 112 KB */
+    expect_block_size<float>(32768, 512);
+    /* 65536: only 512 threads' stash (224 KB) fits */
+    expect_block_size<float>(65536, 512);
+    /* 16-bit, 2 uint4 a thread in registers */
+    expect_block_size<__nv_bfloat16>(4096, 256);
+    expect_block_size<__nv_bfloat16>(16384, 256);
+    expect_block_size<__half>(32768, 512);
+    /* f64, 4 double2 a thread in registers */
+    expect_block_size<double>(1024, 128);
+    expect_block_size<double>(4096, 256);
+    expect_block_size<double>(8192, 256);
+    /* rows not 16-byte aligned, 4097 element slots: 128 threads stash 29 a thread, 256 threads 13 (4 blocks) */
+    expect_block_size<float>(4097, 256);
+}
+
 static void softmax_tests()
 {
     struct shape { size_t rows, cols; };
@@ -487,6 +529,7 @@ static void softmax_tests()
     if (!quick)
         test_softmax<float>(3, 32768, 0, 4, 1, 2);
     test_softmax_reach();
+    test_softmax_block_sizes();
 }
 
 /* ---------------------------------------------------------------- assign */

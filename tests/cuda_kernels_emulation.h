@@ -235,6 +235,7 @@ static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cuda
  * of its block wait in __syncthreads still deadlocks the run, as it would
  * with a team per block. */
 inline long emu_launches = 0;
+inline dim3 emu_last_grid, emu_last_block; /* the newest launch's sizes, for tests of how a launcher sizes it */
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
     dim3 grid, block;
@@ -251,6 +252,8 @@ template <typename... P> struct emu_launcher {
             std::abort();
         }
         std::tuple<P...> converted((P)args...);
+        emu_last_grid = grid;
+        emu_last_block = block;
         gridDim = grid;
         blockDim = block;
         std::vector<unsigned char> shared(shared_bytes + 16);

@@ -49,10 +49,6 @@ def drop_function(text, name):
 if "copy_async_commit" in source:
     source = drop_function(source, "copy_async_commit")
     source = drop_function(source, "copy_async_wait_all")
-    if "copy_async_wait_all_but_newest" in source:
-        source = drop_function(source, "copy_async_wait_all_but_newest")
-        source = source.replace("/*EMU:copy_async_wait_all_but_newest*/",
-                                "inline void copy_async_wait_all_but_newest() {}")
     source = drop_function(source, "copy_async")
     source = source.replace("/*EMU:copy_async*/",
                             "template <int bytes> inline void copy_async(void *shared, const void *global)"

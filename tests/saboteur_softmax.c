@@ -331,16 +331,37 @@ static kcs_status cuda_warp_groups_layout(size_t cols, kcs_dtype dtype, row_layo
     return kcs_fail(err, KCS_UNSUPPORTED, "CUDA warp-groups holds rows of at most %zu slots", most_per_lane * 32);
 }
 
-/* CUDA block-resident: 512 threads a row; 1024 for f16 and bf16 rows of vector slots beyond the 512 threads'
- * 2 register slots (8192 columns) whose two stash buffers fit an H100's 227 KB (73728 columns: plan_for in
- * cuda/softmax.cu). */
+/* CUDA block-resident: a block of 128, 256 or 512 threads a row, as plan_for in cuda/softmax.cu picks it on an
+ * H100 (4 register slots a thread, 2 for f16 and bf16, the rest in a shared-memory stash; 64 registers a thread;
+ * 228 KB of shared memory an SM, 227 KB a block, each block's stash, partials and 1 KB reserve): the fewest stash
+ * slots among the sizes that keep 4 blocks on an SM, else the most threads on an SM; ties to the smaller. */
 static kcs_status cuda_block_resident_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
 {
     (void)err;
-    const size_t width = cuda_slot_width(cols, dtype);
-    const int sixteen_bit = dtype == KCS_F16 || dtype == KCS_BF16;
-    const int two_buffers = sixteen_bit && width == 8 && cols > 8192 && cols <= 73728;
-    *layout = (row_layout){0, two_buffers ? 1024 : 512, width};
+    const size_t width = cuda_slot_width(cols, dtype), size = kcs_dtype_size(dtype);
+    const size_t slots = cols / width, registers = size == 2 ? 2 : 4, compute = size == 8 ? 8 : 4;
+    const size_t block_limit = 232448, sm_shared = block_limit + 1024;
+    size_t chosen = 0, chosen_stash = 0, chosen_resident = 0;
+    int chosen_enough = 0;
+    for (size_t threads = 128; threads <= 512; threads *= 2) {
+        size_t per_thread = ceil_div(slots, threads);
+        size_t stash = per_thread > registers ? per_thread - registers : 0;
+        size_t stash_bytes = stash * threads * width * size;
+        if (stash_bytes + 1024 > block_limit)
+            continue;
+        size_t by_shared = sm_shared / (stash_bytes + 2 * (threads / 32) * compute + 1024);
+        size_t by_registers = 65536 / (64 * threads);
+        size_t blocks = by_shared < by_registers ? by_shared : by_registers;
+        int enough = blocks >= 4;
+        if (!chosen || (enough && !chosen_enough) || (enough && stash < chosen_stash) ||
+            (!enough && !chosen_enough && threads * blocks > chosen_resident)) {
+            chosen = threads;
+            chosen_stash = stash;
+            chosen_resident = threads * blocks;
+            chosen_enough = enough;
+        }
+    }
+    *layout = (row_layout){0, chosen ? chosen : 512, width};
     return KCS_OK;
 }
 
