@@ -417,6 +417,11 @@ void kcs_run_result_free(kcs_run_result *result)
     }
 }
 
+int kcs_run_times(const kcs_run_options *options, const kcs_case *c)
+{
+    return options->benchmark && (c->tags & KCS_TAG_PERF);
+}
+
 /* Every device buffer is followed by a guard of this many bytes holding the
  * dtype's poison (a signalling NaN for floats): a kernel that reads past the
  * end of an input pulls a NaN into its result and fails; one that writes
@@ -832,7 +837,7 @@ void kcs_run_on_device(const kcs_prepared_case *p, const kcs_backend *backend, k
                 result->actual[o] = run.actual[o];
                 run.actual[o] = NULL;
             }
-        if (result->outcome == KCS_OUTCOME_PASS && options->benchmark && (p->c->tags & KCS_TAG_PERF))
+        if (result->outcome == KCS_OUTCOME_PASS && kcs_run_times(options, p->c))
             time_run(p, &run, kernel, options, result);
     }
     release_run(&run);

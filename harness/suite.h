@@ -147,6 +147,11 @@ typedef struct {
 /* Frees the outputs a run kept. */
 void kcs_run_result_free(kcs_run_result *result);
 
+/* Whether a run with options times case c when it passes: --benchmark and a
+ * perf-tagged case. The one home of that rule, for kcs_run_on_device and for
+ * the ceilings a run measures (runner/devices.c). */
+int kcs_run_times(const kcs_run_options *options, const kcs_case *c);
+
 /* Runs a prepared case with one kernel on an open device. */
 void kcs_run_on_device(const kcs_prepared_case *prepared, const kcs_backend *backend,
                        kcs_device *device, const kcs_device_info *info, const kcs_kernel *kernel,

@@ -277,3 +277,12 @@ int kcs_kernel_selected(const kcs_runner_options *o, const kcs_kernel *kernel, c
     return strcmp(kernel->op, c->op) == 0 && kernel->dtype == c->dtype &&
            (!o->kernel_pattern || fnmatch(o->kernel_pattern, kernel->variant, 0) == 0);
 }
+
+const char *kcs_case_left_out(const kcs_runner_options *o, const kcs_case *c, const kcs_backend *backend)
+{
+    if (o->skip_large && (c->tags & KCS_TAG_LARGE))
+        return "tagged large and --skip-large was given";
+    if (backend && (c->tags & KCS_TAG_NO_REFERENCE) && strcmp(backend->name, "reference") == 0)
+        return "tagged no-reference: too slow for the scalar reference";
+    return NULL;
+}

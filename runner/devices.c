@@ -300,15 +300,12 @@ kcs_ceiling_mask kcs_ceilings_wanted(const kcs_runner_options *o, const kcs_case
 {
     if (o->all_ceilings)
         return KCS_CEILINGS_ALL;
-    if (!o->run.benchmark)
-        return 0;
     kcs_ceiling_mask wanted = 0;
     for (size_t i = 0; i < cases->count; i++) {
         const kcs_case *c = &cases->cases[i];
-        /* what run.c and suite.c time: a selected perf case, not left out
-         * as large, not tagged too slow where this is the reference */
-        if (!(c->tags & KCS_TAG_PERF) || !kcs_case_selected(o, c) || (o->skip_large && (c->tags & KCS_TAG_LARGE)) ||
-            ((c->tags & KCS_TAG_NO_REFERENCE) && strcmp(backend->name, "reference") == 0))
+        /* what run.c and suite.c time: a selected case that the run times and
+         * that backend does not leave out */
+        if (!kcs_run_times(&o->run, c) || !kcs_case_selected(o, c) || kcs_case_left_out(o, c, backend))
             continue;
         int runs_here = 0;
         for (size_t k = 0; k < kcs_backend_kernel_count(backend) && !runs_here; k++)

@@ -133,14 +133,15 @@ void kcs_print_take_away(const kcs_take_away *saved)
     printf("      replay: %s\n", saved->replay);
 }
 
-/* Runs a kernel, unless the case is tagged too slow for the reference. */
+/* Runs a kernel, unless its backend leaves the case out (kcs_case_left_out: too slow for the reference). */
 static void run_kernel(const kcs_runner_options *o, const kcs_prepared_case *p, const kcs_open_device *device,
                        const kcs_kernel *kernel, kcs_run_result *run)
 {
-    if ((p->c->tags & KCS_TAG_NO_REFERENCE) && strcmp(device->backend->name, "reference") == 0) {
+    const char *left_out = kcs_case_left_out(o, p->c, device->backend);
+    if (left_out) {
         memset(run, 0, sizeof *run);
         run->outcome = KCS_OUTCOME_SKIP;
-        snprintf(run->message, sizeof run->message, "tagged no-reference: too slow for the scalar reference");
+        snprintf(run->message, sizeof run->message, "%s", left_out);
         return;
     }
     kcs_run_options run_options = o->run;
@@ -257,9 +258,9 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
                                  .run = &unfinished};
     if (!kcs_sink_begin(context->out, case_index, 0, &identity))
         return; /* a worker before this one hung or died preparing this case */
-    if (o->skip_large && (c->tags & KCS_TAG_LARGE)) {
-        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP,
-                            "tagged large and --skip-large was given");
+    const char *left_out = kcs_case_left_out(o, c, NULL);
+    if (left_out) {
+        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP, left_out);
         return;
     }
     kcs_prepared_case p;

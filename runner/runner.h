@@ -80,6 +80,12 @@ int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
  * dtype, and its variant matches --kernel where given. */
 int kcs_kernel_selected(const kcs_runner_options *o, const kcs_kernel *kernel, const kcs_case *c);
 
+/* Why a selected case c is not run on backend (NULL: on any backend), or
+ * NULL when it is: tagged large under --skip-large, or tagged no-reference
+ * where backend is the reference. The one home of the tags that leave a case
+ * out, for the runs and for the ceilings those runs need. */
+const char *kcs_case_left_out(const kcs_runner_options *o, const kcs_case *c, const kcs_backend *backend);
+
 /* ---- lanes: the devices that run at once (lanes.c, docs/runner.md "All devices at once") ---- */
 
 #define KCS_MAX_LANE_DEVICES 64
