@@ -937,16 +937,20 @@ static uint kcs_reduce_run_position(local const uint *run_first, local const uin
         /* the runs: work-item id owns runs KCS_REDUCE_RUNS_EACH id .. + RUNS_EACH - 1 */          \
         uint length[KCS_REDUCE_RUNS_EACH], owned = 0;                                              \
         _Pragma("unroll") for (int e = 0; e < KCS_REDUCE_RUNS_EACH; e++) {                         \
+            /* Each value is formed in a private variable and stored once: a store of the     \
+             * default followed by a conditional store of the value is what LLVM 14/15       \
+             * reorders under POCL 3's parallel work-item loops (docs/canaries.md). */         \
             uint tile = KCS_REDUCE_RUNS_EACH * id + e;                                             \
-            length[e] = 0;                                                                         \
-            run_begin[tile] = 0;                                                                   \
+            uint run_length = 0, begin = 0;                                                        \
             if (tile < tiles) {                                                                    \
                 global const int *starts = tile_starts + (ulong)tile * (m + 1);                    \
                 uint start = (uint)starts[anchor];                                                 \
-                length[e] = counted ? (uint)count[anchor] : (uint)starts[anchor + 1] - start;      \
-                run_begin[tile] = (uint)(order_first + tile * tile_points) + start;                \
+                run_length = counted ? (uint)count[anchor] : (uint)starts[anchor + 1] - start;     \
+                begin = (uint)(order_first + tile * tile_points) + start;                          \
             }                                                                                      \
-            owned += length[e];                                                                    \
+            length[e] = run_length;                                                                \
+            run_begin[tile] = begin;                                                               \
+            owned += run_length;                                                                   \
         }                                                                                          \
         owned_sums[id] = owned;                                                                    \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
