@@ -23,21 +23,47 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
             continue;
         kcs_expectation e;
         memset(&e, 0, sizeof e);
-        int reason_at = 0;
-        int fields = sscanf(start, "%63s %127s %127s %159s %63s %7s %n", e.backend, e.device, e.driver,
-                            e.case_pattern, e.kernel, e.outcome, &reason_at);
-        if (fields < 6 || reason_at == 0 || start[reason_at] == '\0') {
-            status = kcs_fail(err, KCS_ERROR,
-                              "%s:%d: expected 'backend device driver case kernel outcome reason...'", path,
-                              number);
-            break;
+        /* The six fields, each checked against its room (a longer one is an
+         * error, never cut short: a cut glob would match something else),
+         * then the reason: the rest of the line. */
+        struct {
+            const char *name;
+            char *into;
+            size_t size;
+        } fields[] = {{"backend", e.backend, sizeof e.backend},     {"device", e.device, sizeof e.device},
+                      {"driver", e.driver, sizeof e.driver},        {"case", e.case_pattern, sizeof e.case_pattern},
+                      {"kernel", e.kernel, sizeof e.kernel},        {"outcome", e.outcome, sizeof e.outcome}};
+        const char *at = start;
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0] && status == KCS_OK; f++) {
+            at += strspn(at, " \t");
+            size_t length = strcspn(at, " \t");
+            if (length == 0)
+                status = kcs_fail(err, KCS_ERROR,
+                                  "%s:%d: expected 'backend device driver case kernel outcome reason...'", path,
+                                  number);
+            else if (length >= fields[f].size)
+                status = kcs_fail(err, KCS_ERROR, "%s:%d: the %s field is %zu characters, more than %zu", path,
+                                  number, fields[f].name, length, fields[f].size - 1);
+            else
+                memcpy(fields[f].into, at, length);
+            at += length;
         }
+        at += strspn(at, " \t");
+        if (status == KCS_OK && *at == '\0')
+            status = kcs_fail(err, KCS_ERROR,
+                              "%s:%d: expected 'backend device driver case kernel outcome reason...' (no reason)",
+                              path, number);
+        if (status == KCS_OK && strlen(at) >= sizeof e.reason)
+            status = kcs_fail(err, KCS_ERROR, "%s:%d: the reason is %zu characters, more than %zu", path, number,
+                              strlen(at), sizeof e.reason - 1);
+        if (status != KCS_OK)
+            break;
         if (strcmp(e.outcome, "fail") != 0 && strcmp(e.outcome, "error") != 0 && strcmp(e.outcome, "skip") != 0) {
             status = kcs_fail(err, KCS_ERROR, "%s:%d: outcome '%s' is not fail, error or skip", path, number,
                               e.outcome);
             break;
         }
-        snprintf(e.reason, sizeof e.reason, "%s", start + reason_at);
+        snprintf(e.reason, sizeof e.reason, "%s", at);
         snprintf(e.file, sizeof e.file, "%s", path);
         e.line = number;
         kcs_expectation *grown = realloc(expectations->items, (expectations->count + 1) * sizeof *grown);
@@ -52,10 +78,12 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
     return status;
 }
 
-/* Whether a glob matches text (NULL matching as ""). */
+/* Whether a glob matches text (NULL matching as ""). The globs are GNU
+ * extended ones, so that one line can name alternatives: @(a|b) is a or b
+ * (docs/expectations.md). */
 static int matches(const char *pattern, const char *text)
 {
-    return fnmatch(pattern, text ? text : "", 0) == 0;
+    return fnmatch(pattern, text ? text : "", FNM_EXTMATCH) == 0;
 }
 
 /* The first line listing the subject, or NULL. */

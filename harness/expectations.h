@@ -20,7 +20,7 @@
 
 /* One expectation and where it was written. */
 typedef struct {
-    char backend[64], device[128], driver[128], case_pattern[160], kernel[64];
+    char backend[64], device[256], driver[128], case_pattern[160], kernel[64];
     char outcome[8]; /* "fail", "error" or "skip" */
     char reason[256];
     char file[256];

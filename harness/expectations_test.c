@@ -182,6 +182,71 @@ static void verdict_names_read_back(void **state)
     assert_int_equal(kcs_verdict_from_name(NULL), KCS_VERDICT_NONE);
 }
 
+/* A field longer than its room is an error naming it: a glob cut short would
+ * match something else than what was written. The reason is limited too. */
+static void an_overlong_field_is_an_error_not_cut_short(void **state)
+{
+    (void)state;
+    char text[1024];
+    char device[300];
+    memset(device, 'x', sizeof device - 1);
+    device[sizeof device - 1] = '\0';
+    snprintf(text, sizeof text, "opencl %s * sumsq/* * fail too long a device\n", device);
+    kcs_expectations list;
+    kcs_error err = {{0}};
+    assert_int_equal(read_text(text, &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":1: the device field is 299 characters, more than 255"));
+    kcs_expectations_free(&list);
+    char reason[300];
+    memset(reason, 'r', sizeof reason - 1);
+    reason[sizeof reason - 1] = '\0';
+    snprintf(text, sizeof text, "opencl * * sumsq/* * fail %s\n", reason);
+    assert_int_equal(read_text(text, &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":1: the reason is 299 characters, more than 255"));
+    kcs_expectations_free(&list);
+}
+
+/* The subject of a POCL canary result: device name, driver version. */
+static kcs_verdict canary_verdict(const kcs_expectations *list, const char *device, const char *driver)
+{
+    kcs_expectation_subject subject = {.backend = "opencl", .device = device, .device_id = "opencl:0",
+                                       .platform = "Portable Computing Language", .driver = driver,
+                                       .case_name = "elementwise/relu-f32-n93",
+                                       .kernel = "canary-zero-then-store"};
+    return kcs_expectations_verdict(list, &subject, "fail");
+}
+
+/* expectations/known-bugs.txt, as shipped (read from the source root, where
+ * the tests run): the zero-then-store canary is expected to fail on POCL 3.1's
+ * default path on AVX-512 CPUs, alternatives of an extended glob each, and on
+ * nothing else: another path (the compiler settings in brackets), a CPU
+ * without AVX-512, POCL 5, NVIDIA. */
+static void the_shipped_known_bugs_name_exactly_the_buggy_implementations(void **state)
+{
+    (void)state;
+    kcs_expectations list = {0};
+    kcs_error err = {{0}};
+    if (kcs_expectations_read("expectations/known-bugs.txt", &list, &err) != KCS_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(canary_verdict(&list, "pthread-skylake-avx512-AMD EPYC", "3.1+debian").kind, KCS_VERDICT_MET);
+    assert_int_equal(canary_verdict(&list, "pthread-sapphirerapids-Intel Xeon", "3.1+debian").kind,
+                     KCS_VERDICT_MET);
+    assert_int_equal(canary_verdict(&list, "pthread-icelake-server-Intel Xeon", "3.1").kind, KCS_VERDICT_MET);
+    assert_int_equal(canary_verdict(&list, "pthread-skylake-avx512-AMD EPYC",
+                                    "3.1+debian [POCL_WORK_GROUP_METHOD=loops]").kind,
+                     KCS_VERDICT_NONE);
+    assert_int_equal(canary_verdict(&list, "pthread-znver3-AMD EPYC", "3.1+debian").kind, KCS_VERDICT_NONE);
+    assert_int_equal(canary_verdict(&list, "pthread-haswell-Intel Xeon", "3.1+debian").kind, KCS_VERDICT_NONE);
+    assert_int_equal(canary_verdict(&list, "cpu-sapphirerapids-Intel Xeon Platinum 8480+", "5.0+debian").kind,
+                     KCS_VERDICT_NONE);
+    kcs_expectation_subject nvidia = {.backend = "opencl", .device = "NVIDIA H100 80GB HBM3",
+                                      .device_id = "opencl:1", .platform = "NVIDIA CUDA", .driver = "580.159.04",
+                                      .case_name = "elementwise/relu-f32-n93",
+                                      .kernel = "canary-zero-then-store"};
+    assert_int_equal(kcs_expectations_verdict(&list, &nvidia, "fail").kind, KCS_VERDICT_NONE);
+    kcs_expectations_free(&list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +256,8 @@ int main(void)
         cmocka_unit_test(a_device_glob_matches_name_id_or_platform),
         cmocka_unit_test(no_matching_line_gives_no_verdict),
         cmocka_unit_test(verdict_names_read_back),
+        cmocka_unit_test(an_overlong_field_is_an_error_not_cut_short),
+        cmocka_unit_test(the_shipped_known_bugs_name_exactly_the_buggy_implementations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
