@@ -36,12 +36,15 @@ SOURCE = os.path.dirname(os.path.abspath(__file__))
 # Script tests that time kernels and compare the timings (docs/comparing.md):
 # part of `ninja check`, run alone after every other test.
 TIMING_TESTS = ["tests/compare_test.sh"]
+# The compiler and driver bugs kcs has found, expected where they are known
+# (docs/canaries.md): every run of `ninja check` and of the main job reads it.
+KNOWN_BUGS = "expectations/known-bugs.txt"
 # Script tests that take over 25 seconds on a 2-core machine, of CPU or of
 # waiting (the Slurm and multi-device tests): declared first in build.ninja,
 # to start first (class Ninja). The CUDA emulations, the case run and the
 # report's unit tests are declared first too.
 LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/report_test.sh",
-              "tests/opencl_sanitize.sh"]
+              "tests/opencl_sanitize.sh", "tests/opencl_paths.sh"]
 
 WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
@@ -634,7 +637,8 @@ def main():
             n.build(binary, "link", [cc_object(source, "-Itests")] + extra + harness + reference,
                     variables={"libs": libs + " -lcmocka", "ldflags": ldflags})
             stamp = binary + ".passed"
-            n.build(stamp, "unit_test", binary)
+            # expectations_test reads the shipped known bugs
+            n.build(stamp, "unit_test", binary, implicit=[src(KNOWN_BUGS)] if name == "expectations_test" else [])
             stamps.append(stamp)
             binaries.append(binary)
         n.line()
@@ -688,9 +692,10 @@ def main():
     cases_log = built("check-cases.log")
     n.build("always", "phony")
     n.rule("cases_run", f"$in run --skip-large --results {results} --junit {built('junit.xml')} "
-                        f"--save-failures {failures} > $out 2>&1 || (cat $out; exit 1)",
+                        f"--save-failures {failures} --expectations {src(KNOWN_BUGS)} > $out 2>&1 "
+                        f"|| (cat $out; exit 1)",
            "CHECK every case on every backend built", first=True)
-    n.build(cases_log, "cases_run", runner, implicit=["always"], first=True)
+    n.build(cases_log, "cases_run", runner, implicit=["always", src(KNOWN_BUGS)], first=True)
 
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
     # Those that time kernels (TIMING_TESTS) are built last, below.
@@ -765,6 +770,15 @@ def main():
         stamp = built("tests/softmax_mutants.passed")
         n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
                 variables={"arguments": f"{runner} {built('mutants')}"})
+        test_stamps.append(stamp)
+
+        # Every OpenCL row under POCL's other compilation paths and a large
+        # GPU's launch plans, and the proof that the plans catch a mistake
+        # only they reach (tests/opencl_paths.sh; docs/runner.md).
+        stamp = built("tests/opencl_paths.passed")
+        n.build(stamp, "opencl_test", src("tests/opencl_paths.sh"),
+                implicit=[runner, src(KNOWN_BUGS)] + mutant_runners,
+                variables={"arguments": f"{runner} {built('mutants')}"}, first=True)
         test_stamps.append(stamp)
 
     # `ninja opencl-sanitize`: every OpenCL kernel on small cases under Oclgrind's
@@ -886,7 +900,7 @@ def main():
     # rooflines draw the FMA rate too (docs/runner.md, "Ceilings").
     def suite_command(results):
         return (f"{runner} run --benchmark --all-ceilings --results {results} --junit {suite_junit} "
-                f"--save-failures {failures}")
+                f"--save-failures {failures} --expectations {src(KNOWN_BUGS)}")
 
     n.build("suite", "run_console", implicit=[runner],
             variables={"command": suite_command(suite_results),

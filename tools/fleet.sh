@@ -88,7 +88,8 @@ level_options() {
 run_level() { # run_level LEVEL KCS RESULTS [KCS_OPTIONS...]
     level=$1 kcs=$2 results=$3
     shift 3
-    options=$(level_options "$level")
+    # Every level knows the compiler and driver bugs kcs has found (docs/canaries.md).
+    options="$(level_options "$level") --expectations $source/expectations/known-bugs.txt"
     if [ "$level" = quick ]; then
         cases=$(quick_selection "$kcs" "$@" 2>/dev/null || quick_selection "$kcs")
         [ -n "$cases" ] || die "the quick level selected no case"
