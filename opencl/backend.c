@@ -12,6 +12,7 @@
  *
  * Run only it: build/kcs run --backend opencl      (build/kcs devices lists them)
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -319,6 +320,82 @@ static const char *type_name(cl_device_type type)
     return "other";
 }
 
+/* The settings from the environment that change how this device's kernels
+ * are compiled, as "NAME=value" pairs separated by spaces ("" when none):
+ * KCS_OPENCL_BUILD_OPTIONS on any device, and on POCL its work-group method
+ * and kernel library (POCL_WORK_GROUP_METHOD, POCL_KERNELLIB_NAME;
+ * docs/runner.md, "Compilation paths"). describe() appends them to the
+ * driver version, since they make another compiler of the same driver: an
+ * expectation written for a driver's default path (expectations/known-bugs.txt)
+ * then does not claim a run on another path, and a comparison of the two
+ * paths is one of two drivers. */
+static void compiler_settings(const char *platform, char *text, size_t size)
+{
+    static const struct {
+        const char *variable;
+        int pocl_only;
+    } settings[] = {
+        {"KCS_OPENCL_BUILD_OPTIONS", 0},
+        {"POCL_WORK_GROUP_METHOD", 1},
+        {"POCL_KERNELLIB_NAME", 1},
+    };
+    int pocl = strstr(platform, "Portable Computing Language") != NULL;
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *value = getenv(settings[i].variable);
+        if (!value || !value[0] || (settings[i].pocl_only && !pocl))
+            continue;
+        int wrote = snprintf(text + used, size - used, "%s%s=%s", used ? " " : "", settings[i].variable, value);
+        if (wrote < 0 || (size_t)wrote >= size - used)
+            break;
+        used += (size_t)wrote;
+    }
+}
+
+/* KCS_OPENCL_PLAN_AS: launch plans made as a larger device would make them
+ * (docs/runner.md, "Launch plans"). Its value is "name=value" pairs
+ * separated by spaces: compute_units=N, type=gpu or type=cpu, and
+ * local_memory=BYTES, each replacing what the device reports for the
+ * launchers' decisions only (how many work-groups fill the device, which
+ * path fits its local memory), never for what the runner schedules. It lets
+ * a 2-core CPU run the branches a 132-unit GPU takes, e.g. the one-launch
+ * 16-bit sum of squares beyond 768 work-groups. */
+static kcs_status plan_as(kcs_device *device, const char *spec, kcs_error *err)
+{
+    char copy[256];
+    if (strlen(spec) >= sizeof copy)
+        return kcs_fail(err, KCS_ERROR, "KCS_OPENCL_PLAN_AS is longer than %zu characters", sizeof copy - 1);
+    strcpy(copy, spec);
+    char *saved = NULL;
+    for (char *pair = strtok_r(copy, " ", &saved); pair; pair = strtok_r(NULL, " ", &saved)) {
+        char *equals = strchr(pair, '=');
+        const char *value = equals ? equals + 1 : "";
+        char *end = NULL;
+        unsigned long long number = 0;
+        if (equals) {
+            *equals = '\0';
+            errno = 0;
+            number = strtoull(value, &end, 10);
+        }
+        int whole = equals && value[0] >= '0' && value[0] <= '9' && *end == '\0' && errno == 0;
+        if (equals && strcmp(pair, "compute_units") == 0 && whole && number >= 1 && number <= 1u << 20)
+            device->compute_units = (cl_uint)number;
+        else if (equals && strcmp(pair, "local_memory") == 0 && whole && number >= 1024)
+            device->local_memory = (cl_ulong)number;
+        else if (equals && strcmp(pair, "type") == 0 && strcmp(value, "gpu") == 0)
+            device->type = CL_DEVICE_TYPE_GPU;
+        else if (equals && strcmp(pair, "type") == 0 && strcmp(value, "cpu") == 0)
+            device->type = CL_DEVICE_TYPE_CPU;
+        else
+            return kcs_fail(err, KCS_ERROR,
+                            "KCS_OPENCL_PLAN_AS=\"%s\": \"%s%s%s\" is not compute_units=N (1 to 2^20), "
+                            "type=gpu, type=cpu or local_memory=BYTES (at least 1024)",
+                            spec, pair, equals ? "=" : "", value);
+    }
+    return KCS_OK;
+}
+
 /* Reads the device's limits into device and its description into info. */
 static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error *err)
 {
@@ -370,7 +447,10 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
         snprintf(device->name, sizeof device->name, "%s", strings[name]);
         snprintf(info->name, sizeof info->name, "%s", strings[name]);
         snprintf(info->vendor, sizeof info->vendor, "%s", strings[vendor]);
-        snprintf(info->driver_version, sizeof info->driver_version, "%s", strings[driver]);
+        char settings[512];
+        compiler_settings(info->platform, settings, sizeof settings);
+        snprintf(info->driver_version, sizeof info->driver_version, settings[0] ? "%s [%s]" : "%s%s",
+                 strings[driver], settings);
         snprintf(info->runtime_version, sizeof info->runtime_version, "%s, %s", strings[version],
                  strings[c_version]);
         snprintf(info->details, sizeof info->details,
@@ -382,6 +462,12 @@ static kcs_status describe(kcs_device *device, kcs_device_info *info, kcs_error 
                  info->flushes_f32_subnormals ? "may flush" : "kept");
         append_pci_bus_id(id, strings[extensions], info->details, sizeof info->details);
         info->memory_bytes = global_memory;
+        const char *plans = getenv("KCS_OPENCL_PLAN_AS");
+        if (plans && plans[0]) {
+            status = plan_as(device, plans, err);
+            size_t used = strlen(info->details);
+            snprintf(info->details + used, sizeof info->details - used, "; plans_as=%s", plans);
+        }
     }
     for (int s = 0; s < string_count; s++)
         free(strings[s]);
