@@ -355,8 +355,10 @@ static void compiler_settings(const char *platform, char *text, size_t size)
 
 /* KCS_OPENCL_PLAN_AS: launch plans made as a larger device would make them
  * (docs/runner.md, "Launch plans"). Its value is "name=value" pairs
- * separated by spaces: compute_units=N, type=gpu or type=cpu, and
- * local_memory=BYTES, each replacing what the device reports for the
+ * separated by spaces: compute_units=N, type=gpu or type=cpu,
+ * local_memory=BYTES and max_work_group=N (a cap on every kernel's
+ * work-group, as NVIDIA's OpenCL allows softmax's kernels 256 work-items
+ * where POCL allows 1024), each replacing what the device reports for the
  * launchers' decisions only (how many work-groups fill the device, which
  * path fits its local memory), never for what the runner schedules. It lets
  * a 2-core CPU run the branches a 132-unit GPU takes, e.g. the one-launch
@@ -383,6 +385,8 @@ static kcs_status plan_as(kcs_device *device, const char *spec, kcs_error *err)
             device->compute_units = (cl_uint)number;
         else if (equals && strcmp(pair, "local_memory") == 0 && whole && number >= 1024)
             device->local_memory = (cl_ulong)number;
+        else if (equals && strcmp(pair, "max_work_group") == 0 && whole && number >= 1 && number <= 1u << 16)
+            device->plan_group_limit = (size_t)number;
         else if (equals && strcmp(pair, "type") == 0 && strcmp(value, "gpu") == 0)
             device->type = CL_DEVICE_TYPE_GPU;
         else if (equals && strcmp(pair, "type") == 0 && strcmp(value, "cpu") == 0)
@@ -390,7 +394,8 @@ static kcs_status plan_as(kcs_device *device, const char *spec, kcs_error *err)
         else
             return kcs_fail(err, KCS_ERROR,
                             "KCS_OPENCL_PLAN_AS=\"%s\": \"%s%s%s\" is not compute_units=N (1 to 2^20), "
-                            "type=gpu, type=cpu or local_memory=BYTES (at least 1024)",
+                            "type=gpu, type=cpu, local_memory=BYTES (at least 1024) or max_work_group=N "
+                            "(1 to 65536)",
                             spec, pair, equals ? "=" : "", value);
     }
     return KCS_OK;
@@ -752,12 +757,23 @@ kcs_status kcs_opencl_kernel(kcs_device *device, const kcs_opencl_program *progr
     return KCS_OK;
 }
 
+kcs_status kcs_opencl_kernel_group_limit(kcs_device *device, cl_kernel kernel, size_t *allowed, kcs_error *err)
+{
+    *allowed = 0;
+    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof *allowed,
+                                              allowed, NULL), err);
+    if (device->plan_group_limit && *allowed > device->plan_group_limit)
+        *allowed = device->plan_group_limit;
+    return KCS_OK;
+}
+
 kcs_status kcs_opencl_group_size(kcs_device *device, cl_kernel kernel, size_t limit, size_t *size,
                                  kcs_error *err)
 {
     size_t allowed = 0;
-    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE,
-                                              sizeof allowed, &allowed, NULL), err);
+    kcs_status status = kcs_opencl_kernel_group_limit(device, kernel, &allowed, err);
+    if (status != KCS_OK)
+        return status;
     if (allowed > limit)
         allowed = limit;
     *size = 1;

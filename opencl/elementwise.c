@@ -98,8 +98,8 @@ static kcs_status enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffe
     if (status != KCS_OK)
         return status;
     size_t group = KCS_OPENCL_ELEMENTWISE_GROUP_SIZE, allowed = 0;
-    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof allowed,
-                                              &allowed, NULL), err);
+    if ((status = kcs_opencl_kernel_group_limit(device, kernel, &allowed, err)) != KCS_OK)
+        return status;
     if (allowed < group)
         return kcs_fail(err, KCS_UNSUPPORTED, "%s needs work-groups of %zu, device allows %zu", name, group,
                         allowed);

@@ -152,8 +152,9 @@ static kcs_status require_group_size(kcs_device *device, cl_kernel kernel, const
                                      kcs_error *err)
 {
     size_t allowed = 0;
-    KCS_OPENCL_CHECK(clGetKernelWorkGroupInfo(kernel, device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof allowed,
-                                              &allowed, NULL), err);
+    kcs_status status = kcs_opencl_kernel_group_limit(device, kernel, &allowed, err);
+    if (status != KCS_OK)
+        return status;
     if (allowed < size)
         return kcs_fail(err, KCS_UNSUPPORTED, "%s needs work-groups of %zu, device allows %zu", name, size,
                         allowed);

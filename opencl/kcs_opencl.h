@@ -94,6 +94,8 @@ struct kcs_device {
     size_t max_work_group_size;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong max_allocation;        /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     cl_ulong local_memory;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes a work-group may use */
+    size_t plan_group_limit;        /* KCS_OPENCL_PLAN_AS's max_work_group, or 0: the most work-items
+                                       a launcher may put in a work-group, below what a kernel allows */
     int has_fp64;                   /* whether cl_khr_fp64 is offered */
     int has_fp16;                   /* whether cl_khr_fp16 is offered */
     int has_nv_compiler_options;    /* whether cl_nv_compiler_options is offered (-cl-nv-*) */
@@ -142,6 +144,11 @@ kcs_status kcs_opencl_fail(kcs_error *err, cl_int code, const char *expression, 
 /* The named kernel of a program, building the program on its first use on this device. */
 kcs_status kcs_opencl_kernel(kcs_device *device, const kcs_opencl_program *program, const char *name,
                              cl_kernel *kernel, kcs_error *err);
+
+/* The most work-items the device takes in a work-group of kernel
+ * (CL_KERNEL_WORK_GROUP_SIZE), lowered to KCS_OPENCL_PLAN_AS's max_work_group
+ * where it is set: every launcher asks this, never the device directly. */
+kcs_status kcs_opencl_kernel_group_limit(kcs_device *device, cl_kernel kernel, size_t *allowed, kcs_error *err);
 
 /* The largest power of two that is at most limit and at most what the device allows
  * for this kernel as one work-group. */

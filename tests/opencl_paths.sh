@@ -8,8 +8,9 @@
 #                  POCL's default is its avx512 kernel library: the library
 #                  most CPUs without AVX-512 take;
 #   gpu-plans      KCS_OPENCL_PLAN_AS: the launch plans of a 132-unit GPU with
-#                  48 KiB of local memory (an H100's), so that a 2-core CPU
-#                  runs the branches only a large device takes.
+#                  48 KiB of local memory and 256 work-items a group (an
+#                  H100 under NVIDIA's OpenCL), so that a 2-core CPU runs
+#                  the branches only a large device takes.
 # Each must pass, with expectations/known-bugs.txt as `ninja check` uses it: a
 # canary expected to fail on POCL's default path passes on the others, since
 # their driver version names the setting. Then the proof that the plans
@@ -27,7 +28,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-gpu_plans="compute_units=132 type=gpu local_memory=49152"
+gpu_plans="compute_units=132 type=gpu local_memory=49152 max_work_group=256"
 
 "$runner" devices --backend opencl > "$work/devices" 2>&1
 if ! grep -q "^opencl:" "$work/devices"; then
