@@ -33,8 +33,15 @@ Each (case, backend, kernel, device) present on both sides is then classified tw
 What made the runs (the "comparability" object: compiler, flags, build options, CUDA
 architecture; each device's driver and runtime) is compared, and each difference is a warning.
 
+What the comparison could not validate (Comparison.unvalidated) is every result that ran (any
+outcome but a skip) and that it could not hold against a counterpart: a result of the baseline that
+the new run lacks or now skips (a plain skip: an expected one gives its expectation's reason), and a
+result of a new run's device that nothing in the baseline matched. A case or kernel that only the
+new run has is not in it (nothing was lost: the new run's own check judges it), nor a baseline skip.
+
 Exit codes (Comparison.verdict): 0 no regression; 3 a correctness regression, whatever the
-speed; 4 something slower and nothing regressed; 2 nothing could be compared (no pair matched).
+speed; 2 something not validated, unless Options.allow_unmatched (--allow-unmatched), and always
+when nothing at all matched; 4 something slower and nothing else wrong.
 """
 
 import math
@@ -69,12 +76,14 @@ class CompareError(Exception):
 class Options:
     """The knobs of the comparison."""
 
-    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=(), ceiling_change=0.20):
+    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=(), ceiling_change=0.20,
+                 allow_unmatched=False):
         self.min_effect = min_effect      # a change must exceed this fraction to count at all
         self.ceiling_change = ceiling_change  # a device's ceilings moved more: its speed is not judged
         self.significance = significance  # the rank test's level (two-sided)
         self.min_repeats = min_repeats    # fewer timed repeats on a side: "unclear"
         self.maps = list(maps)            # (OLD, NEW) device ids or names from --map
+        self.allow_unmatched = allow_unmatched  # what was not validated does not change the exit status
 
     def check(self):
         """Raises CompareError for values that cannot be meant."""
@@ -380,6 +389,7 @@ class Comparison:
         for key in sorted(set(old) & set(new), key=_sortable):
             self.rows.append(self._row(key, old[key], new[key]))
         self.one_side = self._one_side(old, new)
+        self.unvalidated = self._unvalidated()
 
     # keys: (case, backend, kernel, slot): slot is the baseline device id of a matched device
     def _old_key(self, result):
@@ -527,6 +537,22 @@ class Comparison:
                 entries.append({"side": side, "kind": "result", "results": [mine[key]], "what": describe(mine[key])})
         return entries
 
+    def _unvalidated(self):
+        """What the comparison could not validate (the module's docstring says what counts), each
+        {side, kind, what, results} with only the results that ran: the one-side entries of the baseline
+        and of the new runs' unmatched devices (of their kind), then the plain skips of what ran in the
+        baseline (kind "skipped")."""
+        gaps = []
+        for entry in self.one_side:
+            if entry["side"] == "baseline" or entry["kind"] == "device":
+                ran = [r for r in entry["results"] if outcome(r) not in SKIPPED]
+                if ran:
+                    gaps.append({"side": entry["side"], "kind": entry["kind"], "what": entry["what"], "results": ran})
+        for row in self.newly_skipped():
+            if row["new_outcome"] == "skip":
+                gaps.append({"side": "new", "kind": "skipped", "what": describe(row["new"]), "results": [row["new"]]})
+        return gaps
+
     # ---- what the command and the page say ----
 
     def count(self, field, value):
@@ -538,15 +564,19 @@ class Comparison:
         return [row for row in self.rows if row["old_outcome"] not in SKIPPED and row["new_outcome"] in SKIPPED]
 
     def verdict(self):
-        """(exit status, one line): 3 a correctness regression; 4 slower only; 2 nothing compared;
-        0 no regression."""
+        """(exit status, one line): 3 a correctness regression; 2 nothing compared, or something not
+        validated (unless allowed); 4 slower only; 0 no regression."""
         regressed, slower = self.count("correctness", "regressed"), self.count("speed", "slower")
         unmatched = len(self.unmatched_old) + len(self.unmatched_new)
+        unvalidated = sum(len(gap["results"]) for gap in self.unvalidated)
         caveats = []
         if unmatched:
             caveats.append(f"{unmatched} device(s) matched nothing")
         if self.one_side:
             caveats.append(f"{sum(len(e['results']) for e in self.one_side)} result(s) on one side only")
+        if unvalidated and (self.options.allow_unmatched or regressed):  # else the verdict itself says it
+            caveats.append(f"{unvalidated} result(s) not validated"
+                           + (", allowed by --allow-unmatched" if self.options.allow_unmatched else ""))
         if self.warnings:
             caveats.append(f"{len(self.warnings)} warning(s)")
         tail = f" [{'; '.join(caveats)}]" if caveats else ""
@@ -558,6 +588,20 @@ class Comparison:
             more = f", and {slower} slower" if slower else ""
             return EXIT_CORRECTNESS, (f"verdict: REGRESSED: {regressed} pass(es) now fail or error{more}, of "
                                       f"{len(self.rows)} compared{tail}; exit {EXIT_CORRECTNESS}")
+        if unvalidated and not self.options.allow_unmatched:
+            skipped = sum(1 for gap in self.unvalidated if gap["kind"] == "skipped")
+            parts = [f"{unvalidated - skipped} result(s) that ran were compared with nothing"] \
+                if unvalidated > skipped else []
+            parts += [f"{skipped} result(s) that ran in the baseline are skipped now"] if skipped else []
+            devices = [f"{device_label(d)} (baseline)" for d in self.unmatched_old] + \
+                      [f"{device_label(d)} ({run.label})" for run, d in self.unmatched_new]
+            if devices:
+                parts.append(f"nothing matched device(s) {', '.join(devices)}")
+            found = f"{slower} of {len(self.rows)} compared got slower" if slower else \
+                f"no regression in {len(self.rows)} compared"
+            return EXIT_BAD_INPUT, (f"verdict: NOT VALIDATED: {'; '.join(parts)} (each is listed above: --map "
+                                    f"OLD=NEW pairs devices, --allow-unmatched accepts the rest); {found}{tail}; "
+                                    f"exit {EXIT_BAD_INPUT}")
         if slower:
             return EXIT_SPEED, (f"verdict: SLOWER: {slower} of {len(self.rows)} compared got slower, nothing broke"
                                 f"{tail}; exit {EXIT_SPEED}")
@@ -586,11 +630,14 @@ class Comparison:
             if row["speed"] in ("slower", "faster"):
                 lines.append(f"  {row['speed'].upper()}: {describe(row['new'])}: kernel median ×{row['ratio']:.3g} "
                              f"({row['reason']})")
+        counted = {id(result) for gap in self.unvalidated for result in gap["results"]}
         for entry in self.one_side:
             side = "ONLY IN THE BASELINE" if entry["side"] == "baseline" else "ONLY IN THE NEW RESULTS"
             count = len(entry["results"])
+            ran = sum(1 for result in entry["results"] if id(result) in counted)
             lines.append(f"  {side}: {entry['what']}"
-                         + (f" ({count} result{'' if count == 1 else 's'})" if entry["kind"] != "result" else ""))
+                         + (f" ({count} result{'' if count == 1 else 's'})" if entry["kind"] != "result" else "")
+                         + (f": not validated{f' ({ran} ran)' if ran != count else ''}" if ran else ""))
         for row in self.newly_skipped():
             lines.append(f"  NOW SKIPPED: {describe(row['new'])}: {row['old_outcome']} -> {row['new_outcome']}"
                          + (f" ({first_line(row['new']['message'])})" if row["new"]["message"] else ""))
