@@ -47,7 +47,7 @@ when nothing at all matched; 4 something slower and nothing else wrong.
 import math
 
 from kcs_results import CEILING_KEYS, device_uuid, kernel_timing, latest_by_key, number, outcome
-from kcs_stats import quantile, rank_sum_test
+from kcs_stats import fewest_for_sign_test, quantile, rank_sum_test, sign_test
 import kcs_views
 
 ORDER_CORRECTNESS = ("regressed", "expected", "fixed", "unchanged")
@@ -368,7 +368,87 @@ def classify_speed(old_kernel, new_kernel, options=None):
                              f"({noise:.1%}); {evidence}", noise, threshold, p)
 
 
+def round_ratios(old_kernel, new_kernel, tolerance):
+    """(ratios, left out): new median / baseline median of each round of an interleaved pair of
+    timings that both timed, and how many rounds were left out because the pace both sides timed
+    in that round moved by more than tolerance between its two halves (the machine changed
+    within the round; the pace is on CPU devices only)."""
+    old_rounds, new_rounds = old_kernel.get("round_medians_s") or [], new_kernel.get("round_medians_s") or []
+    old_paces, new_paces = old_kernel.get("round_pace_medians_s") or [], new_kernel.get("round_pace_medians_s") or []
+    ratios, left_out = [], 0
+    for index, (old, new) in enumerate(zip(old_rounds, new_rounds)):
+        if not (_finite_or_none(old) and _finite_or_none(new)) or old <= 0 or new <= 0:
+            continue
+        old_pace = _finite_or_none(old_paces[index]) if index < len(old_paces) else None
+        new_pace = _finite_or_none(new_paces[index]) if index < len(new_paces) else None
+        if old_pace and new_pace and _change(new_pace / old_pace) > tolerance:
+            left_out += 1
+            continue
+        ratios.append(new / old)
+    return ratios, left_out
+
+
+def classify_paired(old_kernel, new_kernel, options=None):
+    """The speed verdict of two kernel timings taken in the same interleaved rounds
+    (kcs_interleave.py), from each round's ratio of the two medians: the machine's load, common to
+    both halves of a round, divides out. "same" within the minimum effect when the rounds agree
+    within it too; "slower" or "faster" only beyond the minimum effect and the spread of the rounds
+    (the interquartile range of their ratios), with a sign test of the rounds significant; else
+    "unclear", as with fewer rounds than a sign test can ever find significant."""
+    o = options or Options()
+    if old_kernel is None or new_kernel is None:
+        return classify_speed(old_kernel, new_kernel, o)
+    old, new = Spread(old_kernel), Spread(new_kernel)
+    repeats = min(old.repeats, new.repeats)
+    if repeats < o.min_repeats:
+        return Speed("unclear", new.median / old.median, f"too few repeats to tell ({repeats} < {o.min_repeats})")
+    ratios, left_out = round_ratios(old_kernel, new_kernel, o.ceiling_change)
+    above, below = sum(1 for r in ratios if r > 1), sum(1 for r in ratios if r < 1)
+    needed = fewest_for_sign_test(o.significance)
+    dropped = (f"; {left_out} round(s) left out: the pace moved by more than {o.ceiling_change:.0%} within "
+               f"them" if left_out else "")
+    if above + below < needed:
+        ratio = new.median / old.median
+        return Speed("unclear", ratio, f"{_change(ratio):.0%} {'slower' if ratio > 1 else 'faster'} overall, but "
+                                       f"only {above + below} interleaved round(s) to judge by, and a sign test "
+                                       f"needs {needed}{dropped}")
+    logs = sorted(math.log(r) for r in ratios)
+    ratio = math.exp(quantile(logs, 0.5))
+    change, way = _change(ratio), "slower" if ratio > 1 else "faster"
+    noise = math.exp(quantile(logs, 0.75) - quantile(logs, 0.25)) - 1.0
+    threshold = max(o.min_effect, noise)
+    rounds = f"the median of {len(ratios)} interleaved rounds' ratios"
+    if change <= o.min_effect:
+        if noise > o.min_effect:
+            return Speed("unclear", ratio, f"{change:.1%} {way} ({rounds}), within the minimum effect "
+                                           f"({o.min_effect:.0%}), but the rounds disagree by {noise:.0%} "
+                                           f"(interquartile range): a change of the minimum effect could hide in "
+                                           f"that{dropped}", noise, threshold)
+        return Speed("same", ratio, f"{change:.1%} {way} ({rounds}, which agree within {noise:.1%}): within the "
+                                    f"minimum effect ({o.min_effect:.0%}){dropped}", noise, threshold)
+    if change <= noise:
+        return Speed("unclear", ratio, f"{change:.0%} {way} ({rounds}), within the spread of the rounds "
+                                       f"({noise:.0%}, interquartile range){dropped}", noise, threshold)
+    p = sign_test(above, below)
+    lean = f"{max(above, below)} of {above + below} rounds {way}"
+    if p >= o.significance:
+        return Speed("unclear", ratio, f"{change:.0%} {way} ({rounds}), beyond the spread of the rounds "
+                                       f"({noise:.1%}), but only {lean} (sign test p = {p:.2g} ≥ "
+                                       f"{o.significance:g}){dropped}", noise, threshold, p)
+    return Speed(way, ratio, f"{change:.0%} {way} ({rounds}), beyond the minimum effect ({o.min_effect:.0%}) and "
+                             f"the spread of the rounds ({noise:.1%}); {lean} (sign test p = {p:.2g}){dropped}",
+                 noise, threshold, p)
+
+
 # ---- the comparison ---------------------------------------------------------------------------
+
+def interleaved_together(baseline, run):
+    """Whether two results files are sides of one interleaved comparison (kcs_interleave.py): the
+    same "interleaved" id and number of rounds."""
+    first, second = baseline.data.get("interleaved"), run.data.get("interleaved")
+    return bool(first and second and first.get("id") == second.get("id")
+                and first.get("rounds") == second.get("rounds"))
+
 
 class Comparison:
     """The devices and results matched between a baseline and the new runs, classified; what is on
@@ -410,13 +490,17 @@ class Comparison:
 
     def _row(self, key, before, after):
         old_outcome, new_outcome = outcome(before), outcome(after)
-        speed = classify_speed(kernel_timing(before), kernel_timing(after), self.options)
+        # Runs interleaved round by round (kcs_interleave.py) are judged round by round: the machine,
+        # common to both halves of a round, divides out, and its ceilings need not be asked.
+        paired = interleaved_together(self.baseline, after["run"])
+        classify = classify_paired if paired else classify_speed
+        speed = classify(kernel_timing(before), kernel_timing(after), self.options)
         device = after.get("device_record")
         moved = self._moved_ceilings.get((id(after["run"]), str(device.get("id")))) if device else None
         # A pace timed beside every repeat of both sides (classify_speed) says whether the machine
         # changed while this kernel was timed; ceilings measured once, at the start, say less.
         paced = all((kernel_timing(r) or {}).get("pace_median_s") for r in (before, after))
-        if moved and not paced and speed.verdict in ("slower", "faster"):
+        if moved and not paced and not paired and speed.verdict in ("slower", "faster"):
             speed = Speed("unclear", speed.ratio, f"{speed.reason}; not judged: the device's ceilings differ "
                                                   f"between the runs ({moved})",
                           speed.noise, speed.threshold, speed.p)
@@ -617,6 +701,11 @@ class Comparison:
                  "  correctness: " + ", ".join(f"{self.count('correctness', c)} {c}" for c in ORDER_CORRECTNESS),
                  "  speed:       " + ", ".join(f"{self.count('speed', s)} {s}" for s in ORDER_SPEED)
                  + f" (minimum effect {self.options.min_effect:.0%}, rank test at {self.options.significance:g})"]
+        for run in self.runs:
+            if interleaved_together(self.baseline, run):
+                lines.append(f"  interleaved: {run.label} and the baseline are sides of one interleave of "
+                             f"{run.data['interleaved']['rounds']} rounds (kcs_interleave.py): speed judged round by "
+                             f"round")
         lines += [f"  WARNING ({topic}): {text}" for topic, text in self.warnings]
         for row in sorted(self.rows, key=lambda r: ORDER_CORRECTNESS.index(r["correctness"])):
             if row["correctness"] in ("regressed", "fixed", "expected"):
