@@ -29,6 +29,9 @@ Each (case, backend, kernel, device) present on both sides is then classified tw
   beside each repeat ("pace_median_s": a fixed workload on the kernel's own clock, on devices
   that share their cores with the machine's other work) and the paces differ by more than the
   minimum effect, the machine's load changed between the runs: that kernel's speed is "unclear".
+  Two sides of one interleave (kcs_interleave.py: the same "interleaved" id) are judged round by
+  round instead (classify_paired): from the ratio of their medians in each round, where the
+  machine's load was common to both halves.
 
 What made the runs (the "comparability" object: compiler, flags, build options, CUDA
 architecture; each device's driver and runtime) is compared, and each difference is a warning.

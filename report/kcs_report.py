@@ -27,8 +27,9 @@ rendered by markdown-it-py.
 
 With --baseline it compares (kcs_compare.py, docs/comparing.md): devices matched by uuid, else
 backend + index + name, or --map; correctness with expectations honoured; speed against the
-noise both runs measured and a minimum effect; warnings where ceilings, builds or drivers differ;
-and it prints every change and everything on one side only by name, then a one-line verdict.
+noise both runs measured and a minimum effect (round by round for two sides of one interleave,
+kcs_interleave.py); warnings where ceilings, builds or drivers differ; and it prints every change
+and everything on one side only by name, then a one-line verdict.
 
 Exit status (docs/comparing.md): 0 report written, and no regression against the baseline;
 2 bad input: a bad option, a results file that cannot be read or is malformed (each problem
@@ -702,6 +703,9 @@ interquartile ranges must not overlap); else unclear. A device whose measured
 copy, FMA or GEMM ceiling moved by more than the minimum effect between the
 runs has its slower/faster verdicts made unclear, with a warning; so do
 differences in build ("comparability"), drivers and runtimes (warnings only).
+Two sides of one interleave (report/kcs_interleave.py: rounds of each side
+alternating on one host) are judged round by round instead, from the ratio of
+their medians in each round, with a sign test of the rounds.
 
 Exit status:
   0  report written; no regression against the baseline
@@ -728,7 +732,8 @@ Exit status:
                         help="fewer timed repeats on either side makes the speed 'unclear' (default: 5)")
     parser.add_argument("--ceiling-change", type=float, default=0.20, metavar="FRACTION",
                         help="a device whose measured ceilings moved by more than this fraction between the runs is "
-                             "not judged for speed (default: 0.2)")
+                             "not judged for speed; in an interleave, a round whose pace moved by more is left out "
+                             "(default: 0.2)")
     parser.add_argument("--map", action="append", default=[], metavar="OLD=NEW",
                         help="compare baseline device OLD with new device NEW (each a device id such as cuda:0, or "
                              "a device name); repeatable")
