@@ -694,7 +694,7 @@ def main():
     n.build(cases_log, "cases_run", runner, implicit=["always"], first=True)
 
     # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
-    # Those that time kernels (TIMING_TESTS) are built last, below.
+    # Those that must find a planted slowdown (TIMING_TESTS) are `ninja timing-check`'s, below.
     report_files = sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
     for script in sorted(glob.glob("tests/*_test.sh")):
         if (script.endswith("report_test.sh") and not python) or script in TIMING_TESTS:
