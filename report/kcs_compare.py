@@ -39,8 +39,9 @@ architecture; each device's driver and runtime) is compared, and each difference
 What the comparison could not validate (Comparison.unvalidated) is every result that ran (any
 outcome but a skip) and that it could not hold against a counterpart: a result of the baseline that
 the new run lacks or now skips (a plain skip: an expected one gives its expectation's reason), and a
-result of a new run's device that nothing in the baseline matched. A case or kernel that only the
-new run has is not in it (nothing was lost: the new run's own check judges it), nor a baseline skip.
+result of a new run's device that nothing in the baseline matched. What only a new run has on a
+matched device (a case or kernel added) is not in it (nothing was lost: the new run's own check
+judges it), nor a baseline skip.
 
 Exit codes (Comparison.verdict): 0 no regression; 3 a correctness regression, whatever the
 speed; 2 something not validated, unless Options.allow_unmatched (--allow-unmatched), and always
