@@ -29,18 +29,29 @@ Each (case, backend, kernel, device) present on both sides is then classified tw
   beside each repeat ("pace_median_s": a fixed workload on the kernel's own clock, on devices
   that share their cores with the machine's other work) and the paces differ by more than the
   minimum effect, the machine's load changed between the runs: that kernel's speed is "unclear".
+  Two sides of one interleave (kcs_interleave.py: the same "interleaved" id) are judged round by
+  round instead (classify_paired): from the ratio of their medians in each round, where the
+  machine's load was common to both halves.
 
 What made the runs (the "comparability" object: compiler, flags, build options, CUDA
 architecture; each device's driver and runtime) is compared, and each difference is a warning.
 
+What the comparison could not validate (Comparison.unvalidated) is every result that ran (any
+outcome but a skip) and that it could not hold against a counterpart: a result of the baseline that
+the new run lacks or now skips (a plain skip: an expected one gives its expectation's reason), and a
+result of a new run's device that nothing in the baseline matched. What only a new run has on a
+matched device (a case or kernel added) is not in it (nothing was lost: the new run's own check
+judges it), nor a baseline skip.
+
 Exit codes (Comparison.verdict): 0 no regression; 3 a correctness regression, whatever the
-speed; 4 something slower and nothing regressed; 2 nothing could be compared (no pair matched).
+speed; 2 something not validated, unless Options.allow_unmatched (--allow-unmatched), and always
+when nothing at all matched; 4 something slower and nothing else wrong.
 """
 
 import math
 
 from kcs_results import CEILING_KEYS, device_uuid, kernel_timing, latest_by_key, number, outcome
-from kcs_stats import quantile, rank_sum_test
+from kcs_stats import fewest_for_sign_test, quantile, rank_sum_test, sign_test
 import kcs_views
 
 ORDER_CORRECTNESS = ("regressed", "expected", "fixed", "unchanged")
@@ -69,12 +80,14 @@ class CompareError(Exception):
 class Options:
     """The knobs of the comparison."""
 
-    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=(), ceiling_change=0.20):
+    def __init__(self, min_effect=0.05, significance=0.01, min_repeats=5, maps=(), ceiling_change=0.20,
+                 allow_unmatched=False):
         self.min_effect = min_effect      # a change must exceed this fraction to count at all
         self.ceiling_change = ceiling_change  # a device's ceilings moved more: its speed is not judged
         self.significance = significance  # the rank test's level (two-sided)
         self.min_repeats = min_repeats    # fewer timed repeats on a side: "unclear"
         self.maps = list(maps)            # (OLD, NEW) device ids or names from --map
+        self.allow_unmatched = allow_unmatched  # what was not validated does not change the exit status
 
     def check(self):
         """Raises CompareError for values that cannot be meant."""
@@ -359,7 +372,87 @@ def classify_speed(old_kernel, new_kernel, options=None):
                              f"({noise:.1%}); {evidence}", noise, threshold, p)
 
 
+def round_ratios(old_kernel, new_kernel, tolerance):
+    """(ratios, left out): new median / baseline median of each round of an interleaved pair of
+    timings that both timed, and how many rounds were left out because the pace both sides timed
+    in that round moved by more than tolerance between its two halves (the machine changed
+    within the round; the pace is on CPU devices only)."""
+    old_rounds, new_rounds = old_kernel.get("round_medians_s") or [], new_kernel.get("round_medians_s") or []
+    old_paces, new_paces = old_kernel.get("round_pace_medians_s") or [], new_kernel.get("round_pace_medians_s") or []
+    ratios, left_out = [], 0
+    for index, (old, new) in enumerate(zip(old_rounds, new_rounds)):
+        if not (_finite_or_none(old) and _finite_or_none(new)) or old <= 0 or new <= 0:
+            continue
+        old_pace = _finite_or_none(old_paces[index]) if index < len(old_paces) else None
+        new_pace = _finite_or_none(new_paces[index]) if index < len(new_paces) else None
+        if old_pace and new_pace and _change(new_pace / old_pace) > tolerance:
+            left_out += 1
+            continue
+        ratios.append(new / old)
+    return ratios, left_out
+
+
+def classify_paired(old_kernel, new_kernel, options=None):
+    """The speed verdict of two kernel timings taken in the same interleaved rounds
+    (kcs_interleave.py), from each round's ratio of the two medians: the machine's load, common to
+    both halves of a round, divides out. "same" within the minimum effect when the rounds agree
+    within it too; "slower" or "faster" only beyond the minimum effect and the spread of the rounds
+    (the interquartile range of their ratios), with a sign test of the rounds significant; else
+    "unclear", as with fewer rounds than a sign test can ever find significant."""
+    o = options or Options()
+    if old_kernel is None or new_kernel is None:
+        return classify_speed(old_kernel, new_kernel, o)
+    old, new = Spread(old_kernel), Spread(new_kernel)
+    repeats = min(old.repeats, new.repeats)
+    if repeats < o.min_repeats:
+        return Speed("unclear", new.median / old.median, f"too few repeats to tell ({repeats} < {o.min_repeats})")
+    ratios, left_out = round_ratios(old_kernel, new_kernel, o.ceiling_change)
+    above, below = sum(1 for r in ratios if r > 1), sum(1 for r in ratios if r < 1)
+    needed = fewest_for_sign_test(o.significance)
+    dropped = (f"; {left_out} round(s) left out: the pace moved by more than {o.ceiling_change:.0%} within "
+               f"them" if left_out else "")
+    if above + below < needed:
+        ratio = new.median / old.median
+        return Speed("unclear", ratio, f"{_change(ratio):.0%} {'slower' if ratio > 1 else 'faster'} overall, but "
+                                       f"only {above + below} interleaved round(s) to judge by, and a sign test "
+                                       f"needs {needed}{dropped}")
+    logs = sorted(math.log(r) for r in ratios)
+    ratio = math.exp(quantile(logs, 0.5))
+    change, way = _change(ratio), "slower" if ratio > 1 else "faster"
+    noise = math.exp(quantile(logs, 0.75) - quantile(logs, 0.25)) - 1.0
+    threshold = max(o.min_effect, noise)
+    rounds = f"the median of {len(ratios)} interleaved rounds' ratios"
+    if change <= o.min_effect:
+        if noise > o.min_effect:
+            return Speed("unclear", ratio, f"{change:.1%} {way} ({rounds}), within the minimum effect "
+                                           f"({o.min_effect:.0%}), but the rounds disagree by {noise:.0%} "
+                                           f"(interquartile range): a change of the minimum effect could hide in "
+                                           f"that{dropped}", noise, threshold)
+        return Speed("same", ratio, f"{change:.1%} {way} ({rounds}, which agree within {noise:.1%}): within the "
+                                    f"minimum effect ({o.min_effect:.0%}){dropped}", noise, threshold)
+    if change <= noise:
+        return Speed("unclear", ratio, f"{change:.0%} {way} ({rounds}), within the spread of the rounds "
+                                       f"({noise:.0%}, interquartile range){dropped}", noise, threshold)
+    p = sign_test(above, below)
+    lean = f"{max(above, below)} of {above + below} rounds {way}"
+    if p >= o.significance:
+        return Speed("unclear", ratio, f"{change:.0%} {way} ({rounds}), beyond the spread of the rounds "
+                                       f"({noise:.1%}), but only {lean} (sign test p = {p:.2g} ≥ "
+                                       f"{o.significance:g}){dropped}", noise, threshold, p)
+    return Speed(way, ratio, f"{change:.0%} {way} ({rounds}), beyond the minimum effect ({o.min_effect:.0%}) and "
+                             f"the spread of the rounds ({noise:.1%}); {lean} (sign test p = {p:.2g}){dropped}",
+                 noise, threshold, p)
+
+
 # ---- the comparison ---------------------------------------------------------------------------
+
+def interleaved_together(baseline, run):
+    """Whether two results files are sides of one interleaved comparison (kcs_interleave.py): the
+    same "interleaved" id and number of rounds."""
+    first, second = baseline.data.get("interleaved"), run.data.get("interleaved")
+    return bool(first and second and first.get("id") == second.get("id")
+                and first.get("rounds") == second.get("rounds"))
+
 
 class Comparison:
     """The devices and results matched between a baseline and the new runs, classified; what is on
@@ -380,6 +473,7 @@ class Comparison:
         for key in sorted(set(old) & set(new), key=_sortable):
             self.rows.append(self._row(key, old[key], new[key]))
         self.one_side = self._one_side(old, new)
+        self.unvalidated = self._unvalidated()
 
     # keys: (case, backend, kernel, slot): slot is the baseline device id of a matched device
     def _old_key(self, result):
@@ -400,13 +494,17 @@ class Comparison:
 
     def _row(self, key, before, after):
         old_outcome, new_outcome = outcome(before), outcome(after)
-        speed = classify_speed(kernel_timing(before), kernel_timing(after), self.options)
+        # Runs interleaved round by round (kcs_interleave.py) are judged round by round: the machine,
+        # common to both halves of a round, divides out, and its ceilings need not be asked.
+        paired = interleaved_together(self.baseline, after["run"])
+        classify = classify_paired if paired else classify_speed
+        speed = classify(kernel_timing(before), kernel_timing(after), self.options)
         device = after.get("device_record")
         moved = self._moved_ceilings.get((id(after["run"]), str(device.get("id")))) if device else None
         # A pace timed beside every repeat of both sides (classify_speed) says whether the machine
         # changed while this kernel was timed; ceilings measured once, at the start, say less.
         paced = all((kernel_timing(r) or {}).get("pace_median_s") for r in (before, after))
-        if moved and not paced and speed.verdict in ("slower", "faster"):
+        if moved and not paced and not paired and speed.verdict in ("slower", "faster"):
             speed = Speed("unclear", speed.ratio, f"{speed.reason}; not judged: the device's ceilings differ "
                                                   f"between the runs ({moved})",
                           speed.noise, speed.threshold, speed.p)
@@ -527,6 +625,22 @@ class Comparison:
                 entries.append({"side": side, "kind": "result", "results": [mine[key]], "what": describe(mine[key])})
         return entries
 
+    def _unvalidated(self):
+        """What the comparison could not validate (the module's docstring says what counts), each
+        {side, kind, what, results} with only the results that ran: the one-side entries of the baseline
+        and of the new runs' unmatched devices (of their kind), then the plain skips of what ran in the
+        baseline (kind "skipped")."""
+        gaps = []
+        for entry in self.one_side:
+            if entry["side"] == "baseline" or entry["kind"] == "device":
+                ran = [r for r in entry["results"] if outcome(r) not in SKIPPED]
+                if ran:
+                    gaps.append({"side": entry["side"], "kind": entry["kind"], "what": entry["what"], "results": ran})
+        for row in self.newly_skipped():
+            if row["new_outcome"] == "skip":
+                gaps.append({"side": "new", "kind": "skipped", "what": describe(row["new"]), "results": [row["new"]]})
+        return gaps
+
     # ---- what the command and the page say ----
 
     def count(self, field, value):
@@ -538,15 +652,19 @@ class Comparison:
         return [row for row in self.rows if row["old_outcome"] not in SKIPPED and row["new_outcome"] in SKIPPED]
 
     def verdict(self):
-        """(exit status, one line): 3 a correctness regression; 4 slower only; 2 nothing compared;
-        0 no regression."""
+        """(exit status, one line): 3 a correctness regression; 2 nothing compared, or something not
+        validated (unless allowed); 4 slower only; 0 no regression."""
         regressed, slower = self.count("correctness", "regressed"), self.count("speed", "slower")
         unmatched = len(self.unmatched_old) + len(self.unmatched_new)
+        unvalidated = sum(len(gap["results"]) for gap in self.unvalidated)
         caveats = []
         if unmatched:
             caveats.append(f"{unmatched} device(s) matched nothing")
         if self.one_side:
             caveats.append(f"{sum(len(e['results']) for e in self.one_side)} result(s) on one side only")
+        if unvalidated and (self.options.allow_unmatched or regressed):  # else the verdict itself says it
+            caveats.append(f"{unvalidated} result(s) not validated"
+                           + (", allowed by --allow-unmatched" if self.options.allow_unmatched else ""))
         if self.warnings:
             caveats.append(f"{len(self.warnings)} warning(s)")
         tail = f" [{'; '.join(caveats)}]" if caveats else ""
@@ -558,6 +676,20 @@ class Comparison:
             more = f", and {slower} slower" if slower else ""
             return EXIT_CORRECTNESS, (f"verdict: REGRESSED: {regressed} pass(es) now fail or error{more}, of "
                                       f"{len(self.rows)} compared{tail}; exit {EXIT_CORRECTNESS}")
+        if unvalidated and not self.options.allow_unmatched:
+            skipped = sum(1 for gap in self.unvalidated if gap["kind"] == "skipped")
+            parts = [f"{unvalidated - skipped} result(s) that ran were compared with nothing"] \
+                if unvalidated > skipped else []
+            parts += [f"{skipped} result(s) that ran in the baseline are skipped now"] if skipped else []
+            devices = [f"{device_label(d)} (baseline)" for d in self.unmatched_old] + \
+                      [f"{device_label(d)} ({run.label})" for run, d in self.unmatched_new]
+            if devices:
+                parts.append(f"nothing matched device(s) {', '.join(devices)}")
+            found = f"{slower} of {len(self.rows)} compared got slower" if slower else \
+                f"no regression in {len(self.rows)} compared"
+            return EXIT_BAD_INPUT, (f"verdict: NOT VALIDATED: {'; '.join(parts)} (each is listed above: --map "
+                                    f"OLD=NEW pairs devices, --allow-unmatched accepts the rest); {found}{tail}; "
+                                    f"exit {EXIT_BAD_INPUT}")
         if slower:
             return EXIT_SPEED, (f"verdict: SLOWER: {slower} of {len(self.rows)} compared got slower, nothing broke"
                                 f"{tail}; exit {EXIT_SPEED}")
@@ -573,6 +705,11 @@ class Comparison:
                  "  correctness: " + ", ".join(f"{self.count('correctness', c)} {c}" for c in ORDER_CORRECTNESS),
                  "  speed:       " + ", ".join(f"{self.count('speed', s)} {s}" for s in ORDER_SPEED)
                  + f" (minimum effect {self.options.min_effect:.0%}, rank test at {self.options.significance:g})"]
+        for run in self.runs:
+            if interleaved_together(self.baseline, run):
+                lines.append(f"  interleaved: {run.label} and the baseline are sides of one interleave of "
+                             f"{run.data['interleaved']['rounds']} rounds (kcs_interleave.py): speed judged round by "
+                             f"round")
         lines += [f"  WARNING ({topic}): {text}" for topic, text in self.warnings]
         for row in sorted(self.rows, key=lambda r: ORDER_CORRECTNESS.index(r["correctness"])):
             if row["correctness"] in ("regressed", "fixed", "expected"):
@@ -586,11 +723,14 @@ class Comparison:
             if row["speed"] in ("slower", "faster"):
                 lines.append(f"  {row['speed'].upper()}: {describe(row['new'])}: kernel median ×{row['ratio']:.3g} "
                              f"({row['reason']})")
+        counted = {id(result) for gap in self.unvalidated for result in gap["results"]}
         for entry in self.one_side:
             side = "ONLY IN THE BASELINE" if entry["side"] == "baseline" else "ONLY IN THE NEW RESULTS"
             count = len(entry["results"])
+            ran = sum(1 for result in entry["results"] if id(result) in counted)
             lines.append(f"  {side}: {entry['what']}"
-                         + (f" ({count} result{'' if count == 1 else 's'})" if entry["kind"] != "result" else ""))
+                         + (f" ({count} result{'' if count == 1 else 's'})" if entry["kind"] != "result" else "")
+                         + (f": not validated{f' ({ran} ran)' if ran != count else ''}" if ran else ""))
         for row in self.newly_skipped():
             lines.append(f"  NOW SKIPPED: {describe(row['new'])}: {row['old_outcome']} -> {row['new_outcome']}"
                          + (f" ({first_line(row['new']['message'])})" if row["new"]["message"] else ""))

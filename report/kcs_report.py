@@ -2,7 +2,7 @@
 """kcs_report: turn kcs results files into a self-contained HTML report, and compare with a baseline.
 
     /usr/bin/python3 report/kcs_report.py RESULTS.json [RESULTS.json ...]
-        [--baseline BASE.json [--min-effect 0.05] [--significance 0.01] [--map OLD=NEW ...]]
+        [--baseline BASE.json [--min-effect 0.05] [--significance 0.01] [--map OLD=NEW ...] [--allow-unmatched]]
         [--cases DIR] [--output DIR]
 
 writes DIR/index.html and DIR/<op>.html for each case file. index.html puts first what a GPU
@@ -27,14 +27,16 @@ rendered by markdown-it-py.
 
 With --baseline it compares (kcs_compare.py, docs/comparing.md): devices matched by uuid, else
 backend + index + name, or --map; correctness with expectations honoured; speed against the
-noise both runs measured and a minimum effect; warnings where ceilings, builds or drivers differ;
-and it prints every change and everything on one side only by name, then a one-line verdict.
+noise both runs measured and a minimum effect (round by round for two sides of one interleave,
+kcs_interleave.py); warnings where ceilings, builds or drivers differ; and it prints every change
+and everything on one side only by name, then a one-line verdict.
 
 Exit status (docs/comparing.md): 0 report written, and no regression against the baseline;
 2 bad input: a bad option, a results file that cannot be read or is malformed (each problem
-named: file, where, what), or a baseline of which nothing matched; 3 a correctness regression
-(a pass now fails or errors, not as an expectation says), whatever the speed; 4 speed only:
-something slower, nothing regressed.
+named: file, where, what), a baseline of which nothing matched, or something not validated (a
+device that nothing matched, a result of the baseline that the new run lacks or now skips; each
+named) unless --allow-unmatched; 3 a correctness regression (a pass now fails or errors, not as
+an expectation says), whatever the speed; 4 speed only: something slower, nothing else wrong.
 Reads results schema versions 1 and 2 (docs/results.md). The fraction of a device ceiling that a
 timed result reached is the one the runner wrote in it (version 2); a version-1 result shows none,
 and fields a file lacks (a check's histogram, an OpenCL GEMM ceiling) are shown as not recorded or
@@ -701,13 +703,19 @@ interquartile ranges must not overlap); else unclear. A device whose measured
 copy, FMA or GEMM ceiling moved by more than the minimum effect between the
 runs has its slower/faster verdicts made unclear, with a warning; so do
 differences in build ("comparability"), drivers and runtimes (warnings only).
+Two sides of one interleave (report/kcs_interleave.py: rounds of each side
+alternating on one host) are judged round by round instead, from the ratio of
+their medians in each round, with a sign test of the rounds.
 
 Exit status:
   0  report written; no regression against the baseline
   2  bad input: a bad option, an unreadable or malformed results file (each
-     problem named: file, where, what), or nothing matched the baseline
+     problem named: file, where, what), or nothing matched the baseline; or
+     not validated: a device that nothing matched, or a result that ran in the
+     baseline and is missing or skipped in the new run (each named above the
+     verdict), unless --allow-unmatched
   3  a correctness regression (pass -> fail/error), whatever the speed
-  4  speed only: something slower, nothing regressed""")
+  4  speed only: something slower, nothing regressed or went unvalidated""")
     parser.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files written by kcs run")
     parser.add_argument("--baseline", metavar="BASE.json",
                         help="compare against this results file (e.g. the old driver's); exit 3 or 4 on a regression")
@@ -724,10 +732,14 @@ Exit status:
                         help="fewer timed repeats on either side makes the speed 'unclear' (default: 5)")
     parser.add_argument("--ceiling-change", type=float, default=0.20, metavar="FRACTION",
                         help="a device whose measured ceilings moved by more than this fraction between the runs is "
-                             "not judged for speed (default: 0.2)")
+                             "not judged for speed; in an interleave, a round whose pace moved by more is left out "
+                             "(default: 0.2)")
     parser.add_argument("--map", action="append", default=[], metavar="OLD=NEW",
                         help="compare baseline device OLD with new device NEW (each a device id such as cuda:0, or "
                              "a device name); repeatable")
+    parser.add_argument("--allow-unmatched", action="store_true",
+                        help="exit 0 or 4 even though a device matched nothing or a result that ran in the baseline "
+                             "is missing or skipped in the new run (still named); without it, exit 2")
     return parser.parse_args(argv)
 
 
@@ -738,10 +750,12 @@ def main(argv=None):
         return done.code if isinstance(done.code, int) else EXIT_USAGE
     try:
         options = Options(args.min_effect, args.significance, args.min_repeats, [parse_map(m) for m in args.map],
-                          args.ceiling_change)
+                          args.ceiling_change, args.allow_unmatched)
         options.check()
         if args.map and not args.baseline:
             raise CompareError("--map needs --baseline")
+        if args.allow_unmatched and not args.baseline:
+            raise CompareError("--allow-unmatched needs --baseline")
     except CompareError as error:
         print(f"kcs_report: {error}", file=sys.stderr)
         return EXIT_USAGE

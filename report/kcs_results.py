@@ -12,7 +12,9 @@ and attaches to each result its device record, so that the rest of the report ne
 device up by id again. Version 2 adds to each timing the runner's "ceiling" (which ceiling of the
 device bounds the op, and the fraction of it reached), may add "samples_s" (every timed repeat)
 to a timing, a top-level "comparability" object (how the run was built) and, to a result that an
-expectations file listed, "expected" (docs/expectations.md). Optional in version 2, and "not
+expectations file listed, "expected" (docs/expectations.md). A side of an interleaved comparison
+(kcs_interleave.py) adds a top-level "interleaved" object and, to each kernel timing, the median
+(and pace) of each round. Optional in version 2, and "not
 recorded" where a file lacks them: a check's "fraction_histogram" (how many checked elements used
 each power-of-two fraction of their bound), a result's "bound_tight" (why its case uses nearly all
 of its bound by construction) and "kernel_library" (the vendor library a kernel row calls: cuBLAS,
@@ -189,6 +191,22 @@ def _check_timing(problems, where, timing):
         if "median_s" not in figures:
             problems.add(where, f"timing.{part}.median_s: missing")
         _check_numbers(problems, f"{where}: timing.{part}", figures, _TIMING_KEYS, times=True)
+        for key in ("round_medians_s", "round_pace_medians_s"):  # an interleaved run's (kcs_interleave.py)
+            rounds = figures.get(key)
+            if rounds is None:
+                continue
+            if not isinstance(rounds, list):
+                problems.add(where, f"timing.{part}.{key}: not a list: {_short(rounds)}")
+                continue
+            for index, value in enumerate(rounds):
+                try:
+                    rounds[index] = None if value is None else strict_number(value)
+                except ValueError as error:
+                    problems.add(where, f"timing.{part}.{key}[{index}]: {error}")
+                    break
+                if rounds[index] is not None and (not math.isfinite(rounds[index]) or rounds[index] < 0):
+                    problems.add(where, f"timing.{part}.{key}[{index}]: not a time or null: {value!r}")
+                    break
         samples = figures.get("samples_s")
         if samples is None:
             continue
@@ -396,6 +414,15 @@ def _check_document(problems, data):
     for key in ("machine", "kcs", "options"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             problems.add(key, f"not an object: {_short(data[key])}")
+    interleaved = data.get("interleaved")  # a side of an interleaved comparison (kcs_interleave.py)
+    if interleaved is not None:
+        if not isinstance(interleaved, dict):
+            problems.add("interleaved", f"not an object: {_short(interleaved)}")
+        else:
+            if not isinstance(interleaved.get("id"), str) or not interleaved["id"]:
+                problems.add("interleaved", f"id: not a text: {_short(interleaved.get('id'))}")
+            if not _is_count(interleaved.get("rounds")) or not interleaved["rounds"]:
+                problems.add("interleaved", f"rounds: not a count of rounds: {_short(interleaved.get('rounds'))}")
 
 
 def _normalise_result(result, run):

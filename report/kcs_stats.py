@@ -1,5 +1,6 @@
-"""The statistics of the baseline comparison: quantiles as the runner computes them, and the
-Mann-Whitney U (Wilcoxon rank-sum) test of whether two sets of timed repeats differ.
+"""The statistics of the baseline comparison: quantiles as the runner computes them, the
+Mann-Whitney U (Wilcoxon rank-sum) test of whether two sets of timed repeats differ, and the sign
+test of whether the rounds of an interleaved comparison lean one way.
 
 Why a rank test: kernel times are not normal. They have a floor (the kernel cannot go faster than
 the hardware), a long right tail (a preempted repeat, a clock that had not ramped up) and, for
@@ -88,3 +89,23 @@ def rank_sum_test(first, second):
         return u, 1.0
     z = max(0.0, abs(u - mean) - 0.5) / math.sqrt(variance)
     return u, min(1.0, math.erfc(z / math.sqrt(2.0)))
+
+
+def sign_test(above, below):
+    """The two-sided exact p-value of a sign test: how likely a split at least as uneven as above
+    against below would be if each was a fair coin's toss. Ties are left out by the caller. p is
+    1 when there is nothing to test."""
+    total = above + below
+    if total == 0:
+        return 1.0
+    tail = sum(math.comb(total, k) for k in range(max(above, below), total + 1))
+    return min(1.0, 2.0 * tail / 2 ** total)
+
+
+def fewest_for_sign_test(level):
+    """The fewest values a sign test needs to reach p < level at all (all of them on one side):
+    8 at 0.01 (2 / 2^8 = 0.0078)."""
+    count = 1
+    while sign_test(count, 0) >= level:
+        count += 1
+    return count

@@ -536,22 +536,34 @@ class ComparisonTests(Scratch):
         new["summary"] = fx.runner_summary(new["results"])
         return base, new
 
-    def test_renamed_device_without_map_is_named_with_a_warning(self):
+    def test_renamed_device_without_map_is_named_and_validated_nothing_exit_2(self):
         base, new = self.renamed()
         comparison = self.comparison(base, new)
         self.assertEqual(only(comparison.one_side, "baseline", "device"),
                          ["device opencl:1 NVIDIA H100 80GB HBM3 (opencl): nothing matched it"])
         self.assertEqual(only(comparison.one_side, "new", "device"),
                          ["device opencl:1 NVIDIA H100 80GB HBM3 (rev 2) (opencl, new.json): nothing matched it"])
+        # The other three devices matched and nothing regressed on them, but the renamed card's 8
+        # results (its planted failure among them) were compared with nothing: no verdict on it.
         status, out, index = self.compare(base, new)
+        self.assertEqual(status, 2, out)
+        self.assertIn("verdict: NOT VALIDATED: 16 result(s) that ran were compared with nothing; nothing matched "
+                      "device(s) opencl:1 NVIDIA H100 80GB HBM3 (baseline), opencl:1 NVIDIA H100 80GB HBM3 (rev 2) "
+                      "(new.json) (each is listed above: --map OLD=NEW pairs devices, --allow-unmatched accepts the "
+                      "rest); no regression in 24 compared", out)
+        self.assertIn("; exit 2", out.splitlines()[-2])
+        self.assertIn('<p class="verdict bad">verdict: NOT VALIDATED', index)
+        # Told that the card may go unvalidated, the comparison judges what matched, and says what it left.
+        status, out, index = self.compare(base, new, extra=["--allow-unmatched"])
         self.assertEqual(status, 0, out)  # the failure is not compared; the warnings say so
+        self.assertIn("16 result(s) not validated, allowed by --allow-unmatched", out.splitlines()[-2])
         self.assertIn("WARNING (device): nothing in new.json matched baseline device opencl:1 NVIDIA H100 80GB HBM3 "
                       "(opencl, driver 550.54.15): its 8 result(s) were compared with nothing; if opencl:1 NVIDIA H100 "
                       "80GB HBM3 (rev 2) of new.json is that card: --map 'opencl:1=opencl:1'", out)
         self.assertIn("WARNING (device): nothing in the baseline matched device opencl:1 NVIDIA H100 80GB HBM3 "
                       "(rev 2)", out)
         self.assertIn("ONLY IN THE BASELINE: device opencl:1 NVIDIA H100 80GB HBM3 (opencl): nothing matched it "
-                      "(8 results)", out)
+                      "(8 results): not validated", out)
         self.assertIn("2 device(s) matched nothing", out.splitlines()[-2])
         self.assertIn("nothing matched", self.section(index, "comparison-devices"))
         self.assertIn('<p class="verdict warn">verdict: no regression in 24 compared', index)
@@ -688,17 +700,101 @@ class ComparisonTests(Scratch):
                          ["kernel warp-shuffle (cuda on cuda:0 NVIDIA H100 80GB HBM3)"])
         self.assertEqual(only(comparison.one_side, "baseline", "result"),
                          ["sumsq/t2 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]"])
+        # What the baseline checked and the new run did not (a case and a result gone, a pass now
+        # skipped): 4 results not validated. A case or kernel only the new run has is no loss.
+        self.assertEqual([(gap["kind"], len(gap["results"])) for gap in comparison.unvalidated],
+                         [("case", 2), ("result", 1), ("skipped", 1)])
         status, out, index = self.compare(old, new)
-        self.assertEqual(status, 0, out)
-        for line in ("ONLY IN THE BASELINE: case sumsq/t7 (2 results)",
-                     "ONLY IN THE NEW RESULTS: case sumsq/t9 (1 result)",
-                     "ONLY IN THE NEW RESULTS: kernel warp-shuffle (cuda on cuda:0 NVIDIA H100 80GB HBM3) (1 result)",
-                     "ONLY IN THE BASELINE: sumsq/t2 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]",
+        self.assertEqual(status, 2, out)
+        for line in ("ONLY IN THE BASELINE: case sumsq/t7 (2 results): not validated\n",
+                     "ONLY IN THE NEW RESULTS: case sumsq/t9 (1 result)\n",
+                     "ONLY IN THE NEW RESULTS: kernel warp-shuffle (cuda on cuda:0 NVIDIA H100 80GB HBM3) (1 result)\n",
+                     "ONLY IN THE BASELINE: sumsq/t2 [cuda cub-reduce on cuda:0 NVIDIA H100 80GB HBM3]: not validated\n",
                      "NOW SKIPPED: sumsq/t3 [reference blocked-pairwise on reference:0 host x86_64 (96 cores)]: "
-                     "pass -> skip (tagged large, and --skip-large was given)"):
+                     "pass -> skip (tagged large, and --skip-large was given)",
+                     "verdict: NOT VALIDATED: 3 result(s) that ran were compared with nothing; 1 result(s) that ran "
+                     "in the baseline are skipped now (each is listed above"):
             self.assertIn(line, out)
+        status, out, _ = self.compare(old, new, extra=["--allow-unmatched"])
+        self.assertEqual(status, 0, out)
+        self.assertIn("[5 result(s) on one side only; 4 result(s) not validated, allowed by --allow-unmatched]", out)
         self.assertIn("sumsq/t7", self.section(index, "comparison-one-side"))
         self.assertIn("tagged large", self.section(index, "comparison-skipped"))
+
+    def test_what_counts_as_not_validated(self):
+        # Each loss alone turns a clean comparison (exit 0) into exit 2 naming it; each addition, and
+        # each skip that validated nothing in the baseline either or that an expectation gives a
+        # reason for, leaves it at 0 (docs/comparing.md, "Exit status").
+        old = fx.timed_suite(seed=0, devices=[fx.REFERENCE, fx.CUDA])
+        old["results"].append(fx.result("sumsq/t8", fx.CUDA, "cub-reduce", "skip", line=29,
+                                        message="tagged large, and --skip-large was given"))
+        old["summary"] = fx.runner_summary(old["results"])
+        self.assertEqual(self.compare(old, fx.rerun(old, 1))[0], 0)
+
+        def changed(edit, extra=()):
+            new = fx.rerun(old, 1)
+            edit(new)
+            new["summary"] = fx.runner_summary(new["results"])
+            return self.compare(old, new, extra=extra)
+
+        def lose_card(new):        # the new run lost the CUDA card
+            new["devices"] = [d for d in new["devices"] if d["id"] != "cuda:0"]
+            new["results"] = [e for e in new["results"] if e["device"] != "cuda:0"]
+
+        def add_card(new):         # a second card that the baseline does not have
+            card = dict(fx.CUDA, id="cuda:1", index=1, details="uuid=GPU-ffff")
+            new["devices"].append(card)
+            new["results"].append(fx.result("sumsq/t1", card, "cub-reduce", line=11))
+
+        def plain_skip(new):       # a pass now skipped, with no expectation saying why
+            timed_entry(new, "sumsq/t1", "cuda:0").update(status="skip", message="no device memory left",
+                                                         timing=None, accuracy=None)
+
+        def failure_gone(new):     # a baseline failure the new run does not have at all
+            new["results"] = [e for e in new["results"] if (e["case"], e["device"]) != ("sumsq/t2", "cuda:0")]
+
+        for name, edit, named in (
+                ("lost card", lose_card, "nothing matched device(s) cuda:0 NVIDIA H100 80GB HBM3 (baseline)"),
+                ("new card", add_card, "nothing matched device(s) cuda:1 NVIDIA H100 80GB HBM3 (new.json)"),
+                ("plain skip", plain_skip, "1 result(s) that ran in the baseline are skipped now"),
+                ("result gone", failure_gone, "1 result(s) that ran were compared with nothing")):
+            status, out, _ = changed(edit)
+            self.assertEqual(status, 2, f"{name}: {out}")
+            self.assertIn(named, out.splitlines()[-2], name)
+            status, out, _ = changed(edit, ["--allow-unmatched"])
+            self.assertEqual(status, 0, f"{name}, --allow-unmatched: {out}")
+
+        def expected_skip(new):    # a pass now skipped as an expectation says, with its reason
+            entry = timed_entry(new, "sumsq/t1", "cuda:0")
+            entry.update(status="skip", message="no FP64 on this driver", timing=None, accuracy=None)
+            fx.expect(entry, "skip", "driver 560 hides FP64 (nvbug 4712)")
+
+        def case_added(new):       # a case the baseline's suite did not have
+            new["results"].append(fx.result("sumsq/t9", fx.CUDA, "cub-reduce", line=30))
+
+        def kernel_added(new):     # a kernel row the baseline's suite did not have
+            new["results"].append(fx.result("sumsq/t1", fx.CUDA, "warp-shuffle", line=11))
+
+        def skip_gone(new):        # the baseline's skip, now not run at all: it validated nothing
+            new["results"] = [e for e in new["results"] if e["case"] != "sumsq/t8"]
+
+        for name, edit in (("expected skip", expected_skip), ("case added", case_added),
+                           ("kernel added", kernel_added), ("baseline skip gone", skip_gone)):
+            status, out, _ = changed(edit)
+            self.assertEqual(status, 0, f"{name}: {out}")
+            self.assertNotIn("not validated", out, name)
+
+    def test_a_regression_is_exit_3_even_beside_what_was_not_validated(self):
+        base, new = self.renamed()
+        new["results"] = [e for e in new["results"] if e["case"] != "sumsq/t7"]
+        entry = timed_entry(new, "sumsq/t5", "cuda:0")
+        entry.update(fx.result("sumsq/t5", fx.CUDA, "cub-reduce", "fail", n=1000, line=entry["line"],
+                               message="planted failure"))
+        new["summary"] = fx.runner_summary(new["results"])
+        status, out, _ = self.compare(base, new)
+        self.assertEqual(status, 3, out)
+        self.assertIn("verdict: REGRESSED: 1 pass(es) now fail or error", out)
+        self.assertIn("18 result(s) not validated", out.splitlines()[-2])
 
     def test_an_expected_failure_is_not_a_regression(self):
         old = fx.timed_suite(seed=0, devices=[fx.CUDA])
