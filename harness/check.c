@@ -146,6 +146,14 @@ static double check_element(kcs_dtype dtype, double expected, double bound, doub
     return fraction;
 }
 
+double kcs_check_element(kcs_dtype dtype, double expected, double bound, double actual)
+{
+    double error;
+    char why[512] = "";
+    double fraction = check_element(dtype, expected, bound, actual, &error, why, sizeof why);
+    return why[0] && !(fraction > 1.0) ? INFINITY : fraction;
+}
+
 void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs_expected expected[],
                        kcs_check_result *result)
 {

@@ -55,6 +55,10 @@ void kcs_poison(void *data, kcs_dtype dtype, size_t count);
 /* Whether element index of data still holds the poison of dtype. */
 int kcs_is_poison(const void *data, kcs_dtype dtype, size_t index);
 
+/* One element's error as a fraction of its bound, by the rules above: above
+ * 1 (inf for a wrong class of value) when it is outside. */
+double kcs_check_element(kcs_dtype dtype, double expected, double bound, double actual);
+
 /* Compares actual outputs (host copies, in the layout's order) with expected. */
 void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs_expected expected[],
                        kcs_check_result *result);

@@ -107,6 +107,9 @@ typedef struct {
     double (*flops)(const kcs_op_args *args);
     /* The ceiling its kernels are judged against (KCS_CEILING_COPY, 0, unless set). */
     kcs_ceiling_kind ceiling;
+    /* Optional: the op's catalogue of named arithmetic models, NULL-terminated
+     * (explain.h, docs/explaining.md): what a failure is explained by. */
+    const struct kcs_model *const *models;
 } kcs_op;
 
 /* The op called name, or NULL. */

@@ -347,6 +347,24 @@ static json_t *saved_json(const kcs_saved_paths *saved)
     return item;
 }
 
+/* What the op's arithmetic models say of a failed output (docs/results.md,
+ * "explanation"): the verdict line, then every model tried, those that fit first. */
+static json_t *explanation_json(const kcs_explanation *x)
+{
+    json_t *models = json_array();
+    for (int f = 0; f < x->tried; f++) {
+        const kcs_model_fit *fit = &x->fits[f];
+        json_array_append_new(models, json_pack("{s:s, s:s, s:b, s:o, s:I}", "model", fit->model->name,
+                                                "description", fit->model->description, "fits", fit->fits,
+                                                "fraction", number(fit->fraction), "outside",
+                                                (json_int_t)fit->outside));
+    }
+    const char *verdict = x->fitting == 0 ? "unexplained" : x->fitting == 1 ? "consistent" : "several";
+    return json_pack("{s:o, s:s, s:i, s:I, s:b, s:o}", "text", text_json(x->text), "verdict",
+                     strncmp(x->text, "not explained", 13) == 0 ? "not explained" : verdict, "models_tried", x->tried, "elements",
+                     (json_int_t)x->elements, "indistinguishable", x->indistinguishable, "models", models);
+}
+
 static json_t *entry_json(const kcs_result_entry *entry)
 {
     const kcs_run_result *run = entry->run;
@@ -376,6 +394,8 @@ static json_t *entry_json(const kcs_result_entry *entry)
             json_object_set_new(hashes, run->output_names[o], json_string(run->output_hashes[o]));
         json_object_set_new(item, "output_hashes", hashes);
     }
+    if (run->outcome == KCS_OUTCOME_FAIL && run->explanation.text[0])
+        json_object_set_new(item, "explanation", explanation_json(&run->explanation));
     if (run->timed)
         json_object_set_new(item, "timing", run_timing_json(entry));
     if (entry->verdict.line)

@@ -667,11 +667,13 @@ void kcs_compare_outputs(const kcs_prepared_case *p, const kcs_expected expected
  * case's bounds, or, on a device that flushes f32 subnormals, the op's
  * flushing bounds where it has them. */
 static kcs_status compare_outputs(const kcs_prepared_case *p, const kcs_device_info *info, device_run *run,
-                                  kcs_check_result *check, kcs_error *err)
+                                  kcs_check_result *check, kcs_explanation *explanation, kcs_error *err)
 {
     int flushing = info->flushes_f32_subnormals && p->op->flushing_bounds;
     if (!flushing) {
         kcs_compare_outputs(p, p->expected, 0, run->actual, check);
+        if (!check->passed)
+            kcs_explain_failure(p, run->actual, p->expected, explanation);
         return KCS_OK;
     }
     kcs_expected widened[KCS_MAX_OUTPUTS];
@@ -691,6 +693,8 @@ static kcs_status compare_outputs(const kcs_prepared_case *p, const kcs_device_i
         status = kcs_fill_bounds(p, 1, widened, err);
     if (status == KCS_OK) {
         kcs_compare_outputs(p, widened, 1, run->actual, check);
+        if (!check->passed)
+            kcs_explain_failure(p, run->actual, widened, explanation);
         if (!check->passed) {
             size_t length = strlen(check->diagnosis);
             snprintf(check->diagnosis + length, sizeof check->diagnosis - length,
@@ -779,7 +783,7 @@ static kcs_status judge_run(const kcs_prepared_case *p, const kcs_device_info *i
         status = rerun_and_compare(p, run, kernel, found.nondeterministic, sizeof found.nondeterministic, err);
     if (status != KCS_OK)
         return status;
-    if (compare_outputs(p, info, run, &result->check, err) != KCS_OK)
+    if (compare_outputs(p, info, run, &result->check, &result->explanation, err) != KCS_OK)
         return KCS_ERROR;
     if (check_inputs(p, run, &found, err) != KCS_OK)
         return KCS_ERROR;

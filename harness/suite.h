@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "case_file.h"
 #include "check.h"
+#include "explain.h"
 #include "golden.h"
 #include "op.h"
 
@@ -30,7 +31,7 @@ typedef struct {
 } kcs_layout_sizes;
 
 /* A case ready to run: inputs generated, expected values and bounds known. */
-typedef struct {
+typedef struct kcs_prepared_case {
     const kcs_case *c;
     const kcs_op *op;
     kcs_op_args args;
@@ -142,6 +143,10 @@ typedef struct {
     int hashed_outputs;
     char output_names[KCS_MAX_OUTPUTS][32];
     char output_hashes[KCS_MAX_OUTPUTS][65];
+    /* On a failure against the op's own bound: what its arithmetic models
+     * say (explain.h); explanation.text is "" when no explanation was tried
+     * (a pass, an error, a failure found by no comparison of values). */
+    kcs_explanation explanation;
 } kcs_run_result;
 
 /* Frees the outputs a run kept. */
