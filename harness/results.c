@@ -404,9 +404,42 @@ static void count(kcs_result_counts *counts, const char *status, kcs_verdict_kin
         counts->errors++;
 }
 
-/* Adds an entry's JSON (taking the reference) and counts it. */
+/* Whether a string member of two objects is the same (both null or absent counts as the same). */
+static int same_text(json_t *a, json_t *b, const char *key)
+{
+    const char *x = json_string_value(json_object_get(a, key)), *y = json_string_value(json_object_get(b, key));
+    return x && y ? strcmp(x, y) == 0 : x == y;
+}
+
+/* Whether item belongs to no device and the results hold one like it
+ * already: the same named case and backend, no device, no kernel. */
+static int repeats_a_case_result(const kcs_results *results, json_t *item)
+{
+    const char *name = json_string_value(json_object_get(item, "case"));
+    if (!name || !name[0] || json_string_value(json_object_get(item, "device")) ||
+        json_string_value(json_object_get(item, "kernel")))
+        return 0;
+    size_t index;
+    json_t *known;
+    json_array_foreach(results->entries, index, known) {
+        if (!json_string_value(json_object_get(known, "device")) && !json_string_value(json_object_get(known, "kernel")) &&
+            same_text(known, item, "case") && same_text(known, item, "backend"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds an entry's JSON (taking the reference) and counts it. A result that
+ * belongs to no device is kept once per case and backend: each lane of a
+ * run meets the case's own skip or error (a case left out, one that cannot
+ * be prepared, a hang while preparing it), and a file with the same case,
+ * backend, kernel and device twice is one its readers refuse. */
 static void add_item(kcs_results *results, json_t *item, kcs_verdict_kind verdict)
 {
+    if (repeats_a_case_result(results, item)) {
+        json_decref(item);
+        return;
+    }
     const char *status = json_string_value(json_object_get(item, "status"));
     count(&results->counts, status ? status : "error", verdict);
     json_array_append_new(results->entries, item);

@@ -66,7 +66,9 @@ void kcs_results_add_device(kcs_results *results, const char *id, const char *ba
 
 /* Records one result. With an expectation (entry->verdict.line) its entry
  * gets "expected" (the line, and whether it was met); an unexpected pass
- * is written as a failure saying so. */
+ * is written as a failure saying so. A result that belongs to no device
+ * (device_id and kernel NULL) of a case that has one already with the same
+ * backend is not recorded again (nor counted): every lane meets it. */
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);
 
 /* One result as a line of compact JSON, for a worker process to send to

@@ -258,9 +258,14 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
                                  .run = &unfinished};
     if (!kcs_sink_begin(context->out, case_index, 0, &identity))
         return; /* a worker before this one hung or died preparing this case */
+    /* A skip or error of the case itself belongs to no device: every lane
+     * meets it, and lane 0 alone records it, as it does the backends without
+     * a device (devices.c), so that the results hold it once. */
+    int records_case = !context->out->plan || context->out->lane == 0;
     const char *left_out = kcs_case_left_out(o, c, NULL);
     if (left_out) {
-        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP, left_out);
+        if (records_case)
+            record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP, left_out);
         return;
     }
     kcs_prepared_case p;
@@ -268,7 +273,8 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
     if (prepare(context, c, &p, &err) != KCS_OK) {
         char message[1200];
         snprintf(message, sizeof message, "%s:%d: case %s: %s", c->file, c->line, c->name, err.message);
-        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
+        if (records_case)
+            record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
         kcs_prepared_case_free(&p);
         return;
     }
