@@ -114,8 +114,9 @@ int kcs_results_compare_devices(kcs_results *results, int quiet, const struct kc
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);
 
-/* Results that checked something (passed or failed, whether expected or
- * not) on backend, or on any backend when backend is NULL. */
+/* Results that checked something (failed, or passed comparing at least one
+ * output element, whether expected or not) on backend, or on any backend
+ * when backend is NULL: a pass of outputs with no element checked no value. */
 size_t kcs_results_checked(const kcs_results *results, const char *backend);
 
 /* Whether some result was listed by the expectation written at file:line. */

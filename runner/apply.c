@@ -137,8 +137,7 @@ int kcs_command_apply(int argc, char **argv)
     kcs_error err = {{0}};
     status = KCS_EXIT_USAGE;
     if (kcs_given_prepare(&r.given, &p, &err) == KCS_OK && take_expected(&r.given, &p, &err) == KCS_OK)
-        status = kcs_apply_prepared(&p, r.backend_name, r.device_index, r.kernel_name, r.output_dir,
-                                    r.given.expected_count > 0, r.given.errors_dir);
+        status = kcs_apply_prepared(&r.given, &p, r.backend_name, r.device_index, r.kernel_name, r.output_dir);
     if (status == KCS_EXIT_USAGE && err.message[0])
         fprintf(stderr, "kcs apply: %s\n", err.message);
     kcs_given_free(&r.given);
@@ -203,9 +202,11 @@ static int write_outputs(const kcs_prepared_case *p, const kcs_run_result *resul
     return status;
 }
 
-int kcs_apply_prepared(const kcs_prepared_case *p, const char *backend_name, int device_index,
-                       const char *kernel_name, const char *output_dir, int check, const char *errors_dir)
+int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *p, const char *backend_name, int device_index,
+                       const char *kernel_name, const char *output_dir)
 {
+    int check = g->expected_count > 0;
+    const char *errors_dir = g->errors_dir;
     const kcs_backend *backend;
     const kcs_kernel *kernel;
     kcs_device *device;
@@ -228,7 +229,7 @@ int kcs_apply_prepared(const kcs_prepared_case *p, const char *backend_name, int
            device_index, info.name, kernel->variant);
     if (!check)
         printf("no expected values given: nothing checked\n");
-    else if (!kcs_print_check(p, &result.check, result.message) && status == 0)
+    else if (!kcs_print_check(g, p, &result.check, result.message) && status == 0)
         status = 1;
     if (check && errors_dir) {
         int written = kcs_write_errors(p, result.actual, errors_dir, "apply");

@@ -113,7 +113,7 @@ static int check_prepared(const check_request *r, const kcs_prepared_case *p, vo
     printf("checked %s %s (%s) against %s%s\n", p->c->op, kcs_dtype_name(p->c->dtype), sizes,
            p->expected_given ? "the expected values given" : "the oracle",
            r->flushing && p->op->flushing_bounds ? ", with bounds that allow flush to zero" : "");
-    int status = kcs_print_check(p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
+    int status = kcs_print_check(&r->given, p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
     if (r->given.errors_dir) {
         int written = kcs_write_errors(p, actual, r->given.errors_dir, "check");
         status = written != KCS_EXIT_PASSED ? written : status;

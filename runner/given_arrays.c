@@ -559,8 +559,54 @@ int kcs_write_errors(const kcs_prepared_case *p, void *const actual[], const cha
     return KCS_EXIT_PASSED;
 }
 
-int kcs_print_check(const kcs_prepared_case *p, const kcs_check_result *r, const char *message)
+/* Appends ", NAME=FILE (shape)" to text for each of the given files that holds no element. */
+static void append_empty_files(const kcs_named_file *files, const kcs_npy_array *arrays, int count, char *text,
+                               size_t size)
 {
+    for (int i = 0; i < count; i++) {
+        size_t elements = 1;
+        for (int d = 0; d < arrays[i].ndim; d++)
+            elements *= arrays[i].shape[d];
+        if (elements)
+            continue;
+        char shape[64];
+        format_shape(arrays[i].ndim, arrays[i].shape, shape, sizeof shape);
+        size_t length = strlen(text);
+        snprintf(text + length, size - length, "%s%s=%s %s", length ? ", " : "", files[i].name, files[i].file, shape);
+    }
+}
+
+/* Why a check compared nothing: every output's shape, the sizes, and the given files that are empty. */
+static void describe_nothing_compared(const kcs_given *g, const kcs_prepared_case *p, char *text, size_t size)
+{
+    char outputs[512] = "", sizes[256] = "", files[1024] = "";
+    for (int o = 0; o < p->layout.output_count; o++) {
+        char shape[64];
+        format_shape(p->layout.outputs[o].ndim, p->layout.outputs[o].shape, shape, sizeof shape);
+        size_t length = strlen(outputs);
+        snprintf(outputs + length, sizeof outputs - length, "%s%s has shape %s", o ? ", " : "",
+                 p->layout.outputs[o].name, shape);
+    }
+    for (int s = 0; s < p->c->size_count; s++) {
+        size_t length = strlen(sizes);
+        snprintf(sizes + length, sizeof sizes - length, "%s%s=%.0f", s ? " " : "", p->c->sizes[s].name,
+                 p->c->sizes[s].value);
+    }
+    append_empty_files(g->inputs, g->input_arrays, g->input_count, files, sizeof files);
+    append_empty_files(g->expected, g->expected_arrays, g->expected_count, files, sizeof files);
+    append_empty_files(g->actual, g->actual_arrays, g->actual_count, files, sizeof files);
+    snprintf(text, size, "nothing was compared: %s with %s has no output element (%s)%s%s; a check of nothing is "
+             "no pass", p->c->op, sizes, outputs, files[0] ? "; the files with no element: " : "", files);
+}
+
+int kcs_print_check(const kcs_given *g, const kcs_prepared_case *p, const kcs_check_result *r, const char *message)
+{
+    if (r->checked == 0 && r->passed) {
+        char why[2048];
+        describe_nothing_compared(g, p, why, sizeof why);
+        printf("FAIL: 0 elements checked: %s\n", why);
+        return 0;
+    }
     if (r->worst_output >= 0)
         printf("worst element: %s[%zu] expected %.17g, got %.17g, error %.3g, bound %.3g\n",
                p->layout.outputs[r->worst_output].name, r->worst_index, r->worst_expected, r->worst_actual,

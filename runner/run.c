@@ -460,7 +460,8 @@ static int checked_something(const kcs_runner_options *o, const kcs_results *res
 {
     int fine = 1;
     if (kcs_results_checked(results, NULL) == 0) {
-        fprintf(stderr, "kcs: nothing was checked: no result passed or failed (every one was skipped or an error: see above)\n");
+        fprintf(stderr, "kcs: nothing was checked: no result failed or passed comparing an output element (every "
+                        "one was skipped, an error, or a pass of outputs with no element: see above)\n");
         fine = 0;
     }
     char names[sizeof o->backends];

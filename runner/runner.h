@@ -294,13 +294,6 @@ int kcs_command_golden(const kcs_runner_options *o, const kcs_case_list *cases);
 /* `kcs apply OP ...`: argv as main's; returns the exit status. */
 int kcs_command_apply(int argc, char **argv);
 
-/* Runs a prepared case's kernel and writes its outputs to output_dir;
- * checks them when check is set, and then writes each element's error and
- * bound into errors_dir unless it is NULL. Returns 0, 1 (outside the bound)
- * or 2. */
-int kcs_apply_prepared(const kcs_prepared_case *prepared, const char *backend, int device_index,
-                       const char *kernel, const char *output_dir, int check, const char *errors_dir);
-
 /* `kcs check OP ...`: argv as main's; returns the exit status. */
 int kcs_command_check(int argc, char **argv);
 
@@ -373,8 +366,18 @@ int kcs_write_errors(const kcs_prepared_case *prepared, void *const actual[], co
                      const char *command);
 
 /* Prints the worst element and the verdict (PASS or FAIL and the
- * diagnosis); returns whether it passed. */
-int kcs_print_check(const kcs_prepared_case *prepared, const kcs_check_result *check, const char *message);
+ * diagnosis); returns whether it passed. A check that compared no element
+ * (every output empty) is no pass: FAIL, naming the outputs' shapes and the
+ * files of g that hold no element. */
+int kcs_print_check(const kcs_given *g, const kcs_prepared_case *prepared, const kcs_check_result *check,
+                    const char *message);
+
+/* Runs a prepared case's kernel and writes its outputs to output_dir;
+ * checks them when g gave expected values, and then writes each element's
+ * error and bound into g's errors_dir when it has one. Returns 0, 1 (outside
+ * the bound, or nothing compared) or 2. */
+int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *prepared, const char *backend,
+                       int device_index, const char *kernel, const char *output_dir);
 
 /* Frees the arrays read. */
 void kcs_given_free(kcs_given *g);

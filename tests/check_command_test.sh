@@ -202,5 +202,34 @@ $python -c "import numpy as np; np.save('y64.npy', np.load('softmax/y.npy').asty
 expect_refused "actual y: y64.npy holds f64 of shape (9, 33), but softmax with these sizes writes f32" softmax \
     --input x=softmax/x.npy --actual y=y64.npy
 expect_refused "give the op's inputs" softmax --actual y=softmax/y.npy
+
+# Zero-element outputs: nothing compared is no pass (exit 1, as kcs run's), naming the shapes and the files.
+$python -c "
+import numpy as np
+for shape in ((0, 16), (8, 0)):
+    np.save('x%dx%d.npy' % shape, np.zeros(shape, np.float32))
+np.save('e0.npy', np.zeros(0, np.float32)); np.save('e0_64.npy', np.zeros(0))"
+expect_nothing_compared() {
+    words=$1
+    shift
+    "$kcs" "$@" > empty.log 2>&1
+    status=$?
+    if [ $status -ne 1 ] || ! grep -q "^FAIL: 0 elements checked: nothing was compared" empty.log ||
+        ! grep -qF -- "$words" empty.log || grep -q "^PASS" empty.log; then
+        cat empty.log
+        echo "FAIL: expected exit 1, 'nothing was compared' and '$words' for: kcs $*"
+        fails=$((fails + 1))
+    else
+        echo "ok: nothing compared is no pass ($words)"
+    fi
+}
+expect_nothing_compared "y has shape (0, 16)); the files with no element: x=x0x16.npy (0, 16), y=x0x16.npy (0, 16)" \
+    check softmax --input x=x0x16.npy --actual y=x0x16.npy
+expect_nothing_compared "softmax with rows=8 cols=0 has no output element (y has shape (8, 0))" \
+    check softmax --input x=x8x0.npy --actual y=x8x0.npy
+expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actual out=e0.npy
+expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actual out=e0.npy --expected out=e0_64.npy
+$python -c "import numpy as np; np.save('e0x16_64.npy', np.zeros((0, 16)))"
+expect_nothing_compared "y has shape (0, 16)" apply softmax --input x=x0x16.npy --expected y=e0x16_64.npy --output-dir z
 [ $fails -eq 0 ] || exit 1
 echo "kcs check on every op and its bad inputs: all passed"

@@ -2,7 +2,7 @@
 # empty_run_test.sh: a run that validated nothing fails, with the reason
 # (docs/runner.md, "Exit status"): a pattern that matches no case, a
 # misspelt command, a device, platform or backend asked for that ran
-# nothing, an option given twice, an expectation line that matched nothing
+# nothing, a run whose only passes compared no element (empty outputs), an option given twice, an expectation line that matched nothing
 # under --strict-expectations, a results file that cannot be written (found
 # before the run, not after). A long unit is named while it runs (a heartbeat).
 # And the same run with something to check passes.
@@ -38,6 +38,12 @@ expect 1 "nothing was checked" run --platform no-such-platform --no-save --resul
 expect 1 "no kernel of reference for sumsq f64 matches --kernel no-such-kernel" run --backend reference \
     --kernel no-such-kernel --no-save --results r.json "$case"
 expect 2 "given twice" run --results a.json --results b.json "$case"
+# A case whose outputs have no element (gemm m = 0) passes on its guards and
+# inputs, but a run of such cases alone compared no value: no zero-element pass.
+expect 1 "nothing was checked: no result failed or passed comparing an output element" run --backend reference \
+    --no-save --results r.json gemm/f32-m0
+grep -q "^PASS  *gemm/f32-m0 .*no output element to compare" run.log || fail "gemm/f32-m0's line did not say it compared nothing"
+expect 0 "2 passed, 0 failed, 0 skipped" run --backend reference --no-save --results r.json gemm/f32-m0 "$case"
 expect 2 "cannot write the results file" run --backend reference --results no-such-folder/r.json "$case"
 printf 'reference * * sumsq/* no-such-kernel fail a misspelt kernel\n' > misspelt.txt
 expect 0 "this expectation matched no result" run --backend reference --no-save --results r.json \
