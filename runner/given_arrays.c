@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npy.h"
 #include "runner.h"
@@ -125,6 +126,7 @@ int kcs_take_given_option(int option, char *value, kcs_given *g)
     case KCS_GIVEN_ACTUAL:
         return take_named_file(g, "actual", value, g->actual, &g->actual_count, KCS_MAX_OUTPUTS);
     case KCS_GIVEN_ERRORS: g->errors_dir = value; return KCS_GIVEN_KEEP_GOING;
+    case KCS_GIVEN_OVERWRITE: g->overwrite = 1; return KCS_GIVEN_KEEP_GOING;
     default: return KCS_EXIT_USAGE;
     }
 }
@@ -614,6 +616,55 @@ int kcs_print_check(const kcs_given *g, const kcs_prepared_case *p, const kcs_ch
     printf("%s: %zu elements checked, %.3g of the bound used%s%s\n", r->passed ? "PASS" : "FAIL", r->checked,
            r->fraction, r->passed ? "" : "; ", r->passed ? "" : message);
     return r->passed;
+}
+
+/* Whether path may be written: not a file given on the command line (by any
+ * path to it), and, where it exists, a regular file and --overwrite given. */
+static kcs_status may_write(const kcs_given *g, const char *path, const char *what, kcs_error *err)
+{
+    struct stat target;
+    if (stat(path, &target) != 0)
+        return KCS_OK; /* nothing there (or a folder not made yet): nothing lost */
+    const kcs_named_file *lists[] = {g->inputs, g->expected, g->actual};
+    const int counts[] = {g->input_count, g->expected_count, g->actual_count};
+    const char *options[] = {"input", "expected", "actual"};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            struct stat given;
+            if (stat(lists[l][i].file, &given) == 0 && given.st_dev == target.st_dev && given.st_ino == target.st_ino)
+                return kcs_fail(err, KCS_ERROR, "%s %s is the file given as --%s %s=%s: kcs never writes over a "
+                                "file it was given; choose another folder", what, path, options[l], lists[l][i].name,
+                                lists[l][i].file);
+        }
+    if (!S_ISREG(target.st_mode))
+        return kcs_fail(err, KCS_ERROR, "%s %s exists and is not a regular file", what, path);
+    if (!g->overwrite)
+        return kcs_fail(err, KCS_ERROR, "%s %s exists (an earlier result?): give --overwrite to replace it, or "
+                        "choose another folder", what, path);
+    return KCS_OK;
+}
+
+kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case *p, const char *output_dir,
+                                    kcs_error *err)
+{
+    char path[4200];
+    for (int o = 0; o < p->layout.output_count; o++) {
+        const char *name = p->layout.outputs[o].name;
+        if (output_dir) {
+            snprintf(path, sizeof path, "%s/%s.npy", output_dir, name);
+            if (may_write(g, path, "the output", err) != KCS_OK)
+                return KCS_ERROR;
+        }
+        if (g->errors_dir) {
+            snprintf(path, sizeof path, "%s/error.%s.npy", g->errors_dir, name);
+            if (may_write(g, path, "--errors: the error file", err) != KCS_OK)
+                return KCS_ERROR;
+            snprintf(path, sizeof path, "%s/bound.%s.npy", g->errors_dir, name);
+            if (may_write(g, path, "--errors: the bound file", err) != KCS_OK)
+                return KCS_ERROR;
+        }
+    }
+    return KCS_OK;
 }
 
 void kcs_given_free(kcs_given *g)

@@ -316,6 +316,7 @@ typedef struct {
     kcs_named_file actual[KCS_MAX_OUTPUTS]; /* kcs check: the outputs to check */
     int actual_count;
     const char *errors_dir; /* --errors: where each element's error and bound go; NULL: nowhere */
+    int overwrite;          /* --overwrite: files that exist may be replaced (never a given file) */
     kcs_npy_array input_arrays[KCS_MAX_INPUTS]; /* the files read, in the order given */
     kcs_npy_array expected_arrays[KCS_MAX_OUTPUTS];
     kcs_npy_array actual_arrays[KCS_MAX_OUTPUTS];
@@ -330,6 +331,7 @@ enum {
     KCS_GIVEN_EXPECTED = 'e', /* --expected NAME=FILE.npy */
     KCS_GIVEN_ACTUAL = 'a',   /* --actual NAME=FILE.npy (check) */
     KCS_GIVEN_ERRORS = 'E',   /* --errors DIR */
+    KCS_GIVEN_OVERWRITE = 'O', /* --overwrite */
 };
 
 /* Parsing goes on (kcs_take_given_option's answer when the option was taken). */
@@ -378,6 +380,15 @@ int kcs_print_check(const kcs_given *g, const kcs_prepared_case *prepared, const
  * the bound, or nothing compared) or 2. */
 int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *prepared, const char *backend,
                        int device_index, const char *kernel, const char *output_dir);
+
+/* Whether every file the command will write can be written without losing
+ * one: output_dir/<output>.npy for each output (output_dir NULL: none) and,
+ * with --errors, error.<output>.npy and bound.<output>.npy. Never a file
+ * given on the command line (an input, expected values, an output to check:
+ * the same file by any path); a file that exists only with --overwrite; all
+ * of them tried before anything is written. */
+kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case *prepared, const char *output_dir,
+                                    kcs_error *err);
 
 /* Frees the arrays read. */
 void kcs_given_free(kcs_given *g);
