@@ -203,6 +203,34 @@ expect_refused "actual y: y64.npy holds f64 of shape (9, 33), but softmax with t
     --input x=softmax/x.npy --actual y=y64.npy
 expect_refused "give the op's inputs" softmax --actual y=softmax/y.npy
 
+# Exact expected values (docs/take-away.md): the exact float64 product of two float32 arrays is
+# rounded to float32 (saying so), as mul's bound is measured from the correctly rounded product,
+# so NumPy's float32 product passes; one ulp off still fails. sumsq's bound is measured from
+# the exact value: its expected values are taken as they are, with no note.
+$python -c "
+import numpy as np
+rng = np.random.default_rng(4)
+x, y = (rng.standard_normal(1000).astype(np.float32) for _ in range(2))
+np.save('mul_x.npy', x); np.save('mul_y.npy', y)
+exact = x.astype(np.float64) * y.astype(np.float64)
+assert (exact != (x * y).astype(np.float64)).any()
+np.save('mul_exact.npy', exact); np.save('mul_out.npy', x * y)
+off = x * y; off[10] = np.nextafter(off[10], np.float32(np.inf)); np.save('mul_off.npy', off)
+s = np.float32(np.sum(np.square(x.astype(np.longdouble))))
+np.save('sumsq_exact.npy', np.float64(np.sum(np.square(x.astype(np.longdouble))))); np.save('sumsq_s.npy', s)"
+"$kcs" check mul --input x=mul_x.npy --input y=mul_y.npy --actual out=mul_out.npy --expected out=mul_exact.npy \
+    > exact.log 2>&1
+[ $? -eq 0 ] && grep -q "^expected out: [0-9]* of the 1000 values in mul_exact.npy are not f32 values: rounded to f32" \
+    exact.log || { cat exact.log; echo "FAIL: exact expected products failed NumPy's correctly rounded float32 product"; fails=$((fails + 1)); }
+"$kcs" check mul --input x=mul_x.npy --input y=mul_y.npy --actual out=mul_off.npy --expected out=mul_exact.npy \
+    > exact.log 2>&1
+[ $? -eq 1 ] && grep -q "^FAIL.*out\[10\]" exact.log || { cat exact.log; echo "FAIL: a product one ulp off passed"; fails=$((fails + 1)); }
+"$kcs" apply mul --input x=mul_x.npy --input y=mul_y.npy --expected out=mul_exact.npy --output-dir mul_apply > exact.log 2>&1
+[ $? -eq 0 ] && grep -q "rounded to f32" exact.log || { cat exact.log; echo "FAIL: apply with exact expected products"; fails=$((fails + 1)); }
+"$kcs" check sumsq --input x=mul_x.npy --actual s=sumsq_s.npy --expected s=sumsq_exact.npy > exact.log 2>&1
+[ $? -eq 0 ] && ! grep -q "rounded to" exact.log || { cat exact.log; echo "FAIL: sumsq's exact expected value was rounded or failed"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] && echo "ok: exact expected values are rounded to the type where the bound is measured from it, and only there"
+
 # Zero-element outputs: nothing compared is no pass (exit 1, as kcs run's), naming the shapes and the files.
 $python -c "
 import numpy as np
