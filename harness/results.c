@@ -698,6 +698,38 @@ size_t kcs_results_checked(const kcs_results *results, const char *backend)
     return checked;
 }
 
+void kcs_results_print_reasons(const kcs_results *results, FILE *out, size_t limit)
+{
+    json_t *seen = json_object(); /* "status: message" -> count */
+    size_t index;
+    json_t *item;
+    json_array_foreach(results->entries, index, item) {
+        const char *status = json_string_value(json_object_get(item, "status"));
+        const char *message = json_string_value(json_object_get(item, "message"));
+        json_t *compared = json_object_get(json_object_get(item, "accuracy"), "checked");
+        char key[1200];
+        if (status && strcmp(status, "pass") == 0 && json_is_integer(compared) && json_integer_value(compared) == 0)
+            snprintf(key, sizeof key, "pass: no output element to compare (the case's outputs are empty)");
+        else
+            snprintf(key, sizeof key, "%s: %s", status ? status : "?", message && message[0] ? message : "(no message)");
+        json_object_set_new(seen, key, json_integer(json_integer_value(json_object_get(seen, key)) + 1));
+    }
+    for (size_t printed = 0; json_object_size(seen) > 0; printed++) {
+        const char *most = NULL, *key;
+        json_t *count;
+        json_object_foreach(seen, key, count)
+            if (!most || json_integer_value(count) > json_integer_value(json_object_get(seen, most)))
+                most = key;
+        if (printed == limit) {
+            fprintf(out, "    ... and %zu more kinds of result\n", json_object_size(seen));
+            break;
+        }
+        fprintf(out, "    %lld %s\n", (long long)json_integer_value(json_object_get(seen, most)), most);
+        json_object_del(seen, most);
+    }
+    json_decref(seen);
+}
+
 int kcs_results_used_expectation(const kcs_results *results, const char *file, int line)
 {
     char where[300];

@@ -4,6 +4,8 @@
 #ifndef KCS_RESULTS_H
 #define KCS_RESULTS_H
 
+#include <stdio.h>
+
 #include "backend.h"
 #include "expectations.h"
 #include "op.h"
@@ -118,6 +120,12 @@ kcs_result_counts kcs_results_counts(const kcs_results *results);
  * output element, whether expected or not) on backend, or on any backend
  * when backend is NULL: a pass of outputs with no element checked no value. */
 size_t kcs_results_checked(const kcs_results *results, const char *backend);
+
+/* Prints, one line each, the distinct outcomes and messages of the results
+ * ("    3 skip: no cuda device: ..."; a pass of outputs with no element
+ * says so), the most frequent first, at most limit lines and a count of the
+ * rest: why a run checked nothing, even under --quiet. */
+void kcs_results_print_reasons(const kcs_results *results, FILE *out, size_t limit);
 
 /* Whether some result was listed by the expectation written at file:line. */
 int kcs_results_used_expectation(const kcs_results *results, const char *file, int line);

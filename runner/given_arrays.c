@@ -53,7 +53,7 @@ void kcs_given_init(kcs_given *g, const char *command, const char *op)
 static int take_size(kcs_given *g, char *text)
 {
     kcs_case *c = &g->c;
-    char *name, *value, *end;
+    char *name, *value;
     if (!split_pair(text, &name, &value) || c->size_count == KCS_MAX_SIZES) {
         fprintf(stderr, "kcs %s: --size needs NAME=VALUE\n", g->command);
         return KCS_EXIT_USAGE;
@@ -64,10 +64,9 @@ static int take_size(kcs_given *g, char *text)
             return KCS_EXIT_USAGE;
         }
     snprintf(c->sizes[c->size_count].name, sizeof c->sizes[0].name, "%s", name);
-    c->sizes[c->size_count].value = strtod(value, &end);
-    double size = c->sizes[c->size_count].value;
-    if (end == value || *end || !(size >= 0) || size != floor(size) || size > 0x1p53) {
-        fprintf(stderr, "kcs %s: size %s=%s is not a whole number >= 0\n", g->command, name, value);
+    char why[256];
+    if (!kcs_parse_size(name, value, &c->sizes[c->size_count].value, why, sizeof why)) {
+        fprintf(stderr, "kcs %s: --%s\n", g->command, why);
         return KCS_EXIT_USAGE;
     }
     c->size_count++;
@@ -290,6 +289,74 @@ static kcs_status learn_all_sizes(const kcs_given *g, const kcs_case *stand_ins,
     return KCS_OK;
 }
 
+/* The dimensions of spec by the sizes they stand for: "(rows, cols)". */
+static void dimension_names(const kcs_case *stand_ins, const kcs_array_spec *spec, char *text, size_t size)
+{
+    snprintf(text, size, "(");
+    for (int d = 0; d < spec->ndim; d++) {
+        const char *name = NULL;
+        for (int s = 0; s < stand_ins->size_count; s++)
+            if ((double)spec->shape[d] == stand_in(s))
+                name = stand_ins->sizes[s].name;
+        size_t length = strlen(text);
+        if (name)
+            snprintf(text + length, size - length, "%s%s", d ? ", " : "", name);
+        else
+            snprintf(text + length, size - length, "%s%zu", d ? ", " : "", spec->shape[d]);
+    }
+    size_t length = strlen(text);
+    snprintf(text + length, size - length, spec->ndim == 1 ? ",)" : ")");
+}
+
+/* A given file beside the op's array it was given for. */
+typedef struct {
+    const kcs_array_spec *spec;
+    const kcs_npy_array *array;
+    const char *option, *file;
+} given_for;
+
+/* Appends to list, at *count, the file of files (one of g's lists, with its
+ * arrays) given for spec, if there is one. */
+static void add_given_for(const kcs_named_file *files, const kcs_npy_array *arrays, int file_count,
+                          const kcs_array_spec *spec, const char *option, given_for *list, int *count)
+{
+    int given = given_index(files, file_count, spec->name);
+    if (given >= 0)
+        list[(*count)++] = (given_for){spec, &arrays[given], option, files[given].file};
+}
+
+/* Where a size is missing because a file that would give it has another
+ * number of dimensions than the op's array: fails naming it. */
+static kcs_status explain_missing_size(const kcs_given *g, const kcs_case *stand_ins, const kcs_layout *layout,
+                                       int s, kcs_error *err)
+{
+    given_for list[KCS_MAX_INPUTS + 2 * KCS_MAX_OUTPUTS];
+    int count = 0;
+    for (int i = 0; i < layout->input_count; i++)
+        add_given_for(g->inputs, g->input_arrays, g->input_count, &layout->inputs[i], "input", list, &count);
+    for (int o = 0; o < layout->output_count; o++) {
+        add_given_for(g->expected, g->expected_arrays, g->expected_count, &layout->outputs[o], "expected", list,
+                      &count);
+        add_given_for(g->actual, g->actual_arrays, g->actual_count, &layout->outputs[o], "actual", list, &count);
+    }
+    for (int a = 0; a < count; a++) {
+        const kcs_array_spec *spec = list[a].spec;
+        const kcs_npy_array *array = list[a].array;
+        int has_size = 0;
+        for (int d = 0; d < spec->ndim; d++)
+            has_size |= (double)spec->shape[d] == stand_in(s);
+        if (!has_size || array->ndim == spec->ndim)
+            continue;
+        char have[64], need[128];
+        format_shape(array->ndim, array->shape, have, sizeof have);
+        dimension_names(stand_ins, spec, need, sizeof need);
+        return kcs_fail(err, KCS_ERROR, "%s %s: %s has %d dimension%s, shape %s, but %s's %s has %d, %s: give a "
+                        "%d-dimensional array", list[a].option, spec->name, list[a].file, array->ndim,
+                        array->ndim == 1 ? "" : "s", have, g->c.op, spec->name, spec->ndim, need, spec->ndim);
+    }
+    return KCS_OK;
+}
+
 /* Fills the case's sizes: those given, checked against the shapes, and the
  * rest from the shapes. */
 static kcs_status complete_sizes(kcs_given *g, const kcs_op *op, kcs_error *err)
@@ -324,9 +391,12 @@ static kcs_status complete_sizes(kcs_given *g, const kcs_op *op, kcs_error *err)
         if (given >= 0 && sources[s].found && (double)sources[s].value != c->sizes[given].value)
             return kcs_fail(err, KCS_ERROR, "--size %s=%.0f, but %s has shape %s, which makes %s=%zu", name,
                             c->sizes[given].value, sources[s].file, sources[s].shape, name, sources[s].value);
-        if (given < 0 && !sources[s].found)
+        if (given < 0 && !sources[s].found) {
+            if (explain_missing_size(g, &stand_ins, &layout, s, err) != KCS_OK)
+                return KCS_ERROR;
             return kcs_fail(err, KCS_ERROR, "%s needs size %s: give --size %s=VALUE (no given array's shape says it)",
                             op->name, name, name);
+        }
         if (given < 0) {
             snprintf(c->sizes[c->size_count].name, sizeof c->sizes[0].name, "%s", name);
             c->sizes[c->size_count++].value = (double)sources[s].value;
@@ -341,10 +411,42 @@ static kcs_status choose_dtype(kcs_given *g, const kcs_op *op, kcs_error *err)
     if (g->dtype_name) {
         g->c.dtype = kcs_dtype_from_name(g->dtype_name);
         if (g->c.dtype == KCS_DTYPE_NONE)
-            return kcs_fail(err, KCS_ERROR, "unknown dtype '%s'", g->dtype_name);
+            return kcs_fail(err, KCS_ERROR, "unknown dtype '%s' (known: %s)", g->dtype_name, kcs_dtype_names());
         return KCS_OK;
     }
     g->c.dtype = g->input_arrays[given_index(g->inputs, g->input_count, op->inputs[0])].dtype;
+    return KCS_OK;
+}
+
+/* numpy has no bf16 or FP8: their values are given as their bits, '<u2'
+ * (uint16) and '|u1' (uint8), which the reader reads as bf16 and FP8. A
+ * uint16 or uint8 array is as likely plain integers, so it is taken as such
+ * bits only when --dtype asks for that type; otherwise it is refused, saying
+ * how to ask. */
+static kcs_status check_bit_arrays(const kcs_given *g, kcs_error *err)
+{
+    const kcs_named_file *lists[] = {g->inputs, g->expected, g->actual};
+    const kcs_npy_array *arrays[] = {g->input_arrays, g->expected_arrays, g->actual_arrays};
+    const int counts[] = {g->input_count, g->expected_count, g->actual_count};
+    const char *options[] = {"input", "expected", "actual"};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            kcs_dtype stored = arrays[l][i].dtype;
+            int bf16 = stored == KCS_BF16, fp8 = stored == KCS_FP8_E4M3 || stored == KCS_FP8_E5M2;
+            if (!bf16 && !fp8)
+                continue;
+            const char *held = bf16 ? "uint16 ('<u2')" : "uint8 ('|u1')";
+            const char *ask = bf16 ? "--dtype bf16" : "--dtype fp8_e4m3 or --dtype fp8_e5m2";
+            const char *as = bf16 ? "the bits of bf16 values (torch: t.view(torch.uint16).numpy())"
+                                  : "the bytes of FP8 values (torch: t.view(torch.uint8).numpy())";
+            if (!g->dtype_name)
+                return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads as %s only when asked: give %s",
+                                options[l], lists[l][i].name, lists[l][i].file, held, as, ask);
+            if (!kcs_npy_dtype_matches(stored, g->c.dtype))
+                return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads only as %s (%s), but --dtype "
+                                "is %s", options[l], lists[l][i].name, lists[l][i].file, held, as, ask,
+                                g->dtype_name);
+        }
     return KCS_OK;
 }
 
@@ -397,7 +499,7 @@ kcs_status kcs_given_prepare(kcs_given *g, kcs_prepared_case *p, kcs_error *err)
     const kcs_op *op;
     memset(p, 0, sizeof *p);
     if (check_op_and_inputs(g, &op, err) != KCS_OK || read_given(g, err) != KCS_OK ||
-        choose_dtype(g, op, err) != KCS_OK)
+        choose_dtype(g, op, err) != KCS_OK || check_bit_arrays(g, err) != KCS_OK)
         return KCS_ERROR;
     kcs_case *c = &g->c;
     for (int i = 0; i < g->input_count; i++) {

@@ -198,13 +198,22 @@ static void run_on_device(const run_context *context, case_in_progress *now, con
         run_unit(context, now, device, kernel);
     }
     if (!kernels_found) {
-        char reason[256];
-        if (context->o->kernel_pattern)
-            snprintf(reason, sizeof reason, "no kernel of %s for %s %s matches --kernel %s", device->backend->name,
-                     c->op, kcs_dtype_name(c->dtype), context->o->kernel_pattern);
-        else
-            snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
-                 kcs_dtype_name(c->dtype));
+        char reason[1024];
+        if (context->o->kernel_pattern) {
+            snprintf(reason, sizeof reason, "no kernel of %s for %s %s matches --kernel %s (its kernels:",
+                     device->backend->name, c->op, kcs_dtype_name(c->dtype), context->o->kernel_pattern);
+            for (size_t k = 0; k < kcs_backend_kernel_count(device->backend); k++) {
+                const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
+                size_t length = strlen(reason);
+                if (strcmp(kernel->op, c->op) == 0 && kernel->dtype == c->dtype)
+                    snprintf(reason + length, sizeof reason - length, " %s", kernel->variant);
+            }
+            size_t length = strlen(reason);
+            snprintf(reason + length, sizeof reason - length, "%s)",
+                     reason[length - 1] == ':' ? " none" : "");
+        } else
+                snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
+                     kcs_dtype_name(c->dtype));
         record_skip(context, now->p, device->backend, device, reason);
     }
 }
@@ -429,8 +438,41 @@ static kcs_status write_results(const kcs_runner_options *o, const kcs_results *
     return KCS_OK;
 }
 
+/* Prints the problems of the case files (a case that could not be read is
+ * no case, and may be the one that was wanted): those of blocks named
+ * pattern (NULL: every one). */
+static void print_file_problems(const kcs_case_list *cases, const char *pattern)
+{
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        const kcs_case_problem *problem = &cases->problems[i];
+        kcs_case named = {{0}};
+        snprintf(named.name, sizeof named.name, "%s", problem->case_name);
+        if (pattern && (!problem->case_name[0] || !kcs_case_matches(&named, pattern)))
+            continue;
+        if (problem->line > 0)
+            fprintf(stderr, "    %s:%d: %s%s%s\n", problem->file, problem->line,
+                    problem->case_name[0] ? problem->case_name : "", problem->case_name[0] ? ": " : "",
+                    problem->message);
+        else
+            fprintf(stderr, "    %s: %s\n", problem->file, problem->message);
+    }
+}
+
+/* How many problems print_file_problems would print for pattern. */
+static size_t file_problems_named(const kcs_case_list *cases, const char *pattern)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        kcs_case named = {{0}};
+        snprintf(named.name, sizeof named.name, "%s", cases->problems[i].case_name);
+        count += !pattern || (cases->problems[i].case_name[0] && kcs_case_matches(&named, pattern));
+    }
+    return count;
+}
+
 /* Fails (usage) when a pattern matches no case: a mistyped pattern, or a
- * misspelt command taken for one, would otherwise run nothing and pass. */
+ * misspelt command taken for one, would otherwise run nothing and pass.
+ * Where a case file's problem explains it, the problem is printed too. */
 static int patterns_match(const kcs_runner_options *o, const kcs_case_list *cases)
 {
     int all_match = 1;
@@ -439,15 +481,24 @@ static int patterns_match(const kcs_runner_options *o, const kcs_case_list *case
         for (size_t c = 0; c < cases->count && !matched; c++)
             matched += kcs_case_matches(&cases->cases[c], o->patterns[i]) != 0;
         if (matched == 0) {
-            fprintf(stderr, "kcs: no case in %s matches '%s'%s\n", o->cases_dir, o->patterns[i],
+            size_t unreadable = file_problems_named(cases, o->patterns[i]);
+            fprintf(stderr, "kcs: no case in %s matches '%s'%s%s\n", o->cases_dir, o->patterns[i],
                     i == 0 && strcmp(o->command, "run") == 0 && !strchr(o->patterns[i], '/')
                         ? " (and it is no command: run, list, devices, golden, apply, check; see kcs --help)"
-                        : "");
+                        : "",
+                    unreadable ? ": a case of that name could not be read:" : "");
+            print_file_problems(cases, o->patterns[i]);
             all_match = 0;
         }
     }
     if (cases->count == 0 && o->pattern_count == 0) {
-        fprintf(stderr, "kcs: no cases in %s\n", o->cases_dir);
+        if (cases->problem_count) {
+            fprintf(stderr, "kcs: no cases in %s: its case files have %zu problem%s:\n", o->cases_dir,
+                    cases->problem_count, cases->problem_count == 1 ? "" : "s");
+            print_file_problems(cases, NULL);
+        } else {
+            fprintf(stderr, "kcs: no cases in %s (no .md file there holds a kcs-case block)\n", o->cases_dir);
+        }
         all_match = 0;
     }
     return all_match;
@@ -460,8 +511,10 @@ static int checked_something(const kcs_runner_options *o, const kcs_results *res
 {
     int fine = 1;
     if (kcs_results_checked(results, NULL) == 0) {
-        fprintf(stderr, "kcs: nothing was checked: no result failed or passed comparing an output element (every "
-                        "one was skipped, an error, or a pass of outputs with no element: see above)\n");
+        /* the reasons themselves, since --quiet hides skips */
+        fprintf(stderr, "kcs: nothing was checked: no result failed or passed comparing an output element; the "
+                        "results were:\n");
+        kcs_results_print_reasons(results, stderr, 10);
         fine = 0;
     }
     char names[sizeof o->backends];

@@ -202,6 +202,29 @@ $python -c "import numpy as np; np.save('y64.npy', np.load('softmax/y.npy').asty
 expect_refused "actual y: y64.npy holds f64 of shape (9, 33), but softmax with these sizes writes f32" softmax \
     --input x=softmax/x.npy --actual y=y64.npy
 expect_refused "give the op's inputs" softmax --actual y=softmax/y.npy
+# A 3-D input to a 2-D op says so, rather than asking for a size.
+$python -c "
+import numpy as np
+np.save('x3d.npy', np.zeros((2, 3, 4), np.float32))
+np.save('object.npy', np.array([1, 'a'], dtype=object), allow_pickle=True)
+np.save('bits16.npy', np.arange(7, dtype=np.uint16)); np.save('bits8.npy', np.arange(7, dtype=np.uint8))
+np.save('bits16_out.npy', np.arange(7, dtype=np.uint16))"
+expect_refused "input x: x3d.npy has 3 dimensions, shape (2, 3, 4), but softmax's x has 2, (rows, cols)" softmax \
+    --input x=x3d.npy --actual y=x3d.npy
+expect_refused "'<u2' (the bits of bf16 values) and '|u1' (the bytes of fp8_e4m3 or fp8_e5m2 values)" relu \
+    --input x=object.npy --actual out=object.npy
+# uint16 and uint8 are bf16 and FP8 bits only when --dtype asks for them.
+expect_refused "--input x=bits16.npy holds uint16 ('<u2'), which kcs reads as the bits of bf16 values" relu \
+    --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "only when asked: give --dtype bf16" relu --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "give --dtype fp8_e4m3 or --dtype fp8_e5m2" gemm --input a=bits8.npy --input b=bits8.npy \
+    --input c=bits8.npy --actual c_out=bits8.npy
+expect_refused "but --dtype is f32" relu --dtype f32 --input x=x3d.npy --actual out=bits16_out.npy
+expect_refused "size n=-1 is negative" relu --size n=-1 --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "unknown dtype 'f128' (known: f16, bf16, f32, f64, i32, i64, fp8_e4m3, fp8_e5m2)" relu --dtype f128 \
+    --input x=bits16.npy --actual out=bits16_out.npy
+"$kcs" check relu --dtype bf16 --input x=bits16.npy --actual out=bits16_out.npy > bits.log 2>&1 ||
+    { cat bits.log; echo "FAIL: uint16 with --dtype bf16 was not read as bf16 bits"; fails=$((fails + 1)); }
 
 # Exact expected values (docs/take-away.md): the exact float64 product of two float32 arrays is
 # rounded to float32 (saying so), as mul's bound is measured from the correctly rounded product,
