@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -544,24 +545,86 @@ static int expectations_used(const kcs_runner_options *o, const kcs_results *res
     return unused == 0 || !o->strict_expectations;
 }
 
+/* path as the absolute name of the file it would be: its folder resolved
+ * (symlinks and all) and its own name; "" when its folder does not resolve. */
+static void file_identity(const char *path, char *identity, size_t size)
+{
+    char folder[4096], *slash;
+    snprintf(folder, sizeof folder, "%s", path);
+    slash = strrchr(folder, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash == folder)
+        snprintf(folder, sizeof folder, "/");
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(folder, sizeof folder, ".");
+    char *resolved = realpath(folder, NULL);
+    identity[0] = '\0';
+    if (resolved)
+        snprintf(identity, size, "%s/%s", strcmp(resolved, "/") == 0 ? "" : resolved, name);
+    free(resolved);
+}
+
+/* Whether identity (file_identity) lies in folder or below it. */
+static int inside(const char *identity, const char *folder)
+{
+    char *resolved = realpath(folder, NULL);
+    int within = 0;
+    if (resolved) {
+        size_t length = strlen(resolved);
+        within = strncmp(identity, resolved, length) == 0 && (identity[length] == '/' || length == 1);
+    }
+    free(resolved);
+    return within;
+}
+
 /* Whether path can be written, tried before a run that may take hours
- * rather than found out after it (the file is written in full at the end). */
-static int writable(const char *what, const char *path)
+ * rather than found out after it (the file is written in full at the end).
+ * Creates nothing, so that a refusal of a later file leaves no empty earlier
+ * one behind; refuses a folder, a file in the case or golden folders, and a
+ * path that another of the run's files already takes (other: NULL or that
+ * file's path). */
+static int writable(const kcs_runner_options *o, const char *what, const char *path, const char *other)
 {
     if (!path)
         return 1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "kcs: cannot write the %s file %s: %s\n", what, path, strerror(errno));
+    struct stat st;
+    char identity[8192], folder[4096];
+    const char *problem = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        problem = "it is a folder";
+    else if (stat(path, &st) == 0 && access(path, W_OK) != 0)
+        problem = strerror(errno);
+    file_identity(path, identity, sizeof identity);
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash && slash != folder)
+        *slash = '\0';
+    else
+        snprintf(folder, sizeof folder, "%s", slash ? "/" : ".");
+    if (!problem && stat(path, &st) != 0 && access(folder, W_OK) != 0)
+        problem = errno == ENOENT ? "its folder does not exist" : strerror(errno);
+    if (!problem && identity[0] && inside(identity, o->golden_dir))
+        problem = "it is in the golden folder (--golden), which only kcs golden writes";
+    if (!problem && identity[0] && inside(identity, o->cases_dir))
+        problem = "it is in the case folder (--cases)";
+    char other_identity[8192] = "";
+    if (other)
+        file_identity(other, other_identity, sizeof other_identity);
+    if (!problem && identity[0] && strcmp(identity, other_identity) == 0)
+        problem = "the results file is that file too";
+    if (problem) {
+        fprintf(stderr, "kcs: cannot write the %s file %s: %s\n", what, path, problem);
         return 0;
     }
-    close(fd);
     return 1;
 }
 
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
 {
-    if (!patterns_match(o, cases) || !writable("results", o->results_path) || !writable("JUnit", o->junit_path))
+    if (!patterns_match(o, cases) || !writable(o, "results", o->results_path, NULL) ||
+        !writable(o, "JUnit", o->junit_path, o->results_path))
         return KCS_EXIT_USAGE;
     run_started = now_seconds();
     kcs_results *results = kcs_results_create();
