@@ -418,6 +418,8 @@ kcs_status kcs_parse_case_text(const char *text, const char *file, kcs_case_list
     block b;
     int in_block = 0, line_number = 0;
     const char *cursor = text;
+    if (strncmp(cursor, "\xef\xbb\xbf", 3) == 0)
+        cursor += 3; /* a UTF-8 byte order mark, as some editors write: not part of the first line */
     while (*cursor) {
         const char *end = strchr(cursor, '\n');
         size_t length = end ? (size_t)(end - cursor) : strlen(cursor);

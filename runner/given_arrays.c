@@ -97,8 +97,9 @@ static int take_named_file(kcs_given *g, const char *option, char *text, kcs_nam
                            int capacity)
 {
     char *name, *value;
-    if (!split_pair(text, &name, &value) || *count == capacity) {
-        fprintf(stderr, "kcs %s: --%s needs NAME=FILE.npy\n", g->command, option);
+    if (!split_pair(text, &name, &value) || !value[0] || *count == capacity) {
+        fprintf(stderr, "kcs %s: --%s needs NAME=FILE.npy%s\n", g->command, option,
+                *count == capacity ? " (and no more of them than the op has)" : "");
         return KCS_EXIT_USAGE;
     }
     for (int i = 0; i < *count; i++)
@@ -764,6 +765,13 @@ kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case 
                                     kcs_error *err)
 {
     char path[4200];
+    const char *folders[] = {output_dir, g->errors_dir}, *options[] = {"--output-dir", "--errors"};
+    for (int f = 0; f < 2; f++) {
+        struct stat folder;
+        if (folders[f] && stat(folders[f], &folder) == 0 && !S_ISDIR(folder.st_mode))
+            return kcs_fail(err, KCS_ERROR, "%s %s is a file, not a folder: nothing was written", options[f],
+                            folders[f]);
+    }
     for (int o = 0; o < p->layout.output_count; o++) {
         const char *name = p->layout.outputs[o].name;
         if (output_dir) {

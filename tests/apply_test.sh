@@ -89,7 +89,7 @@ expect_refused() {
     shift
     "$kcs" apply "$@" > refused.log 2>&1
     status=$?
-    if [ $status -ne 2 ] || ! grep -q "$words" refused.log; then
+    if [ $status -ne 2 ] || ! grep -q -- "$words" refused.log; then
         cat refused.log
         fail "expected exit 2 and '$words' for: $*"
     else
@@ -157,6 +157,12 @@ cp relu/out.npy relu/error.out.npy
 [ $? -eq 2 ] && grep -q "is the file given as --actual out=relu/error.out.npy" relu.log ||
     { cat relu.log; fail "kcs check --errors --overwrite wrote over the file it checks"; }
 cmp -s relu/error.out.npy relu.first || fail "kcs check changed the file it checks"
+# A folder option naming a file is refused before the kernel runs; an empty file name is no file.
+expect_refused "--output-dir out.kept is a file, not a folder" relu --input x=out.npy --output-dir out.kept
+grep -q "^ran " refused.log && fail "the kernel ran before --output-dir was found to be a file"
+expect_refused "--errors out.kept is a file, not a folder" relu --input x=out.npy --expected out=relu_expected.npy \
+    --errors out.kept --output-dir relu-3
+expect_refused "--input needs NAME=FILE.npy" relu --input x=
 
 if [ $failures -ne 0 ]; then
     echo "$failures failed"

@@ -202,6 +202,10 @@ grep -q "not a whole number" run.log && fail "a whole size that is too large was
 [ $? -eq 2 ] || fail "a pattern naming only an unreadable case: not exit 2"
 expect_in "kcs: no case in beside matches 'huge/f64-x': a case of that name could not be read:"
 expect_in "beside/huge.md:5: huge/f64-x: size n=100000000000000000000 is 1e+20, too large"
+mkdir bom
+printf '\357\273\277' > bom/sumsq.md && one_case 7 >> bom/sumsq.md  # a UTF-8 byte order mark first
+"$kcs" run --cases bom --backend reference --no-save --results bom.json > run.log 2>&1 ||
+    fail "a case file that begins with a byte order mark was not read"
 mkdir nothing
 "$kcs" run --cases nothing --no-save --results nothing.json > run.log 2>&1
 expect_in "kcs: no cases in nothing (no .md file there holds a kcs-case block)"
