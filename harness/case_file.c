@@ -78,6 +78,24 @@ static int is_name(const char *text)
 }
 
 /* Parses a number: decimal, scientific, inf, nan, or 10^k. */
+static int parse_number(const char *text, double *value);
+
+int kcs_parse_size(const char *name, const char *text, double *size, char *why, size_t why_size)
+{
+    if (!parse_number(text, size) || isnan(*size))
+        snprintf(why, why_size, "size %s=%s is not a number (a whole number >= 0: digits, 1e6 or 10^6)", name, text);
+    else if (*size < 0)
+        snprintf(why, why_size, "size %s=%s is negative: a size is a whole number >= 0", name, text);
+    else if (*size > 0x1.0p53)
+        snprintf(why, why_size, "size %s=%s is %.6g, too large: a size is at most 2^53 = 9007199254740992", name,
+                 text, *size);
+    else if (*size != floor(*size))
+        snprintf(why, why_size, "size %s=%s is not a whole number", name, text);
+    else
+        return 1;
+    return 0;
+}
+
 static int parse_number(const char *text, double *value)
 {
     if (strncmp(text, "10^", 3) == 0) {
@@ -252,7 +270,7 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
     case KEY_DTYPE:
         c->dtype = kcs_dtype_from_name(value);
         if (c->dtype == KCS_DTYPE_NONE) {
-            snprintf(why, why_size, "unknown dtype '%s' (known: f16, f32, f64, i32, i64)", value);
+            snprintf(why, why_size, "unknown dtype '%s' (known: %s)", value, kcs_dtype_names());
             return 0;
         }
         return 1;
@@ -263,9 +281,7 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
             return 0;
         for (int i = 0; i < count; i++) {
             double size;
-            if (!parse_number(values[i], &size) || size < 0 || size != floor(size) ||
-                size > 0x1.0p53) {
-                snprintf(why, why_size, "size %s=%s is not a whole number >= 0", names[i], values[i]);
+            if (!kcs_parse_size(names[i], values[i], &size, why, why_size)) {
                 return 0;
             }
             snprintf(c->sizes[i].name, sizeof c->sizes[i].name, "%s", names[i]);
@@ -402,6 +418,8 @@ kcs_status kcs_parse_case_text(const char *text, const char *file, kcs_case_list
     block b;
     int in_block = 0, line_number = 0;
     const char *cursor = text;
+    if (strncmp(cursor, "\xef\xbb\xbf", 3) == 0)
+        cursor += 3; /* a UTF-8 byte order mark, as some editors write: not part of the first line */
     while (*cursor) {
         const char *end = strchr(cursor, '\n');
         size_t length = end ? (size_t)(end - cursor) : strlen(cursor);

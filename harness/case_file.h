@@ -111,6 +111,11 @@ kcs_status kcs_parse_case_directory(const char *directory, kcs_case_list *list, 
 /* Frees the lists. */
 void kcs_case_list_free(kcs_case_list *list);
 
+/* Reads text, the value of size name, as a size (digits, 1e6 or 10^6):
+ * returns 1 with *size set, or 0 with why saying what is wrong (not a
+ * number, negative, too large, not whole). */
+int kcs_parse_size(const char *name, const char *text, double *size, char *why, size_t why_size);
+
 /* The size called name; fallback when the case does not give it. */
 double kcs_case_size(const kcs_case *c, const char *name, double fallback);
 

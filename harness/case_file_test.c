@@ -160,8 +160,14 @@ static void every_malformed_block_is_reported(void **state)
     expect_block_problem("```kcs-case yaml\ncase: a\n```\n", 1, "text after");
     expect_block_problem("```kcs-case\ncase: a\ndtype: f128\n```\n", 3, "unknown dtype 'f128'");
     expect_block_problem("```kcs-case\ncase: a b\n```\n", 2, "case name");
-    expect_block_problem("```kcs-case\ncase: a\nsizes: n=-3\n```\n", 3, "whole number");
-    expect_block_problem("```kcs-case\ncase: a\nsizes: n=2.5\n```\n", 3, "whole number");
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=-3\n```\n", 3, "size n=-3 is negative");
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=2.5\n```\n", 3, "size n=2.5 is not a whole number");
+    /* whole, only too large: said so, not "not a whole number" */
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=10^20\n```\n", 3, "n=10^20 is 1e+20, too large");
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=1e16\n```\n", 3, "too large: a size is at most 2^53");
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=ten\n```\n", 3, "size n=ten is not a number");
+    expect_block_problem("```kcs-case\ncase: a\nsizes: n=nan\n```\n", 3, "size n=nan is not a number");
+    expect_block_problem("```kcs-case\ncase: a\ndtype: f8\n```\n", 3, "(known: f16, bf16, f32, f64, i32, i64, fp8_e4m3");
     expect_block_problem("```kcs-case\ncase: a\nexpect: magic\n```\n", 3, "expect must be");
     expect_block_problem("```kcs-case\ncase: a\nexpect: oracle sample=0\n```\n", 3, "sample");
     expect_block_problem("```kcs-case\ncase: a\nexpect: oracle every=2\n```\n", 3, "sample=N");

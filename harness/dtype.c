@@ -6,6 +6,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -31,6 +32,17 @@ kcs_dtype kcs_dtype_from_name(const char *name)
         if (strcmp(dtypes[i].name, name) == 0)
             return dtypes[i].dtype;
     return KCS_DTYPE_NONE;
+}
+
+const char *kcs_dtype_names(void)
+{
+    static char names[128];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+            size_t length = strlen(names);
+            snprintf(names + length, sizeof names - length, "%s%s", i ? ", " : "", dtypes[i].name);
+        }
+    return names;
 }
 
 size_t kcs_dtype_size(kcs_dtype dtype)

@@ -36,6 +36,9 @@ const char *kcs_dtype_name(kcs_dtype dtype);
 /* The dtype called name, or KCS_DTYPE_NONE if there is none. */
 kcs_dtype kcs_dtype_from_name(const char *name);
 
+/* Every dtype's name, comma-separated ("f16, bf16, f32, ..."), for messages. */
+const char *kcs_dtype_names(void);
+
 /* Bytes per element (0 for KCS_DTYPE_NONE). */
 size_t kcs_dtype_size(kcs_dtype dtype);
 

@@ -230,7 +230,9 @@ static kcs_status parse_descr(header_cursor *cursor, kcs_dtype *dtype)
                         "with arr.astype(arr.dtype.newbyteorder('<'))",
                         cursor->name, shown);
     return kcs_fail(cursor->err, KCS_ERROR,
-                    "%s: unsupported descr '%s' (%s): kcs reads only '<f2', '<f4', '<f8', '<i4' and '<i8'",
+                    "%s: unsupported descr '%s' (%s): kcs reads only '<f2' (f16), '<f4' (f32), '<f8' (f64), "
+                    "'<i4' (i32), '<i8' (i64), and, with --dtype asking for them, '<u2' (the bits of bf16 values) "
+                    "and '|u1' (the bytes of fp8_e4m3 or fp8_e5m2 values)",
                     cursor->name, shown, descr_kind(text, length));
 }
 

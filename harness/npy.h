@@ -2,7 +2,8 @@
  *
  * Golden data and the "take a failure away" files are .npy so that anyone can
  * open them with numpy and look. The reader accepts format versions 1.0, 2.0
- * and 3.0 for the five little-endian dtypes kcs knows, in C order, and turns
+ * and 3.0 for the little-endian dtypes kcs knows ('<f2', '<f4', '<f8', '<i4',
+ * '<i8', and '<u2' and '|u1' as the bits of bf16 and FP8 values), in C order, and turns
  * everything else (including damaged or hostile files) into a kcs_error that
  * names the file and the cause: it never crashes and never reads past the end
  * of its input. The writer produces files that np.load reads.

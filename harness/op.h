@@ -97,6 +97,14 @@ typedef struct {
      * the op requires gradual underflow and such a device is held to bounds. */
     kcs_status (*flushing_bounds)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[],
                                   kcs_error *err);
+    /* Optional: whether output's bound is measured from its expected value
+     * rounded to the output's dtype, as the oracle gives it (a correctly
+     * rounded result: add, mul, scale; sigmoid in f16 and bf16), rather than
+     * from a value more precise than the type (the bound then covers the
+     * result's own rounding). Expected values given from elsewhere (`kcs
+     * apply` and `kcs check --expected`) are rounded to the type first where
+     * it answers 1. NULL: 0 for every output. */
+    int (*bound_from_rounded)(const kcs_op_args *args, int output);
     /* Optional: an op-specific comparison (e.g. assign's near-tie rule), in
      * place of kcs_check_outputs (check.h); it fills result the same way. */
     void (*check)(const kcs_op_args *args, void *const inputs[], void *const actual[],

@@ -233,9 +233,19 @@ static double flops(const kcs_op_args *args)
 }
 
 /* What the four descriptors share: all but the name, summary and inputs. */
+/* add and mul are correctly rounded, and sigmoid in f16 and bf16 is the
+ * correctly rounded f32 result's rounding: their bounds are measured from
+ * the value of the type (relu's exact result is one already). */
+static int bound_from_rounded(const kcs_op_args *args, int output)
+{
+    (void)output;
+    function f = function_of(args);
+    return f == ADD || f == MUL || (f == SIGMOID && compute_dtype(args->dtype) != args->dtype);
+}
+
 #define ELEMENTWISE_COMMON                                                                         \
     .sizes = sizes, .params = params, .dtypes = dtypes, .parse_args = parse_args, .layout = layout, \
-    .oracle = oracle, .bounds = bounds, .bytes = bytes, .flops = flops
+    .oracle = oracle, .bounds = bounds, .bound_from_rounded = bound_from_rounded, .bytes = bytes, .flops = flops
 
 const kcs_op kcs_op_add = {
     .name = "add",

@@ -424,9 +424,42 @@ static void count(kcs_result_counts *counts, const char *status, kcs_verdict_kin
         counts->errors++;
 }
 
-/* Adds an entry's JSON (taking the reference) and counts it. */
+/* Whether a string member of two objects is the same (both null or absent counts as the same). */
+static int same_text(json_t *a, json_t *b, const char *key)
+{
+    const char *x = json_string_value(json_object_get(a, key)), *y = json_string_value(json_object_get(b, key));
+    return x && y ? strcmp(x, y) == 0 : x == y;
+}
+
+/* Whether item belongs to no device and the results hold one like it
+ * already: the same named case and backend, no device, no kernel. */
+static int repeats_a_case_result(const kcs_results *results, json_t *item)
+{
+    const char *name = json_string_value(json_object_get(item, "case"));
+    if (!name || !name[0] || json_string_value(json_object_get(item, "device")) ||
+        json_string_value(json_object_get(item, "kernel")))
+        return 0;
+    size_t index;
+    json_t *known;
+    json_array_foreach(results->entries, index, known) {
+        if (!json_string_value(json_object_get(known, "device")) && !json_string_value(json_object_get(known, "kernel")) &&
+            same_text(known, item, "case") && same_text(known, item, "backend"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds an entry's JSON (taking the reference) and counts it. A result that
+ * belongs to no device is kept once per case and backend: each lane of a
+ * run meets the case's own skip or error (a case left out, one that cannot
+ * be prepared, a hang while preparing it), and a file with the same case,
+ * backend, kernel and device twice is one its readers refuse. */
 static void add_item(kcs_results *results, json_t *item, kcs_verdict_kind verdict)
 {
+    if (repeats_a_case_result(results, item)) {
+        json_decref(item);
+        return;
+    }
     const char *status = json_string_value(json_object_get(item, "status"));
     count(&results->counts, status ? status : "error", verdict);
     json_array_append_new(results->entries, item);
@@ -675,10 +708,46 @@ size_t kcs_results_checked(const kcs_results *results, const char *backend)
         const char *from = json_string_value(json_object_get(item, "backend"));
         if (!status || (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0))
             continue;
+        /* a pass that compared no element (an empty output) checked no value */
+        json_t *compared = json_object_get(json_object_get(item, "accuracy"), "checked");
+        if (strcmp(status, "pass") == 0 && json_is_integer(compared) && json_integer_value(compared) == 0)
+            continue;
         if (!backend || (from && strcmp(from, backend) == 0))
             checked++;
     }
     return checked;
+}
+
+void kcs_results_print_reasons(const kcs_results *results, FILE *out, size_t limit)
+{
+    json_t *seen = json_object(); /* "status: message" -> count */
+    size_t index;
+    json_t *item;
+    json_array_foreach(results->entries, index, item) {
+        const char *status = json_string_value(json_object_get(item, "status"));
+        const char *message = json_string_value(json_object_get(item, "message"));
+        json_t *compared = json_object_get(json_object_get(item, "accuracy"), "checked");
+        char key[1200];
+        if (status && strcmp(status, "pass") == 0 && json_is_integer(compared) && json_integer_value(compared) == 0)
+            snprintf(key, sizeof key, "pass: no output element to compare (the case's outputs are empty)");
+        else
+            snprintf(key, sizeof key, "%s: %s", status ? status : "?", message && message[0] ? message : "(no message)");
+        json_object_set_new(seen, key, json_integer(json_integer_value(json_object_get(seen, key)) + 1));
+    }
+    for (size_t printed = 0; json_object_size(seen) > 0; printed++) {
+        const char *most = NULL, *key;
+        json_t *count;
+        json_object_foreach(seen, key, count)
+            if (!most || json_integer_value(count) > json_integer_value(json_object_get(seen, most)))
+                most = key;
+        if (printed == limit) {
+            fprintf(out, "    ... and %zu more kinds of result\n", json_object_size(seen));
+            break;
+        }
+        fprintf(out, "    %lld %s\n", (long long)json_integer_value(json_object_get(seen, most)), most);
+        json_object_del(seen, most);
+    }
+    json_decref(seen);
 }
 
 int kcs_results_used_expectation(const kcs_results *results, const char *file, int line)

@@ -4,6 +4,8 @@
 #ifndef KCS_RESULTS_H
 #define KCS_RESULTS_H
 
+#include <stdio.h>
+
 #include "backend.h"
 #include "expectations.h"
 #include "op.h"
@@ -66,7 +68,9 @@ void kcs_results_add_device(kcs_results *results, const char *id, const char *ba
 
 /* Records one result. With an expectation (entry->verdict.line) its entry
  * gets "expected" (the line, and whether it was met); an unexpected pass
- * is written as a failure saying so. */
+ * is written as a failure saying so. A result that belongs to no device
+ * (device_id and kernel NULL) of a case that has one already with the same
+ * backend is not recorded again (nor counted): every lane meets it. */
 void kcs_results_add(kcs_results *results, const kcs_result_entry *entry);
 
 /* One result as a line of compact JSON, for a worker process to send to
@@ -112,9 +116,16 @@ int kcs_results_compare_devices(kcs_results *results, int quiet, const struct kc
 /* The counts so far. */
 kcs_result_counts kcs_results_counts(const kcs_results *results);
 
-/* Results that checked something (passed or failed, whether expected or
- * not) on backend, or on any backend when backend is NULL. */
+/* Results that checked something (failed, or passed comparing at least one
+ * output element, whether expected or not) on backend, or on any backend
+ * when backend is NULL: a pass of outputs with no element checked no value. */
 size_t kcs_results_checked(const kcs_results *results, const char *backend);
+
+/* Prints, one line each, the distinct outcomes and messages of the results
+ * ("    3 skip: no cuda device: ..."; a pass of outputs with no element
+ * says so), the most frequent first, at most limit lines and a count of the
+ * rest: why a run checked nothing, even under --quiet. */
+void kcs_results_print_reasons(const kcs_results *results, FILE *out, size_t limit);
 
 /* Whether some result was listed by the expectation written at file:line. */
 int kcs_results_used_expectation(const kcs_results *results, const char *file, int line);

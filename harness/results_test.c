@@ -349,6 +349,45 @@ static void a_serialized_result_keeps_its_verdict(void **state)
     kcs_case_list_free(&s.list);
 }
 
+/* A result that belongs to no device (a case left out, or not preparable;
+ * a backend without a device) is met by every lane of a run: it is kept
+ * once per case and backend, and counted once; device results are not. */
+static void a_result_of_no_device_is_kept_once(void **state)
+{
+    (void)state;
+    sumsq_case s;
+    make_case(&s);
+    kcs_run_result skip = {.outcome = KCS_OUTCOME_SKIP}, pass = {.outcome = KCS_OUTCOME_PASS};
+    strcpy(skip.message, "tagged large and --skip-large was given");
+    kcs_result_entry left_out = {.c = &s.list.cases[0], .case_name = "c", .file = "t.md", .line = 1, .run = &skip};
+    kcs_result_entry no_cuda = left_out;
+    no_cuda.backend = "cuda";
+    kcs_result_entry file_problem = {.case_name = "", .file = "t.md", .line = 1, .run = &skip};
+    kcs_results *results = kcs_results_create();
+    kcs_results_add(results, &left_out);
+    kcs_result_entry on_device = entry_of(&s, &pass, "k");
+    kcs_results_add(results, &on_device);
+    char *sent = kcs_result_entry_serialize(&left_out);
+    kcs_error err = {{0}};
+    assert_int_equal(kcs_results_add_serialized(results, sent, &err), KCS_OK); /* from a second lane */
+    kcs_results_add(results, &no_cuda);
+    kcs_results_add(results, &no_cuda);
+    kcs_result_entry other_device = entry_of(&s, &pass, "k");
+    other_device.device_id = "reference:1";
+    kcs_results_add(results, &other_device);
+    kcs_results_add(results, &file_problem); /* problems in files have no case: each is its own */
+    kcs_results_add(results, &file_problem);
+    kcs_result_counts counts = kcs_results_counts(results);
+    assert_int_equal(counts.skipped, 4);
+    assert_int_equal(counts.passed, 2);
+    json_t *root = written_json(results);
+    assert_int_equal(json_array_size(json_object_get(root, "results")), 6);
+    json_decref(root);
+    free(sent);
+    kcs_results_free(results);
+    kcs_case_list_free(&s.list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +397,7 @@ int main(void)
         cmocka_unit_test(junit_has_a_testcase_per_result),
         cmocka_unit_test(a_serialized_result_keeps_its_verdict),
         cmocka_unit_test(invalid_utf8_is_replaced_not_dropped),
+        cmocka_unit_test(a_result_of_no_device_is_kept_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

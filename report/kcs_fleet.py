@@ -218,9 +218,14 @@ class Fleet:
                         self.hashed += 1
                     else:
                         self.unhashed += 1
-        self.early_errors = [(m.label, r) for m in self.members for r in m.run.results if r.get("device") is None]
+        # A result of no device is a problem found before any device ran the case (an error) or a
+        # skip of the case itself (tagged large under --skip-large, a backend without a device):
+        # only the first kind fails the fleet, as it fails the run.
+        no_device = [(m.label, r) for m in self.members for r in m.run.results if r.get("device") is None]
+        self.early_errors = [(label, r) for label, r in no_device
+                             if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"]]
         self.cases = sorted({r["case"] for d in self.devices.values() for r in d.results}
-                            | {r["case"] for _, r in self.early_errors})
+                            | {r["case"] for _, r in no_device})
         self.disagreements = self._find_disagreements()
         self.stragglers, self.time_ratio = self._find_stragglers()
         self.unexercised = self._find_unexercised()

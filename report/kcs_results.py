@@ -462,6 +462,9 @@ def load_results(path, label=None):
     except UnicodeDecodeError as error:
         raise ResultsError(f"{path}: not valid JSON: not UTF-8 text ({error.reason} at byte "
                            f"{error.start})") from error
+    if not text.strip():
+        raise ResultsError(f"{path}: empty file{' (only white space)' if text else ''}: not a results file "
+                           "(a run that was stopped before it wrote its results leaves one)")
     check_depth(text, path)
     try:
         data = json.loads(text)

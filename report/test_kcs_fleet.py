@@ -119,6 +119,27 @@ class FleetTest(unittest.TestCase):
         fleet = self.merge([document, failed, document])
         self.assertEqual([(d.id, r["status"]) for d, r in fleet.failures()], [("results-1/cuda:0", "fail")])
 
+    def test_a_case_skipped_before_any_device_does_not_fail_the_fleet(self):
+        """A large case under --skip-large (tools/fleet.sh's medium level) and a backend without a
+        device are skips of no device: not failures. A case that could not be prepared is."""
+        def with_no_device(status, message, backend=None):
+            document = member(A)
+            entry = fx.result("sumsq/f64-n100000000", None, None, status=status, message=message)
+            entry["backend"] = backend
+            document["results"].append(entry)
+            document["summary"] = fx.runner_summary(document["results"])
+            return document
+        skipped = with_no_device("skip", "tagged large and --skip-large was given")
+        no_cuda = with_no_device("skip", "no cuda device: no CUDA-capable device is detected", backend="cuda")
+        fleet = self.merge([skipped, no_cuda, skipped])
+        self.assertEqual(fleet.early_errors, [])
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_OK, fleet.verdict()[1])
+        self.assertIn("sumsq/f64-n100000000", fleet.cases)
+        broken = with_no_device("error", "cases/sumsq.md:40: golden/MANIFEST: not found")
+        fleet = self.merge([skipped, broken])
+        self.assertEqual([(label, r["status"]) for label, r in fleet.early_errors], [("results-1", "error")])
+        self.assertEqual(fleet.verdict(), (kcs_fleet.EXIT_CORRECTNESS, "FLEET FAILED: 1 failed or errors"))
+
     def test_the_page_and_json_name_the_odd_device(self):
         fleet = self.merge([member(A), member(B), member(A)])
         folder = tempfile.mkdtemp()

@@ -301,6 +301,8 @@ class MalformedInputTests(Scratch):
         self.assertIn("missing.json: cannot read", out)
         self.refused({"schema": "x"}, "not a kcs results file")
         self.refused("{not json", "not valid JSON")
+        self.assertNotIn("Expecting value", self.refused("", "bad.json: empty file: not a results file"))
+        self.refused(" \n", "empty file (only white space)")
         path = os.path.join(self.dir, "latin1.json")
         with open(path, "wb") as handle:
             handle.write(b'{"schema": "kcs-results", "x": "\xe9"}')

@@ -39,6 +39,8 @@ static const char apply_usage[] =
     "  --device N           device index of that backend (default: 0)\n"
     "  --kernel VARIANT     kernel variant (default: the backend's first for OP and dtype)\n"
     "  --output-dir DIR     where outputs go (default: kcs-apply)\n"
+    "  --overwrite          replace output (and --errors) files that exist; a file\n"
+    "                       given with --input or --expected is never written over\n"
     "\n"
     "exit status: 0 ran (and passed, if checked), 1 outside the bound, 2 bad input or usage\n";
 
@@ -67,7 +69,8 @@ static const struct option apply_options[] = {
     {"expected", required_argument, 0, KCS_GIVEN_EXPECTED}, {"errors", required_argument, 0, KCS_GIVEN_ERRORS},
     {"backend", required_argument, 0, 'b'},                 {"device", required_argument, 0, 'd'},
     {"kernel", required_argument, 0, 'k'},                  {"output-dir", required_argument, 0, 'o'},
-    {"help", no_argument, 0, 'h'},                          {0, 0, 0, 0}};
+    {"overwrite", no_argument, 0, KCS_GIVEN_OVERWRITE},     {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to the request. */
 static int take_apply_option(int option, char *value, apply_request *r)
@@ -136,9 +139,9 @@ int kcs_command_apply(int argc, char **argv)
     kcs_prepared_case p;
     kcs_error err = {{0}};
     status = KCS_EXIT_USAGE;
-    if (kcs_given_prepare(&r.given, &p, &err) == KCS_OK && take_expected(&r.given, &p, &err) == KCS_OK)
-        status = kcs_apply_prepared(&p, r.backend_name, r.device_index, r.kernel_name, r.output_dir,
-                                    r.given.expected_count > 0, r.given.errors_dir);
+    if (kcs_given_prepare(&r.given, &p, &err) == KCS_OK && take_expected(&r.given, &p, &err) == KCS_OK &&
+        kcs_given_writes_allowed(&r.given, &p, r.output_dir, &err) == KCS_OK)
+        status = kcs_apply_prepared(&r.given, &p, r.backend_name, r.device_index, r.kernel_name, r.output_dir);
     if (status == KCS_EXIT_USAGE && err.message[0])
         fprintf(stderr, "kcs apply: %s\n", err.message);
     kcs_given_free(&r.given);
@@ -203,9 +206,11 @@ static int write_outputs(const kcs_prepared_case *p, const kcs_run_result *resul
     return status;
 }
 
-int kcs_apply_prepared(const kcs_prepared_case *p, const char *backend_name, int device_index,
-                       const char *kernel_name, const char *output_dir, int check, const char *errors_dir)
+int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *p, const char *backend_name, int device_index,
+                       const char *kernel_name, const char *output_dir)
 {
+    int check = g->expected_count > 0;
+    const char *errors_dir = g->errors_dir;
     const kcs_backend *backend;
     const kcs_kernel *kernel;
     kcs_device *device;
@@ -228,7 +233,7 @@ int kcs_apply_prepared(const kcs_prepared_case *p, const char *backend_name, int
            device_index, info.name, kernel->variant);
     if (!check)
         printf("no expected values given: nothing checked\n");
-    else if (!kcs_print_check(p, &result.check, result.message) && status == 0)
+    else if (!kcs_print_check(g, p, &result.check, result.message) && status == 0)
         status = 1;
     if (check && errors_dir) {
         int written = kcs_write_errors(p, result.actual, errors_dir, "apply");

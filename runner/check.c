@@ -38,6 +38,7 @@ static const char check_usage[] =
     "                       an integer output)\n"
     "  --errors DIR         write each output's per-element error and bound as\n"
     "                       DIR/error.<output>.npy and DIR/bound.<output>.npy (float64)\n"
+    "  --overwrite          replace --errors files that exist (never a file given)\n"
     "  --flush-to-zero      the outputs come from f32 arithmetic that flushes subnormals\n"
     "                       (-ftz, an OpenCL device without CL_FP_DENORM): ops that\n"
     "                       allow it (gemm) use their flushing bounds\n"
@@ -55,7 +56,8 @@ static const struct option check_options[] = {
     {"param", required_argument, 0, KCS_GIVEN_PARAM},       {"input", required_argument, 0, KCS_GIVEN_INPUT},
     {"expected", required_argument, 0, KCS_GIVEN_EXPECTED}, {"actual", required_argument, 0, KCS_GIVEN_ACTUAL},
     {"errors", required_argument, 0, KCS_GIVEN_ERRORS},     {"flush-to-zero", no_argument, 0, 'f'},
-    {"help", no_argument, 0, 'h'},                          {0, 0, 0, 0}};
+    {"overwrite", no_argument, 0, KCS_GIVEN_OVERWRITE},     {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 /* Parses `kcs check OP [options]` into r; returns KCS_GIVEN_KEEP_GOING or the exit status. */
 static int parse_check(int argc, char **argv, check_request *r)
@@ -113,7 +115,7 @@ static int check_prepared(const check_request *r, const kcs_prepared_case *p, vo
     printf("checked %s %s (%s) against %s%s\n", p->c->op, kcs_dtype_name(p->c->dtype), sizes,
            p->expected_given ? "the expected values given" : "the oracle",
            r->flushing && p->op->flushing_bounds ? ", with bounds that allow flush to zero" : "");
-    int status = kcs_print_check(p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
+    int status = kcs_print_check(&r->given, p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
     if (r->given.errors_dir) {
         int written = kcs_write_errors(p, actual, r->given.errors_dir, "check");
         status = written != KCS_EXIT_PASSED ? written : status;
@@ -132,7 +134,8 @@ int kcs_command_check(int argc, char **argv)
     void *actual[KCS_MAX_OUTPUTS] = {0};
     status = KCS_EXIT_USAGE;
     if (kcs_given_prepare(&r.given, &p, &err) == KCS_OK && kcs_given_actual(&r.given, &p, actual, &err) == KCS_OK &&
-        kcs_given_expected(&r.given, &p, r.flushing, &err) == KCS_OK)
+        kcs_given_expected(&r.given, &p, r.flushing, &err) == KCS_OK &&
+        kcs_given_writes_allowed(&r.given, &p, NULL, &err) == KCS_OK)
         status = check_prepared(&r, &p, actual);
     else
         fprintf(stderr, "kcs check: %s\n", err.message);

@@ -21,6 +21,10 @@ void kcs_print_device(const kcs_runner_options *o, const kcs_open_device *device
 /* The detail of a pass: the fraction of the bound used and, when timed, the kernel's time and speed. */
 static void print_pass_detail(const kcs_run_result *run, const kcs_speed *speed)
 {
+    if (run->check.checked == 0) {
+        printf(" no output element to compare: only the guards and inputs were checked");
+        return;
+    }
     printf(" %8.2e of bound", run->check.fraction);
     if (!run->timed)
         return;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npy.h"
 #include "runner.h"
@@ -52,7 +53,7 @@ void kcs_given_init(kcs_given *g, const char *command, const char *op)
 static int take_size(kcs_given *g, char *text)
 {
     kcs_case *c = &g->c;
-    char *name, *value, *end;
+    char *name, *value;
     if (!split_pair(text, &name, &value) || c->size_count == KCS_MAX_SIZES) {
         fprintf(stderr, "kcs %s: --size needs NAME=VALUE\n", g->command);
         return KCS_EXIT_USAGE;
@@ -63,10 +64,9 @@ static int take_size(kcs_given *g, char *text)
             return KCS_EXIT_USAGE;
         }
     snprintf(c->sizes[c->size_count].name, sizeof c->sizes[0].name, "%s", name);
-    c->sizes[c->size_count].value = strtod(value, &end);
-    double size = c->sizes[c->size_count].value;
-    if (end == value || *end || !(size >= 0) || size != floor(size) || size > 0x1p53) {
-        fprintf(stderr, "kcs %s: size %s=%s is not a whole number >= 0\n", g->command, name, value);
+    char why[256];
+    if (!kcs_parse_size(name, value, &c->sizes[c->size_count].value, why, sizeof why)) {
+        fprintf(stderr, "kcs %s: --%s\n", g->command, why);
         return KCS_EXIT_USAGE;
     }
     c->size_count++;
@@ -97,8 +97,9 @@ static int take_named_file(kcs_given *g, const char *option, char *text, kcs_nam
                            int capacity)
 {
     char *name, *value;
-    if (!split_pair(text, &name, &value) || *count == capacity) {
-        fprintf(stderr, "kcs %s: --%s needs NAME=FILE.npy\n", g->command, option);
+    if (!split_pair(text, &name, &value) || !value[0] || *count == capacity) {
+        fprintf(stderr, "kcs %s: --%s needs NAME=FILE.npy%s\n", g->command, option,
+                *count == capacity ? " (and no more of them than the op has)" : "");
         return KCS_EXIT_USAGE;
     }
     for (int i = 0; i < *count; i++)
@@ -125,6 +126,7 @@ int kcs_take_given_option(int option, char *value, kcs_given *g)
     case KCS_GIVEN_ACTUAL:
         return take_named_file(g, "actual", value, g->actual, &g->actual_count, KCS_MAX_OUTPUTS);
     case KCS_GIVEN_ERRORS: g->errors_dir = value; return KCS_GIVEN_KEEP_GOING;
+    case KCS_GIVEN_OVERWRITE: g->overwrite = 1; return KCS_GIVEN_KEEP_GOING;
     default: return KCS_EXIT_USAGE;
     }
 }
@@ -288,6 +290,74 @@ static kcs_status learn_all_sizes(const kcs_given *g, const kcs_case *stand_ins,
     return KCS_OK;
 }
 
+/* The dimensions of spec by the sizes they stand for: "(rows, cols)". */
+static void dimension_names(const kcs_case *stand_ins, const kcs_array_spec *spec, char *text, size_t size)
+{
+    snprintf(text, size, "(");
+    for (int d = 0; d < spec->ndim; d++) {
+        const char *name = NULL;
+        for (int s = 0; s < stand_ins->size_count; s++)
+            if ((double)spec->shape[d] == stand_in(s))
+                name = stand_ins->sizes[s].name;
+        size_t length = strlen(text);
+        if (name)
+            snprintf(text + length, size - length, "%s%s", d ? ", " : "", name);
+        else
+            snprintf(text + length, size - length, "%s%zu", d ? ", " : "", spec->shape[d]);
+    }
+    size_t length = strlen(text);
+    snprintf(text + length, size - length, spec->ndim == 1 ? ",)" : ")");
+}
+
+/* A given file beside the op's array it was given for. */
+typedef struct {
+    const kcs_array_spec *spec;
+    const kcs_npy_array *array;
+    const char *option, *file;
+} given_for;
+
+/* Appends to list, at *count, the file of files (one of g's lists, with its
+ * arrays) given for spec, if there is one. */
+static void add_given_for(const kcs_named_file *files, const kcs_npy_array *arrays, int file_count,
+                          const kcs_array_spec *spec, const char *option, given_for *list, int *count)
+{
+    int given = given_index(files, file_count, spec->name);
+    if (given >= 0)
+        list[(*count)++] = (given_for){spec, &arrays[given], option, files[given].file};
+}
+
+/* Where a size is missing because a file that would give it has another
+ * number of dimensions than the op's array: fails naming it. */
+static kcs_status explain_missing_size(const kcs_given *g, const kcs_case *stand_ins, const kcs_layout *layout,
+                                       int s, kcs_error *err)
+{
+    given_for list[KCS_MAX_INPUTS + 2 * KCS_MAX_OUTPUTS];
+    int count = 0;
+    for (int i = 0; i < layout->input_count; i++)
+        add_given_for(g->inputs, g->input_arrays, g->input_count, &layout->inputs[i], "input", list, &count);
+    for (int o = 0; o < layout->output_count; o++) {
+        add_given_for(g->expected, g->expected_arrays, g->expected_count, &layout->outputs[o], "expected", list,
+                      &count);
+        add_given_for(g->actual, g->actual_arrays, g->actual_count, &layout->outputs[o], "actual", list, &count);
+    }
+    for (int a = 0; a < count; a++) {
+        const kcs_array_spec *spec = list[a].spec;
+        const kcs_npy_array *array = list[a].array;
+        int has_size = 0;
+        for (int d = 0; d < spec->ndim; d++)
+            has_size |= (double)spec->shape[d] == stand_in(s);
+        if (!has_size || array->ndim == spec->ndim)
+            continue;
+        char have[64], need[128];
+        format_shape(array->ndim, array->shape, have, sizeof have);
+        dimension_names(stand_ins, spec, need, sizeof need);
+        return kcs_fail(err, KCS_ERROR, "%s %s: %s has %d dimension%s, shape %s, but %s's %s has %d, %s: give a "
+                        "%d-dimensional array", list[a].option, spec->name, list[a].file, array->ndim,
+                        array->ndim == 1 ? "" : "s", have, g->c.op, spec->name, spec->ndim, need, spec->ndim);
+    }
+    return KCS_OK;
+}
+
 /* Fills the case's sizes: those given, checked against the shapes, and the
  * rest from the shapes. */
 static kcs_status complete_sizes(kcs_given *g, const kcs_op *op, kcs_error *err)
@@ -322,9 +392,12 @@ static kcs_status complete_sizes(kcs_given *g, const kcs_op *op, kcs_error *err)
         if (given >= 0 && sources[s].found && (double)sources[s].value != c->sizes[given].value)
             return kcs_fail(err, KCS_ERROR, "--size %s=%.0f, but %s has shape %s, which makes %s=%zu", name,
                             c->sizes[given].value, sources[s].file, sources[s].shape, name, sources[s].value);
-        if (given < 0 && !sources[s].found)
+        if (given < 0 && !sources[s].found) {
+            if (explain_missing_size(g, &stand_ins, &layout, s, err) != KCS_OK)
+                return KCS_ERROR;
             return kcs_fail(err, KCS_ERROR, "%s needs size %s: give --size %s=VALUE (no given array's shape says it)",
                             op->name, name, name);
+        }
         if (given < 0) {
             snprintf(c->sizes[c->size_count].name, sizeof c->sizes[0].name, "%s", name);
             c->sizes[c->size_count++].value = (double)sources[s].value;
@@ -339,10 +412,42 @@ static kcs_status choose_dtype(kcs_given *g, const kcs_op *op, kcs_error *err)
     if (g->dtype_name) {
         g->c.dtype = kcs_dtype_from_name(g->dtype_name);
         if (g->c.dtype == KCS_DTYPE_NONE)
-            return kcs_fail(err, KCS_ERROR, "unknown dtype '%s'", g->dtype_name);
+            return kcs_fail(err, KCS_ERROR, "unknown dtype '%s' (known: %s)", g->dtype_name, kcs_dtype_names());
         return KCS_OK;
     }
     g->c.dtype = g->input_arrays[given_index(g->inputs, g->input_count, op->inputs[0])].dtype;
+    return KCS_OK;
+}
+
+/* numpy has no bf16 or FP8: their values are given as their bits, '<u2'
+ * (uint16) and '|u1' (uint8), which the reader reads as bf16 and FP8. A
+ * uint16 or uint8 array is as likely plain integers, so it is taken as such
+ * bits only when --dtype asks for that type; otherwise it is refused, saying
+ * how to ask. */
+static kcs_status check_bit_arrays(const kcs_given *g, kcs_error *err)
+{
+    const kcs_named_file *lists[] = {g->inputs, g->expected, g->actual};
+    const kcs_npy_array *arrays[] = {g->input_arrays, g->expected_arrays, g->actual_arrays};
+    const int counts[] = {g->input_count, g->expected_count, g->actual_count};
+    const char *options[] = {"input", "expected", "actual"};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            kcs_dtype stored = arrays[l][i].dtype;
+            int bf16 = stored == KCS_BF16, fp8 = stored == KCS_FP8_E4M3 || stored == KCS_FP8_E5M2;
+            if (!bf16 && !fp8)
+                continue;
+            const char *held = bf16 ? "uint16 ('<u2')" : "uint8 ('|u1')";
+            const char *ask = bf16 ? "--dtype bf16" : "--dtype fp8_e4m3 or --dtype fp8_e5m2";
+            const char *as = bf16 ? "the bits of bf16 values (torch: t.view(torch.uint16).numpy())"
+                                  : "the bytes of FP8 values (torch: t.view(torch.uint8).numpy())";
+            if (!g->dtype_name)
+                return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads as %s only when asked: give %s",
+                                options[l], lists[l][i].name, lists[l][i].file, held, as, ask);
+            if (!kcs_npy_dtype_matches(stored, g->c.dtype))
+                return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads only as %s (%s), but --dtype "
+                                "is %s", options[l], lists[l][i].name, lists[l][i].file, held, as, ask,
+                                g->dtype_name);
+        }
     return KCS_OK;
 }
 
@@ -395,7 +500,7 @@ kcs_status kcs_given_prepare(kcs_given *g, kcs_prepared_case *p, kcs_error *err)
     const kcs_op *op;
     memset(p, 0, sizeof *p);
     if (check_op_and_inputs(g, &op, err) != KCS_OK || read_given(g, err) != KCS_OK ||
-        choose_dtype(g, op, err) != KCS_OK)
+        choose_dtype(g, op, err) != KCS_OK || check_bit_arrays(g, err) != KCS_OK)
         return KCS_ERROR;
     kcs_case *c = &g->c;
     for (int i = 0; i < g->input_count; i++) {
@@ -431,10 +536,24 @@ static kcs_status take_expected_output(const kcs_given *g, kcs_prepared_case *p,
         return kcs_fail(err, KCS_ERROR, "expected %s: %s holds %s of shape %s; it must be %s of shape %s",
                         spec->name, g->expected[given].file, kcs_dtype_name(e->dtype), have,
                         integer_output(spec) ? "int32, int64 or floating point" : "floating point", need);
-    size_t count = p->sizes.outputs[o].elements;
-    for (size_t k = 0; k < count; k++)
-        p->expected[o].values[k] = kcs_load_element(e->data, e->dtype, k);
+    size_t count = p->sizes.outputs[o].elements, rounded = 0;
+    int to_type = p->op->bound_from_rounded && p->op->bound_from_rounded(&p->args, o) && !integer_output(spec);
+    for (size_t k = 0; k < count; k++) {
+        double value = kcs_load_element(e->data, e->dtype, k);
+        if (to_type) {
+            unsigned char element[8];
+            kcs_store_element(element, spec->dtype, 0, value);
+            double in_type = kcs_load_element(element, spec->dtype, 0);
+            rounded += in_type != value && !(isnan(in_type) && isnan(value));
+            value = in_type;
+        }
+        p->expected[o].values[k] = value;
+    }
     p->expected[o].count = count;
+    if (rounded)
+        printf("expected %s: %zu of the %zu values in %s are not %s values: rounded to %s (to nearest even), "
+               "since %s's bound is measured from the result rounded to its type\n", spec->name, rounded, count,
+               g->expected[given].file, kcs_dtype_name(spec->dtype), kcs_dtype_name(spec->dtype), g->c.op);
     return KCS_OK;
 }
 
@@ -559,8 +678,54 @@ int kcs_write_errors(const kcs_prepared_case *p, void *const actual[], const cha
     return KCS_EXIT_PASSED;
 }
 
-int kcs_print_check(const kcs_prepared_case *p, const kcs_check_result *r, const char *message)
+/* Appends ", NAME=FILE (shape)" to text for each of the given files that holds no element. */
+static void append_empty_files(const kcs_named_file *files, const kcs_npy_array *arrays, int count, char *text,
+                               size_t size)
 {
+    for (int i = 0; i < count; i++) {
+        size_t elements = 1;
+        for (int d = 0; d < arrays[i].ndim; d++)
+            elements *= arrays[i].shape[d];
+        if (elements)
+            continue;
+        char shape[64];
+        format_shape(arrays[i].ndim, arrays[i].shape, shape, sizeof shape);
+        size_t length = strlen(text);
+        snprintf(text + length, size - length, "%s%s=%s %s", length ? ", " : "", files[i].name, files[i].file, shape);
+    }
+}
+
+/* Why a check compared nothing: every output's shape, the sizes, and the given files that are empty. */
+static void describe_nothing_compared(const kcs_given *g, const kcs_prepared_case *p, char *text, size_t size)
+{
+    char outputs[512] = "", sizes[256] = "", files[1024] = "";
+    for (int o = 0; o < p->layout.output_count; o++) {
+        char shape[64];
+        format_shape(p->layout.outputs[o].ndim, p->layout.outputs[o].shape, shape, sizeof shape);
+        size_t length = strlen(outputs);
+        snprintf(outputs + length, sizeof outputs - length, "%s%s has shape %s", o ? ", " : "",
+                 p->layout.outputs[o].name, shape);
+    }
+    for (int s = 0; s < p->c->size_count; s++) {
+        size_t length = strlen(sizes);
+        snprintf(sizes + length, sizeof sizes - length, "%s%s=%.0f", s ? " " : "", p->c->sizes[s].name,
+                 p->c->sizes[s].value);
+    }
+    append_empty_files(g->inputs, g->input_arrays, g->input_count, files, sizeof files);
+    append_empty_files(g->expected, g->expected_arrays, g->expected_count, files, sizeof files);
+    append_empty_files(g->actual, g->actual_arrays, g->actual_count, files, sizeof files);
+    snprintf(text, size, "nothing was compared: %s with %s has no output element (%s)%s%s; a check of nothing is "
+             "no pass", p->c->op, sizes, outputs, files[0] ? "; the files with no element: " : "", files);
+}
+
+int kcs_print_check(const kcs_given *g, const kcs_prepared_case *p, const kcs_check_result *r, const char *message)
+{
+    if (r->checked == 0 && r->passed) {
+        char why[2048];
+        describe_nothing_compared(g, p, why, sizeof why);
+        printf("FAIL: 0 elements checked: %s\n", why);
+        return 0;
+    }
     if (r->worst_output >= 0)
         printf("worst element: %s[%zu] expected %.17g, got %.17g, error %.3g, bound %.3g\n",
                p->layout.outputs[r->worst_output].name, r->worst_index, r->worst_expected, r->worst_actual,
@@ -568,6 +733,62 @@ int kcs_print_check(const kcs_prepared_case *p, const kcs_check_result *r, const
     printf("%s: %zu elements checked, %.3g of the bound used%s%s\n", r->passed ? "PASS" : "FAIL", r->checked,
            r->fraction, r->passed ? "" : "; ", r->passed ? "" : message);
     return r->passed;
+}
+
+/* Whether path may be written: not a file given on the command line (by any
+ * path to it), and, where it exists, a regular file and --overwrite given. */
+static kcs_status may_write(const kcs_given *g, const char *path, const char *what, kcs_error *err)
+{
+    struct stat target;
+    if (stat(path, &target) != 0)
+        return KCS_OK; /* nothing there (or a folder not made yet): nothing lost */
+    const kcs_named_file *lists[] = {g->inputs, g->expected, g->actual};
+    const int counts[] = {g->input_count, g->expected_count, g->actual_count};
+    const char *options[] = {"input", "expected", "actual"};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            struct stat given;
+            if (stat(lists[l][i].file, &given) == 0 && given.st_dev == target.st_dev && given.st_ino == target.st_ino)
+                return kcs_fail(err, KCS_ERROR, "%s %s is the file given as --%s %s=%s: kcs never writes over a "
+                                "file it was given; choose another folder", what, path, options[l], lists[l][i].name,
+                                lists[l][i].file);
+        }
+    if (!S_ISREG(target.st_mode))
+        return kcs_fail(err, KCS_ERROR, "%s %s exists and is not a regular file", what, path);
+    if (!g->overwrite)
+        return kcs_fail(err, KCS_ERROR, "%s %s exists (an earlier result?): give --overwrite to replace it, or "
+                        "choose another folder", what, path);
+    return KCS_OK;
+}
+
+kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case *p, const char *output_dir,
+                                    kcs_error *err)
+{
+    char path[4200];
+    const char *folders[] = {output_dir, g->errors_dir}, *options[] = {"--output-dir", "--errors"};
+    for (int f = 0; f < 2; f++) {
+        struct stat folder;
+        if (folders[f] && stat(folders[f], &folder) == 0 && !S_ISDIR(folder.st_mode))
+            return kcs_fail(err, KCS_ERROR, "%s %s is a file, not a folder: nothing was written", options[f],
+                            folders[f]);
+    }
+    for (int o = 0; o < p->layout.output_count; o++) {
+        const char *name = p->layout.outputs[o].name;
+        if (output_dir) {
+            snprintf(path, sizeof path, "%s/%s.npy", output_dir, name);
+            if (may_write(g, path, "the output", err) != KCS_OK)
+                return KCS_ERROR;
+        }
+        if (g->errors_dir) {
+            snprintf(path, sizeof path, "%s/error.%s.npy", g->errors_dir, name);
+            if (may_write(g, path, "--errors: the error file", err) != KCS_OK)
+                return KCS_ERROR;
+            snprintf(path, sizeof path, "%s/bound.%s.npy", g->errors_dir, name);
+            if (may_write(g, path, "--errors: the bound file", err) != KCS_OK)
+                return KCS_ERROR;
+        }
+    }
+    return KCS_OK;
 }
 
 void kcs_given_free(kcs_given *g)

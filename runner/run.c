@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,13 +199,22 @@ static void run_on_device(const run_context *context, case_in_progress *now, con
         run_unit(context, now, device, kernel);
     }
     if (!kernels_found) {
-        char reason[256];
-        if (context->o->kernel_pattern)
-            snprintf(reason, sizeof reason, "no kernel of %s for %s %s matches --kernel %s", device->backend->name,
-                     c->op, kcs_dtype_name(c->dtype), context->o->kernel_pattern);
-        else
-            snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
-                 kcs_dtype_name(c->dtype));
+        char reason[1024];
+        if (context->o->kernel_pattern) {
+            snprintf(reason, sizeof reason, "no kernel of %s for %s %s matches --kernel %s (its kernels:",
+                     device->backend->name, c->op, kcs_dtype_name(c->dtype), context->o->kernel_pattern);
+            for (size_t k = 0; k < kcs_backend_kernel_count(device->backend); k++) {
+                const kcs_kernel *kernel = kcs_backend_kernel(device->backend, k);
+                size_t length = strlen(reason);
+                if (strcmp(kernel->op, c->op) == 0 && kernel->dtype == c->dtype)
+                    snprintf(reason + length, sizeof reason - length, " %s", kernel->variant);
+            }
+            size_t length = strlen(reason);
+            snprintf(reason + length, sizeof reason - length, "%s)",
+                     reason[length - 1] == ':' ? " none" : "");
+        } else
+                snprintf(reason, sizeof reason, "%s has no kernel for %s %s", device->backend->name, c->op,
+                     kcs_dtype_name(c->dtype));
         record_skip(context, now->p, device->backend, device, reason);
     }
 }
@@ -258,9 +268,14 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
                                  .run = &unfinished};
     if (!kcs_sink_begin(context->out, case_index, 0, &identity))
         return; /* a worker before this one hung or died preparing this case */
+    /* A skip or error of the case itself belongs to no device: every lane
+     * meets it, and lane 0 alone records it, as it does the backends without
+     * a device (devices.c), so that the results hold it once. */
+    int records_case = !context->out->plan || context->out->lane == 0;
     const char *left_out = kcs_case_left_out(o, c, NULL);
     if (left_out) {
-        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP, left_out);
+        if (records_case)
+            record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_SKIP, left_out);
         return;
     }
     kcs_prepared_case p;
@@ -268,7 +283,8 @@ static void run_case(const run_context *context, const kcs_case *c, int case_ind
     if (prepare(context, c, &p, &err) != KCS_OK) {
         char message[1200];
         snprintf(message, sizeof message, "%s:%d: case %s: %s", c->file, c->line, c->name, err.message);
-        record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
+        if (records_case)
+            record_case_problem(context->out, o, c, c->name, c->file, c->line, KCS_OUTCOME_ERROR, message);
         kcs_prepared_case_free(&p);
         return;
     }
@@ -423,8 +439,41 @@ static kcs_status write_results(const kcs_runner_options *o, const kcs_results *
     return KCS_OK;
 }
 
+/* Prints the problems of the case files (a case that could not be read is
+ * no case, and may be the one that was wanted): those of blocks named
+ * pattern (NULL: every one). */
+static void print_file_problems(const kcs_case_list *cases, const char *pattern)
+{
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        const kcs_case_problem *problem = &cases->problems[i];
+        kcs_case named = {{0}};
+        snprintf(named.name, sizeof named.name, "%s", problem->case_name);
+        if (pattern && (!problem->case_name[0] || !kcs_case_matches(&named, pattern)))
+            continue;
+        if (problem->line > 0)
+            fprintf(stderr, "    %s:%d: %s%s%s\n", problem->file, problem->line,
+                    problem->case_name[0] ? problem->case_name : "", problem->case_name[0] ? ": " : "",
+                    problem->message);
+        else
+            fprintf(stderr, "    %s: %s\n", problem->file, problem->message);
+    }
+}
+
+/* How many problems print_file_problems would print for pattern. */
+static size_t file_problems_named(const kcs_case_list *cases, const char *pattern)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < cases->problem_count; i++) {
+        kcs_case named = {{0}};
+        snprintf(named.name, sizeof named.name, "%s", cases->problems[i].case_name);
+        count += !pattern || (cases->problems[i].case_name[0] && kcs_case_matches(&named, pattern));
+    }
+    return count;
+}
+
 /* Fails (usage) when a pattern matches no case: a mistyped pattern, or a
- * misspelt command taken for one, would otherwise run nothing and pass. */
+ * misspelt command taken for one, would otherwise run nothing and pass.
+ * Where a case file's problem explains it, the problem is printed too. */
 static int patterns_match(const kcs_runner_options *o, const kcs_case_list *cases)
 {
     int all_match = 1;
@@ -433,15 +482,24 @@ static int patterns_match(const kcs_runner_options *o, const kcs_case_list *case
         for (size_t c = 0; c < cases->count && !matched; c++)
             matched += kcs_case_matches(&cases->cases[c], o->patterns[i]) != 0;
         if (matched == 0) {
-            fprintf(stderr, "kcs: no case in %s matches '%s'%s\n", o->cases_dir, o->patterns[i],
+            size_t unreadable = file_problems_named(cases, o->patterns[i]);
+            fprintf(stderr, "kcs: no case in %s matches '%s'%s%s\n", o->cases_dir, o->patterns[i],
                     i == 0 && strcmp(o->command, "run") == 0 && !strchr(o->patterns[i], '/')
                         ? " (and it is no command: run, list, devices, golden, apply, check; see kcs --help)"
-                        : "");
+                        : "",
+                    unreadable ? ": a case of that name could not be read:" : "");
+            print_file_problems(cases, o->patterns[i]);
             all_match = 0;
         }
     }
     if (cases->count == 0 && o->pattern_count == 0) {
-        fprintf(stderr, "kcs: no cases in %s\n", o->cases_dir);
+        if (cases->problem_count) {
+            fprintf(stderr, "kcs: no cases in %s: its case files have %zu problem%s:\n", o->cases_dir,
+                    cases->problem_count, cases->problem_count == 1 ? "" : "s");
+            print_file_problems(cases, NULL);
+        } else {
+            fprintf(stderr, "kcs: no cases in %s (no .md file there holds a kcs-case block)\n", o->cases_dir);
+        }
         all_match = 0;
     }
     return all_match;
@@ -454,7 +512,10 @@ static int checked_something(const kcs_runner_options *o, const kcs_results *res
 {
     int fine = 1;
     if (kcs_results_checked(results, NULL) == 0) {
-        fprintf(stderr, "kcs: nothing was checked: no result passed or failed (every one was skipped or an error: see above)\n");
+        /* the reasons themselves, since --quiet hides skips */
+        fprintf(stderr, "kcs: nothing was checked: no result failed or passed comparing an output element; the "
+                        "results were:\n");
+        kcs_results_print_reasons(results, stderr, 10);
         fine = 0;
     }
     char names[sizeof o->backends];
@@ -484,24 +545,86 @@ static int expectations_used(const kcs_runner_options *o, const kcs_results *res
     return unused == 0 || !o->strict_expectations;
 }
 
+/* path as the absolute name of the file it would be: its folder resolved
+ * (symlinks and all) and its own name; "" when its folder does not resolve. */
+static void file_identity(const char *path, char *identity, size_t size)
+{
+    char folder[4096], *slash;
+    snprintf(folder, sizeof folder, "%s", path);
+    slash = strrchr(folder, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash == folder)
+        snprintf(folder, sizeof folder, "/");
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(folder, sizeof folder, ".");
+    char *resolved = realpath(folder, NULL);
+    identity[0] = '\0';
+    if (resolved)
+        snprintf(identity, size, "%s/%s", strcmp(resolved, "/") == 0 ? "" : resolved, name);
+    free(resolved);
+}
+
+/* Whether identity (file_identity) lies in folder or below it. */
+static int inside(const char *identity, const char *folder)
+{
+    char *resolved = realpath(folder, NULL);
+    int within = 0;
+    if (resolved) {
+        size_t length = strlen(resolved);
+        within = strncmp(identity, resolved, length) == 0 && (identity[length] == '/' || length == 1);
+    }
+    free(resolved);
+    return within;
+}
+
 /* Whether path can be written, tried before a run that may take hours
- * rather than found out after it (the file is written in full at the end). */
-static int writable(const char *what, const char *path)
+ * rather than found out after it (the file is written in full at the end).
+ * Creates nothing, so that a refusal of a later file leaves no empty earlier
+ * one behind; refuses a folder, a file in the case or golden folders, and a
+ * path that another of the run's files already takes (other: NULL or that
+ * file's path). */
+static int writable(const kcs_runner_options *o, const char *what, const char *path, const char *other)
 {
     if (!path)
         return 1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "kcs: cannot write the %s file %s: %s\n", what, path, strerror(errno));
+    struct stat st;
+    char identity[8192], folder[4096];
+    const char *problem = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        problem = "it is a folder";
+    else if (stat(path, &st) == 0 && access(path, W_OK) != 0)
+        problem = strerror(errno);
+    file_identity(path, identity, sizeof identity);
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash && slash != folder)
+        *slash = '\0';
+    else
+        snprintf(folder, sizeof folder, "%s", slash ? "/" : ".");
+    if (!problem && stat(path, &st) != 0 && access(folder, W_OK) != 0)
+        problem = errno == ENOENT ? "its folder does not exist" : strerror(errno);
+    if (!problem && identity[0] && inside(identity, o->golden_dir))
+        problem = "it is in the golden folder (--golden), which only kcs golden writes";
+    if (!problem && identity[0] && inside(identity, o->cases_dir))
+        problem = "it is in the case folder (--cases)";
+    char other_identity[8192] = "";
+    if (other)
+        file_identity(other, other_identity, sizeof other_identity);
+    if (!problem && identity[0] && strcmp(identity, other_identity) == 0)
+        problem = "the results file is that file too";
+    if (problem) {
+        fprintf(stderr, "kcs: cannot write the %s file %s: %s\n", what, path, problem);
         return 0;
     }
-    close(fd);
     return 1;
 }
 
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
 {
-    if (!patterns_match(o, cases) || !writable("results", o->results_path) || !writable("JUnit", o->junit_path))
+    if (!patterns_match(o, cases) || !writable(o, "results", o->results_path, NULL) ||
+        !writable(o, "JUnit", o->junit_path, o->results_path))
         return KCS_EXIT_USAGE;
     run_started = now_seconds();
     kcs_results *results = kcs_results_create();

@@ -294,13 +294,6 @@ int kcs_command_golden(const kcs_runner_options *o, const kcs_case_list *cases);
 /* `kcs apply OP ...`: argv as main's; returns the exit status. */
 int kcs_command_apply(int argc, char **argv);
 
-/* Runs a prepared case's kernel and writes its outputs to output_dir;
- * checks them when check is set, and then writes each element's error and
- * bound into errors_dir unless it is NULL. Returns 0, 1 (outside the bound)
- * or 2. */
-int kcs_apply_prepared(const kcs_prepared_case *prepared, const char *backend, int device_index,
-                       const char *kernel, const char *output_dir, int check, const char *errors_dir);
-
 /* `kcs check OP ...`: argv as main's; returns the exit status. */
 int kcs_command_check(int argc, char **argv);
 
@@ -323,6 +316,7 @@ typedef struct {
     kcs_named_file actual[KCS_MAX_OUTPUTS]; /* kcs check: the outputs to check */
     int actual_count;
     const char *errors_dir; /* --errors: where each element's error and bound go; NULL: nowhere */
+    int overwrite;          /* --overwrite: files that exist may be replaced (never a given file) */
     kcs_npy_array input_arrays[KCS_MAX_INPUTS]; /* the files read, in the order given */
     kcs_npy_array expected_arrays[KCS_MAX_OUTPUTS];
     kcs_npy_array actual_arrays[KCS_MAX_OUTPUTS];
@@ -337,6 +331,7 @@ enum {
     KCS_GIVEN_EXPECTED = 'e', /* --expected NAME=FILE.npy */
     KCS_GIVEN_ACTUAL = 'a',   /* --actual NAME=FILE.npy (check) */
     KCS_GIVEN_ERRORS = 'E',   /* --errors DIR */
+    KCS_GIVEN_OVERWRITE = 'O', /* --overwrite */
 };
 
 /* Parsing goes on (kcs_take_given_option's answer when the option was taken). */
@@ -373,8 +368,27 @@ int kcs_write_errors(const kcs_prepared_case *prepared, void *const actual[], co
                      const char *command);
 
 /* Prints the worst element and the verdict (PASS or FAIL and the
- * diagnosis); returns whether it passed. */
-int kcs_print_check(const kcs_prepared_case *prepared, const kcs_check_result *check, const char *message);
+ * diagnosis); returns whether it passed. A check that compared no element
+ * (every output empty) is no pass: FAIL, naming the outputs' shapes and the
+ * files of g that hold no element. */
+int kcs_print_check(const kcs_given *g, const kcs_prepared_case *prepared, const kcs_check_result *check,
+                    const char *message);
+
+/* Runs a prepared case's kernel and writes its outputs to output_dir;
+ * checks them when g gave expected values, and then writes each element's
+ * error and bound into g's errors_dir when it has one. Returns 0, 1 (outside
+ * the bound, or nothing compared) or 2. */
+int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *prepared, const char *backend,
+                       int device_index, const char *kernel, const char *output_dir);
+
+/* Whether every file the command will write can be written without losing
+ * one: output_dir/<output>.npy for each output (output_dir NULL: none) and,
+ * with --errors, error.<output>.npy and bound.<output>.npy. Never a file
+ * given on the command line (an input, expected values, an output to check:
+ * the same file by any path); a file that exists only with --overwrite; all
+ * of them tried before anything is written. */
+kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case *prepared, const char *output_dir,
+                                    kcs_error *err);
 
 /* Frees the arrays read. */
 void kcs_given_free(kcs_given *g);

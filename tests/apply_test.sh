@@ -89,7 +89,7 @@ expect_refused() {
     shift
     "$kcs" apply "$@" > refused.log 2>&1
     status=$?
-    if [ $status -ne 2 ] || ! grep -q "$words" refused.log; then
+    if [ $status -ne 2 ] || ! grep -q -- "$words" refused.log; then
         cat refused.log
         fail "expected exit 2 and '$words' for: $*"
     else
@@ -116,6 +116,53 @@ expect_refused "not a regular file" sumsq --size n=7 --dtype f64 --input x=fifo.
 expect_refused "not a whole number" sumsq --size n=6.5 --input x=x32.npy
 expect_refused "size n was given twice" sumsq --size n=7 --size n=8 --input x=x32.npy
 expect_refused "input x was given twice" sumsq --size n=7 --input x=x32.npy --input x=x32.npy
+
+# Nothing given is ever written over, and nothing that exists without --overwrite
+# (docs/take-away.md): an input named like the output, reached by a symlink, expected
+# values in the output folder, an earlier result, --errors files; each refused before
+# anything is written, the files unchanged.
+$python -c "
+import numpy as np
+np.save('out.npy', np.arange(-3, 4, dtype=np.float32))
+np.save('relu_expected.npy', np.maximum(np.arange(-3, 4), 0).astype(np.float64))" || fail "numpy"
+cp out.npy out.kept && ln -s out.npy link.npy && mkdir -p kept && cp relu_expected.npy kept/out.npy
+unchanged() { cmp -s out.npy out.kept && cmp -s kept/out.npy relu_expected.npy || fail "a given file changed: $*"; }
+expect_refused "the output ./out.npy is the file given as --input x=out.npy" relu --input x=out.npy --output-dir .
+unchanged "--output-dir . over the input"
+expect_refused "the output ./out.npy is the file given as --input x=out.npy" relu --input x=out.npy --output-dir . \
+    --overwrite
+unchanged "--overwrite over the input"
+expect_refused "is the file given as --input x=link.npy" relu --input x=link.npy --output-dir .
+cp out.npy out.kept.npy
+expect_refused "the output kept/out.npy is the file given as --expected out=kept/out.npy" relu --input x=out.kept.npy \
+    --expected out=kept/out.npy --output-dir kept
+expect_refused "the output kept/out.npy is the file given as --expected out=kept/out.npy" relu --input x=out.kept.npy \
+    --expected out=kept/out.npy --output-dir kept --overwrite
+unchanged "--overwrite over the expected values"
+"$kcs" apply relu --input x=out.npy --expected out=relu_expected.npy --errors relu-errors --output-dir relu \
+    > relu.log 2>&1 || { cat relu.log; fail "relu into a new folder"; }
+cp relu/out.npy relu.first
+expect_refused "the output relu/out.npy exists (an earlier result?): give --overwrite" relu --input x=out.npy \
+    --output-dir relu
+expect_refused "errors: the error file relu-errors/error.out.npy exists (an earlier result?)" relu --input x=out.npy \
+    --expected out=relu_expected.npy --errors relu-errors --output-dir relu-2
+[ ! -e relu-2 ] || fail "a refused apply made its output folder"
+"$kcs" apply relu --input x=out.npy --expected out=relu_expected.npy --errors relu-errors --output-dir relu \
+    --overwrite > relu.log 2>&1 || { cat relu.log; fail "--overwrite did not replace an earlier result"; }
+"$kcs" check relu --input x=out.npy --actual out=relu/out.npy --errors relu-errors > relu.log 2>&1
+[ $? -eq 2 ] && grep -q "errors: the error file relu-errors/error.out.npy exists" relu.log ||
+    { cat relu.log; fail "kcs check --errors wrote over an existing file"; }
+cp relu/out.npy relu/error.out.npy
+"$kcs" check relu --input x=out.npy --actual out=relu/error.out.npy --errors relu --overwrite > relu.log 2>&1
+[ $? -eq 2 ] && grep -q "is the file given as --actual out=relu/error.out.npy" relu.log ||
+    { cat relu.log; fail "kcs check --errors --overwrite wrote over the file it checks"; }
+cmp -s relu/error.out.npy relu.first || fail "kcs check changed the file it checks"
+# A folder option naming a file is refused before the kernel runs; an empty file name is no file.
+expect_refused "--output-dir out.kept is a file, not a folder" relu --input x=out.npy --output-dir out.kept
+grep -q "^ran " refused.log && fail "the kernel ran before --output-dir was found to be a file"
+expect_refused "--errors out.kept is a file, not a folder" relu --input x=out.npy --expected out=relu_expected.npy \
+    --errors out.kept --output-dir relu-3
+expect_refused "--input needs NAME=FILE.npy" relu --input x=
 
 if [ $failures -ne 0 ]; then
     echo "$failures failed"

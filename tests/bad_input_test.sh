@@ -170,6 +170,54 @@ expect_in "fifo.md:0: not a regular file"
     fail "a .npy file was written outside the golden and saved folders: $(find . -name '*.npy' | head -3)"
 [ $failures -eq 0 ] && echo "ok: case files that would escape their folders or hang are named, nothing escapes"
 
+# A case file alone in its folder that cannot be read: the run names the file, the case and
+# the cause rather than only "no cases"; beside a good file, a size too large says so.
+one_case() { printf '```kcs-case\ncase: f64-x\nop: sumsq\ndtype: f64\nsizes: n=%s\ninput x: normal\nexpect: oracle\n```\n' "$1"; }
+expect_alone() { # FOLDER TEXT: kcs run --cases FOLDER exits 2 naming TEXT
+    "$kcs" run --cases "$1" --backend reference --no-save --results alone.json > run.log 2>&1
+    status=$?
+    [ $status -eq 2 ] || fail "--cases $1: exit $status, not 2"
+    grep -qF -- "kcs: no cases in $1: its case files have 1 problem:" run.log || fail "--cases $1: no count of problems"
+    expect_in "$2"
+}
+mkdir negative huge zero fraction text
+one_case -1 > negative/sumsq.md
+one_case 10^20 > huge/sumsq.md
+ln -s /dev/zero zero/sumsq.md
+one_case 6.5 > fraction/sumsq.md
+one_case ten > text/sumsq.md
+expect_alone negative "negative/sumsq.md:5: sumsq/f64-x: size n=-1 is negative: a size is a whole number >= 0"
+expect_alone huge "huge/sumsq.md:5: sumsq/f64-x: size n=10^20 is 1e+20, too large: a size is at most 2^53"
+expect_alone zero "zero/sumsq.md: not a regular file"
+expect_alone fraction "size n=6.5 is not a whole number"
+expect_alone text "size n=ten is not a number"
+mkdir beside
+one_case 100000000000000000000 > beside/huge.md
+one_case 7 > beside/good.md
+"$kcs" run --cases beside --backend reference --no-save --results beside.json > run.log 2>&1
+[ $? -eq 1 ] || fail "a good case beside a huge one: not exit 1"
+expect_in "beside/huge.md:5: size n=100000000000000000000 is 1e+20, too large"
+grep -q "not a whole number" run.log && fail "a whole size that is too large was called not whole"
+"$kcs" run --cases beside --backend reference --no-save --results beside.json huge/f64-x > run.log 2>&1
+[ $? -eq 2 ] || fail "a pattern naming only an unreadable case: not exit 2"
+expect_in "kcs: no case in beside matches 'huge/f64-x': a case of that name could not be read:"
+expect_in "beside/huge.md:5: huge/f64-x: size n=100000000000000000000 is 1e+20, too large"
+mkdir bom
+printf '\357\273\277' > bom/sumsq.md && one_case 7 >> bom/sumsq.md  # a UTF-8 byte order mark first
+"$kcs" run --cases bom --backend reference --no-save --results bom.json > run.log 2>&1 ||
+    fail "a case file that begins with a byte order mark was not read"
+mkdir nothing
+"$kcs" run --cases nothing --no-save --results nothing.json > run.log 2>&1
+expect_in "kcs: no cases in nothing (no .md file there holds a kcs-case block)"
+# A misspelt --kernel under --quiet: the reason is printed, with the kernels there are.
+mkdir good && cp beside/good.md good/
+"$kcs" run --cases good --backend reference --kernel blocked-pairwize --quiet --no-save --results quiet.json \
+    > run.log 2>&1
+[ $? -eq 1 ] || fail "a misspelt --kernel did not fail the run"
+expect_in "1 skip: no kernel of reference for sumsq f64 matches --kernel blocked-pairwize (its kernels: blocked-pairwise"
+grep -q "see above" run.log && fail "--quiet: the run pointed above, where nothing is"
+[ $failures -eq 0 ] && echo "ok: unreadable case files alone in their folder, sizes too large and a misspelt --kernel named"
+
 # A kernel that fails to build: its cases are errors with the build log; the rest run.
 if "$kcs" devices --backend opencl 2>/dev/null | grep -q "^opencl:"; then
     KCS_OPENCL_BUILD_OPTIONS="-DKCS_SUMSQ_GROUP_SIZE=not_a_number" "$kcs" run --backend reference,opencl \

@@ -202,5 +202,85 @@ $python -c "import numpy as np; np.save('y64.npy', np.load('softmax/y.npy').asty
 expect_refused "actual y: y64.npy holds f64 of shape (9, 33), but softmax with these sizes writes f32" softmax \
     --input x=softmax/x.npy --actual y=y64.npy
 expect_refused "give the op's inputs" softmax --actual y=softmax/y.npy
+# A 3-D input to a 2-D op says so, rather than asking for a size.
+$python -c "
+import numpy as np
+np.save('x3d.npy', np.zeros((2, 3, 4), np.float32))
+np.save('object.npy', np.array([1, 'a'], dtype=object), allow_pickle=True)
+np.save('bits16.npy', np.arange(7, dtype=np.uint16)); np.save('bits8.npy', np.arange(7, dtype=np.uint8))
+np.save('bits16_out.npy', np.arange(7, dtype=np.uint16))"
+expect_refused "input x: x3d.npy has 3 dimensions, shape (2, 3, 4), but softmax's x has 2, (rows, cols)" softmax \
+    --input x=x3d.npy --actual y=x3d.npy
+expect_refused "'<u2' (the bits of bf16 values) and '|u1' (the bytes of fp8_e4m3 or fp8_e5m2 values)" relu \
+    --input x=object.npy --actual out=object.npy
+# uint16 and uint8 are bf16 and FP8 bits only when --dtype asks for them.
+expect_refused "--input x=bits16.npy holds uint16 ('<u2'), which kcs reads as the bits of bf16 values" relu \
+    --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "only when asked: give --dtype bf16" relu --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "give --dtype fp8_e4m3 or --dtype fp8_e5m2" gemm --input a=bits8.npy --input b=bits8.npy \
+    --input c=bits8.npy --actual c_out=bits8.npy
+expect_refused "but --dtype is f32" relu --dtype f32 --input x=x3d.npy --actual out=bits16_out.npy
+expect_refused "size n=-1 is negative" relu --size n=-1 --input x=bits16.npy --actual out=bits16_out.npy
+expect_refused "unknown dtype 'f128' (known: f16, bf16, f32, f64, i32, i64, fp8_e4m3, fp8_e5m2)" relu --dtype f128 \
+    --input x=bits16.npy --actual out=bits16_out.npy
+"$kcs" check relu --dtype bf16 --input x=bits16.npy --actual out=bits16_out.npy > bits.log 2>&1 ||
+    { cat bits.log; echo "FAIL: uint16 with --dtype bf16 was not read as bf16 bits"; fails=$((fails + 1)); }
+
+# Exact expected values (docs/take-away.md): the exact float64 product of two float32 arrays is
+# rounded to float32 (saying so), as mul's bound is measured from the correctly rounded product,
+# so NumPy's float32 product passes; one ulp off still fails. sumsq's bound is measured from
+# the exact value: its expected values are taken as they are, with no note.
+$python -c "
+import numpy as np
+rng = np.random.default_rng(4)
+x, y = (rng.standard_normal(1000).astype(np.float32) for _ in range(2))
+np.save('mul_x.npy', x); np.save('mul_y.npy', y)
+exact = x.astype(np.float64) * y.astype(np.float64)
+assert (exact != (x * y).astype(np.float64)).any()
+np.save('mul_exact.npy', exact); np.save('mul_out.npy', x * y)
+off = x * y; off[10] = np.nextafter(off[10], np.float32(np.inf)); np.save('mul_off.npy', off)
+s = np.float32(np.sum(np.square(x.astype(np.longdouble))))
+np.save('sumsq_exact.npy', np.float64(np.sum(np.square(x.astype(np.longdouble))))); np.save('sumsq_s.npy', s)"
+"$kcs" check mul --input x=mul_x.npy --input y=mul_y.npy --actual out=mul_out.npy --expected out=mul_exact.npy \
+    > exact.log 2>&1
+[ $? -eq 0 ] && grep -q "^expected out: [0-9]* of the 1000 values in mul_exact.npy are not f32 values: rounded to f32" \
+    exact.log || { cat exact.log; echo "FAIL: exact expected products failed NumPy's correctly rounded float32 product"; fails=$((fails + 1)); }
+"$kcs" check mul --input x=mul_x.npy --input y=mul_y.npy --actual out=mul_off.npy --expected out=mul_exact.npy \
+    > exact.log 2>&1
+[ $? -eq 1 ] && grep -q "^FAIL.*out\[10\]" exact.log || { cat exact.log; echo "FAIL: a product one ulp off passed"; fails=$((fails + 1)); }
+"$kcs" apply mul --input x=mul_x.npy --input y=mul_y.npy --expected out=mul_exact.npy --output-dir mul_apply > exact.log 2>&1
+[ $? -eq 0 ] && grep -q "rounded to f32" exact.log || { cat exact.log; echo "FAIL: apply with exact expected products"; fails=$((fails + 1)); }
+"$kcs" check sumsq --input x=mul_x.npy --actual s=sumsq_s.npy --expected s=sumsq_exact.npy > exact.log 2>&1
+[ $? -eq 0 ] && ! grep -q "rounded to" exact.log || { cat exact.log; echo "FAIL: sumsq's exact expected value was rounded or failed"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] && echo "ok: exact expected values are rounded to the type where the bound is measured from it, and only there"
+
+# Zero-element outputs: nothing compared is no pass (exit 1, as kcs run's), naming the shapes and the files.
+$python -c "
+import numpy as np
+for shape in ((0, 16), (8, 0)):
+    np.save('x%dx%d.npy' % shape, np.zeros(shape, np.float32))
+np.save('e0.npy', np.zeros(0, np.float32)); np.save('e0_64.npy', np.zeros(0))"
+expect_nothing_compared() {
+    words=$1
+    shift
+    "$kcs" "$@" > empty.log 2>&1
+    status=$?
+    if [ $status -ne 1 ] || ! grep -q "^FAIL: 0 elements checked: nothing was compared" empty.log ||
+        ! grep -qF -- "$words" empty.log || grep -q "^PASS" empty.log; then
+        cat empty.log
+        echo "FAIL: expected exit 1, 'nothing was compared' and '$words' for: kcs $*"
+        fails=$((fails + 1))
+    else
+        echo "ok: nothing compared is no pass ($words)"
+    fi
+}
+expect_nothing_compared "y has shape (0, 16)); the files with no element: x=x0x16.npy (0, 16), y=x0x16.npy (0, 16)" \
+    check softmax --input x=x0x16.npy --actual y=x0x16.npy
+expect_nothing_compared "softmax with rows=8 cols=0 has no output element (y has shape (8, 0))" \
+    check softmax --input x=x8x0.npy --actual y=x8x0.npy
+expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actual out=e0.npy
+expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actual out=e0.npy --expected out=e0_64.npy
+$python -c "import numpy as np; np.save('e0x16_64.npy', np.zeros((0, 16)))"
+expect_nothing_compared "y has shape (0, 16)" apply softmax --input x=x0x16.npy --expected y=e0x16_64.npy --output-dir z
 [ $fails -eq 0 ] || exit 1
 echo "kcs check on every op and its bad inputs: all passed"

@@ -278,8 +278,38 @@ PY
 
 # Without --wait: submit returns the array's job id at once (the array is held,
 # so nothing has run when it returns), and the merge job it queued collects.
+# Each task runs the medium level (--skip-large) on a node of two lanes (two of
+# the saboteur's replica devices, a lane each): the case tagged large is
+# skipped by both lanes and must be recorded once, and the merge must read the
+# file and count that skip as no failure.
+mkdir -p "$work/medium"
+cat > "$work/medium/scale.md" <<'CASES'
+# One case the medium level runs, one it skips (tagged large)
+
+```kcs-case
+case: f32-n100
+op: scale
+dtype: f32
+sizes: n=100
+params: alpha=2
+input x: normal
+expect: oracle
+```
+
+```kcs-case
+case: f32-large
+op: scale
+dtype: f32
+sizes: n=101
+params: alpha=2
+input x: normal
+expect: oracle
+tags: large
+```
+CASES
 timeout 20 "$source/tools/fleet.sh" submit --nodes 2 --level medium --output "$work/later" --time 00:05:00 \
-    --kcs "$kcs" --sbatch --hold -- --backend reference 'sumsq/f64-n93' > "$work/later.log" 2>&1
+    --kcs "$saboteur" --sbatch --hold -- --cases "$work/medium" --backend replica --device 0 --device 1 --jobs 2 \
+    > "$work/later.log" 2>&1
 submitted=$?
 job=$(sed -n 's/^fleet.sh: submitted job array \([0-9][0-9]*\)$/\1/p' "$work/later.log")
 merge_job=$(sed -n 's/^fleet.sh: the merge, job \([0-9][0-9]*\), writes .*/\1/p' "$work/later.log")
@@ -304,6 +334,15 @@ if members != ["results-0", "results-1"]:
 # one case ran, so the other kernel rows ran nothing: that is the verdict's only complaint
 if summary["missing"] or summary["failures"] or summary["disagreements"]:
     problems.append(f"verdict {summary['verdict']!r}, missing {summary['missing']}, failures {summary['failures']}")
+devices = sorted(d["id"] for d in summary["devices"])
+want = [f"results-{i}/replica:{d}" for i in range(2) for d in range(2)]
+if devices != want:
+    problems.append(f"devices {devices}, not two lanes' replicas in each task: {want}")
+for member in summary["members"]:
+    results = json.load(open(member["file"]))["results"]
+    skips = [r for r in results if r["device"] is None]
+    if [(r["case"], r["status"]) for r in skips] != [("scale/f32-large", "skip")]:
+        problems.append(f"{member['file']}: the results of no device are {skips}, not the large case's skip once")
 if any(m["file"] and "later" not in m["file"] for m in summary["members"]):
     problems.append("the merge read another folder's results")
 for line in problems:

@@ -29,6 +29,10 @@
 #      the other lane's results and the rest of the hanging lane's are there.
 #   6. the results file is in case order, then device order, whatever order
 #      the lanes finished in.
+#   7. a skip or error of a case itself (tagged large under --skip-large, a
+#      golden file missing), which belongs to no device, is recorded once
+#      however many lanes meet it: the results file is one that kcs's own
+#      report and fleet merge read, and the fleet counts the skip as no failure.
 # usage: tests/multi_device_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
 python=${KCS_PYTHON:-/usr/bin/python3}
@@ -233,4 +237,64 @@ devices = [d["id"] for d in data["devices"]]
 key = [(c, -1 if d is None else devices.index(d)) for c, d in order]
 assert key == sorted(key), order
 PY
-echo "several devices at once: disagreement, agreement, stragglers, overlap and a hang checked"
+
+# 7. what belongs to no device, once over two lanes
+mkdir skips
+cat > skips/scale.md <<'CASES'
+# A case that runs, one tagged large, one whose golden file is missing
+
+```kcs-case
+case: f32-n100
+op: scale
+dtype: f32
+sizes: n=100
+params: alpha=2
+input x: normal
+expect: oracle
+```
+
+```kcs-case
+case: f32-large
+op: scale
+dtype: f32
+sizes: n=101
+params: alpha=2
+input x: normal
+expect: oracle
+tags: large
+```
+
+```kcs-case
+case: f32-golden
+op: scale
+dtype: f32
+sizes: n=102
+params: alpha=2
+input x: normal
+expect: golden
+```
+CASES
+run_in skips --backend replica --device 0 --device 1 --jobs 2 --skip-large --golden "$work/no-golden" \
+    --results skips.json && fail "a missing golden file did not fail the run"
+grep -q '^2 passed, 1 failed, 1 skipped' run.log || fail "the summary did not count the case's skip and error once each"
+"$python" - skips.json "$source/report" <<'PY' || { cat run.log; exit 1; }
+import json, os, shutil, sys, tempfile
+sys.path.insert(0, sys.argv[2])
+import kcs_fleet, kcs_results
+from kcs_compare import Options
+data = json.load(open(sys.argv[1]))
+no_device = [(r["case"], r["status"]) for r in data["results"] if r["device"] is None]
+assert no_device == [("scale/f32-large", "skip"), ("scale/f32-golden", "error")], no_device
+assert sorted(r["device"] for r in data["results"] if r["device"]) == ["replica:0", "replica:1"], data["results"]
+kcs_results.load_results(sys.argv[1])  # refuses a case, backend, kernel and device twice
+folder = tempfile.mkdtemp()
+try:
+    data["results"] = [r for r in data["results"] if r["case"] != "scale/f32-golden"]
+    for task in (0, 1):
+        json.dump(data, open(os.path.join(folder, f"results-{task}.json"), "w"))
+    fleet = kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), Options(), 2)
+    assert fleet.early_errors == [] and fleet.verdict()[0] == kcs_fleet.EXIT_OK, fleet.verdict()
+finally:
+    shutil.rmtree(folder)
+PY
+echo "several devices at once: disagreement, agreement, stragglers, overlap, a hang and skips of no device checked"
