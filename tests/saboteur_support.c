@@ -127,3 +127,30 @@ void kcs_test_expect_passes(const char *case_name, const char *saboteur, int flu
     kcs_prepared_case_free(&p);
 }
 
+
+void kcs_test_expect_explained(const char *case_name, const char *saboteur, const char *model)
+{
+    kcs_prepared_case p;
+    prepare(case_name, &p);
+    kcs_backend saboteurs = kcs_saboteur_backend();
+    kcs_run_result result;
+    run_on(&saboteurs, &p, find_kernel(&saboteurs, p.c, saboteur), 0, &result);
+    const kcs_explanation *x = &result.explanation;
+    if (result.outcome != KCS_OUTCOME_FAIL)
+        fail_msg("saboteur %s on %s: expected a failure to explain, got %s: %s", saboteur, case_name,
+                 kcs_outcome_name(result.outcome), result.message);
+    if (!x->text[0])
+        fail_msg("saboteur %s on %s failed (%s) but nothing was explained", saboteur, case_name, result.message);
+    if (!model) {
+        if (x->fitting != 0)
+            fail_msg("saboteur %s on %s: expected 'unexplained', got: %s", saboteur, case_name, x->text);
+    } else {
+        int found = 0;
+        for (int f = 0; f < x->fitting; f++)
+            found |= strcmp(x->fits[f].model->name, model) == 0;
+        if (!found || (x->fitting > 1 && !x->indistinguishable))
+            fail_msg("saboteur %s on %s: expected to be explained by %s alone (or with models it cannot be "
+                     "told from), got: %s", saboteur, case_name, model, x->text);
+    }
+    kcs_prepared_case_free(&p);
+}

@@ -35,4 +35,9 @@ void kcs_test_expect_caught_flushing(const char *case_name, const char *saboteur
  * f32 subnormals when flushing is set. */
 void kcs_test_expect_passes(const char *case_name, const char *saboteur, int flushing);
 
+/* The saboteur variant must fail case_name, and the op's arithmetic models
+ * must explain the failure (explain.h): by model alone, or by model and
+ * others the case cannot tell from it (their outputs within each other's
+ * bounds); model NULL: by none ("unexplained"). */
+void kcs_test_expect_explained(const char *case_name, const char *saboteur, const char *model);
 #endif
