@@ -23,6 +23,7 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
             continue;
         kcs_expectation e;
         memset(&e, 0, sizeof e);
+        char outcome[sizeof e.outcome + sizeof e.explained_by] = ""; /* "fail" or "fail=NAME" */
         /* The six fields, each checked against its room (a longer one is an
          * error, never cut short: a cut glob would match something else),
          * then the reason: the rest of the line. */
@@ -32,7 +33,7 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
             size_t size;
         } fields[] = {{"backend", e.backend, sizeof e.backend},     {"device", e.device, sizeof e.device},
                       {"driver", e.driver, sizeof e.driver},        {"case", e.case_pattern, sizeof e.case_pattern},
-                      {"kernel", e.kernel, sizeof e.kernel},        {"outcome", e.outcome, sizeof e.outcome}};
+                      {"kernel", e.kernel, sizeof e.kernel},        {"outcome", outcome, sizeof outcome}};
         const char *at = start;
         for (size_t f = 0; f < sizeof fields / sizeof fields[0] && status == KCS_OK; f++) {
             at += strspn(at, " \t");
@@ -58,9 +59,22 @@ kcs_status kcs_expectations_read(const char *path, kcs_expectations *expectation
                               strlen(at), sizeof e.reason - 1);
         if (status != KCS_OK)
             break;
-        if (strcmp(e.outcome, "fail") != 0 && strcmp(e.outcome, "error") != 0 && strcmp(e.outcome, "skip") != 0) {
+        /* "fail=NAME": a failure that the model NAME (or "unexplained": no model) explains */
+        char *equals = strchr(outcome, '=');
+        if (equals) {
+            *equals = '\0';
+            snprintf(e.explained_by, sizeof e.explained_by, "%s", equals + 1);
+        }
+        snprintf(e.outcome, sizeof e.outcome, "%s", outcome);
+        if (strcmp(outcome, "fail") != 0 && strcmp(outcome, "error") != 0 && strcmp(outcome, "skip") != 0) {
             status = kcs_fail(err, KCS_ERROR, "%s:%d: outcome '%s' is not fail, error or skip", path, number,
-                              e.outcome);
+                              outcome);
+            break;
+        }
+        if (equals && (strcmp(outcome, "fail") != 0 || !e.explained_by[0])) {
+            status = kcs_fail(err, KCS_ERROR,
+                              "%s:%d: only a failure names what explains it: 'fail=MODEL' or 'fail=unexplained', "
+                              "not '%s=%s'", path, number, outcome, e.explained_by);
             break;
         }
         snprintf(e.reason, sizeof e.reason, "%s", at);
@@ -100,6 +114,21 @@ static const kcs_expectation *first_match(const kcs_expectations *expectations, 
     return NULL;
 }
 
+/* Whether a failure's explanation is the one a line's "fail=NAME" asks for:
+ * NAME among the models that fit, alone or with models the case cannot tell
+ * from it; "unexplained": models were tried and none fits. */
+static int explained_as_listed(const char *name, const kcs_explanation *x)
+{
+    if (!x || !x->text[0] || strncmp(x->text, "not explained", 13) == 0)
+        return 0;
+    if (strcmp(name, "unexplained") == 0)
+        return x->fitting == 0;
+    for (int f = 0; f < x->fitting; f++)
+        if (strcmp(x->fits[f].model->name, name) == 0)
+            return x->fitting == 1 || x->indistinguishable;
+    return 0;
+}
+
 kcs_verdict kcs_expectations_verdict(const kcs_expectations *expectations, const kcs_expectation_subject *subject,
                                      const char *outcome)
 {
@@ -107,7 +136,12 @@ kcs_verdict kcs_expectations_verdict(const kcs_expectations *expectations, const
     if (!verdict.line)
         return verdict;
     const char *listed = verdict.line->outcome;
-    if (strcmp(outcome, listed) == 0 || (strcmp(listed, "fail") == 0 && strcmp(outcome, "error") == 0))
+    if (verdict.line->explained_by[0] && strcmp(outcome, "fail") == 0)
+        verdict.kind = explained_as_listed(verdict.line->explained_by, subject->explanation) ? KCS_VERDICT_MET
+                                                                                            : KCS_VERDICT_DIFFERENT;
+    else if (verdict.line->explained_by[0] && strcmp(outcome, "pass") != 0)
+        verdict.kind = KCS_VERDICT_DIFFERENT; /* an error has no explanation to meet the line's */
+    else if (strcmp(outcome, listed) == 0 || (strcmp(listed, "fail") == 0 && strcmp(outcome, "error") == 0))
         verdict.kind = KCS_VERDICT_MET;
     else if (strcmp(outcome, "pass") == 0)
         verdict.kind = KCS_VERDICT_UNEXPECTED_PASS;

@@ -16,12 +16,16 @@
 
 #include <stddef.h>
 
+#include "explain.h"
 #include "status.h"
 
 /* One expectation and where it was written. */
 typedef struct {
     char backend[64], device[256], driver[128], case_pattern[160], kernel[64];
     char outcome[8]; /* "fail", "error" or "skip" */
+    char explained_by[64]; /* with "fail=NAME": the model the failure must be explained by alone
+                              (or with models the case cannot tell from it), or "unexplained":
+                              by none (docs/explaining.md); "" when the line asks nothing of it */
     char reason[256];
     char file[256];
     int line;
@@ -47,6 +51,7 @@ typedef struct {
     const char *driver;    /* its driver version; "" or NULL without a device */
     const char *case_name; /* the case's full name */
     const char *kernel;    /* the kernel variant; NULL when no kernel ran */
+    const kcs_explanation *explanation; /* optional: what the op's models said of a failure */
 } kcs_expectation_subject;
 
 /* What the expectations say about one result. */
@@ -54,8 +59,9 @@ typedef enum {
     KCS_VERDICT_NONE,            /* no line lists it */
     KCS_VERDICT_MET,             /* listed, and it came out as listed (an error meets "fail") */
     KCS_VERDICT_UNEXPECTED_PASS, /* listed, but it passed: counted as failed, so the line is fixed */
-    KCS_VERDICT_DIFFERENT,       /* listed, but it came out otherwise (a skip listed as "fail"):
-                                    counted as what it was */
+    KCS_VERDICT_DIFFERENT,       /* listed, but it came out otherwise (a skip listed as "fail", a
+                                    failure explained otherwise than "fail=NAME" says): counted
+                                    as what it was */
 } kcs_verdict_kind;
 
 /* A verdict and the line that gave it (NULL with KCS_VERDICT_NONE). */

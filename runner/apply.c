@@ -235,6 +235,8 @@ int kcs_apply_prepared(const kcs_given *g, const kcs_prepared_case *p, const cha
         printf("no expected values given: nothing checked\n");
     else if (!kcs_print_check(g, p, &result.check, result.message) && status == 0)
         status = 1;
+    if (check && result.outcome == KCS_OUTCOME_FAIL && result.explanation.text[0])
+        printf("explained: %s\n", result.explanation.text);
     if (check && errors_dir) {
         int written = kcs_write_errors(p, result.actual, errors_dir, "apply");
         status = written != KCS_EXIT_PASSED ? written : status;

@@ -42,13 +42,20 @@ static const char check_usage[] =
     "  --flush-to-zero      the outputs come from f32 arithmetic that flushes subnormals\n"
     "                       (-ftz, an OpenCL device without CL_FP_DENORM): ops that\n"
     "                       allow it (gemm) use their flushing bounds\n"
+    "  --explain            list how every arithmetic model of the op fits the outputs\n"
+    "                       (a failure is always explained in one line; a pass never:\n"
+    "                       docs/explaining.md)\n"
+    "  --model NAME         judge against the model NAME (its values and its own bound)\n"
+    "                       instead of the op's definition: `--model list` lists them\n"
     "\n"
     "exit status: 0 passed, 1 outside the bound, 2 bad input or usage\n";
 
 /* What `kcs check` was asked to do. */
 typedef struct {
     kcs_given given;
-    int flushing; /* --flush-to-zero */
+    int flushing;      /* --flush-to-zero */
+    int explain;       /* --explain */
+    const char *model; /* --model NAME, or NULL */
 } check_request;
 
 static const struct option check_options[] = {
@@ -57,6 +64,7 @@ static const struct option check_options[] = {
     {"expected", required_argument, 0, KCS_GIVEN_EXPECTED}, {"actual", required_argument, 0, KCS_GIVEN_ACTUAL},
     {"errors", required_argument, 0, KCS_GIVEN_ERRORS},     {"flush-to-zero", no_argument, 0, 'f'},
     {"overwrite", no_argument, 0, KCS_GIVEN_OVERWRITE},     {"help", no_argument, 0, 'h'},
+    {"explain", no_argument, 0, 'x'},                       {"model", required_argument, 0, 'm'},
     {0, 0, 0, 0}};
 
 /* Parses `kcs check OP [options]` into r; returns KCS_GIVEN_KEEP_GOING or the exit status. */
@@ -74,6 +82,10 @@ static int parse_check(int argc, char **argv, check_request *r)
         int status = KCS_GIVEN_KEEP_GOING;
         if (option == 'f')
             r->flushing = 1;
+        else if (option == 'x')
+            r->explain = 1;
+        else if (option == 'm')
+            r->model = optarg;
         else if (option == 'h')
             status = (fputs(check_usage, stdout), KCS_EXIT_PASSED);
         else if (option == '?')
@@ -85,6 +97,22 @@ static int parse_check(int argc, char **argv, check_request *r)
     }
     if (optind != argc) {
         fprintf(stderr, "kcs check: unexpected argument '%s'\n", argv[optind]);
+        return KCS_EXIT_USAGE;
+    }
+    if (r->model && strcmp(r->model, "list") == 0) {
+        const kcs_op *op = kcs_find_op(argv[2]);
+        if (!op) {
+            fprintf(stderr, "kcs check: no op '%s'\n", argv[2]);
+            return KCS_EXIT_USAGE;
+        }
+        for (int m = 0; op->models && op->models[m]; m++)
+            printf("%-40s %s\n", op->models[m]->name, op->models[m]->description);
+        if (!op->models || !op->models[0])
+            printf("%s has no arithmetic models\n", op->name);
+        return KCS_EXIT_PASSED;
+    }
+    if (r->model && r->given.expected_count) {
+        fprintf(stderr, "kcs check: --model and --expected both say what to judge against: give one\n");
         return KCS_EXIT_USAGE;
     }
     if (r->given.input_count == 0 || r->given.actual_count == 0) {
@@ -105,9 +133,52 @@ static void format_sizes(const kcs_case *c, char *text, size_t size)
     }
 }
 
+/* Prints every model tried, as --explain asks: whether it fits, and how much of its bound the worst element used. */
+static void print_models(const kcs_explanation *x)
+{
+    printf("models tried on %zu elements:\n", x->elements);
+    for (int f = 0; f < x->tried; f++)
+        printf("  %-4s %-38s %.3g of its bound, %zu elements outside: %s\n", x->fits[f].fits ? "fits" : "no",
+               x->fits[f].model->name, x->fits[f].fraction, x->fits[f].outside, x->fits[f].model->description);
+}
+
+/* Judges the outputs against --model's values and bound instead of the op's; returns the exit status. */
+static int check_against_model(const check_request *r, const kcs_prepared_case *p, void *const actual[])
+{
+    const kcs_model *model = kcs_find_model(p->op, r->model);
+    if (!model) {
+        char names[1024];
+        kcs_model_names(p->op, names, sizeof names);
+        fprintf(stderr, "kcs check: %s has no model '%s' (its models: %s)\n", p->op->name, r->model, names);
+        return KCS_EXIT_USAGE;
+    }
+    if (model->applies && !model->applies(&p->args)) {
+        fprintf(stderr, "kcs check: model %s does not apply to %s %s: it departs from nothing there\n",
+                model->name, p->op->name, kcs_dtype_name(p->args.dtype));
+        return KCS_EXIT_USAGE;
+    }
+    kcs_expected expected[KCS_MAX_OUTPUTS];
+    kcs_error err = {{0}};
+    if (kcs_model_expected(p, model, p->expected, expected, &err) != KCS_OK) {
+        fprintf(stderr, "kcs check: %s\n", err.message);
+        return KCS_EXIT_USAGE;
+    }
+    kcs_check_result result;
+    kcs_check_outputs(&p->layout, actual, expected, &result);
+    char sizes[256];
+    format_sizes(p->c, sizes, sizeof sizes);
+    printf("checked %s %s (%s) against model %s: %s, within that model's own bound\n", p->c->op,
+           kcs_dtype_name(p->c->dtype), sizes, model->name, model->description);
+    int status = kcs_print_check(&r->given, p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
+    kcs_free_model_expected(expected);
+    return status;
+}
+
 /* Compares, prints the verdict and writes the errors; returns the exit status. */
 static int check_prepared(const check_request *r, const kcs_prepared_case *p, void *const actual[])
 {
+    if (r->model)
+        return check_against_model(r, p, actual);
     kcs_check_result result;
     kcs_compare_outputs(p, p->expected, r->flushing, actual, &result);
     char sizes[256];
@@ -116,6 +187,15 @@ static int check_prepared(const check_request *r, const kcs_prepared_case *p, vo
            p->expected_given ? "the expected values given" : "the oracle",
            r->flushing && p->op->flushing_bounds ? ", with bounds that allow flush to zero" : "");
     int status = kcs_print_check(&r->given, p, &result, result.diagnosis) ? KCS_EXIT_PASSED : KCS_EXIT_FAILED;
+    if (status == KCS_EXIT_FAILED && result.checked > 0) {
+        kcs_explanation explanation;
+        kcs_explain_failure(p, actual, p->expected, &explanation);
+        printf("explained: %s\n", explanation.text);
+        if (r->explain)
+            print_models(&explanation);
+    } else if (r->explain && status == KCS_EXIT_PASSED) {
+        printf("not explained: the outputs are within the op's own bound, a pass whatever models they also fit\n");
+    }
     if (r->given.errors_dir) {
         int written = kcs_write_errors(p, actual, r->given.errors_dir, "check");
         status = written != KCS_EXIT_PASSED ? written : status;

@@ -56,6 +56,13 @@ void kcs_print_result(const kcs_runner_options *o, const char *case_name, const 
     else
         printf(" %s", run->message);
     putchar('\n');
+    /* a failure of values says what explains it (docs/explaining.md), and
+     * where a line listed another explanation, which */
+    if (run->outcome == KCS_OUTCOME_FAIL && run->explanation.text[0])
+        printf("      explained: %s\n", run->explanation.text);
+    if (kind == KCS_VERDICT_DIFFERENT && verdict->line->explained_by[0])
+        printf("      not as listed: %s:%d expects a failure explained by %s\n", verdict->line->file,
+               verdict->line->line, verdict->line->explained_by);
     fflush(stdout);
 }
 

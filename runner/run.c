@@ -52,7 +52,8 @@ static void judge(const kcs_runner_options *o, const kcs_open_device *device, kc
                                        .platform = device ? device->info.platform : NULL,
                                        .driver = device ? device->info.driver_version : "",
                                        .case_name = entry->case_name,
-                                       .kernel = entry->kernel};
+                                       .kernel = entry->kernel,
+                                       .explanation = &entry->run->explanation};
     entry->verdict = kcs_expectations_verdict(&o->expectations, &subject, kcs_outcome_name(entry->run->outcome));
 }
 
