@@ -247,6 +247,57 @@ static void the_shipped_known_bugs_name_exactly_the_buggy_implementations(void *
     kcs_expectations_free(&list);
 }
 
+/* "fail=MODEL" is met by a failure that MODEL explains alone or with models
+ * the case cannot tell from it; "fail=unexplained" by one no model fits; a
+ * failure explained otherwise, an error, or one never explained is a
+ * different outcome; and only "fail" may name an explanation. */
+static void a_failure_may_be_listed_with_what_explains_it(void **state)
+{
+    (void)state;
+    static const kcs_model twice = {.name = "gemm-epilogue-rounds-twice", .description = "rounds twice"};
+    static const kcs_model tf32 = {.name = "gemm-tf32-inputs", .description = "TF32 inputs"};
+    kcs_expectations list;
+    read_valid("saboteur * * gemm/a * fail=gemm-epilogue-rounds-twice rounds twice\n"
+               "saboteur * * gemm/b * fail=unexplained nothing fits\n",
+               &list);
+    assert_string_equal(list.items[0].outcome, "fail");
+    assert_string_equal(list.items[0].explained_by, "gemm-epilogue-rounds-twice");
+    kcs_explanation alone = {.tried = 2, .fitting = 1, .fits = {{&twice, 1, 0.6, 0}, {&tf32, 0, 3.0, 5}},
+                             .text = "consistent with: gemm-epilogue-rounds-twice"};
+    kcs_explanation other = {.tried = 2, .fitting = 1, .fits = {{&tf32, 1, 0.6, 0}, {&twice, 0, 3.0, 5}},
+                             .text = "consistent with: gemm-tf32-inputs"};
+    kcs_explanation both = {.tried = 2, .fitting = 2, .fits = {{&twice, 1, 0.6, 0}, {&tf32, 1, 0.7, 0}},
+                            .text = "consistent with: both"};
+    kcs_explanation none = {.tried = 2, .fitting = 0, .fits = {{&twice, 0, 3.0, 5}, {&tf32, 0, 4.0, 5}},
+                            .text = "unexplained: none fits"};
+    kcs_expectation_subject subject = {.backend = "saboteur", .device = "host", .driver = "1",
+                                       .case_name = "gemm/a", .kernel = "k", .explanation = &alone};
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_MET);
+    subject.explanation = &other;
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_DIFFERENT);
+    subject.explanation = &both; /* two fit, and the case tells them apart */
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_DIFFERENT);
+    both.indistinguishable = 1;
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_MET);
+    subject.explanation = NULL; /* a failure of guards or inputs: nothing was explained */
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_DIFFERENT);
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "error").kind, KCS_VERDICT_DIFFERENT);
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "pass").kind, KCS_VERDICT_UNEXPECTED_PASS);
+    subject.case_name = "gemm/b";
+    subject.explanation = &none;
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_MET);
+    subject.explanation = &alone;
+    assert_int_equal(kcs_expectations_verdict(&list, &subject, "fail").kind, KCS_VERDICT_DIFFERENT);
+    kcs_expectations_free(&list);
+    kcs_error err = {{0}};
+    assert_int_equal(read_text("saboteur * * gemm/a * skip=x no\n", &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":1: only a failure names what explains it"));
+    kcs_expectations_free(&list);
+    assert_int_equal(read_text("saboteur * * gemm/a * fail= empty\n", &list, &err), KCS_ERROR);
+    assert_non_null(strstr(err.message, ":1: only a failure names what explains it"));
+    kcs_expectations_free(&list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +308,7 @@ int main(void)
         cmocka_unit_test(no_matching_line_gives_no_verdict),
         cmocka_unit_test(verdict_names_read_back),
         cmocka_unit_test(an_overlong_field_is_an_error_not_cut_short),
+        cmocka_unit_test(a_failure_may_be_listed_with_what_explains_it),
         cmocka_unit_test(the_shipped_known_bugs_name_exactly_the_buggy_implementations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
