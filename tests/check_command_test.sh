@@ -282,5 +282,22 @@ expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actua
 expect_nothing_compared "out has shape (0,)" check relu --input x=e0.npy --actual out=e0.npy --expected out=e0_64.npy
 $python -c "import numpy as np; np.save('e0x16_64.npy', np.zeros((0, 16)))"
 expect_nothing_compared "y has shape (0, 16)" apply softmax --input x=x0x16.npy --expected y=e0x16_64.npy --output-dir z
+# Explanations (docs/explaining.md): a pass is never explained, a failure always is, in one line;
+# --model judges against a declared model and says so; the refusals name their cause.
+"$kcs" check softmax --input x=softmax/x.npy --actual y=softmax/y.npy --explain > explain-pass.log 2>&1
+{ [ $? -eq 0 ] && grep -q "^not explained: the outputs are within the op's own bound" explain-pass.log; } ||
+    { cat explain-pass.log; echo "FAIL: --explain on a pass must say it explains nothing"; fails=$((fails + 1)); }
+$python -c "import numpy as np; np.save('y-off.npy', (np.load('softmax/y.npy') * np.float32(1.01)).astype(np.float32))"
+"$kcs" check softmax --input x=softmax/x.npy --actual y=y-off.npy > explain-fail.log 2>&1
+{ [ $? -eq 1 ] && grep -q "^explained: \(consistent with\|unexplained\)" explain-fail.log; } ||
+    { cat explain-fail.log; echo "FAIL: a failure must be explained in one line"; fails=$((fails + 1)); }
+"$kcs" check softmax --input x=softmax/x.npy --actual y=y-off.npy --explain > explain-models.log 2>&1
+models=$("$kcs" check softmax --model list | grep -vc "has no arithmetic models")
+[ "$(grep -c '^  \(fits\|no  \) ' explain-models.log)" -eq "$models" ] ||
+    { cat explain-models.log; echo "FAIL: --explain must list every model of softmax ($models)"; fails=$((fails + 1)); }
+expect_refused "has no model 'softmax-no-such'" softmax --input x=softmax/x.npy --actual y=softmax/y.npy \
+    --model softmax-no-such
+expect_refused "--model and --expected both say what to judge against" softmax --input x=softmax/x.npy \
+    --actual y=softmax/y.npy --model softmax-no-such --expected y=softmax/y.npy
 [ $fails -eq 0 ] || exit 1
 echo "kcs check on every op and its bad inputs: all passed"
