@@ -316,6 +316,9 @@ def _check_result(problems, index, result):
         if result.get(key) is not None and not isinstance(result[key], str):
             problems.add(where, f"{key}: not a string: {_short(result[key])}")
     _check_numbers(problems, where, result, ("line", "bytes", "flops"))
+    explanation = result.get("explanation")
+    if explanation is not None and not (isinstance(explanation, dict) and isinstance(explanation.get("text"), str)):
+        problems.add(where, f"explanation: not an object with a text: {_short(explanation)}")
     accuracy = result.get("accuracy")
     if accuracy is not None:
         if not isinstance(accuracy, dict):

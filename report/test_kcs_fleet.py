@@ -119,6 +119,19 @@ class FleetTest(unittest.TestCase):
         fleet = self.merge([document, failed, document])
         self.assertEqual([(d.id, r["status"]) for d, r in fleet.failures()], [("results-1/cuda:0", "fail")])
 
+    def test_the_fleet_page_says_what_explains_a_failure(self):
+        document = member(A)
+        failed = copy.deepcopy(document)
+        failed["results"][0]["status"] = "fail"
+        failed["results"][0]["explanation"] = {"text": "unexplained: none of the 5 models of sumsq for f64 fits"}
+        failed["summary"] = fx.runner_summary(failed["results"])
+        fleet = self.merge([document, failed])
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        index, _ = kcs_fleet.write_report(fleet, folder, os.path.join(folder, "fleet.json"))
+        with open(index, encoding="utf-8") as handle:
+            self.assertIn("<strong>explained:</strong> unexplained: none of the 5 models of sumsq", handle.read())
+
     def test_a_case_skipped_before_any_device_does_not_fail_the_fleet(self):
         """A large case under --skip-large (tools/fleet.sh's medium level) and a backend without a
         device are skips of no device: not failures. A case that could not be prepared is."""

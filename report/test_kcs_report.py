@@ -978,6 +978,22 @@ class ReportTests(Scratch):
         self.assertIn("<code>kcs-failures/sumsq/f64-n93</code>", failures)
         self.assertNotIn("outputs:", failures)  # a hang or crash wrote none
 
+    def test_a_failure_shows_what_explains_it(self):
+        entry = fx.result("sumsq/f64-n93", fx.REFERENCE, "k", "fail", n=93, message="outside the bound")
+        entry["explanation"] = {"text": "consistent with: sumsq-accumulates-in-f32, the running sum kept in f32 "
+                                        "(0.31 of its bound); no other of the 3 models tried fits",
+                                "verdict": "consistent", "models_tried": 3, "elements": 1,
+                                "indistinguishable": False, "models": []}
+        doc = fx.document([fx.REFERENCE], [entry])
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        self.assertEqual(status, 0, out)
+        failures = self.section(self.read(os.path.join(out_dir, "index.html")), "failures")
+        self.assertIn("<strong>explained:</strong> consistent with: sumsq-accumulates-in-f32", failures)
+        entry["explanation"] = "not an object"
+        status, out, _ = self.report(self.write("bad.json", fx.document([fx.REFERENCE], [entry])))
+        self.assertEqual(status, 2, out)
+        self.assertIn("explanation: not an object with a text", out)
+
     def test_no_ceilings_anywhere_says_so(self):
         doc = fx.document([fx.REFERENCE], [fx.result("sumsq/f64-n1000003", fx.REFERENCE, "k", n=1000003,
                                                      median=1e-3)])
