@@ -4,6 +4,11 @@
  *                         [--n 1000000] [--d 128] [--m 1024] [--iterations 10]
  *                         [--compare K] [--async] [--seed S]
  *
+ * Built by `ninja`; outside the tree, beside example_device.h, with the
+ * device libraries installed (docs/library.md, "The examples"):
+ *
+ *   cc -O2 -o anneal anneal.c $(pkg-config --cflags --libs kcs_opencl kcs_cuda) -lm
+ *
  * Uploads n points (f32, n x d) and m anchors once; then each iteration runs
  * assign, reduce, update and energy (docs/anneal.md) on device buffers, the
  * anchors and velocities swapping between two buffers each (no copy), and
@@ -37,7 +42,7 @@
 #include <time.h>
 
 #include "example_device.h"
-#include "kcs_ref.h"
+#include <kcs/kcs_ref.h>
 
 static double now(void)
 {

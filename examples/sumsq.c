@@ -3,6 +3,11 @@
  *   build/examples/sumsq [--backend cuda|opencl|reference] [--platform P] [--device D]
  *                        [--n N] [--calls C]
  *
+ * Built by `ninja`; outside the tree, beside example_device.h, with the
+ * device libraries installed (docs/library.md, "The examples"):
+ *
+ *   cc -O2 -o sumsq sumsq.c $(pkg-config --cflags --libs kcs_opencl kcs_cuda) -lm
+ *
  * Uploads n doubles (default 1e8, 800 MB) once, then sums their squares C
  * times on the device (kcs_call_timed: the kernel's device time, no
  * transfer). The first call is timed apart (it may build an OpenCL program or
@@ -18,7 +23,7 @@
 #include <time.h>
 
 #include "example_device.h"
-#include "kcs_ref.h"
+#include <kcs/kcs_ref.h>
 
 static double now(void)
 {

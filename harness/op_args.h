@@ -74,7 +74,8 @@ typedef struct {
         kcs_anneal_args reduce;
         kcs_anneal_update_args update;
         kcs_anneal_energy_args energy;
-        struct { size_t n; double alpha; } scale; /* y = alpha * x (docs/scale.md) */
+        struct { size_t n; double alpha; } scale; /* y = alpha * x: the tests' op (tests/cases/scale.md), in the
+                                                     runner only, not in the libraries */
     };
 } kcs_op_args;
 

@@ -7,6 +7,7 @@
  * Run only it: build/kcs run --backend reference --cases tests/cases scale
  */
 #include "kcs_ref.h"
+#include "kcs_ref_scale.h" /* not in kcs_ref.h: scale is a test-only op */
 #include "reference_backend.h"
 
 #define DEFINE_SCALE(suffix, T, dtype)                                                             \

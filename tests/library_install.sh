@@ -1,21 +1,25 @@
 #!/bin/sh
 # library_install.sh: the installed kcs libraries, used the way a program outside the tree uses them.
 #
-#   sh tests/library_install.sh MANIFEST EXAMPLES_DIR [DEVICE_BACKEND...]
+#   sh tests/library_install.sh MANIFEST EXAMPLES_SOURCE_DIR [DEVICE_BACKEND...]
 #
 # Installs with tools/install.sh (what `ninja install` runs) into a temporary
 # DESTDIR, then checks: every file of the manifest is there and nothing else
-# was written; each shared library has its versioned soname and exports only
-# kcs_* symbols; a program written here, outside the source tree, compiles
-# and links with `pkg-config --cflags --libs kcs_ref` (shared) and with
-# --static, and with kcs_opencl where it was built, and runs on the reference
-# and on POCL: sums of squares with a closed form, the anneal steps on device
-# buffers asynchronously, and a call with a too-small buffer that must fail
-# with a message naming the buffer; the examples run on the reference and on
-# OpenCL, the anneal example comparing its iterations with the reference
-# library within their bounds; uninstall leaves no file behind.
+# was written, the test-only op (scale) neither installed nor exported; each
+# shared library has its versioned soname and exports only kcs_* symbols; a
+# program written here, outside the source tree, compiles and links with
+# `pkg-config --cflags --libs kcs_ref` (shared) and with --static, and with
+# kcs_opencl where it was built, and runs on the reference and on POCL: sums
+# of squares with a closed form, the anneal steps on device buffers
+# asynchronously, a call with a too-small buffer that must fail with a message
+# naming the buffer, and a call of scale, which must be unknown; the examples,
+# copied out of the tree and built with the command docs/library.md gives
+# (pkg-config --define-prefix on the DESTDIR install), offer every device
+# backend built and run on the reference and on OpenCL, the anneal example
+# comparing its iterations with the reference library within their bounds;
+# uninstall leaves no file behind.
 set -eu
-manifest=$1 examples=$2
+manifest=$1 examples_source=$2
 shift 2
 device_backends="$*"
 work=$(mktemp -d)
@@ -33,6 +37,8 @@ expected=$(grep -c '^file\|^link' "$manifest")
 installed=$(find "$root" -type f -o -type l | wc -l)
 [ "$installed" -eq "$expected" ] || fail "the manifest names $expected files, $installed were installed"
 echo "installed $installed files under DESTDIR=$stage PREFIX=$prefix"
+[ ! -e "$root/include/kcs/kcs_ref_scale.h" ] || fail "the test-only op's header kcs_ref_scale.h is installed"
+! grep -q 'kcs_ref_scale' "$root"/include/kcs/*.h || fail "an installed header declares the test-only op scale"
 
 for library in ref $device_backends; do
     so=$root/lib/libkcs_$library.so
@@ -47,6 +53,10 @@ done
 nm -D --defined-only "$root/lib/libkcs_ref.so" | grep -q ' kcs_ref_sumsq_f64$' || fail "kcs_ref_sumsq_f64 not exported"
 nm -D --defined-only "$root/lib/libkcs_ref.so" | grep -q ' kcs_call$' || fail "kcs_call not exported"
 ! nm -D --defined-only "$root/lib/libkcs_ref.so" | grep -q ' kcs_backend_find_kernel$' || fail "an internal symbol is exported"
+for archive in "$root"/lib/libkcs_*.a; do
+    ! nm "$archive" 2>/dev/null | grep -q ' kcs_op_scale$\| kcs_ref_scale_\| kcs_[a-z]*_scale_kernels$' ||
+        fail "$(basename "$archive") holds the test-only op scale"
+done
 
 export PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_LIBDIR=
 cat > "$work/program.c" <<'PROGRAM'
@@ -135,6 +145,14 @@ int main(void)
         return 1;
     }
     printf("refused as it should: %s\n", err.message);
+    /* scale is the tests' op (tests/cases/): the runner has it, the libraries do not. */
+    kcs_op_args scale = {.op = "scale", .dtype = KCS_F64};
+    status = kcs_call(context, &scale, NULL, (kcs_device_buffer *[]){bx}, (kcs_device_buffer *[]){bx}, &err);
+    if (status == KCS_OK || !strstr(err.message, "there is no op 'scale'")) {
+        fprintf(stderr, "program: the test-only op scale gave status %d, '%s'\n", (int)status, err.message);
+        return 1;
+    }
+    printf("refused as it should: %s\n", err.message);
     kcs_close(context);
     printf("ok\n");
     return 0;
@@ -164,6 +182,27 @@ case " $device_backends " in *" opencl "*)
     run_program opencl-static kcs_opencl static -DWITH_OPENCL ;;
 esac
 
+# The examples, as a user builds them: copied out of the tree, compiled with
+# the command docs/library.md gives, pkg-config pointed at the DESTDIR install
+# with --define-prefix (the program above used PKG_CONFIG_SYSROOT_DIR).
+examples=$work/examples
+mkdir "$examples"
+cp "$examples_source"/*.c "$examples_source"/*.h "$examples"
+packages="kcs_ref$(for b in $device_backends; do printf ' kcs_%s' "$b"; done)"
+for source in "$examples"/*.c; do
+    name=$(basename "$source" .c)
+    flags=$(env -u PKG_CONFIG_SYSROOT_DIR pkg-config --define-prefix --cflags --libs $packages)
+    echo "cc -O2 -o $name $name.c $flags -lm"
+    (cd "$examples" && cc -O2 -o "$name" "$name.c" $flags -lm) || fail "examples/$name.c did not build outside the tree"
+done
+export LD_LIBRARY_PATH=$root/lib
+# Every device backend built is offered: on this machine CUDA has no device,
+# so its example must get as far as kcs_open_cuda.
+for backend in $device_backends; do
+    message=$("$examples/sumsq" --backend $backend --n 1000 --calls 2 2>&1) && continue
+    echo "$message" | grep -q "no backend '$backend'" && fail "examples/sumsq does not offer $backend: $message"
+    echo "examples/sumsq on $backend here: $message"
+done
 # The examples, on every backend that runs here (not CUDA: no GPU on the build machine).
 for backend in reference $(echo " $device_backends " | grep -o ' opencl '); do
     "$examples/sumsq" --backend $backend --n 100000 --calls 3 || fail "examples/sumsq on $backend"
