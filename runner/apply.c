@@ -80,7 +80,11 @@ static int take_apply_option(int option, char *value, apply_request *r)
     case 'd': return take_device_index(value, r);
     case 'k': r->kernel_name = value; return KCS_GIVEN_KEEP_GOING;
     case 'o': r->output_dir = value; return KCS_GIVEN_KEEP_GOING;
-    case 'h': fputs(apply_usage, stdout); return KCS_EXIT_PASSED;
+    case 'h':
+        fputs(apply_usage, stdout);
+        fputc('\n', stdout);
+        kcs_print_op_arrays("apply", r->given.c.op, stdout);
+        return KCS_EXIT_PASSED;
     case '?': fputs(apply_usage, stderr); return KCS_EXIT_USAGE;
     default: return kcs_take_given_option(option, value, &r->given);
     }
@@ -110,6 +114,7 @@ static int parse_apply(int argc, char **argv, apply_request *r)
     }
     if (r->given.input_count == 0) {
         fprintf(stderr, "kcs apply: give the op's inputs with --input NAME=FILE.npy\n");
+        kcs_print_op_arrays("apply", argv[2], stderr);
         return KCS_EXIT_USAGE;
     }
     if (r->given.errors_dir && r->given.expected_count == 0) {

@@ -86,8 +86,12 @@ static int parse_check(int argc, char **argv, check_request *r)
             r->explain = 1;
         else if (option == 'm')
             r->model = optarg;
-        else if (option == 'h')
-            status = (fputs(check_usage, stdout), KCS_EXIT_PASSED);
+        else if (option == 'h') {
+            fputs(check_usage, stdout);
+            fputc('\n', stdout);
+            kcs_print_op_arrays("check", argv[2], stdout);
+            status = KCS_EXIT_PASSED;
+        }
         else if (option == '?')
             status = (fputs(check_usage, stderr), KCS_EXIT_USAGE);
         else
@@ -118,6 +122,7 @@ static int parse_check(int argc, char **argv, check_request *r)
     if (r->given.input_count == 0 || r->given.actual_count == 0) {
         fprintf(stderr, "kcs check: give the op's inputs with --input NAME=FILE.npy and the outputs to check "
                         "with --actual NAME=FILE.npy\n");
+        kcs_print_op_arrays("check", argv[2], stderr);
         return KCS_EXIT_USAGE;
     }
     return KCS_GIVEN_KEEP_GOING;

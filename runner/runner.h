@@ -12,9 +12,12 @@
  *   apply.c           `kcs apply`
  *   check.c           `kcs check`
  *   given_arrays.c    what apply and check share: arrays given as .npy files
+ *   op_arrays.c       what apply and check say of an op: its arrays, sizes, parameters
  */
 #ifndef KCS_RUNNER_H
 #define KCS_RUNNER_H
+
+#include <stdio.h>
 
 #include "backend.h"
 #include "case_file.h"
@@ -392,5 +395,10 @@ kcs_status kcs_given_writes_allowed(const kcs_given *g, const kcs_prepared_case 
 
 /* Frees the arrays read. */
 void kcs_given_free(kcs_given *g);
+
+/* Prints what `kcs <command> OP` takes for op_name (op_arrays.c): its input
+ * and output names with their shapes, sizes, parameters and dtypes; nothing
+ * for an unknown op. */
+void kcs_print_op_arrays(const char *command, const char *op_name, FILE *out);
 
 #endif
