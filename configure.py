@@ -46,7 +46,8 @@ KNOWN_BUGS = "expectations/known-bugs.txt"
 # to start first (class Ninja). The CUDA emulations, the case run and the
 # report's unit tests are declared first too.
 LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/report_test.sh",
-              "tests/opencl_sanitize.sh", "tests/opencl_paths.sh", "tests/compare_test.sh"]
+              "tests/opencl_sanitize.sh", "tests/opencl_paths.sh", "tests/compare_test.sh",
+              "tests/hang_limit_test.sh"]
 
 # What a script test reads beyond the runner and the report (which every one depends on).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"]}

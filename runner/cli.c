@@ -47,8 +47,10 @@ static const char usage_text[] =
     "  --save-all         write every case that way, not only failures (default\n"
     "                     folder then: kcs-saved)\n"
     "  --no-save          write no .npy files\n"
-    "  --time-limit S     a case making no progress for S seconds is an error and the\n"
-    "                     run goes on (default 600; 0: no limit)\n"
+    "  --time-limit S     a unit of a case (preparing it, or one kernel) making no\n"
+    "                     progress for S seconds is an error and the run goes on\n"
+    "                     (default: each unit's own, from the case's size: 60 s and\n"
+    "                     more, docs/runner.md; 0: no limit)\n"
     "  --jobs N           run N devices' workers at once, each device in a worker of its\n"
     "                     own (default: every GPU at once, beside one worker for all of\n"
     "                     the devices that share the host's cores: reference, POCL)\n"
@@ -73,7 +75,7 @@ static void set_defaults(kcs_runner_options *o, char **argv)
     snprintf(o->golden_dir, sizeof o->golden_dir, "%s/golden", KCS_SOURCE_DIR);
     o->results_path = "kcs-results.json";
     o->save_dir = "kcs-failures";
-    o->time_limit = 600;
+    o->time_limit = KCS_TIME_LIMIT_DERIVED;
     o->program = argv[0];
     o->run.min_repeats = 10;
     o->run.min_seconds = 0.5;

@@ -23,7 +23,7 @@
  * Bounded: at most KCS_MAX_RERUNS kernel runs per run (a card that fails
  * every case would otherwise run the suite twice; the groups past the limit
  * say so), and one group's outputs on disk at a time. Each rerun runs in a
- * child process under --time-limit, as a worker would (a kernel that hangs
+ * child process under a time limit, as a worker would (a kernel that hangs
  * or crashes costs its rerun only); with --in-process, in this process.
  */
 #include <errno.h>
@@ -190,6 +190,10 @@ static int rerun(const rerun_context *context, const kcs_case *c, const char *ke
         snprintf(reason, size, "cannot start a process: %s", strerror(errno));
         return 1;
     }
+    /* The rerun prepares the case and runs one kernel: two units' time (device unknown here: the slowest rate). */
+    double limit = o->time_limit != KCS_TIME_LIMIT_DERIVED
+                       ? o->time_limit
+                       : kcs_unit_time_limit(o, c, 0, NULL) + kcs_unit_time_limit(o, c, 1, NULL);
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     int wait_status = 0, hung = 0;
@@ -199,7 +203,7 @@ static int rerun(const rerun_context *context, const kcs_case *c, const char *ke
             break;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double seconds = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
-        if (o->time_limit > 0 && seconds > o->time_limit) {
+        if (limit > 0 && seconds > limit) {
             kill(child, SIGKILL);
             while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR)
                 ;
@@ -213,7 +217,8 @@ static int rerun(const rerun_context *context, const kcs_case *c, const char *ke
     message[got > 0 ? got : 0] = '\0';
     close(pipe_ends[0]);
     if (hung)
-        snprintf(reason, size, "the rerun made no progress for %.0f s (--time-limit) and was killed", o->time_limit);
+        snprintf(reason, size, "the rerun made no progress for %.0f s (%s) and was killed", limit,
+                 o->time_limit != KCS_TIME_LIMIT_DERIVED ? "--time-limit" : "its time limit, from the case's size");
     else if (WIFSIGNALED(wait_status))
         snprintf(reason, size, "the rerun died of signal %d (%s)", WTERMSIG(wait_status),
                  strsignal(WTERMSIG(wait_status)));

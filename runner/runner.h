@@ -13,6 +13,7 @@
  *   check.c           `kcs check`
  *   given_arrays.c    what apply and check share: arrays given as .npy files
  *   op_arrays.c       what apply and check say of an op: its arrays, sizes, parameters
+ *   time_limit.c      how long a unit may go without progress before its worker is killed
  */
 #ifndef KCS_RUNNER_H
 #define KCS_RUNNER_H
@@ -52,7 +53,8 @@ typedef struct {
     int ceilings;      /* measure ceilings (always with --benchmark) */
     int all_ceilings;  /* every ceiling (--all-ceilings, --ceilings), not only those the timed cases need */
     int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
-    double time_limit; /* seconds without progress before a worker is killed; 0: none */
+    double time_limit; /* --time-limit: seconds without progress before a worker is killed; 0: none;
+                          KCS_TIME_LIMIT_DERIVED: each unit's own (kcs_unit_time_limit) */
     int jobs;          /* --jobs: workers at once, each device its own; 0: the default lanes (lanes.c) */
     kcs_expectations expectations; /* expected failures and skips (--expectations) */
     const char *save_dir; /* NULL: save nothing */
@@ -112,6 +114,22 @@ typedef struct {
     int device_count;
     int lane_count;
 } kcs_lane_plan;
+
+/* ---- time limits (time_limit.c, docs/runner.md "Isolation") ---- */
+
+/* kcs_runner_options.time_limit when --time-limit was not given. */
+#define KCS_TIME_LIMIT_DERIVED (-1.0)
+
+/* Seconds a worker may be silent outside any unit (opening devices,
+ * measuring their ceilings) without --time-limit. */
+#define KCS_SETUP_TIME_LIMIT 600.0
+
+/* Seconds unit (0: preparing the case; later: one kernel on device, which
+ * may be NULL where it is not known) of case c may go without progress:
+ * --time-limit where given, else derived from the case's size and the
+ * device's measured rate (time_limit.c says how). */
+double kcs_unit_time_limit(const kcs_runner_options *o, const kcs_case *c, int unit,
+                           const kcs_lane_device *device);
 
 /* Assigns each of plan's devices (in the order they were opened) a lane:
  * by kcs_plan_lanes alone, so the first worker and the runner agree. */

@@ -43,7 +43,9 @@
  * A device with no kernel for the case's op and dtype gives an R (a skip)
  * without a B of its own.
  *
- * A hang: no line for --time-limit seconds. The runner kills the worker
+ * A hang: no line for the unit's time limit (--time-limit, else derived from
+ * the case's size: time_limit.c), or for KCS_SETUP_TIME_LIMIT outside any
+ * unit (opening devices, measuring ceilings). The runner kills the worker
  * (SIGKILL). A crash: the pipe closes without E (a signal, or an exit).
  * Either way the unit of the last B is recorded as an error with what
  * happened, an ERROR (or XERR) line is printed, and a new worker runs the
@@ -200,6 +202,7 @@ static int read_more(line_reader *r)
 typedef struct {
     int case_index, unit; /* -1 before the first B */
     char *identity;       /* the result to record if it never ends; NULL before the first B */
+    double limit;         /* seconds it may go without progress (kcs_unit_time_limit); 0: none */
 } unit_in_progress;
 
 /* How a worker's stream of lines ended. */
@@ -251,9 +254,33 @@ static void take_planned_device(runner_plan *lanes, const char *text)
     json_decref(device);
 }
 
+/* The time limit of a unit begun (its B line's case, unit and identity), on
+ * its device as the first worker's D lines described it. */
+static double unit_limit(const kcs_runner_options *o, const kcs_case_list *cases, const runner_plan *lanes,
+                         const unit_in_progress *unit)
+{
+    if (unit->case_index < 0 || (size_t)unit->case_index >= cases->count)
+        return o->time_limit == KCS_TIME_LIMIT_DERIVED ? KCS_SETUP_TIME_LIMIT : o->time_limit;
+    json_t *identity = json_loads(unit->identity, 0, NULL);
+    const char *id = json_string_value(json_object_get(identity, "device"));
+    const kcs_lane_device *device = NULL;
+    for (int d = 0; id && d < lanes->plan.device_count; d++)
+        if (strcmp(lanes->plan.devices[d].id, id) == 0)
+            device = &lanes->plan.devices[d];
+    double limit = kcs_unit_time_limit(o, &cases->cases[unit->case_index], unit->unit, device);
+    json_decref(identity);
+    return limit;
+}
+
+/* The time limit while no unit is in progress (the worker opens devices, measures ceilings). */
+static double setup_limit(const kcs_runner_options *o)
+{
+    return o->time_limit == KCS_TIME_LIMIT_DERIVED ? KCS_SETUP_TIME_LIMIT : o->time_limit;
+}
+
 /* Acts on one line from a worker. */
-static void take_line(const kcs_runner_options *o, const char *line, kcs_results *results, runner_plan *lanes,
-                      unit_in_progress *unit, worker_end *end)
+static void take_line(const kcs_runner_options *o, const kcs_case_list *cases, const char *line,
+                      kcs_results *results, runner_plan *lanes, unit_in_progress *unit, worker_end *end)
 {
     kcs_error err = {{0}};
     kcs_status status = KCS_OK;
@@ -262,6 +289,7 @@ static void take_line(const kcs_runner_options *o, const char *line, kcs_results
         if (sscanf(line, "B %d %d %n", &unit->case_index, &unit->unit, &consumed) == 2) {
             free(unit->identity);
             unit->identity = strdup(line + consumed);
+            unit->limit = unit_limit(o, cases, lanes, unit);
         }
     } else if (line[0] == 'R') {
         status = kcs_results_add_serialized(results, line + 2, &err);
@@ -328,13 +356,15 @@ static int bury_worker(pid_t worker, int hung)
     return wait_status;
 }
 
-/* Says what became of a worker that did not finish. */
-static void describe_failure(const kcs_runner_options *o, int hung, int wait_status, char *message, size_t size)
+/* Says what became of a worker that did not finish (hung: silent for limit seconds). */
+static void describe_failure(const kcs_runner_options *o, int hung, double limit, int wait_status, char *message,
+                             size_t size)
 {
     if (hung)
         snprintf(message, size,
-                 "no progress for %.0f s (the time limit, --time-limit): the worker was killed and the "
-                 "run goes on with the next unit", o->time_limit);
+                 "no progress for %.0f s (%s): the worker was killed and the run goes on with the next unit",
+                 limit, o->time_limit == KCS_TIME_LIMIT_DERIVED ? "the unit's time limit, from the case's size; "
+                                                                  "--time-limit S sets one" : "--time-limit");
     else if (WIFSIGNALED(wait_status))
         snprintf(message, size, "the worker died of signal %d (%s) here: the run goes on with the next unit",
                  WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
@@ -403,12 +433,13 @@ typedef struct {
 } lane_worker;
 
 /* Acts on every whole line a lane's worker has sent. */
-static void take_lines(const kcs_runner_options *o, kcs_results *results, runner_plan *lanes, lane_worker *w)
+static void take_lines(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results,
+                       runner_plan *lanes, lane_worker *w)
 {
     size_t start = 0;
     for (char *newline; (newline = memchr(w->reader.buffer + start, '\n', w->reader.used - start));) {
         *newline = '\0';
-        take_line(o, w->reader.buffer + start, results, lanes, &w->unit, &w->end);
+        take_line(o, cases, w->reader.buffer + start, results, lanes, &w->unit, &w->end);
         start = (size_t)(newline - w->reader.buffer) + 1;
     }
     memmove(w->reader.buffer, w->reader.buffer + start, w->reader.used - start);
@@ -445,7 +476,8 @@ static void end_lane(const kcs_runner_options *o, const kcs_case_list *cases, kc
     if (w->end.finished && !w->end.hung)
         return;
     char message[512];
-    describe_failure(o, w->end.hung, wait_status, message, sizeof message);
+    describe_failure(o, w->end.hung, w->unit.identity ? w->unit.limit : setup_limit(o), wait_status, message,
+                     sizeof message);
     if (!w->unit.identity) {
         record_failure_before_first_case(results, message);
         return;
@@ -460,17 +492,17 @@ static void end_lane(const kcs_runner_options *o, const kcs_case_list *cases, kc
     w->state = LANE_WAITING;
 }
 
-/* Kills a worker silent for the time limit; says every heartbeat_seconds
+/* Kills a worker silent for its unit's time limit; says every heartbeat_seconds
  * which unit a quiet worker is still running. */
 static void watch_quiet(const kcs_runner_options *o, lane_worker *w, double now)
 {
-    double quiet = now - w->last_line;
-    if (o->time_limit > 0 && quiet >= o->time_limit) {
+    double quiet = now - w->last_line, limit = w->unit.identity ? w->unit.limit : setup_limit(o);
+    if (limit > 0 && quiet >= limit) {
         w->end.hung = 1;
         kill(w->pid, SIGKILL);
         return;
     }
-    double beat = o->time_limit > 0 && o->time_limit / 2 < heartbeat_seconds ? o->time_limit / 2 : heartbeat_seconds;
+    double beat = limit > 0 && limit / 2 < heartbeat_seconds ? limit / 2 : heartbeat_seconds;
     if (now - w->last_beat < beat)
         return;
     w->last_beat = now;
@@ -479,8 +511,8 @@ static void watch_quiet(const kcs_runner_options *o, lane_worker *w, double now)
     if (!unit[0])
         return;
     printf("      ... still running %s: %.0f s", unit, quiet);
-    if (o->time_limit > 0)
-        printf(" (the time limit is %.0f s)", o->time_limit);
+    if (limit > 0)
+        printf(" (the time limit is %.0f s)", limit);
     printf("\n");
     fflush(stdout);
 }
@@ -556,9 +588,9 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
                 continue;
             if (read_more(&w->reader)) {
                 w->last_line = w->last_beat = now;
-                take_lines(o, results, &lanes, w);
+                take_lines(o, cases, results, &lanes, w);
             } else {
-                take_lines(o, results, &lanes, w);
+                take_lines(o, cases, results, &lanes, w);
                 end_lane(o, cases, results, w);
             }
         }
