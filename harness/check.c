@@ -154,6 +154,31 @@ double kcs_check_element(kcs_dtype dtype, double expected, double bound, double 
     return why[0] && !(fraction > 1.0) ? INFINITY : fraction;
 }
 
+void kcs_element_coordinates(const kcs_array_spec *spec, size_t index, size_t coordinates[])
+{
+    for (int d = spec->ndim - 1; d >= 0; d--) {
+        coordinates[d] = spec->shape[d] ? index % spec->shape[d] : 0;
+        index = spec->shape[d] ? index / spec->shape[d] : 0;
+    }
+}
+
+void kcs_element_name(const kcs_array_spec *spec, size_t index, char *text, size_t size)
+{
+    if (spec->ndim < 2) {
+        snprintf(text, size, "%s[%zu]", spec->name, index);
+        return;
+    }
+    size_t coordinates[KCS_MAX_DIMS];
+    kcs_element_coordinates(spec, index, coordinates);
+    snprintf(text, size, "%s[", spec->name);
+    for (int d = 0; d < spec->ndim; d++) {
+        size_t length = strlen(text);
+        snprintf(text + length, size - length, "%s%zu", d ? ", " : "", coordinates[d]);
+    }
+    size_t length = strlen(text);
+    snprintf(text + length, size - length, "]");
+}
+
 void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs_expected expected[],
                        kcs_check_result *result)
 {
@@ -187,8 +212,11 @@ void kcs_check_outputs(const kcs_layout *layout, void *const actual[], const kcs
             }
             kcs_fraction_histogram_add(&result->histogram, fraction);
             int failed = why[0] != '\0';
-            if (failed && result->failures++ == 0)
-                snprintf(result->diagnosis, sizeof result->diagnosis, "%s[%zu]: %s", spec->name, index, why);
+            if (failed && result->failures++ == 0) {
+                char element[128];
+                kcs_element_name(spec, index, element, sizeof element);
+                snprintf(result->diagnosis, sizeof result->diagnosis, "%s: %s", element, why);
+            }
             if (fraction > worst) {
                 worst = fraction;
                 result->worst_output = o;

@@ -49,6 +49,14 @@ typedef struct kcs_check_result {
     char diagnosis[768];    /* on failure: the first bad element and what is wrong */
 } kcs_check_result;
 
+/* The coordinates of element index (flat, row-major as the layout's arrays
+ * are stored) of an array of spec's shape: coordinates[spec->ndim]. */
+void kcs_element_coordinates(const kcs_array_spec *spec, size_t index, size_t coordinates[]);
+
+/* How every message names an element: by its coordinates in an array of two
+ * or more dimensions ("c_out[13, 644]"), else by its index ("y[17]", "s[0]"). */
+void kcs_element_name(const kcs_array_spec *spec, size_t index, char *text, size_t size);
+
 /* The poison bit pattern of dtype, written into outputs before each run. */
 void kcs_poison(void *data, kcs_dtype dtype, size_t count);
 

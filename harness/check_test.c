@@ -58,6 +58,37 @@ static void outside_bound_fails_with_the_first_bad_element(void **state)
     assert_non_null(strstr(r.diagnosis, "1 more"));
 }
 
+static void an_element_of_a_matrix_is_named_by_its_coordinates(void **state)
+{
+    (void)state;
+    enum { rows = 3, cols = 5 };
+    double actual[rows * cols], expected[rows * cols], bounds[rows * cols];
+    for (int i = 0; i < rows * cols; i++)
+        actual[i] = expected[i] = i, bounds[i] = 0.25;
+    actual[1 * cols + 4] = 100; /* flat index 9 */
+    kcs_layout layout = layout_of(KCS_F64, rows * cols);
+    strcpy(layout.outputs[0].name, "c_out");
+    layout.outputs[0].ndim = 2;
+    layout.outputs[0].shape[0] = rows;
+    layout.outputs[0].shape[1] = cols;
+    kcs_expected e = {.count = rows * cols, .values = expected, .bounds = bounds};
+    void *outputs[1] = {actual};
+    kcs_check_result r;
+    kcs_check_outputs(&layout, outputs, &e, &r);
+    assert_false(r.passed);
+    assert_non_null(strstr(r.diagnosis, "c_out[1, 4]: "));
+    assert_null(strstr(r.diagnosis, "c_out[9]"));
+    char name[64];
+    kcs_element_name(&layout.outputs[0], 14, name, sizeof name);
+    assert_string_equal(name, "c_out[2, 4]");
+    layout.outputs[0].ndim = 1;
+    kcs_element_name(&layout.outputs[0], 14, name, sizeof name);
+    assert_string_equal(name, "c_out[14]");
+    layout.outputs[0].ndim = 0;
+    kcs_element_name(&layout.outputs[0], 0, name, sizeof name);
+    assert_string_equal(name, "c_out[0]");
+}
+
 static void a_zero_bound_allows_only_the_exact_value(void **state)
 {
     (void)state;
@@ -219,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(within_bound_passes_and_reports_the_fraction),
         cmocka_unit_test(outside_bound_fails_with_the_first_bad_element),
+        cmocka_unit_test(an_element_of_a_matrix_is_named_by_its_coordinates),
         cmocka_unit_test(a_zero_bound_allows_only_the_exact_value),
         cmocka_unit_test(nan_and_infinity_must_match_in_class),
         cmocka_unit_test(infinity_is_accepted_only_where_the_bound_reaches_overflow),

@@ -571,9 +571,10 @@ static kcs_status rerun_and_compare(const kcs_prepared_case *p, device_run *run,
         size_t size = kcs_dtype_size(spec->dtype);
         for (size_t i = 0; i < p->sizes.outputs[o].elements; i++)
             if (memcmp((char *)run->actual[o] + i * size, (char *)second[o] + i * size, size) != 0) {
-                snprintf(why, why_size,
-                         "nondeterministic: %s[%zu] was %.17g in the first run and %.17g in the second", spec->name,
-                         i, kcs_load_element(run->actual[o], spec->dtype, i),
+                char element[128];
+                kcs_element_name(spec, i, element, sizeof element);
+                snprintf(why, why_size, "nondeterministic: %s was %.17g in the first run and %.17g in the second",
+                         element, kcs_load_element(run->actual[o], spec->dtype, i),
                          kcs_load_element(second[o], spec->dtype, i));
                 break;
             }

@@ -726,10 +726,12 @@ int kcs_print_check(const kcs_given *g, const kcs_prepared_case *p, const kcs_ch
         printf("FAIL: 0 elements checked: %s\n", why);
         return 0;
     }
-    if (r->worst_output >= 0)
-        printf("worst element: %s[%zu] expected %.17g, got %.17g, error %.3g, bound %.3g\n",
-               p->layout.outputs[r->worst_output].name, r->worst_index, r->worst_expected, r->worst_actual,
-               r->worst_error, r->worst_bound);
+    if (r->worst_output >= 0) {
+        char element[128];
+        kcs_element_name(&p->layout.outputs[r->worst_output], r->worst_index, element, sizeof element);
+        printf("worst element: %s expected %.17g, got %.17g, error %.3g, bound %.3g\n", element, r->worst_expected,
+               r->worst_actual, r->worst_error, r->worst_bound);
+    }
     printf("%s: %zu elements checked, %.3g of the bound used%s%s\n", r->passed ? "PASS" : "FAIL", r->checked,
            r->fraction, r->passed ? "" : "; ", r->passed ? "" : message);
     return r->passed;

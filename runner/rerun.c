@@ -293,13 +293,12 @@ static json_t *first_difference(const kcs_layout *layout, const kcs_layout_sizes
             found = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s}", "output", spec->name, "index", (json_int_t)i,
                               "dtype", kcs_dtype_name(spec->dtype), "value", value, "peer_value", peer_value, "bits",
                               bits, "peer_bits", peer_bits);
-            if (spec->ndim >= 2) { /* row-major, as the layout's arrays are stored */
+            if (spec->ndim >= 2) {
+                size_t at[KCS_MAX_DIMS];
+                kcs_element_coordinates(spec, i, at);
                 json_t *coordinates = json_array();
-                size_t rest = i;
-                for (int d = spec->ndim - 1; d >= 0; d--) {
-                    json_array_insert_new(coordinates, 0, json_integer((json_int_t)(rest % spec->shape[d])));
-                    rest /= spec->shape[d];
-                }
+                for (int d = 0; d < spec->ndim; d++)
+                    json_array_append_new(coordinates, json_integer((json_int_t)at[d]));
                 json_object_set_new(found, "coordinates", coordinates);
             }
         }

@@ -137,9 +137,10 @@ for op in ops:
     bad = args + [a for other in outputs for a in
                   ("--actual", f"{other}={op}/{other}.wrong.npy" if other == name else f"{other}={op}/{other}.npy")]
     status, text = run(bad)
-    element = f"{name}[{k}]" if value.ndim else f"{name}[0]"
+    # an element is named by its coordinates where the output has two or more dimensions
+    element = f"{name}[{', '.join(str(int(i)) for i in np.unravel_index(k, value.shape))}]" if value.ndim else f"{name}[0]"
     if status != 1 or "FAIL" not in text or element not in text:
-        failures.append(f"{op}: {name}[{k}] moved by {step if not np.issubdtype(value.dtype, np.integer) else 1} "
+        failures.append(f"{op}: {element} moved by {step if not np.issubdtype(value.dtype, np.integer) else 1} "
                         f"(bound {bound:.3g}) was not caught naming {element} (exit {status}):\n{text}")
         continue
     print(f"ok: {op}: the NumPy output passes, and {element} moved beyond its bound fails")

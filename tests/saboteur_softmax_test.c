@@ -26,9 +26,9 @@ static void skipping_the_max_subtraction_overflows_near_1e4(void **state)
 static void computing_the_last_row_from_the_row_before_fails(void **state)
 {
     (void)state;
-    /* 65 rows of 33: the last row starts at element 64 * 33 = 2112 */
-    kcs_test_expect_caught("softmax/f32-cols33", "last-row-off-by-one", "y[2112]");
-    kcs_test_expect_caught("softmax/f64-cols33", "last-row-off-by-one", "y[2112]");
+    /* 65 rows of 33: the last row, 64, starts at y[64, 0] (flat index 64 * 33 = 2112) */
+    kcs_test_expect_caught("softmax/f32-cols33", "last-row-off-by-one", "y[64, 0]");
+    kcs_test_expect_caught("softmax/f64-cols33", "last-row-off-by-one", "y[64, 0]");
     kcs_test_expect_caught("softmax/f32-cols1000", "last-row-off-by-one", "times the bound");
 }
 
