@@ -36,7 +36,8 @@ enum { NPY_ALIGNMENT = 64 };
  * has neither; ml_dtypes' float8_e4m3fn and float8_e5m2 view them); one
  * spelling for both, so a '|u1' file reads as e4m3 and the array's use
  * (its case's dtype) says which it is: a reader that expects e5m2 takes
- * the bytes as e5m2 (kcs_npy_dtype_matches). */
+ * the bytes as e5m2 (kcs_npy_dtype_matches). docs/npy.md is the users' page
+ * of these conventions, with PyTorch and NumPy code for both ways. */
 static const struct {
     const char *descr;
     kcs_dtype dtype;
