@@ -15,8 +15,9 @@ results (fraction of the bound used with its distribution, the worst element, th
 its ceiling), then the op's peers. The pages load nothing: the rooflines are inline SVG.
 docs/report.md is the reader's account of every view.
 
-DIR defaults to build/report under the kcs checkout that holds this script, whatever the current
-directory (the path printed last says where it went).
+DIR defaults to kcs-report in the current directory, as the runner's own outputs do, so that an
+ad-hoc comparison never replaces the suite's report (`ninja report` writes build/report with
+--output); the path printed last says where it went.
 
 Given several results files (two drivers, two cards, two dates) the performance and accuracy views
 overlay them, each later file's figure with its ratio to the first's; with --baseline the
@@ -65,7 +66,7 @@ from kcs_results import (OUTCOMES, ResultsError, finite, first_difference_text, 
 
 EXIT_USAGE = EXIT_BAD_INPUT
 REPOSITORY = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-DEFAULT_OUTPUT = os.path.join(REPOSITORY, "build", "report")
+DEFAULT_OUTPUT = "kcs-report"  # in the current directory, as kcs-results.json and kcs-failures are
 # The runner's summary counts (kcs_results.summary_counts), with the status whose colour each takes.
 COUNTS = (("passed", "pass"), ("failed", "fail"), ("skipped", "skip"), ("errors", "error"))
 # What an outcome badge says and, for expectations, what it means.
@@ -722,8 +723,8 @@ Exit status:
     parser.add_argument("--cases", metavar="DIR", default=None,
                         help=f"directory of case files to weave into op pages (default: {default_cases_dir()})")
     parser.add_argument("--output", metavar="DIR", default=DEFAULT_OUTPUT,
-                        help="directory to write the pages into (default: build/report of the kcs checkout "
-                             f"that holds this script, whatever the current directory: {DEFAULT_OUTPUT})")
+                        help=f"directory to write the pages into (default: {DEFAULT_OUTPUT} in the current "
+                             "directory; `ninja report` writes build/report)")
     parser.add_argument("--min-effect", type=float, default=0.05, metavar="FRACTION",
                         help="a speed change smaller than this fraction is 'same' (default: 0.05, i.e. 5%%)")
     parser.add_argument("--significance", type=float, default=0.01, metavar="LEVEL",

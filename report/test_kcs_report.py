@@ -1419,15 +1419,23 @@ class ViewTests(Scratch):
         self.assertIn("TFLOP/s", index)
         self.assertNotIn("flop/s", index)
 
-    def test_the_default_output_folder_does_not_depend_on_the_current_directory(self):
+    def test_the_default_output_folder_is_in_the_current_directory_not_the_suites_report(self):
+        suite_report = os.path.join(os.path.dirname(HERE), "build", "report", "index.html")
+        before = os.stat(suite_report).st_mtime_ns if os.path.exists(suite_report) else None
         here = os.getcwd()
+        stdout = io.StringIO()
         try:
             os.chdir(self.dir)
-            elsewhere = kcs_report.parse_arguments(["x.json"]).output
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stdout):
+                status = kcs_report.main([self.write("new.json", self.new), "--cases", self.cases])
         finally:
             os.chdir(here)
-        self.assertEqual(elsewhere, kcs_report.parse_arguments(["x.json"]).output)
-        self.assertEqual(elsewhere, os.path.join(os.path.dirname(HERE), "build", "report"))
+        self.assertEqual(status, 0, stdout.getvalue())
+        written = os.path.join(self.dir, "kcs-report", "index.html")
+        self.assertTrue(os.path.isfile(written), stdout.getvalue())
+        self.assertEqual(stdout.getvalue().splitlines()[-1], os.path.join("kcs-report", "index.html"))
+        after = os.stat(suite_report).st_mtime_ns if os.path.exists(suite_report) else None
+        self.assertEqual(before, after, "the report of an ad-hoc run replaced the suite's build/report")
 
 
 class BrowserCheckTests(unittest.TestCase):
