@@ -217,9 +217,12 @@ class Column:
         self.name = str(device.get("name") or device.get("id")) if device else "(no device)"
         self.driver = str(device.get("driver_version") or "") if device else ""
         # Results without a device: a backend built without a device here (its
-        # cases are skipped with the reason), or a problem found before any ran.
+        # cases are skipped with the reason), or a case's own (no backend: skipped
+        # before any device ran it, or unreadable). The latter is no device, and
+        # no view shows it as one (case_level).
+        self.case_level = device is None and not backend
         self.label = (f"{self.backend}: {self.name}" if device else
-                      f"{backend}: no device" if backend else "found before any device ran")
+                      f"{backend}: no device" if backend else "no device")
 
     def key(self):
         """How results find their column."""
@@ -266,10 +269,9 @@ class Model:
         self.lines = kcs_views.Lines(([baseline] if baseline is not None else []) + list(runs), comparison)
         self.op_colors = {}
         self.latest = latest_by_key(runs)
+        # An op page for each case file with results: a case file no file ran has no page
+        # (links to it go to the case file itself, rewrite_link).
         self.stems = sorted({r["stem"] for run in runs for r in run.results})
-        if cases_dir and os.path.isdir(cases_dir):
-            self.stems = sorted(set(self.stems) | {os.path.splitext(f)[0] for f in os.listdir(cases_dir)
-                                                   if f.endswith(".md")})
         self.case_order = self._case_order()
         self.plots = {}
 
@@ -410,7 +412,7 @@ def matrix(model, everything):
     because every result in them is a skip for one reason [(column, reason, count)], rows with a
     failure, error or expectation [(first result, cells)], rows whose only exceptions are skips,
     and the number of cases that passed everywhere). Needs two device columns with results."""
-    columns = [c for c in model.columns if any(r["column"] is c for r in c.run.results)]
+    columns = [c for c in model.columns if not c.case_level and any(r["column"] is c for r in c.run.results)]
     if len(columns) < 2:
         return [], [], [], [], 0
     folded, shown = [], []
@@ -425,7 +427,7 @@ def matrix(model, everything):
     for result in everything:
         by_cell.setdefault((result["case"], result["column"].key()), []).append(result)
     problems, skips, passed = [], [], 0
-    for case in model.sorted_cases(r["case"] for r in everything):
+    for case in model.sorted_cases(r["case"] for r in everything if not r["column"].case_level):
         cells = [sorted(by_cell.get((case, c.key()), []), key=lambda r: str(r.get("kernel") or "")) for c in shown]
         kinds = {outcome(r) for cell in cells for r in cell}
         row = (next(r for r in everything if r["case"] == case), cells)
@@ -445,7 +447,7 @@ def index_page(model):
     summary = []
     for column in model.columns:
         results = [r for r in column.run.results if r["column"] is column]
-        if not results:
+        if not results or column.case_level:
             continue
         passes = [r for r in results if outcome(r) in ("pass", "xpass") and kcs_views.checked(r)
                   and finite(r["accuracy"]["fraction_of_bound"])]
@@ -484,6 +486,7 @@ def index_page(model):
             "devices": sum(1 for c in model.columns if c.device),
             "several_files": len(model.runs) > 1 or model.baseline is not None, "several_runs": len(model.runs) > 1,
             "summary": summary, "case_files": case_files, "matrix_columns": matrix_columns,
+            "case_level": case_level_results(everything),
             "folded_columns": folded_columns, "problem_rows": problem_rows, "skip_rows": skip_rows,
             "all_passed": all_passed, "notable": [r for r in pairs if row_rank(r) < 9],
             "unchanged": [r for r in pairs if row_rank(r) >= 9], "failures": failures, "expected": expected,
@@ -495,6 +498,20 @@ def index_page(model):
             "verdict": model.comparison.verdict() if model.comparison else None,
             "comparison_devices": comparison_devices(model.comparison) if model.comparison else [],
             "newly_skipped": model.comparison.newly_skipped() if model.comparison else []}
+
+
+def case_level_results(everything):
+    """The results that belong to no device nor backend (a case skipped before any device ran it,
+    e.g. tagged large under --skip-large; a case that could not be read), as one line's worth:
+    (how many, {outcome in words: how many}, [(reason, how many)] most frequent first)."""
+    words = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errors"}
+    own = [r for r in everything if r["column"].case_level]
+    outcomes, reasons = {}, {}
+    for result in own:
+        said = words.get(outcome(result), OUTCOME_TEXT.get(outcome(result), outcome(result)))
+        outcomes[said] = outcomes.get(said, 0) + 1
+        reasons[result.get("message") or ""] = reasons.get(result.get("message") or "", 0) + 1
+    return len(own), outcomes, sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
 
 
 def devices_compared(model):

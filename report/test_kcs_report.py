@@ -678,7 +678,7 @@ class ComparisonTests(Scratch):
                       "550.54.15 → 560.28.03", out)
         self.assertNotIn("cuda_arch differs", out)  # unknown on one side: shown, not a difference
         build = self.section(index, "comparison-build")
-        self.assertIn("<code>unknown</code>", build)
+        self.assertIn(">unknown</span>", build)
         self.assertIn('class="over"><code>-O3 -march=native</code>', build)
         del old["comparability"], new["comparability"]
         status, out, _ = self.compare(old, new)
@@ -929,6 +929,62 @@ class ReportTests(Scratch):
         for source in parser.sources:
             self.assertIsNone(browser_check.check_image_source(source), name)
         return parser.sources
+
+    def test_results_of_no_device_are_a_line_not_a_device(self):
+        doc = copy.deepcopy(self.new)
+        for n in range(3):  # cases skipped before any device ran them, as --skip-large records them
+            doc["results"].append({"case": f"sumsq/f64-never-run-{n}", "file": "cases/sumsq.md", "line": 400 + n,
+                                   "status": "skip", "message": "tagged large and --skip-large was given",
+                                   "backend": None, "device": None, "kernel": None, "op": "sumsq", "dtype": "f64",
+                                   "sizes": {}, "params": {}, "tags": ["large"], "expected_from": None,
+                                   "bytes": 0, "flops": 0})
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertNotIn("found before any device ran", index)
+        summary = self.section(index, "summary")
+        self.assertNotIn("no device</div>", summary)  # no row of the per-device table for them
+        note = index[index.index('id="case-level"'):]
+        note = note[:note.index("</p>")]
+        self.assertIn("4 results of cases that no device ran (1 errors, 3 skipped)", note)
+        self.assertIn("tagged large and --skip-large was given (3)", note)
+        matrix = self.section(index, "matrix-section", end="</section>")
+        self.assertNotIn("sumsq/f64-never-run-", matrix)  # a case no device ran is in no row
+
+    def test_nothing_found_among_compared_devices_is_one_line_not_empty_tables(self):
+        doc = copy.deepcopy(self.new)
+        doc["agreement"], doc["odd_one_out"], doc["stragglers"] = [], [], []
+        status, out, out_dir = self.report(self.write("new.json", doc))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        section = self.section(index, "agreement-section", end="</section>")
+        self.assertNotIn("<table", section)
+        self.assertIn("No identical devices disagreed; no result was the odd one out among its case&#39;s others; "
+                      "no straggler among identical devices.", section)
+        doc["stragglers"] = [{"case": "gemm/f32-4096", "kernel": "tiled", "device": "cuda:1", "median_s": 0.0031,
+                              "peer_median_s": 0.0028, "ratio": 1.107, "threshold": 1.1, "peers": ["cuda:0"]}]
+        status, out, out_dir = self.report(self.write("one.json", doc), output="one")
+        section = self.section(self.read(os.path.join(out_dir, "index.html")), "agreement-section", end="</section>")
+        self.assertEqual(section.count("<table"), 1)
+        self.assertIn('id="stragglers"', section)
+        self.assertIn("No identical devices disagreed; no result was the odd one out", section)
+
+    def test_op_pages_only_for_case_files_with_results_and_build_facts_never_blank(self):
+        with open(os.path.join(self.cases, "softmax.md"), "w", encoding="utf-8") as handle:
+            handle.write("# Softmax\n\nNo results here.\n")
+        doc = fx.document([fx.REFERENCE], [fx.result("sumsq/f64-n93", fx.REFERENCE, "k", n=93)])
+        doc["comparability"] = {"compiler": "12.2.0", "cflags": "-O2 -g", "cuda_arch": "90",
+                                "opencl_build_options": ""}
+        status, out, out_dir = self.report(self.write("new.json", doc), baseline=self.write("base.json", doc))
+        self.assertEqual(status, 0, out)
+        self.assertTrue(os.path.isfile(os.path.join(out_dir, "sumsq.html")))
+        self.assertFalse(os.path.exists(os.path.join(out_dir, "softmax.html")))
+        index = self.read(os.path.join(out_dir, "index.html"))
+        self.assertNotIn('href="softmax.html"', index)
+        self.assertIn('href="sumsq.html"', index)
+        build = self.section(index, "comparison-build")
+        row = build[build.index("<th>opencl_build_options</th>"):]
+        row = row[:row.index("</tr>")]
+        self.assertNotIn("<code></code>", build)
+        self.assertEqual(row.count(">none</span>"), 2, row)
 
     def test_report_is_self_contained_with_valid_png_images(self):
         status, out, out_dir = self.report(self.write("new.json", self.new))
