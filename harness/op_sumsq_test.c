@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "accurate.h"
 #include "op.h"
 
 extern const kcs_op kcs_op_sumsq;
@@ -149,6 +150,44 @@ static void bound_is_tight_enough_to_catch_a_dropped_element(void **state)
     assert_true(bound_of(KCS_F32, 1000003, 1.0) < 1e3 * 0x1p-24 * 0.01);
 }
 
+/* kcs_rounded_sum (accurate.h), which the arithmetic models' running sums
+ * will use, rounds once where the double sum would round twice. */
+static void a_rounded_sum_rounds_once(void **state)
+{
+    (void)state;
+    /* 1 + 2^-24 + 2^-60 is 1 + 2^-24 in double, an f32 midpoint: the rest says up */
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24 + 0x1p-60) == 1.0 + 0x1p-23);
+    assert_true((float)(1.0 + (0x1p-24 + 0x1p-60)) == 1.0f);
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24 - 0x1p-60) == 1.0);
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24) == 1.0); /* an exact tie: to even */
+    /* just below f16's overflow threshold, 65520, whose double is the threshold itself */
+    assert_true(kcs_rounded_sum(KCS_F16, 65504.0, 16.0 - 0x1p-40) == 65504.0);
+    assert_true(kcs_rounded_sum(KCS_F16, 65504.0, 16.0) == INFINITY);
+    assert_true(kcs_rounded_sum(KCS_BF16, 256.0, 1.0 + 0x1p-45) == 258.0);
+    assert_true(kcs_rounded_sum(KCS_BF16, 256.0, 1.0) == 256.0);
+    /* the bit operations of kcs_rounded_to agree with dtype.h's conversions,
+     * on ties, near the overflow threshold and below the smallest normal */
+    uint64_t state_bits = 12345;
+    for (int i = 0; i < 200000; i++) {
+        state_bits = state_bits * 6364136223846793005ull + 1442695040888963407ull;
+        double value = ldexp((double)(state_bits >> 11) * 0x1p-53 + 0.5, (int)(state_bits % 60) - 30);
+        if (i % 3 == 0) { /* a tie of f16 or bf16: 12 or 9 significant bits, the last set */
+            int kept = i % 2 ? 8 : 11, exponent = ilogb(value);
+            value = ldexp(floor(ldexp(value, kept - 1 - exponent)) + 0.5, exponent - (kept - 1));
+        }
+        if (i % 5 == 0)
+            value = -value;
+        assert_true(kcs_rounded_to(KCS_F16, value) == kcs_f16_to_double(kcs_f16_from_double(value)));
+        assert_true(kcs_rounded_to(KCS_BF16, value) == kcs_bf16_to_double(kcs_bf16_from_double(value)));
+    }
+    double edges[] = {65504.0, 65519.99, 65520.0, 65535.9, 0x1p-14, 0x1p-14 - 0x1p-40, 0x1.ffp127, 0x1.ff8p127,
+                      0x1p-126, 0x1.0p-133, 0.0, -0.0};
+    for (size_t e = 0; e < sizeof edges / sizeof *edges; e++) {
+        assert_true(kcs_rounded_to(KCS_F16, edges[e]) == kcs_f16_to_double(kcs_f16_from_double(edges[e])));
+        assert_true(kcs_rounded_to(KCS_BF16, edges[e]) == kcs_bf16_to_double(kcs_bf16_from_double(edges[e])));
+    }
+}
+
 static void layout_is_a_vector_in_and_a_scalar_out(void **state)
 {
     (void)state;
@@ -172,6 +211,7 @@ int main(void)
         cmocka_unit_test(closed_form_refuses_inexact_inputs),
         cmocka_unit_test(bound_follows_the_derivation),
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_element),
+        cmocka_unit_test(a_rounded_sum_rounds_once),
         cmocka_unit_test(layout_is_a_vector_in_and_a_scalar_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
