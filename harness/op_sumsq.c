@@ -47,28 +47,82 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
-/* The exact sum rounded to double, then to the output type's range: a
- * result beyond the type's largest finite value by half an ulp or more (f32
- * 0x1.ffffffp127, bf16 0x1.ffp127, f16 65520) rounds to inf. */
-static double to_output_range(double value, kcs_dtype dtype)
+/* The largest finite value of dtype plus half its ulp: from there a sum rounds to inf. */
+static double overflow_threshold(kcs_dtype dtype)
 {
-    if (dtype == KCS_F64)
-        return value;
     double largest = kcs_largest_finite(dtype);
-    double overflow = largest + ldexp(kcs_unit_roundoff(dtype), ilogb(largest));
-    return value >= overflow ? INFINITY : value;
+    return largest + ldexp(kcs_unit_roundoff(dtype), ilogb(largest));
 }
 
-static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
+/* How far the wide sum (f64 for f32 input, f32 for f16 and bf16) of n
+ * squares whose exact sum is s, each through at most depth additions, may be
+ * from s before it is rounded to the output type (docs/sumsq.md, "Error
+ * bound"): gamma(D) s in f64; in f32, g32 s and the f32 underflow of the
+ * bf16 squares, n eta32/2 before the sum and carried through it. 0 for f64,
+ * which is not narrowed. */
+static double wide_sum_error(kcs_dtype dtype, size_t n, double depth, double s)
 {
-    (void)err;
-    size_t n = args->sumsq.n;
-    const void *x = in[0];
+    if (dtype == KCS_F32)
+        return kcs_gamma(depth, kcs_unit_roundoff(KCS_F64)) * s;
+    if (dtype == KCS_F16 || dtype == KCS_BF16) {
+        double sum_error = kcs_gamma(depth, kcs_unit_roundoff(KCS_F32));
+        double underflow = (double)n * kcs_smallest_subnormal(KCS_F32) / 2;
+        return sum_error * s + (1.0 + sum_error) * underflow;
+    }
+    return 0.0;
+}
+
+/* The bound of docs/sumsq.md on a sum of n squares, each through at most
+ * depth additions, whose exact value rounded once to double is g >= 0. */
+static double sum_bound(kcs_dtype dtype, size_t n, double depth, double g)
+{
+    if (!isfinite(g) || n == 0)
+        return 0.0; /* NaN and inf must match exactly; the empty sum is exactly 0 */
+    double u64 = kcs_unit_roundoff(KCS_F64);
+    double s = g / (1.0 - u64); /* at least the exact sum: the oracle's 2u is added below */
+    double bound;
+    if (dtype == KCS_F64) {
+        /* squares rounded once, each term through <= D additions, the oracle
+         * rounded once (2u covers its double-double error too), and n
+         * squares that may underflow by up to the smallest subnormal each. */
+        bound = (kcs_gamma(depth + 1, u64) + 2 * u64) * s + (double)n * kcs_smallest_subnormal(KCS_F64);
+    } else {
+        /* The wide sum within E of s (f32 squares exact in f64; f16 squares
+         * exact in f32, bf16 ones unless they underflow), then one rounding
+         * to the output type, u_out |S| <= u_out (s + E), plus half its
+         * smallest subnormal for a subnormal result (the whole smallest
+         * subnormal for f32, as the page has it); the oracle's 2u. */
+        double wide = wide_sum_error(dtype, n, depth, s);
+        double underflow = dtype == KCS_F32 ? kcs_smallest_subnormal(KCS_F32) : kcs_smallest_subnormal(dtype) / 2;
+        bound = wide + kcs_unit_roundoff(dtype) * (s + wide) + 2 * u64 * s + underflow;
+    }
+    return kcs_bound_widen(bound);
+}
+
+/* The expected value of a sum of n squares whose exact value rounded to
+ * double is value, each term through at most depth additions: +inf where
+ * every sum the depth rule allows rounds to inf in the output type (even the
+ * lowest wide sum, s - E, reaches its overflow threshold: f32 0x1.ffffffp127,
+ * bf16 0x1.ffp127, f16 65520), else the finite value, whose bound then
+ * admits both the finite sums and, by the checker's rule, +inf
+ * (docs/sumsq.md, "Overflow", as docs/gemm.md keeps a finite expected value). */
+static double in_output_range(kcs_dtype dtype, size_t n, double depth, double value)
+{
+    if (dtype == KCS_F64 || !isfinite(value))
+        return value;
+    double s = value * (1.0 - 2.0 * kcs_unit_roundoff(KCS_F64)); /* at most the exact sum */
+    double lowest = s - kcs_bound_widen(wide_sum_error(dtype, n, depth, s));
+    return lowest >= overflow_threshold(dtype) ? INFINITY : value;
+}
+
+/* The exact sum of the squares of the first n elements of x, rounded once to
+ * double (NaN if one is NaN, else +inf if one is infinite). */
+static double exact_sum(kcs_dtype dtype, const void *x, size_t n)
+{
     double largest = 0.0;
     int has_nan = 0, has_inf = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = kcs_load_element(x, args->dtype, i);
+        double v = kcs_load_element(x, dtype, i);
         if (isnan(v))
             has_nan = 1;
         else if (isinf(v))
@@ -76,28 +130,33 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
         else if (fabs(v) > largest)
             largest = fabs(v);
     }
-    double result;
-    if (has_nan) {
-        result = NAN;
-    } else if (has_inf) {
-        result = INFINITY;
-    } else if (largest == 0.0) {
-        result = 0.0;
-    } else {
-        /* Scale by 2^k so that the largest element is near 2^480: squares
-         * neither overflow (n * 2^962 < 2^1024 for n < 2^53) nor, for the
-         * terms that matter, underflow. Scaling by a power of two is exact. */
-        int exponent;
-        frexp(largest, &exponent);
-        int k = 481 - exponent;
-        kcs_double_double sum = {0.0, 0.0};
-        for (size_t i = 0; i < n; i++) {
-            double v = ldexp(kcs_load_element(x, args->dtype, i), k);
-            kcs_dot2_add(&sum, v, v);
-        }
-        result = ldexp(sum.high + sum.low, -2 * k);
+    if (has_nan)
+        return NAN;
+    if (has_inf)
+        return INFINITY;
+    if (largest == 0.0)
+        return 0.0;
+    /* Scale by 2^k so that the largest element is near 2^480: squares
+     * neither overflow (n * 2^962 < 2^1024 for n < 2^53) nor, for the
+     * terms that matter, underflow. Scaling by a power of two is exact. */
+    int exponent;
+    frexp(largest, &exponent);
+    int k = 481 - exponent;
+    kcs_double_double sum = {0.0, 0.0};
+    for (size_t i = 0; i < n; i++) {
+        double v = ldexp(kcs_load_element(x, dtype, i), k);
+        kcs_dot2_add(&sum, v, v);
     }
-    expected[0].values[0] = to_output_range(result, args->dtype);
+    return ldexp(sum.high + sum.low, -2 * k);
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    size_t n = args->sumsq.n;
+    expected[0].values[0] =
+        in_output_range(args->dtype, n, kcs_summation_depth(n), exact_sum(args->dtype, in[0], n));
     return KCS_OK;
 }
 
@@ -136,7 +195,8 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     __int128 s2 = n == 0 ? 0 : (n - 1) * n * (2 * n - 1) / 6;
     __int128 total = n * ia * ia + 2 * ia * ib * s1 + ib * ib * s2;
     /* libgcc converts __int128 to double with one correct rounding. */
-    expected[0].values[0] = to_output_range((double)total, args->dtype);
+    expected[0].values[0] =
+        in_output_range(args->dtype, args->sumsq.n, kcs_summation_depth(args->sumsq.n), (double)total);
     return KCS_OK;
 }
 
@@ -146,37 +206,7 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     (void)in;
     (void)err;
     size_t n = args->sumsq.n;
-    double g = fabs(expected[0].values[0]);
-    double u64 = kcs_unit_roundoff(KCS_F64);
-    double depth = kcs_summation_depth(n);
-    double bound;
-    if (!isfinite(g) || n == 0) {
-        bound = 0.0; /* NaN and inf must match exactly; the empty sum is exactly 0 */
-    } else if (args->dtype == KCS_F64) {
-        /* squares rounded once, each term through <= D additions, the oracle
-         * rounded once (2u covers its double-double error too), and n
-         * squares that may underflow by up to the smallest subnormal each. */
-        bound = (kcs_gamma(depth + 1, u64) + 2 * u64) * g / (1.0 - u64) +
-                (double)n * kcs_smallest_subnormal(KCS_F64);
-    } else if (args->dtype == KCS_F16 || args->dtype == KCS_BF16) {
-        /* Squares in f32: exact for f16; for bf16 exact unless they underflow
-         * (below 2^-126), by at most half of f32's smallest subnormal each.
-         * The f32 sum, each term through <= D additions; one rounding to the
-         * 16-bit type, plus half its smallest subnormal if the result is
-         * subnormal there; the oracle's 2u as for f64. */
-        double u16 = kcs_unit_roundoff(args->dtype);
-        double sum_error = kcs_gamma(depth, kcs_unit_roundoff(KCS_F32));
-        double underflow = (double)n * kcs_smallest_subnormal(KCS_F32) / 2;
-        bound = (u16 * (1.0 + sum_error) + sum_error + 2 * u64) * g / (1.0 - u64) +
-                (1.0 + u16) * (1.0 + sum_error) * underflow + kcs_smallest_subnormal(args->dtype) / 2;
-    } else {
-        /* f32 squares are exact in f64; the f64 sum, then one rounding to f32. */
-        double u32 = kcs_unit_roundoff(KCS_F32);
-        double sum_error = kcs_gamma(depth, u64);
-        bound = (u32 * (1.0 + sum_error) + sum_error + 2 * u64) * g / (1.0 - u64) +
-                kcs_smallest_subnormal(KCS_F32);
-    }
-    expected[0].bounds[0] = kcs_bound_widen(bound);
+    expected[0].bounds[0] = sum_bound(args->dtype, n, kcs_summation_depth(n), fabs(expected[0].values[0]));
     return KCS_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "accurate.h"
+#include "check.h"
 #include "op.h"
 
 extern const kcs_op kcs_op_sumsq;
@@ -150,6 +151,45 @@ static void bound_is_tight_enough_to_catch_a_dropped_element(void **state)
     assert_true(bound_of(KCS_F32, 1000003, 1.0) < 1e3 * 0x1p-24 * 0.01);
 }
 
+/* Issue 33: whole squares summing to 65519 (255^2 + 22^2 + 3^2 + 1^2), then
+ * 600 squares of f16 0.044 (0.0019366 each, below half an f32 ulp at 65519):
+ * summed in that order in f32, each term a depth the docs allow, the sum
+ * stays 65519 and rounds to the finite 65504, while the exact sum,
+ * 65520.16, is past f16's overflow threshold. The expected value stays
+ * finite and both 65504 and +inf pass, as gemm's do; where even the lowest
+ * f32 sum reaches 65520 (1024 eights: 65536, an f32 error of at most 4) the
+ * answer is +inf and a saturated 65504 fails. */
+static void an_f16_sum_just_past_65520_may_end_finite(void **state)
+{
+    (void)state;
+    uint16_t x[604];
+    double whole[4] = {255, 22, 3, 1};
+    for (int i = 0; i < 604; i++)
+        x[i] = kcs_f16_from_double(i < 4 ? whole[i] : 0.044);
+    double g = oracle_of(KCS_F16, x, 604);
+    assert_true(g > 65520.0 && g < 65520.2);
+    double b = bound_of(KCS_F16, 604, g);
+    double fraction = kcs_check_element(KCS_F16, g, b, 65504.0);
+    assert_true(fraction > 0.45 && fraction < 0.5); /* 16.2 of 34.3 */
+    assert_true(kcs_check_element(KCS_F16, g, b, INFINITY) <= 1.0);
+    assert_true(kcs_check_element(KCS_F16, g, b, 65472.0) > 1.0); /* the f16 below 65504 is out */
+    /* the f32 sum in index order is 65519, as the issue says */
+    float sum = 0.0f;
+    for (int i = 0; i < 604; i++) {
+        float v = (float)kcs_f16_to_double(x[i]);
+        sum += v * v;
+    }
+    assert_true(sum == 65519.0f && kcs_f16_to_double(kcs_f16_from_double(sum)) == 65504.0);
+
+    uint16_t eights[1024];
+    for (int i = 0; i < 1024; i++)
+        eights[i] = kcs_f16_from_double(8.0);
+    assert_true(oracle_of(KCS_F16, eights, 1024) == INFINITY);
+    assert_true(bound_of(KCS_F16, 1024, INFINITY) == 0.0);
+    assert_true(kcs_check_element(KCS_F16, INFINITY, 0.0, 65504.0) > 1.0);
+    assert_true(oracle_of(KCS_F16, eights, 1000) == 64000.0);
+}
+
 /* kcs_rounded_sum (accurate.h), which the arithmetic models' running sums
  * will use, rounds once where the double sum would round twice. */
 static void a_rounded_sum_rounds_once(void **state)
@@ -211,6 +251,7 @@ int main(void)
         cmocka_unit_test(closed_form_refuses_inexact_inputs),
         cmocka_unit_test(bound_follows_the_derivation),
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_element),
+        cmocka_unit_test(an_f16_sum_just_past_65520_may_end_finite),
         cmocka_unit_test(a_rounded_sum_rounds_once),
         cmocka_unit_test(layout_is_a_vector_in_and_a_scalar_out),
     };
