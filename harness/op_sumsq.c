@@ -7,6 +7,11 @@
  * ceil(log2 n)) additions; the result is rounded once to the input type,
  * f16 and bf16 included. The bound is relative to s because every term is
  * non-negative.
+ *
+ * After the op, its arithmetic models (explain.h): a running sum kept in the
+ * storage type, f64 summed in f32, the last element or the ragged tail past
+ * the last whole 16-byte vector dropped, each with its own bound
+ * (docs/sumsq.md, "Arithmetic models").
  */
 #include <float.h>
 #include <math.h>
@@ -16,6 +21,7 @@
 
 #include "accurate.h"
 #include "bounds.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_sumsq.h"
 
@@ -210,6 +216,192 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     return KCS_OK;
 }
 
+/* Arithmetic models (explain.h; docs/sumsq.md, "Arithmetic models"): what
+ * a failure is explained by. Each fills its value and bound into every
+ * element the explanation asks for (the output has one). */
+
+static void fill(kcs_expected *e, double value, double bound)
+{
+    for (size_t k = 0; k < e->count; k++) {
+        e->values[k] = value;
+        e->bounds[k] = bound;
+    }
+}
+
+/* A sum of the first kept of the n elements, as a conforming kernel sums
+ * them: the op's own expected value and bound for those elements, each
+ * term through at most min(D(n), kept - 1) additions (the kernel's tree was
+ * made for n elements, and kept elements pass through at most kept - 1). */
+static void expect_first(const kcs_op_args *args, void *const in[], size_t kept, kcs_expected *e)
+{
+    double depth = fmin(kcs_summation_depth(args->sumsq.n), kept ? (double)(kept - 1) : 0.0);
+    double value = in_output_range(args->dtype, kept, depth, exact_sum(args->dtype, in[0], kept));
+    fill(e, value, sum_bound(args->dtype, kept, depth, fabs(value)));
+}
+
+static int drops_last_element_applies(const kcs_op_args *args)
+{
+    return args->sumsq.n >= 1;
+}
+
+static kcs_status drops_last_element(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                     kcs_error *err)
+{
+    (void)err;
+    expect_first(args, in, args->sumsq.n - 1, &expected[0]);
+    return KCS_OK;
+}
+
+/* The elements one 16-byte vector holds: 2 f64, 4 f32, 8 f16 or bf16. */
+static size_t vector_width(kcs_dtype dtype)
+{
+    return 16 / kcs_dtype_size(dtype);
+}
+
+static int drops_ragged_tail_applies(const kcs_op_args *args)
+{
+    return args->sumsq.n % vector_width(args->dtype) != 0;
+}
+
+static kcs_status drops_ragged_tail(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                    kcs_error *err)
+{
+    (void)err;
+    size_t n = args->sumsq.n;
+    expect_first(args, in, n - n % vector_width(args->dtype), &expected[0]);
+    return KCS_OK;
+}
+
+/* A running sum: every value a kernel following the model may hold lies in [low, high]. */
+typedef struct {
+    double low, high;
+} running_sum;
+
+/* The least and the most of the values ways[0..count) (NaN if one is NaN). */
+static void extremes(const double *ways, int count, double *lowest, double *highest)
+{
+    *lowest = *highest = ways[0];
+    for (int w = 1; w < count; w++) {
+        if (isnan(ways[w]) || ways[w] < *lowest)
+            *lowest = ways[w];
+        if (isnan(ways[w]) || ways[w] > *highest)
+            *highest = ways[w];
+    }
+}
+
+/* One step of a running sum kept in the input's own type (f16, bf16, f32),
+ * adding the square of x, every way a kernel may round it (docs/sumsq.md):
+ * fused, fma(x, x, sum); the square rounded to the type first; or the step
+ * computed in the next wider type (f32, f64) and stored back. The square is
+ * exact in double (at most 48 significant bits). */
+static void storage_type_step(kcs_dtype dtype, double sum, double x, double *lowest, double *highest)
+{
+    kcs_dtype wide = dtype == KCS_F32 ? KCS_F64 : KCS_F32;
+    double square = x * x;
+    double ways[3] = {
+        kcs_rounded_sum(dtype, sum, square),
+        kcs_rounded_sum(dtype, sum, kcs_rounded_to(dtype, square)),
+        kcs_rounded_to(dtype, kcs_rounded_sum(wide, sum, square)),
+    };
+    extremes(ways, 3, lowest, highest);
+}
+
+/* One step of an f32 running sum of f64 input, every way the code for it
+ * rounds: sum += (float)x * (float)x, with the product rounded or fused
+ * (fmaf); sum += x * x evaluated in double, then stored; sum += (float)(x * x). */
+static void f32_step(kcs_dtype dtype, double sum, double x, double *lowest, double *highest)
+{
+    (void)dtype;
+    double narrow = kcs_rounded_to(KCS_F32, x), square = x * x;
+    double ways[4] = {
+        kcs_rounded_sum(KCS_F32, sum, kcs_rounded_to(KCS_F32, narrow * narrow)),
+        kcs_rounded_sum(KCS_F32, sum, narrow * narrow),
+        kcs_rounded_to(KCS_F32, sum + square),
+        kcs_rounded_sum(KCS_F32, sum, kcs_rounded_to(KCS_F32, square)),
+    };
+    extremes(ways, 4, lowest, highest);
+}
+
+typedef void (*running_step)(kcs_dtype dtype, double sum, double x, double *lowest, double *highest);
+
+/* The running sum of the squares of x[0..n) in index order. Every way of a
+ * step is a rounding of a non-decreasing function of the sum, so it is
+ * non-decreasing too: the least value after a step comes from the least
+ * before it, the most from the most. */
+static running_sum run(const kcs_op_args *args, const void *x, running_step step)
+{
+    running_sum r = {0.0, 0.0};
+    double ignored;
+    for (size_t i = 0; i < args->sumsq.n; i++) {
+        double v = kcs_load_element(x, args->dtype, i);
+        if (r.low == r.high) {
+            step(args->dtype, r.low, v, &r.low, &r.high);
+        } else {
+            step(args->dtype, r.low, v, &r.low, &ignored);
+            step(args->dtype, r.high, v, &ignored, &r.high);
+        }
+    }
+    return r;
+}
+
+/* The expected value and bound of a running sum that ends in [low, high]
+ * (values of the running sum's type, so the middle and half the width are
+ * exact in double). Where only the most overflowed, every finite value from
+ * low to the overflow threshold, and by the checker's rule inf, is admitted. */
+static void expect_running_sum(running_sum r, kcs_dtype sum_dtype, kcs_expected *e)
+{
+    if (isnan(r.low) || isnan(r.high) || r.low == r.high) {
+        fill(e, isnan(r.low) ? r.low : r.high, 0.0);
+        return;
+    }
+    double high = isinf(r.high) && !isinf(r.low) ? overflow_threshold(sum_dtype) : r.high;
+    double half = (high - r.low) / 2;
+    fill(e, r.low + half, kcs_bound_widen(half));
+}
+
+static int accumulates_in_storage_type_applies(const kcs_op_args *args)
+{
+    return args->dtype != KCS_F64 && args->sumsq.n >= 2; /* one element: the op's own single rounding */
+}
+
+static kcs_status accumulates_in_storage_type(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                              kcs_error *err)
+{
+    (void)err;
+    expect_running_sum(run(args, in[0], storage_type_step), args->dtype, &expected[0]);
+    return KCS_OK;
+}
+
+static int accumulates_in_f32_applies(const kcs_op_args *args)
+{
+    return args->dtype == KCS_F64 && args->sumsq.n >= 1;
+}
+
+static kcs_status accumulates_in_f32(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                     kcs_error *err)
+{
+    (void)err;
+    expect_running_sum(run(args, in[0], f32_step), KCS_F32, &expected[0]);
+    return KCS_OK;
+}
+
+static const kcs_model accumulates_in_storage_type_model = {
+    "sumsq-accumulates-in-storage-type",
+    "keeps one running sum in the input's own type, in index order, rounded to it at every step",
+    accumulates_in_storage_type_applies, accumulates_in_storage_type};
+static const kcs_model accumulates_in_f32_model = {
+    "sumsq-accumulates-in-f32", "squares and sums the f64 input in one f32 running sum, in index order",
+    accumulates_in_f32_applies, accumulates_in_f32};
+static const kcs_model drops_last_element_model = {"sumsq-drops-last-element", "leaves out the last element",
+                                                   drops_last_element_applies, drops_last_element};
+static const kcs_model drops_ragged_tail_model = {
+    "sumsq-drops-ragged-tail",
+    "sums only whole 16-byte vectors, leaving out the last n mod (16 / element size) elements",
+    drops_ragged_tail_applies, drops_ragged_tail};
+
+static const kcs_model *const models[] = {&accumulates_in_storage_type_model, &accumulates_in_f32_model,
+                                          &drops_last_element_model, &drops_ragged_tail_model, NULL};
+
 static double bytes(const kcs_op_args *args)
 {
     return (double)(args->sumsq.n + 1) * (double)kcs_dtype_size(args->dtype);
@@ -234,4 +426,5 @@ const kcs_op kcs_op_sumsq = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .models = models,
 };

@@ -14,6 +14,7 @@
 
 #include "accurate.h"
 #include "check.h"
+#include "explain.h"
 #include "op.h"
 
 extern const kcs_op kcs_op_sumsq;
@@ -190,8 +191,8 @@ static void an_f16_sum_just_past_65520_may_end_finite(void **state)
     assert_true(oracle_of(KCS_F16, eights, 1000) == 64000.0);
 }
 
-/* kcs_rounded_sum (accurate.h), which the arithmetic models' running sums
- * will use, rounds once where the double sum would round twice. */
+/* kcs_rounded_sum (accurate.h), which the models' running sums use, rounds
+ * once where the double sum would round twice. */
 static void a_rounded_sum_rounds_once(void **state)
 {
     (void)state;
@@ -228,6 +229,44 @@ static void a_rounded_sum_rounds_once(void **state)
     }
 }
 
+/* A model's value and bound on x[0..n) of dtype. */
+static void model_of(const char *name, kcs_dtype dtype, const void *x, size_t n, double *value, double *bound)
+{
+    const kcs_model *model = kcs_find_model(&kcs_op_sumsq, name);
+    assert_non_null(model);
+    kcs_op_args args = {.op = "sumsq", .dtype = dtype, .sumsq = {.n = n}};
+    assert_true(!model->applies || model->applies(&args));
+    kcs_expected e = {.count = 1, .values = value, .bounds = bound};
+    void *inputs[1] = {(void *)x};
+    assert_int_equal(model->expect(&args, inputs, &e, NULL), KCS_OK);
+}
+
+static void models_compute_their_arithmetic(void **state)
+{
+    (void)state;
+    double value, bound;
+    /* an f16 running sum of ones stops at 2048: 2048 + 1 is a tie, to even */
+    uint16_t ones[3000];
+    for (int i = 0; i < 3000; i++)
+        ones[i] = kcs_f16_from_double(1.0);
+    model_of("sumsq-accumulates-in-storage-type", KCS_F16, ones, 3000, &value, &bound);
+    assert_true(value == 2048.0 && bound == 0.0);
+    /* f64 through an f32 running sum: 2^24 + 1 + 1 + 1 stays 2^24 every way */
+    double big_then_ones[4] = {0x1p12, 1.0, 1.0, 1.0};
+    model_of("sumsq-accumulates-in-f32", KCS_F64, big_then_ones, 4, &value, &bound);
+    assert_true(value == 0x1p24 && bound == 0.0);
+    /* f32 ones: 4 to a 16-byte vector, so of 7 the last 3 are left out */
+    float seven[7] = {1, 2, 3, 4, 5, 6, 7};
+    model_of("sumsq-drops-ragged-tail", KCS_F32, seven, 7, &value, &bound);
+    assert_true(value == 30.0 && bound > 0.0 && bound < 30.0 * 0x1p-23);
+    model_of("sumsq-drops-last-element", KCS_F32, seven, 7, &value, &bound);
+    assert_true(value == 91.0);
+    /* where the model is the op's own arithmetic it does not apply */
+    kcs_op_args whole_vectors = {.op = "sumsq", .dtype = KCS_F16, .sumsq = {.n = 16}};
+    assert_false(kcs_find_model(&kcs_op_sumsq, "sumsq-drops-ragged-tail")->applies(&whole_vectors));
+    assert_false(kcs_find_model(&kcs_op_sumsq, "sumsq-accumulates-in-f32")->applies(&whole_vectors));
+}
+
 static void layout_is_a_vector_in_and_a_scalar_out(void **state)
 {
     (void)state;
@@ -253,6 +292,7 @@ int main(void)
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_element),
         cmocka_unit_test(an_f16_sum_just_past_65520_may_end_finite),
         cmocka_unit_test(a_rounded_sum_rounds_once),
+        cmocka_unit_test(models_compute_their_arithmetic),
         cmocka_unit_test(layout_is_a_vector_in_and_a_scalar_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
