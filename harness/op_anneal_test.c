@@ -15,6 +15,7 @@
 
 #include "bounds.h"
 #include "check.h"
+#include "explain.h"
 #include "op.h"
 #include "suite.h"
 
@@ -424,6 +425,79 @@ static void energy_closed_forms(void **state)
                                "input dist: constant value=0.1\nexpect: closed-form\n```\n");
 }
 
+/* Like expect_all, with the model called name of op in place of the op's oracle and bounds. */
+static void expect_model(const kcs_op *op, const char *name, const kcs_op_args *args, void *inputs[],
+                         expectation *x)
+{
+    const kcs_model *model = kcs_find_model(op, name);
+    assert_non_null(model);
+    kcs_layout layout;
+    assert_int_equal(op->layout(args, &layout, NULL), KCS_OK);
+    for (int o = 0; o < layout.output_count; o++)
+        x->e[o] = (kcs_expected){.count = kcs_array_element_count(&layout.outputs[o]), .values = x->values[o],
+                                 .bounds = x->bounds[o]};
+    kcs_error err;
+    if (model->expect(args, inputs, x->e, &err) != KCS_OK)
+        fail_msg("%s", err.message);
+}
+
+/* The models of docs/anneal.md ("Arithmetic models") on answers known by hand. */
+static void anneal_models_compute_their_arithmetic(void **state)
+{
+    (void)state;
+    expectation *e = calloc(1, sizeof *e);
+    /* assign: two anchors at the same distance, 1, from the point */
+    float point[1] = {0}, anchors[2] = {-1, 1};
+    kcs_op_args assign = {.op = "assign", .dtype = KCS_F32, .assign = {.n = 1, .d = 1, .m = 2}};
+    void *assign_inputs[2] = {point, anchors};
+    expect_model(&kcs_op_assign, "assign-ties-to-largest", &assign, assign_inputs, e);
+    assert_true(e->values[0][0] == 1 && e->values[1][0] == 1 && e->bounds[0][0] == 0);
+    /* squared, 1.0004 and 1.0002 round to the same f16, 1: the tie goes to the first anchor, the farther */
+    anchors[0] = -1.0002f;
+    anchors[1] = 1.0001f;
+    expect_all(&kcs_op_assign, &assign, assign_inputs, e);
+    assert_true(e->values[0][0] == 1);
+    expect_model(&kcs_op_assign, "assign-f16-distances", &assign, assign_inputs, e);
+    assert_true(e->values[0][0] == 0 && e->bounds[0][0] == 0);
+    close_to(e->values[1][0], (double)anchors[0] * anchors[0], 1e-15);
+    assert_true(e->bounds[1][0] > 0x1p-11 && e->bounds[1][0] < 0x1p-10);
+    /* reduce: {1, 3} on anchor 0, {5} alone on anchor 1 */
+    float x[3] = {1, 3, 5};
+    int32_t idx[3] = {0, 0, 1};
+    kcs_op_args reduce = {.op = "reduce", .dtype = KCS_F32, .reduce = {.n = 3, .d = 1, .m = 3}};
+    void *reduce_inputs[2] = {x, idx};
+    expect_model(&kcs_op_reduce, "reduce-sample-variance", &reduce, reduce_inputs, e);
+    assert_true(e->values[2][0] == 2.0 && isnan(e->values[2][1]) && e->values[2][2] == 0.0);
+    assert_true(e->values[1][0] == 2.0 && e->values[0][1] == 1.0);
+    expect_model(&kcs_op_reduce, "reduce-textbook-variance", &reduce, reduce_inputs, e);
+    assert_true(e->values[2][0] == 1.0 && e->values[2][1] == 0.0);
+    /* the textbook formula's bound grows with the mean squared, not with the variance */
+    float shifted[4] = {4096.25f, 4096.5f, 4096.75f, 4097.0f};
+    int32_t one[4] = {0, 0, 0, 0};
+    kcs_op_args large_mean = {.op = "reduce", .dtype = KCS_F32, .reduce = {.n = 4, .d = 1, .m = 1}};
+    void *large_mean_inputs[2] = {shifted, one};
+    expect_all(&kcs_op_reduce, &large_mean, large_mean_inputs, e);
+    double own = e->bounds[2][0];
+    expect_model(&kcs_op_reduce, "reduce-textbook-variance", &large_mean, large_mean_inputs, e);
+    assert_true(e->bounds[2][0] > 4096.0 * 4096.0 * 0x1p-24 && e->bounds[2][0] > 100 * own);
+    /* update at T = 0 without the temperature: a' = a + lr v' */
+    float a[1] = {1}, v[1] = {0.5f}, mean[1] = {2};
+    int32_t count[1] = {3};
+    kcs_op_args update = {.op = "update",
+                          .dtype = KCS_F32,
+                          .update = {.m = 1, .d = 1, .temperature = 0, .learning_rate = 0.25, .momentum = 0.5}};
+    void *update_inputs[4] = {a, v, mean, count};
+    expect_model(&kcs_op_update, "update-ignores-temperature", &update, update_inputs, e);
+    assert_true(e->values[1][0] == 1.25 && e->values[0][0] == 1.0 + 0.25 * 1.25);
+    /* energy: 1 + 2 + 3 over 2 */
+    float dist[3] = {1, 2, 3};
+    kcs_op_args energy = {.op = "energy", .dtype = KCS_F32, .energy = {.n = 3}};
+    void *energy_inputs[1] = {dist};
+    expect_model(&kcs_op_energy, "energy-divides-by-n-minus-1", &energy, energy_inputs, e);
+    assert_true(e->values[0][0] == 3.0 && e->bounds[0][0] > 0 && e->bounds[0][0] < 3 * 0x1p-23);
+    free(e);
+}
+
 static void bytes_and_flops(void **state)
 {
     (void)state;
@@ -454,6 +528,7 @@ int main(void)
         cmocka_unit_test(update_needs_its_parameters),
         cmocka_unit_test(energy_oracle_and_bound),
         cmocka_unit_test(energy_closed_forms),
+        cmocka_unit_test(anneal_models_compute_their_arithmetic),
         cmocka_unit_test(bytes_and_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

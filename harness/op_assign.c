@@ -17,7 +17,9 @@
  *
  * The oracle computes each distance in double-double (TwoSum differences,
  * Dot2 squares), rounded once; a sampled case costs one m x d pass per
- * sampled point of each output.
+ * sampled point of each output. Its arithmetic models (explain.h), ties to
+ * the largest index and distances rounded to f16, share its search
+ * (docs/anneal.md, "Arithmetic models").
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include "accurate.h"
 #include "bounds.h"
 #include "check.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_anneal.h"
 
@@ -88,16 +91,31 @@ static double exact_distance(const double *point, const float *anchor, size_t d)
     return sum.high + sum.low;
 }
 
-/* The nearest anchor to point (ties to the smallest index) and its distance. */
-static size_t nearest(const double *point, const float *anchors, size_t m, size_t d,
-                      double *distance)
+/* How a model of docs/anneal.md ("Arithmetic models") compares distances:
+ * the op's own way, or sending ties to the largest index, or comparing the
+ * distances rounded to f16. */
+typedef enum { COMPARE_EXACT, COMPARE_TIES_TO_LARGEST, COMPARE_IN_F16 } comparison;
+
+/* The distance as comparison ranks it. */
+static double ranked(comparison how, double distance)
+{
+    return how == COMPARE_IN_F16 ? kcs_rounded_to(KCS_F16, distance) : distance;
+}
+
+/* The nearest anchor to point as comparison has it (ties to the smallest
+ * index, unless they go to the largest) and its exact distance. */
+static size_t nearest_by(comparison how, const double *point, const float *anchors, size_t m, size_t d,
+                         double *distance)
 {
     size_t best = 0;
     double best_distance = m ? exact_distance(point, anchors, d) : NAN;
+    double best_rank = ranked(how, best_distance);
     for (size_t j = 1; j < m; j++) {
         double candidate = exact_distance(point, anchors + j * d, d);
-        if (candidate < best_distance) {
+        double rank = ranked(how, candidate);
+        if (rank < best_rank || (how == COMPARE_TIES_TO_LARGEST && rank == best_rank)) {
             best_distance = candidate;
+            best_rank = rank;
             best = j;
         }
     }
@@ -111,8 +129,10 @@ static double to_f32_range(double distance)
     return distance >= 0x1.ffffffp127 ? INFINITY : distance;
 }
 
-static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
+/* The nearest anchors and their distances as comparison has them, at the
+ * elements expected asks for: the op's oracle, and its models'. */
+static kcs_status nearest_anchors(comparison how, const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                  kcs_error *err)
 {
     size_t d = args->assign.d, m = args->assign.m;
     const float *anchors = in[1];
@@ -124,7 +144,7 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
         for (size_t i = 0; i < expected[0].count; i++) {
             load_point(args, in[0], i, point);
             double distance;
-            expected[0].values[i] = (double)nearest(point, anchors, m, d, &distance);
+            expected[0].values[i] = (double)nearest_by(how, point, anchors, m, d, &distance);
             expected[1].values[i] = to_f32_range(distance);
         }
     } else {
@@ -133,12 +153,18 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
                 size_t i = expected[o].indices ? expected[o].indices[s] : s;
                 load_point(args, in[0], i, point);
                 double distance;
-                double j = (double)nearest(point, anchors, m, d, &distance);
+                double j = (double)nearest_by(how, point, anchors, m, d, &distance);
                 expected[o].values[s] = o == 0 ? j : to_f32_range(distance);
             }
     }
     free(point);
     return KCS_OK;
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    return nearest_anchors(COMPARE_EXACT, args, in, expected, err);
 }
 
 /* The exponent of the lowest set bit of a nonzero finite v. */
@@ -455,6 +481,59 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return KCS_OK;
 }
 
+/* Arithmetic models (explain.h; docs/anneal.md, "Arithmetic models"). They
+ * are judged element by element (kcs_check_outputs), not by this op's
+ * near-tie rule: an index's bound is 0, so a model names one anchor per
+ * point. For ties to the largest index that is exact: it fails only where
+ * a tie is exact (elsewhere the near-tie rule accepts either anchor), and
+ * there every distance is exact in f32, so the anchor it keeps is
+ * determined. For f16 distances the model's anchor is the one the exact
+ * distances, rounded to f16, rank first; a kernel's f32 distances round the
+ * same way except within their bound of an f16 rounding boundary, where its
+ * anchor may differ and the model then does not fit: a failure left
+ * unexplained, never one explained wrongly. */
+
+static kcs_status ties_to_largest(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                  kcs_error *err)
+{
+    kcs_status status = nearest_anchors(COMPARE_TIES_TO_LARGEST, args, in, expected, err);
+    return status == KCS_OK ? bounds(args, in, expected, err) : status;
+}
+
+/* The kernel computes each distance as the op allows, within b of the exact
+ * D, then rounds it to f16 to compare and store it: |fl16(D~) - D| <= b +
+ * u16 (D + b) + 2^-25 (half f16's smallest subnormal). Where even D - b
+ * reaches f16's overflow threshold, 65520, the distance is +inf. */
+static kcs_status f16_distances(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                kcs_error *err)
+{
+    kcs_status status = nearest_anchors(COMPARE_IN_F16, args, in, expected, err);
+    if (status == KCS_OK)
+        status = bounds(args, in, expected, err);
+    double u16 = kcs_unit_roundoff(KCS_F16), overflow = 65520.0;
+    for (size_t s = 0; s < expected[1].count && status == KCS_OK; s++) {
+        double distance = expected[1].values[s], bound = expected[1].bounds[s];
+        if (!isfinite(distance))
+            continue;
+        if (distance - bound >= overflow) {
+            expected[1].values[s] = INFINITY;
+            expected[1].bounds[s] = 0.0;
+        } else {
+            expected[1].bounds[s] = kcs_bound_widen(bound + u16 * (distance + bound) +
+                                                    kcs_smallest_subnormal(KCS_F16) / 2);
+        }
+    }
+    return status;
+}
+
+static const kcs_model ties_to_largest_model = {
+    "assign-ties-to-largest", "sends a tie to the largest index (keeps a candidate unless it is farther: <= for <)",
+    NULL, ties_to_largest};
+static const kcs_model f16_distances_model = {
+    "assign-f16-distances", "rounds each distance to f16 before comparing and storing it", NULL, f16_distances};
+
+static const kcs_model *const models[] = {&ties_to_largest_model, &f16_distances_model, NULL};
+
 static double bytes(const kcs_op_args *args)
 {
     const kcs_anneal_args *a = &args->assign;
@@ -484,4 +563,5 @@ const kcs_op kcs_op_assign = {
     .bytes = bytes,
     .flops = flops,
     .ceiling = KCS_CEILING_GEMM, /* compute-bound: n m distances of d terms, like a GEMM */
+    .models = models,
 };

@@ -11,7 +11,9 @@
  * gives NaN, +inf gives +inf (+inf and -inf together NaN), and n = 0 gives
  * NaN (0/0) which must still be written.
  *
- * The oracle sums in double-double (TwoSum) and divides once.
+ * The oracle sums in double-double (TwoSum) and divides once. Its
+ * arithmetic model (explain.h), the sum divided by n - 1, is the op with
+ * that divisor (docs/anneal.md, "Arithmetic models").
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 
 #include "accurate.h"
 #include "bounds.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_anneal.h"
 
@@ -58,13 +61,11 @@ static double to_f32_range(double value)
     return fabs(value) >= 0x1.ffffffp127 ? copysign(INFINITY, value) : value;
 }
 
-static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
+/* The exact sum of the n distances divided by divisor, rounded to double
+ * and to f32's range (NaN for a NaN, for +inf with -inf, and for 0 / 0). */
+static double mean_of(const float *dist, size_t n, double divisor)
 {
-    (void)err;
-    size_t n = args->energy.n;
-    const float *dist = in[0];
-    int nan = n == 0, positive_inf = 0, negative_inf = 0;
+    int nan = divisor == 0, positive_inf = 0, negative_inf = 0;
     kcs_double_double sum = {0.0, 0.0};
     for (size_t i = 0; i < n; i++) {
         double v = dist[i];
@@ -79,14 +80,18 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
             sum.low += error;
         }
     }
-    double result;
     if (nan || (positive_inf && negative_inf))
-        result = NAN;
-    else if (positive_inf || negative_inf)
-        result = positive_inf ? INFINITY : -INFINITY;
-    else
-        result = to_f32_range((sum.high + sum.low) / (double)n);
-    expected[0].values[0] = result;
+        return NAN;
+    if (positive_inf || negative_inf)
+        return positive_inf ? INFINITY : -INFINITY;
+    return to_f32_range((sum.high + sum.low) / divisor);
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    expected[0].values[0] = mean_of(in[0], args->energy.n, (double)args->energy.n);
     return KCS_OK;
 }
 
@@ -116,32 +121,61 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
                     d->name);
 }
 
-/* docs/anneal.md: the f64 sum within gamma(D) sum|dist|, the division (or a
- * reciprocal and a product) two more f64 roundings, then one rounding to
- * f32, plus the smallest f32 normal for a result flushed or rounded below
- * it, plus 2u64 |g| for the expected value's own rounding. */
+/* docs/anneal.md: the f64 sum within gamma(D) sum|dist|, the division by
+ * divisor (or a reciprocal and a product) two more f64 roundings, then one
+ * rounding to f32, plus the smallest f32 normal for a result flushed or
+ * rounded below it, plus 2u64 |g| for the expected value's own rounding. */
+static double mean_bound(const float *dist, size_t n, double divisor, double g)
+{
+    if (!isfinite(g) || n == 0)
+        return 0.0;
+    double absolute = 0.0;
+    for (size_t i = 0; i < n; i++)
+        absolute += fabs((double)dist[i]);
+    double u32 = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64);
+    double mean_absolute = absolute / divisor * (1.0 + kcs_gamma((double)n + 1.0, u64));
+    double in_f64 = kcs_gamma(kcs_summation_depth(n) + 2.0, u64) * mean_absolute;
+    double exact = fabs(g) / (1.0 - 2.0 * u64);
+    double bound = in_f64 * (1.0 + u32) + u32 * exact + 0x1.0p-126 + 2.0 * u64 * fabs(g);
+    return kcs_bound_widen(bound);
+}
+
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
                          kcs_error *err)
 {
     (void)err;
     size_t n = args->energy.n;
-    double g = expected[0].values[0];
-    if (!isfinite(g) || n == 0) {
-        expected[0].bounds[0] = 0.0;
-        return KCS_OK;
-    }
-    const float *dist = in[0];
-    double absolute = 0.0;
-    for (size_t i = 0; i < n; i++)
-        absolute += fabs((double)dist[i]);
-    double u32 = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64);
-    double mean_absolute = absolute / (double)n * (1.0 + kcs_gamma((double)n + 1.0, u64));
-    double in_f64 = kcs_gamma(kcs_summation_depth(n) + 2.0, u64) * mean_absolute;
-    double exact = fabs(g) / (1.0 - 2.0 * u64);
-    double bound = in_f64 * (1.0 + u32) + u32 * exact + 0x1.0p-126 + 2.0 * u64 * fabs(g);
-    expected[0].bounds[0] = kcs_bound_widen(bound);
+    expected[0].bounds[0] = mean_bound(in[0], n, (double)n, expected[0].values[0]);
     return KCS_OK;
 }
+
+/* Arithmetic models (explain.h; docs/anneal.md, "Arithmetic models"). */
+
+/* The sum divided by n - 1, the sample-variance habit: the op's arithmetic
+ * and bound with that divisor. */
+static int divides_by_n_minus_1_applies(const kcs_op_args *args)
+{
+    return args->energy.n >= 2;
+}
+
+static kcs_status divides_by_n_minus_1(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                       kcs_error *err)
+{
+    (void)err;
+    size_t n = args->energy.n;
+    double value = mean_of(in[0], n, (double)(n - 1));
+    for (size_t k = 0; k < expected[0].count; k++) {
+        expected[0].values[k] = value;
+        expected[0].bounds[k] = mean_bound(in[0], n, (double)(n - 1), value);
+    }
+    return KCS_OK;
+}
+
+static const kcs_model divides_by_n_minus_1_model = {"energy-divides-by-n-minus-1",
+                                                     "divides the sum by n - 1, not n", divides_by_n_minus_1_applies,
+                                                     divides_by_n_minus_1};
+
+static const kcs_model *const models[] = {&divides_by_n_minus_1_model, NULL};
 
 static double bytes(const kcs_op_args *args)
 {
@@ -167,4 +201,5 @@ const kcs_op kcs_op_energy = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .models = models,
 };

@@ -18,7 +18,9 @@
  *
  * The oracle sums in double-double (TwoSum), then sums the squared
  * deviations from the double mean in double-double and corrects for that
- * mean's own error, rounded once.
+ * mean's own error, rounded once. Its arithmetic models (explain.h), the
+ * sample variance and E[x^2] - E[x]^2, share its oracle and bounds
+ * (docs/anneal.md, "Arithmetic models").
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 
 #include "accurate.h"
 #include "bounds.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_anneal.h"
 
@@ -186,46 +189,85 @@ static double var_bound(size_t c, double m1, double rms, double g)
     return kcs_bound_widen(two_pass + updating + 2.0 * 0x1.0p-126 + 4.0 * u64 * fabs(g));
 }
 
-static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
+/* Per anchor the count, and per anchor and dimension the mean |x| (m1) and
+ * root mean square (rms) the bounds are made of, each at least its exact
+ * value (the double sums of c non-negative terms are within gamma(c) of exact). */
+typedef struct {
+    size_t *counts;
+    double *m1, *rms;
+} magnitudes;
+
+static void free_magnitudes(magnitudes *g)
+{
+    free(g->counts);
+    free(g->m1);
+    free(g->rms);
+}
+
+static kcs_status measure(const kcs_op_args *args, void *const in[], magnitudes *g, kcs_error *err)
 {
     size_t n = args->reduce.n, d = args->reduce.d, m = args->reduce.m,
            cells = m * d > 0 ? m * d : 1;
     const int32_t *idx = in[1];
-    size_t *counts = calloc(m ? m : 1, sizeof *counts);
-    double *absolute = calloc(cells, sizeof *absolute), *squares = calloc(cells, sizeof *squares);
-    kcs_status status = KCS_OK;
-    if (!counts || !absolute || !squares)
-        status = kcs_fail(err, KCS_ERROR, "out of memory");
-    if (status == KCS_OK)
-        status = count_points(args, idx, counts, err);
-    if (status == KCS_OK) {
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 0; k < d; k++) {
-                double v = kcs_load_element(in[0], args->dtype, i * d + k);
-                absolute[(size_t)idx[i] * d + k] += fabs(v);
-                squares[(size_t)idx[i] * d + k] += v * v;
-            }
-        for (int o = 0; o < 3; o++)
-            for (size_t e = 0; e < expected[o].count; e++) {
-                size_t p = expected[o].indices ? expected[o].indices[e] : e;
-                if (o == 0) {
-                    expected[0].bounds[e] = 0.0; /* counts are exact */
-                    continue;
-                }
-                size_t c = counts[p / d];
-                /* the double sums of c non-negative terms are within gamma(c) of exact */
-                double widen = 1.0 + kcs_gamma((double)c + 2.0, kcs_unit_roundoff(KCS_F64));
-                double m1 = c ? absolute[p] / (double)c * widen : 0.0;
-                double rms = c ? sqrt(squares[p] / (double)c * widen) * widen : 0.0;
-                expected[o].bounds[e] = o == 1 ? mean_bound(c, m1, expected[1].values[e])
-                                               : var_bound(c, m1, rms, expected[2].values[e]);
-            }
+    g->counts = calloc(m ? m : 1, sizeof *g->counts);
+    g->m1 = calloc(cells, sizeof *g->m1);
+    g->rms = calloc(cells, sizeof *g->rms);
+    if (!g->counts || !g->m1 || !g->rms)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_status status = count_points(args, idx, g->counts, err);
+    if (status != KCS_OK)
+        return status;
+    for (size_t i = 0; i < n; i++) /* sums of |x| in m1, of x^2 in rms */
+        for (size_t k = 0; k < d; k++) {
+            double v = kcs_load_element(in[0], args->dtype, i * d + k);
+            g->m1[(size_t)idx[i] * d + k] += fabs(v);
+            g->rms[(size_t)idx[i] * d + k] += v * v;
+        }
+    for (size_t p = 0; p < m * d; p++) {
+        size_t c = g->counts[p / d];
+        double widen = 1.0 + kcs_gamma((double)c + 2.0, kcs_unit_roundoff(KCS_F64));
+        g->m1[p] = c ? g->m1[p] / (double)c * widen : 0.0;
+        g->rms[p] = c ? sqrt(g->rms[p] / (double)c * widen) * widen : 0.0;
     }
-    free(counts);
-    free(absolute);
-    free(squares);
+    return KCS_OK;
+}
+
+/* The bound of one anchor and dimension's mean or variance with c points,
+ * mean |x| m1 and root mean square rms, whose expected value is g. */
+typedef double (*cell_bound)(size_t c, double m1, double rms, double g);
+
+static double mean_cell_bound(size_t c, double m1, double rms, double g)
+{
+    (void)rms;
+    return mean_bound(c, m1, g);
+}
+
+/* Fills expected's bounds: counts exact, means the op's, variances by var_of. */
+static kcs_status fill_bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[], cell_bound var_of,
+                              kcs_error *err)
+{
+    size_t d = args->reduce.d;
+    magnitudes g = {0};
+    kcs_status status = measure(args, in, &g, err);
+    for (int o = 0; o < 3 && status == KCS_OK; o++)
+        for (size_t e = 0; e < expected[o].count; e++) {
+            size_t p = expected[o].indices ? expected[o].indices[e] : e;
+            if (o == 0) {
+                expected[0].bounds[e] = 0.0; /* counts are exact */
+                continue;
+            }
+            size_t c = g.counts[p / d];
+            cell_bound bound = o == 1 ? mean_cell_bound : var_of;
+            expected[o].bounds[e] = bound(c, g.m1[p], g.rms[p], expected[o].values[e]);
+        }
+    free_magnitudes(&g);
     return status;
+}
+
+static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    return fill_bounds(args, in, expected, var_bound, err);
 }
 
 /* Closed forms (docs/anneal.md): every point on one anchor (idx constant
@@ -281,6 +323,78 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return KCS_OK;
 }
 
+/* Arithmetic models (explain.h; docs/anneal.md, "Arithmetic models"). */
+
+/* The sample variance, sum (x - mean)^2 / (c - 1): the op's arithmetic
+ * with another divisor, so every term of the op's bound scales by
+ * c / (c - 1) (c - 1 is exact, the division rounds once either way), plus
+ * the rounding of the expected value's own scaling. One point gives 0 / 0,
+ * NaN, as numpy (ddof = 1) and torch.var do. */
+static kcs_status sample_variance(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                  kcs_error *err)
+{
+    size_t d = args->reduce.d, m = args->reduce.m;
+    size_t *counts = calloc(m ? m : 1, sizeof *counts);
+    if (!counts)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    kcs_status status = count_points(args, in[1], counts, err);
+    if (status == KCS_OK)
+        status = oracle(args, in, expected, err);
+    if (status == KCS_OK)
+        status = bounds(args, in, expected, err);
+    double u64 = kcs_unit_roundoff(KCS_F64);
+    for (size_t e = 0; e < expected[2].count && status == KCS_OK; e++) {
+        size_t c = counts[(expected[2].indices ? expected[2].indices[e] : e) / d];
+        if (c == 1) {
+            expected[2].values[e] = NAN;
+            expected[2].bounds[e] = 0.0;
+        } else if (c > 1) {
+            double scale = (double)c / (double)(c - 1);
+            expected[2].values[e] *= scale;
+            expected[2].bounds[e] = kcs_bound_widen(expected[2].bounds[e] * scale + 2.0 * u64 * expected[2].values[e]);
+        }
+    }
+    free(counts);
+    return status;
+}
+
+/* The textbook variance, E[x^2] - E[x]^2 in f32, with its sums in any tree
+ * of the allowed depth: exactly the variance in exact arithmetic, within
+ * (docs/anneal.md) gamma(D + 3) rms^2 for E[x^2] (a square, D additions, a
+ * division or a reciprocal and a product), 2 m1 e_m + e_m^2 for the square
+ * of a mean within e_m, u (m1 + e_m)^2 for that square's rounding, and one
+ * rounding of the difference; 2^-126 for each result that may be flushed. */
+static double textbook_var_bound(size_t c, double m1, double rms, double g)
+{
+    if (c == 0)
+        return 0.0;
+    double u = kcs_unit_roundoff(KCS_F32), u64 = kcs_unit_roundoff(KCS_F64), tiny = 0x1.0p-126;
+    double depth = kcs_summation_depth(c);
+    double mean_error = kcs_gamma(depth + 2.0, u) * m1 + 2.0 * tiny;
+    double squares = kcs_gamma(depth + 3.0, u) * rms * rms + 2.0 * tiny;
+    double square_of_mean =
+        2.0 * m1 * mean_error + mean_error * mean_error + u * (m1 + mean_error) * (m1 + mean_error) + tiny;
+    double before = squares + square_of_mean;
+    double var = fabs(g) / (1.0 - 4.0 * u64);
+    return kcs_bound_widen(before + u * (var + before) + tiny + 4.0 * u64 * fabs(g));
+}
+
+static kcs_status textbook_variance(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                    kcs_error *err)
+{
+    kcs_status status = oracle(args, in, expected, err);
+    return status == KCS_OK ? fill_bounds(args, in, expected, textbook_var_bound, err) : status;
+}
+
+static const kcs_model sample_variance_model = {
+    "reduce-sample-variance", "divides the variance by count - 1 (the sample variance; NaN for one point)", NULL,
+    sample_variance};
+static const kcs_model textbook_variance_model = {"reduce-textbook-variance",
+                                                  "computes the variance as E[x^2] - E[x]^2 in f32", NULL,
+                                                  textbook_variance};
+
+static const kcs_model *const models[] = {&sample_variance_model, &textbook_variance_model, NULL};
+
 static double bytes(const kcs_op_args *args)
 {
     const kcs_anneal_args *a = &args->reduce;
@@ -311,4 +425,5 @@ const kcs_op kcs_op_reduce = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .models = models,
 };

@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 
+#include "accurate.h"
+#include "check.h"
+#include "explain.h"
 #include "op.h"
 
 extern const kcs_op kcs_op_sumsq;
@@ -149,6 +152,121 @@ static void bound_is_tight_enough_to_catch_a_dropped_element(void **state)
     assert_true(bound_of(KCS_F32, 1000003, 1.0) < 1e3 * 0x1p-24 * 0.01);
 }
 
+/* Issue 33: whole squares summing to 65519 (255^2 + 22^2 + 3^2 + 1^2), then
+ * 600 squares of f16 0.044 (0.0019366 each, below half an f32 ulp at 65519):
+ * summed in that order in f32, each term a depth the docs allow, the sum
+ * stays 65519 and rounds to the finite 65504, while the exact sum,
+ * 65520.16, is past f16's overflow threshold. The expected value stays
+ * finite and both 65504 and +inf pass, as gemm's do; where even the lowest
+ * f32 sum reaches 65520 (1024 eights: 65536, an f32 error of at most 4) the
+ * answer is +inf and a saturated 65504 fails. */
+static void an_f16_sum_just_past_65520_may_end_finite(void **state)
+{
+    (void)state;
+    uint16_t x[604];
+    double whole[4] = {255, 22, 3, 1};
+    for (int i = 0; i < 604; i++)
+        x[i] = kcs_f16_from_double(i < 4 ? whole[i] : 0.044);
+    double g = oracle_of(KCS_F16, x, 604);
+    assert_true(g > 65520.0 && g < 65520.2);
+    double b = bound_of(KCS_F16, 604, g);
+    double fraction = kcs_check_element(KCS_F16, g, b, 65504.0);
+    assert_true(fraction > 0.45 && fraction < 0.5); /* 16.2 of 34.3 */
+    assert_true(kcs_check_element(KCS_F16, g, b, INFINITY) <= 1.0);
+    assert_true(kcs_check_element(KCS_F16, g, b, 65472.0) > 1.0); /* the f16 below 65504 is out */
+    /* the f32 sum in index order is 65519, as the issue says */
+    float sum = 0.0f;
+    for (int i = 0; i < 604; i++) {
+        float v = (float)kcs_f16_to_double(x[i]);
+        sum += v * v;
+    }
+    assert_true(sum == 65519.0f && kcs_f16_to_double(kcs_f16_from_double(sum)) == 65504.0);
+
+    uint16_t eights[1024];
+    for (int i = 0; i < 1024; i++)
+        eights[i] = kcs_f16_from_double(8.0);
+    assert_true(oracle_of(KCS_F16, eights, 1024) == INFINITY);
+    assert_true(bound_of(KCS_F16, 1024, INFINITY) == 0.0);
+    assert_true(kcs_check_element(KCS_F16, INFINITY, 0.0, 65504.0) > 1.0);
+    assert_true(oracle_of(KCS_F16, eights, 1000) == 64000.0);
+}
+
+/* kcs_rounded_sum (accurate.h), which the models' running sums use, rounds
+ * once where the double sum would round twice. */
+static void a_rounded_sum_rounds_once(void **state)
+{
+    (void)state;
+    /* 1 + 2^-24 + 2^-60 is 1 + 2^-24 in double, an f32 midpoint: the rest says up */
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24 + 0x1p-60) == 1.0 + 0x1p-23);
+    assert_true((float)(1.0 + (0x1p-24 + 0x1p-60)) == 1.0f);
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24 - 0x1p-60) == 1.0);
+    assert_true(kcs_rounded_sum(KCS_F32, 1.0, 0x1p-24) == 1.0); /* an exact tie: to even */
+    /* just below f16's overflow threshold, 65520, whose double is the threshold itself */
+    assert_true(kcs_rounded_sum(KCS_F16, 65504.0, 16.0 - 0x1p-40) == 65504.0);
+    assert_true(kcs_rounded_sum(KCS_F16, 65504.0, 16.0) == INFINITY);
+    assert_true(kcs_rounded_sum(KCS_BF16, 256.0, 1.0 + 0x1p-45) == 258.0);
+    assert_true(kcs_rounded_sum(KCS_BF16, 256.0, 1.0) == 256.0);
+    /* the bit operations of kcs_rounded_to agree with dtype.h's conversions,
+     * on ties, near the overflow threshold and below the smallest normal */
+    uint64_t state_bits = 12345;
+    for (int i = 0; i < 200000; i++) {
+        state_bits = state_bits * 6364136223846793005ull + 1442695040888963407ull;
+        double value = ldexp((double)(state_bits >> 11) * 0x1p-53 + 0.5, (int)(state_bits % 60) - 30);
+        if (i % 3 == 0) { /* a tie of f16 or bf16: 12 or 9 significant bits, the last set */
+            int kept = i % 2 ? 8 : 11, exponent = ilogb(value);
+            value = ldexp(floor(ldexp(value, kept - 1 - exponent)) + 0.5, exponent - (kept - 1));
+        }
+        if (i % 5 == 0)
+            value = -value;
+        assert_true(kcs_rounded_to(KCS_F16, value) == kcs_f16_to_double(kcs_f16_from_double(value)));
+        assert_true(kcs_rounded_to(KCS_BF16, value) == kcs_bf16_to_double(kcs_bf16_from_double(value)));
+    }
+    double edges[] = {65504.0, 65519.99, 65520.0, 65535.9, 0x1p-14, 0x1p-14 - 0x1p-40, 0x1.ffp127, 0x1.ff8p127,
+                      0x1p-126, 0x1.0p-133, 0.0, -0.0};
+    for (size_t e = 0; e < sizeof edges / sizeof *edges; e++) {
+        assert_true(kcs_rounded_to(KCS_F16, edges[e]) == kcs_f16_to_double(kcs_f16_from_double(edges[e])));
+        assert_true(kcs_rounded_to(KCS_BF16, edges[e]) == kcs_bf16_to_double(kcs_bf16_from_double(edges[e])));
+    }
+}
+
+/* A model's value and bound on x[0..n) of dtype. */
+static void model_of(const char *name, kcs_dtype dtype, const void *x, size_t n, double *value, double *bound)
+{
+    const kcs_model *model = kcs_find_model(&kcs_op_sumsq, name);
+    assert_non_null(model);
+    kcs_op_args args = {.op = "sumsq", .dtype = dtype, .sumsq = {.n = n}};
+    assert_true(!model->applies || model->applies(&args));
+    kcs_expected e = {.count = 1, .values = value, .bounds = bound};
+    void *inputs[1] = {(void *)x};
+    assert_int_equal(model->expect(&args, inputs, &e, NULL), KCS_OK);
+}
+
+static void models_compute_their_arithmetic(void **state)
+{
+    (void)state;
+    double value, bound;
+    /* an f16 running sum of ones stops at 2048: 2048 + 1 is a tie, to even */
+    uint16_t ones[3000];
+    for (int i = 0; i < 3000; i++)
+        ones[i] = kcs_f16_from_double(1.0);
+    model_of("sumsq-accumulates-in-storage-type", KCS_F16, ones, 3000, &value, &bound);
+    assert_true(value == 2048.0 && bound == 0.0);
+    /* f64 through an f32 running sum: 2^24 + 1 + 1 + 1 stays 2^24 every way */
+    double big_then_ones[4] = {0x1p12, 1.0, 1.0, 1.0};
+    model_of("sumsq-accumulates-in-f32", KCS_F64, big_then_ones, 4, &value, &bound);
+    assert_true(value == 0x1p24 && bound == 0.0);
+    /* f32 ones: 4 to a 16-byte vector, so of 7 the last 3 are left out */
+    float seven[7] = {1, 2, 3, 4, 5, 6, 7};
+    model_of("sumsq-drops-ragged-tail", KCS_F32, seven, 7, &value, &bound);
+    assert_true(value == 30.0 && bound > 0.0 && bound < 30.0 * 0x1p-23);
+    model_of("sumsq-drops-last-element", KCS_F32, seven, 7, &value, &bound);
+    assert_true(value == 91.0);
+    /* where the model is the op's own arithmetic it does not apply */
+    kcs_op_args whole_vectors = {.op = "sumsq", .dtype = KCS_F16, .sumsq = {.n = 16}};
+    assert_false(kcs_find_model(&kcs_op_sumsq, "sumsq-drops-ragged-tail")->applies(&whole_vectors));
+    assert_false(kcs_find_model(&kcs_op_sumsq, "sumsq-accumulates-in-f32")->applies(&whole_vectors));
+}
+
 static void layout_is_a_vector_in_and_a_scalar_out(void **state)
 {
     (void)state;
@@ -172,6 +290,9 @@ int main(void)
         cmocka_unit_test(closed_form_refuses_inexact_inputs),
         cmocka_unit_test(bound_follows_the_derivation),
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_element),
+        cmocka_unit_test(an_f16_sum_just_past_65520_may_end_finite),
+        cmocka_unit_test(a_rounded_sum_rounds_once),
+        cmocka_unit_test(models_compute_their_arithmetic),
         cmocka_unit_test(layout_is_a_vector_in_and_a_scalar_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

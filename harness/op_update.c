@@ -13,7 +13,9 @@
  * gamma(4) for the product lr * T * v_next, one for the final addition),
  * relative to the magnitudes of its terms.
  *
- * The oracle carries each element in double-double and rounds it once.
+ * The oracle carries each element in double-double and rounds it once. Its
+ * arithmetic model (explain.h), a step without the temperature, is the op
+ * at T = 1 (docs/anneal.md, "Arithmetic models").
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +26,7 @@
 
 #include "accurate.h"
 #include "bounds.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_anneal.h"
 
@@ -140,6 +143,31 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     return KCS_OK;
 }
 
+/* Arithmetic models (explain.h; docs/anneal.md, "Arithmetic models"). */
+
+/* A momentum step with no temperature, a_next = a + lr v_next, as an
+ * optimizer's (torch.optim.SGD with momentum) computes it: the op with
+ * T = 1, so its oracle and bound with T = 1. */
+static int ignores_temperature_applies(const kcs_op_args *args)
+{
+    return (float)args->update.temperature != 1.0f;
+}
+
+static kcs_status ignores_temperature(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                      kcs_error *err)
+{
+    kcs_op_args without = *args;
+    without.update.temperature = 1.0;
+    kcs_status status = oracle(&without, in, expected, err);
+    return status == KCS_OK ? bounds(&without, in, expected, err) : status;
+}
+
+static const kcs_model ignores_temperature_model = {
+    "update-ignores-temperature", "moves the anchors by lr v_next, without the temperature (a momentum step)",
+    ignores_temperature_applies, ignores_temperature};
+
+static const kcs_model *const models[] = {&ignores_temperature_model, NULL};
+
 static double bytes(const kcs_op_args *args)
 {
     double cells = (double)args->update.m * (double)args->update.d;
@@ -165,4 +193,5 @@ const kcs_op kcs_op_update = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .models = models,
 };

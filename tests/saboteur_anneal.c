@@ -1,8 +1,9 @@
 /* saboteur_anneal.c: broken anneal steps, each a mistake real kernels make:
- * assign keeping the last of tied anchors (<= instead of <) or reading the
- * wrong point for the last one; reduce with the textbook variance
- * E[x^2] - E[x]^2 in f32; update decaying no velocity of empty anchors, or
- * forgetting the temperature; energy dividing by n - 1. */
+ * assign keeping the last of tied anchors (<= instead of <), comparing and
+ * storing distances rounded to f16, or reading the wrong point for the last
+ * one; reduce with the textbook variance E[x^2] - E[x]^2 in f32, or the
+ * sample variance (divided by count - 1); update decaying no velocity of
+ * empty anchors, or forgetting the temperature; energy dividing by n - 1. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,10 +17,18 @@ static float point(const void *x, kcs_dtype dtype, size_t p)
     return (float)kcs_load_element(x, dtype, p);
 }
 
-/* assign in f32 like the reference, with one of two mistakes. */
+/* A distance rounded once to f16 (overflowing to inf), as a float. */
+static float to_f16(float distance)
+{
+    unsigned char half[2];
+    kcs_store_element(half, KCS_F16, 0, distance);
+    return (float)kcs_load_element(half, KCS_F16, 0);
+}
+
+/* assign in f32 like the reference, with one of three mistakes. */
 static kcs_status broken_assign(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
                                 kcs_buffer *const out[], int ties_to_largest,
-                                int last_point_shifted, kcs_error *err)
+                                int last_point_shifted, int f16_distances, kcs_error *err)
 {
     size_t n = args->assign.n, d = args->assign.d, m = args->assign.m;
     void *x = NULL, *a = NULL;
@@ -42,6 +51,8 @@ static kcs_status broken_assign(kcs_device *device, const kcs_op_args *args, kcs
                     point(x, args->dtype, source * d + k) - ((const float *)a)[j * d + k];
                 sum += difference * difference;
             }
+            if (f16_distances)
+                sum = to_f16(sum);
             if (sum < best || (ties_to_largest && sum == best)) {
                 best = sum;
                 best_index = (int32_t)j;
@@ -66,7 +77,7 @@ static kcs_status assign_ties_to_largest(kcs_device *device, const kcs_op_args *
                                          double *seconds, kcs_error *err)
 {
     *seconds = 0;
-    return broken_assign(device, args, in, out, 1, 0, err);
+    return broken_assign(device, args, in, out, 1, 0, 0, err);
 }
 
 static kcs_status assign_last_point_shifted(kcs_device *device, const kcs_op_args *args,
@@ -74,7 +85,15 @@ static kcs_status assign_last_point_shifted(kcs_device *device, const kcs_op_arg
                                             double *seconds, kcs_error *err)
 {
     *seconds = 0;
-    return broken_assign(device, args, in, out, 0, 1, err);
+    return broken_assign(device, args, in, out, 0, 1, 0, err);
+}
+
+static kcs_status assign_f16_distances(kcs_device *device, const kcs_op_args *args,
+                                       kcs_buffer *const in[], kcs_buffer *const out[],
+                                       double *seconds, kcs_error *err)
+{
+    *seconds = 0;
+    return broken_assign(device, args, in, out, 0, 0, 1, err);
 }
 
 /* reduce with sums of x and x^2 in f32 and var = E[x^2] - E[x]^2. */
@@ -122,6 +141,53 @@ static kcs_status reduce_cancelling_variance(kcs_device *device, const kcs_op_ar
     free(count);
     free(sum);
     free(squares);
+    return status;
+}
+
+/* reduce in two passes in f32 (the mean, then the squared deviations from
+ * it), the variance divided by count - 1: 0 / 0, NaN, for one point. */
+static kcs_status reduce_sample_variance(kcs_device *device, const kcs_op_args *args,
+                                         kcs_buffer *const in[], kcs_buffer *const out[],
+                                         double *seconds, kcs_error *err)
+{
+    size_t n = args->reduce.n, d = args->reduce.d, m = args->reduce.m,
+           cells = m * d > 0 ? m * d : 1;
+    void *x = NULL, *idx_data = NULL;
+    *seconds = 0;
+    kcs_status status =
+        kcs_saboteur_fetch(device, in[0], n * d * kcs_dtype_size(args->dtype), &x, err);
+    if (status == KCS_OK)
+        status = kcs_saboteur_fetch(device, in[1], n * sizeof(int32_t), &idx_data, err);
+    const int32_t *idx = idx_data;
+    int32_t *count = calloc(m ? m : 1, sizeof *count);
+    float *mean = calloc(cells, sizeof *mean), *deviations = calloc(cells, sizeof *deviations);
+    if (status == KCS_OK && (!count || !mean || !deviations))
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    for (size_t i = 0; i < n && status == KCS_OK; i++) {
+        count[idx[i]]++;
+        for (size_t k = 0; k < d; k++)
+            mean[(size_t)idx[i] * d + k] += point(x, args->dtype, i * d + k);
+    }
+    for (size_t p = 0; p < m * d && status == KCS_OK; p++)
+        mean[p] = count[p / d] > 0 ? mean[p] / (float)count[p / d] : 0.0f;
+    for (size_t i = 0; i < n && status == KCS_OK; i++)
+        for (size_t k = 0; k < d; k++) {
+            float deviation = point(x, args->dtype, i * d + k) - mean[(size_t)idx[i] * d + k];
+            deviations[(size_t)idx[i] * d + k] += deviation * deviation;
+        }
+    for (size_t p = 0; p < m * d && status == KCS_OK; p++)
+        deviations[p] = count[p / d] > 0 ? deviations[p] / (float)(count[p / d] - 1) : 0.0f;
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], count, m * sizeof *count, err);
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[1], mean, m * d * sizeof *mean, err);
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[2], deviations, m * d * sizeof *deviations, err);
+    free(x);
+    free(idx_data);
+    free(count);
+    free(mean);
+    free(deviations);
     return status;
 }
 
@@ -205,7 +271,7 @@ static kcs_status energy_divides_by_n_minus_1(kcs_device *device, const kcs_op_a
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/anneal.txt says which saboteur must fail where):
- * kcs-saboteur-cases: anneal/assign-f32-ties-integers anneal/assign-f16-ties-integers anneal/reduce-f32-large-mean anneal/update-f32-t0 anneal/energy-f32-n1000 */
+ * kcs-saboteur-cases: anneal/assign-f32-ties-integers anneal/assign-f16-ties-integers anneal/assign-f32-small anneal/reduce-f32-large-mean anneal/reduce-f32-small anneal/update-f32-t0 anneal/energy-f32-n1000 */
 static const kcs_kernel rows[] = {
     {"assign", KCS_F32, "ties-to-largest", "keeps the last of tied anchors (<= for <)",
      assign_ties_to_largest, NULL},
@@ -215,6 +281,12 @@ static const kcs_kernel rows[] = {
      assign_last_point_shifted, NULL},
     {"assign", KCS_F16, "last-point-off-by-one", "the last point is read from the row before it",
      assign_last_point_shifted, NULL},
+    {"assign", KCS_F32, "f16-distances", "distances rounded to f16 to compare and store them",
+     assign_f16_distances, NULL},
+    {"assign", KCS_F16, "f16-distances", "distances rounded to f16 to compare and store them",
+     assign_f16_distances, NULL},
+    {"reduce", KCS_F32, "sample-variance", "var divided by count - 1", reduce_sample_variance, NULL},
+    {"reduce", KCS_F16, "sample-variance", "var divided by count - 1", reduce_sample_variance, NULL},
     {"reduce", KCS_F32, "cancelling-variance", "var = E[x^2] - E[x]^2 with sums in f32",
      reduce_cancelling_variance, NULL},
     {"reduce", KCS_F16, "cancelling-variance", "var = E[x^2] - E[x]^2 with sums in f32",

@@ -50,6 +50,23 @@ static kcs_status sumsq_drops_last_element(kcs_device *device, const kcs_op_args
     return status;
 }
 
+/* What a vectorised loop without its remainder does: only whole 16-byte
+ * vectors (2 f64, 4 f32, 8 f16 or bf16) are summed, the last n mod that
+ * many elements left out. */
+static kcs_status sumsq_drops_ragged_tail(kcs_device *device, const kcs_op_args *args,
+                                          kcs_buffer *const in[], kcs_buffer *const out[],
+                                          double *seconds, kcs_error *err)
+{
+    size_t n = args->sumsq.n, width = 16 / kcs_dtype_size(args->dtype);
+    void *x;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], n * kcs_dtype_size(args->dtype), &x, err);
+    if (status == KCS_OK)
+        status = store_result(device, args, out[0], correct_sum(args, x, n - n % width), err);
+    free(x);
+    *seconds = 0;
+    return status;
+}
+
 static kcs_status sumsq_accumulates_in_float(kcs_device *device, const kcs_op_args *args,
                                              kcs_buffer *const in[], kcs_buffer *const out[],
                                              double *seconds, kcs_error *err)
@@ -144,6 +161,8 @@ static kcs_status sumsq_overwrites_input(kcs_device *device, const kcs_op_args *
  * kcs-saboteur-cases: sumsq/f64-n93 sumsq/f64-n1000003 sumsq/f32-n1000003 sumsq/f16-tenths sumsq/bf16-tenths */
 static const kcs_kernel rows[] = {
     SABOTEUR("drops-last-element", "sums x[0..n-2]", sumsq_drops_last_element),
+    SABOTEUR("drops-ragged-tail", "sums whole 16-byte vectors only, not the last n mod (16 / size) elements",
+             sumsq_drops_ragged_tail),
     /* f32 is what the spec asks of the 16-bit types, a mistake only for the wider ones */
     WIDE_SABOTEUR("accumulates-in-float", "squares and sums in f32", sumsq_accumulates_in_float),
     HALF_SABOTEUR("accumulates-in-storage-type", "running sum rounded to the 16-bit type at every step",

@@ -67,6 +67,68 @@ static void a_zero_answer_fails_and_says_so(void **state)
     kcs_test_expect_caught("sumsq/f64-n93", "returns-zero", "all zeros");
 }
 
+/* Each saboteur that does what a model of docs/sumsq.md ("Arithmetic
+ * models") describes is explained by that model, alone or with one the case
+ * cannot tell from it (a ragged tail of one element is the last element). */
+static void a_dropped_last_element_is_explained_as_such(void **state)
+{
+    (void)state;
+    const char *cases[] = {"sumsq/f64-n93", "sumsq/f64-n1000003", "sumsq/f32-n1000003", "sumsq/f32-n7",
+                           "sumsq/f16-tenths", "sumsq/bf16-tenths", "sumsq/f16-n93", "sumsq/bf16-n93",
+                           "sumsq/f16-sum-just-finite", "sumsq/f64-ramp-1000"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        kcs_test_expect_explained(cases[c], "drops-last-element", "sumsq-drops-last-element");
+}
+
+static void a_dropped_ragged_tail_is_explained_as_such(void **state)
+{
+    (void)state;
+    /* 4 f32 to a vector: 3 of 7 and of 1000003 dropped; 8 f16: 5 of 93, 4 of 100 */
+    const char *cases[] = {"sumsq/f32-n7", "sumsq/f32-n1000003", "sumsq/f16-n93", "sumsq/bf16-n93",
+                           "sumsq/bf16-tenths", "sumsq/f64-n93", "sumsq/bf16-ramp-100"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        kcs_test_expect_explained(cases[c], "drops-ragged-tail", "sumsq-drops-ragged-tail");
+}
+
+static void an_f32_sum_of_f64_is_explained_as_such(void **state)
+{
+    (void)state;
+    const char *cases[] = {"sumsq/f64-n7", "sumsq/f64-n93", "sumsq/f64-n1000003", "sumsq/f64-ramp-1000",
+                           "sumsq/f64-subnormal-among-normal"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        kcs_test_expect_explained(cases[c], "accumulates-in-float", "sumsq-accumulates-in-f32");
+}
+
+static void a_sum_in_the_storage_type_is_explained_as_such(void **state)
+{
+    (void)state;
+    /* f32 in f32 is its own storage type */
+    kcs_test_expect_explained("sumsq/f32-n1000003", "accumulates-in-float", "sumsq-accumulates-in-storage-type");
+    kcs_test_expect_explained("sumsq/f32-n93", "accumulates-in-float", "sumsq-accumulates-in-storage-type");
+    const char *cases[] = {"sumsq/f16-tenths", "sumsq/bf16-tenths", "sumsq/f16-n1000003", "sumsq/bf16-n1000003",
+                           "sumsq/f16-n4096", "sumsq/bf16-squares-underflow-in-f32"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        kcs_test_expect_explained(cases[c], "accumulates-in-storage-type", "sumsq-accumulates-in-storage-type");
+}
+
+/* No arithmetic leaves the output unwritten or returns 0 for a sum of
+ * nonzero squares: unexplained, except where a model's own arithmetic ends
+ * at 0 too, and the case cannot tell the two apart. */
+static void trivial_answers_are_unexplained(void **state)
+{
+    (void)state;
+    const char *cases[] = {"sumsq/f64-n93", "sumsq/f32-n1000003", "sumsq/f16-tenths", "sumsq/bf16-tenths",
+                           "sumsq/f32-nan", "sumsq/f16-sum-overflows"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        kcs_test_expect_explained(cases[c], "writes-nothing", NULL);
+        kcs_test_expect_explained(cases[c], "returns-zero", NULL);
+    }
+    /* three elements, fewer than an f32 vector: without its tail the sum is empty */
+    kcs_test_expect_explained("sumsq/f32-n3", "returns-zero", "sumsq-drops-ragged-tail");
+    /* f16 squares below 2^-25 each leave an f16 running sum at 0 */
+    kcs_test_expect_explained("sumsq/f16-subnormal-squares", "returns-zero", "sumsq-accumulates-in-storage-type");
+}
+
 static void a_modified_input_fails(void **state)
 {
     (void)state;
@@ -84,6 +146,11 @@ int main(void)
         cmocka_unit_test(an_unwritten_output_fails),
         cmocka_unit_test(a_zero_answer_fails_and_says_so),
         cmocka_unit_test(a_modified_input_fails),
+        cmocka_unit_test(a_dropped_last_element_is_explained_as_such),
+        cmocka_unit_test(a_dropped_ragged_tail_is_explained_as_such),
+        cmocka_unit_test(an_f32_sum_of_f64_is_explained_as_such),
+        cmocka_unit_test(a_sum_in_the_storage_type_is_explained_as_such),
+        cmocka_unit_test(trivial_answers_are_unexplained),
     };
     return cmocka_run_group_tests(tests, kcs_test_load_cases, kcs_test_free_cases);
 }
