@@ -145,11 +145,12 @@ static int by_fit(const void *left, const void *right)
     return strcmp(a->model->name, b->model->name);
 }
 
-/* A fraction as the text says it: "0.62", "3.1", "inf" (a wrong class or an unwritten element). */
+/* A fraction as the text says it: "0.62 of its bound"; an infinite one is an
+ * error against a bound of 0, a wrong class of value or an unwritten element. */
 static void say_fraction(double fraction, char *text, size_t size)
 {
     if (isinf(fraction) || isnan(fraction))
-        snprintf(text, size, "a wrong class of value or an unwritten element");
+        snprintf(text, size, "outside a bound of 0, or a wrong class of value or an unwritten element");
     else
         snprintf(text, size, "%.2g of its bound", fraction);
 }
