@@ -18,10 +18,11 @@
  *             exp(-x) overflows the exact result is below 2 / (largest
  *             finite) and 0 is allowed.
  *             f16 and bf16 are computed in f32 and rounded once to the type:
- *             the expected value is the oracle's sigmoid rounded to the type,
- *             and the bound admits only the values of the type that a result
- *             within the f32 bound can round to (usually g alone; both
- *             neighbours of a midpoint where the f32 error straddles it).
+ *             the values of the type that a result within the f32 bound can
+ *             round to (usually the correctly rounded one alone; both
+ *             neighbours of a midpoint where the f32 error straddles it) are
+ *             given as their centre, the expected value, and half their
+ *             spread, the bound, so that exactly they pass.
  *             The oracle uses long double expl (64-bit significand).
  * One file holds the four ops (configure.py registers each kcs_op below).
  */
@@ -134,33 +135,6 @@ static double sigmoid(double x)
     return (double)(1.0L / (1.0L + t));
 }
 
-static double element_value(function f, kcs_dtype dtype, double x, double y)
-{
-    switch (f) {
-    case ADD:
-    case MUL: return correctly_rounded(f, dtype, x, y);
-    case RELU: return relu(x);
-    default: /* f16, bf16: the value a correctly rounded sigmoid would give */
-        return compute_dtype(dtype) == dtype ? sigmoid(x) : rounded_to(dtype, sigmoid(x));
-    }
-}
-
-static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
-                         kcs_error *err)
-{
-    (void)err;
-    kcs_expected *e = &expected[0];
-    function f = function_of(args);
-    int binary = is_binary(args);
-    for (size_t t = 0; t < e->count; t++) {
-        size_t i = e->indices ? e->indices[t] : t;
-        double x = kcs_load_element(in[0], args->dtype, i);
-        double y = binary ? kcs_load_element(in[1], args->dtype, i) : 0.0;
-        e->values[t] = element_value(f, args->dtype, x, y);
-    }
-    return KCS_OK;
-}
-
 /* The bound of sigmoid at an expected value g computed in f32 or f64 and
  * returned in that type (docs/elementwise.md). */
 static double sigmoid_bound(double g, kcs_dtype compute)
@@ -181,19 +155,71 @@ static double sigmoid_bound(double g, kcs_dtype compute)
     return kcs_bound_widen(bound);
 }
 
-/* The bound of sigmoid in f16 or bf16 at x, whose expected value g is the
- * oracle's sigmoid rounded to the type (docs/elementwise.md): the f32 result
- * lies within the f32 bound of the oracle's value, and rounding it to the
- * type is monotone, so the output is one of the values of the type between
- * the roundings of the two ends of that interval; the bound is the distance
- * from g to the farther of them (0 where both ends round to g). */
-static double half_sigmoid_bound(double x, double g, kcs_dtype dtype)
+/* The values of f16 or bf16 a sigmoid of x computed in f32 may give
+ * (docs/elementwise.md): the f32 result lies within the f32 bound of the
+ * oracle's value s, and rounding it to the type is monotone, so the output is
+ * one of the values of the type from the rounding of s - reach to that of
+ * s + reach, every one of which can occur. */
+static void half_sigmoid_values(double x, kcs_dtype dtype, double *lowest, double *highest)
 {
     double s = sigmoid(x);
     /* the f32 bound, widened by far more than the rounding of s +- reach */
     double reach = sigmoid_bound(s, compute_dtype(dtype)) + fabs(s) * 0x1.0p-50;
-    double lowest = rounded_to(dtype, s - reach), highest = rounded_to(dtype, s + reach);
+    *lowest = rounded_to(dtype, s - reach);
+    *highest = rounded_to(dtype, s + reach);
+}
+
+/* The expected value of sigmoid in f16 or bf16: the centre of those values,
+ * so that a bound of half their spread admits them and nothing else (the
+ * correctly rounded value where only it can occur; the midpoint between the
+ * two neighbours where the f32 interval straddles a midpoint of the type,
+ * which is not itself a value of the type). */
+static double half_sigmoid_centre(double x, kcs_dtype dtype)
+{
+    if (isnan(x) || isinf(x))
+        return sigmoid(x); /* NaN, or exactly 1 or 0 */
+    double lowest, highest;
+    half_sigmoid_values(x, dtype, &lowest, &highest);
+    return lowest + (highest - lowest) / 2.0; /* exact: two values of the type, in double */
+}
+
+/* The bound of sigmoid in f16 or bf16 at x for the expected value g: the
+ * distance from g to the farther of the values it may give. At the oracle's
+ * centre that is half their spread (0 where one value alone can occur), and
+ * exactly those values pass; an expected value given from elsewhere is
+ * widened to reach both ends. */
+static double half_sigmoid_bound(double x, double g, kcs_dtype dtype)
+{
+    double lowest, highest;
+    half_sigmoid_values(x, dtype, &lowest, &highest);
     return fmax(g - lowest, highest - g);
+}
+
+static double element_value(function f, kcs_dtype dtype, double x, double y)
+{
+    switch (f) {
+    case ADD:
+    case MUL: return correctly_rounded(f, dtype, x, y);
+    case RELU: return relu(x);
+    default: /* f16, bf16: the centre of the values an f32 sigmoid within its bound may round to */
+        return compute_dtype(dtype) == dtype ? sigmoid(x) : half_sigmoid_centre(x, dtype);
+    }
+}
+
+static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                         kcs_error *err)
+{
+    (void)err;
+    kcs_expected *e = &expected[0];
+    function f = function_of(args);
+    int binary = is_binary(args);
+    for (size_t t = 0; t < e->count; t++) {
+        size_t i = e->indices ? e->indices[t] : t;
+        double x = kcs_load_element(in[0], args->dtype, i);
+        double y = binary ? kcs_load_element(in[1], args->dtype, i) : 0.0;
+        e->values[t] = element_value(f, args->dtype, x, y);
+    }
+    return KCS_OK;
 }
 
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
@@ -232,16 +258,19 @@ static double flops(const kcs_op_args *args)
     return per_element * (double)args->elementwise.n;
 }
 
-/* What the four descriptors share: all but the name, summary and inputs. */
-/* add and mul are correctly rounded, and sigmoid in f16 and bf16 is the
- * correctly rounded f32 result's rounding: their bounds are measured from
- * the value of the type (relu's exact result is one already). */
+/* add and mul are correctly rounded: their bounds are measured from the
+ * value of the type (relu's exact result is one already). sigmoid in f16 and
+ * bf16 is not: its expected value is the centre of the values it may give,
+ * which is not a value of the type where there are two, and an expected
+ * value given more precisely is kept as it is (its bound reaches both ends). */
 static int bound_from_rounded(const kcs_op_args *args, int output)
 {
     (void)output;
     function f = function_of(args);
-    return f == ADD || f == MUL || (f == SIGMOID && compute_dtype(args->dtype) != args->dtype);
+    return f == ADD || f == MUL;
 }
+
+/* What the four descriptors share: all but the name, summary and inputs. */
 
 #define ELEMENTWISE_COMMON                                                                         \
     .sizes = sizes, .params = params, .dtypes = dtypes, .parse_args = parse_args, .layout = layout, \
