@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bounds.h"
@@ -87,43 +88,68 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
-/* What the oracle and the bound need to know of one row. */
-typedef struct {
-    size_t row;          /* the row summarised; SIZE_MAX before the first */
-    int nan;             /* a NaN or +inf, or nothing but -inf: the whole row is NaN */
-    double max;          /* M, the largest element (exact) */
-    long double sum;     /* oracle: sum of expl(x - M), compensated */
-    double weighted_rho; /* bound: rho = sum_l y_l (exp(u |x_l - M|) - 1) */
-} row_summary;
+/* The line of x one softmax reduces over: a row, by the definition, or a
+ * column, in the wrong-axis model (docs/softmax.md, "Arithmetic models"). */
+typedef enum { ALONG_ROWS, ALONG_COLUMNS } axis;
 
-static double element(const kcs_op_args *args, const void *x, size_t row, size_t k)
+typedef struct {
+    size_t number;         /* which row or column */
+    size_t start, stride;  /* its first element's flat index, and the step to the next */
+    size_t length;         /* its elements */
+} line;
+
+/* The line through flat index along an axis, and the index's position in it. */
+static line line_of(const kcs_op_args *args, axis along, size_t index, size_t *position)
 {
-    return kcs_load_element(x, args->dtype, row * args->softmax.cols + k);
+    size_t rows = args->softmax.rows, cols = args->softmax.cols, row = index / cols, col = index % cols;
+    if (along == ALONG_COLUMNS) {
+        *position = row;
+        return (line){col, col, cols, rows};
+    }
+    *position = col;
+    return (line){row, row * cols, 1, cols};
 }
 
-/* Finds M and whether the row is NaN throughout. */
-static void scan_row(const kcs_op_args *args, const void *x, size_t row, row_summary *s)
+static double element(const kcs_op_args *args, const void *x, const line *l, size_t k)
 {
-    int special = 0;
+    return kcs_load_element(x, args->dtype, l->start + k * l->stride);
+}
+
+/* What the oracle and the bound need to know of one line. */
+typedef struct {
+    int known;           /* scanned: nan, masked and max filled */
+    int summed, weighed; /* sum, weighted_rho filled */
+    int nan;             /* a NaN or +inf, or nothing but -inf: the whole line is NaN */
+    int masked;          /* holds a -inf (an attention mask) */
+    double max;          /* M, the largest element (exact) */
+    long double sum;     /* oracle: sum of expl(x - M), compensated */
+    double weighted_rho; /* bound: rho = sum_l y_l (exp(theta |x_l - M|) - 1) */
+} line_summary;
+
+/* Finds M, whether the line is NaN throughout and whether it is masked. */
+static void scan_line(const kcs_op_args *args, const void *x, const line *l, line_summary *s)
+{
+    int special = 0, masked = 0;
     double max = -INFINITY;
-    for (size_t k = 0; k < args->softmax.cols; k++) {
-        double v = element(args, x, row, k);
+    for (size_t k = 0; k < l->length; k++) {
+        double v = element(args, x, l, k);
         if (isnan(v) || v == INFINITY)
             special = 1;
         else if (v > max)
             max = v;
+        masked |= v == -INFINITY;
     }
-    s->row = row;
     s->max = max;
     s->nan = special || max == -INFINITY;
+    s->masked = masked;
 }
 
-/* Sum of expl(x - M) over the row in long double, compensated (TwoSum). */
-static long double oracle_row_sum(const kcs_op_args *args, const void *x, size_t row, double max)
+/* Sum of expl(x - M) over the line in long double, compensated (TwoSum). */
+static long double oracle_line_sum(const kcs_op_args *args, const void *x, const line *l, double max)
 {
     long double sum = 0.0L, compensation = 0.0L;
-    for (size_t k = 0; k < args->softmax.cols; k++) {
-        double v = element(args, x, row, k);
+    for (size_t k = 0; k < l->length; k++) {
+        double v = element(args, x, l, k);
         if (v == -INFINITY)
             continue;
         long double term = expl((long double)v - (long double)max);
@@ -136,31 +162,118 @@ static long double oracle_row_sum(const kcs_op_args *args, const void *x, size_t
     return sum + compensation;
 }
 
+/* rho = sum_l y_l (exp(theta |t_l|) - 1), t_l = x_l - M, theta the
+ * argument's relative error: how much the rounding of each exponent's
+ * argument can move the line sum, weighted by each term's share. Terms whose
+ * exponential underflows double add nothing (their share is below 2^-1074
+ * and S >= 1). Widened for the double arithmetic of its own sums. */
+static double line_rho(const kcs_op_args *args, const void *x, const line *l, double max, double theta)
+{
+    double sum = 0.0, weighted = 0.0;
+    for (size_t k = 0; k < l->length; k++) {
+        double v = element(args, x, l, k);
+        if (v == -INFINITY)
+            continue;
+        double t = v - max;
+        double w = exp(t);
+        if (w == 0.0)
+            continue;
+        sum += w;
+        weighted += w * expm1(-theta * t);
+    }
+    return sum > 0.0 ? weighted / sum * (1.0 + 0x1.0p-20) : 0.0;
+}
+
+/* The summaries of the lines a pass over sorted indices meets: rows come in
+ * order and are kept one at a time; columns recur, and each is kept once
+ * computed (at most cols of them). */
+typedef struct {
+    const kcs_op_args *args;
+    const void *x;
+    axis along;
+    line_summary row;        /* the last row summarised */
+    size_t row_number;       /* its number; SIZE_MAX before the first */
+    line_summary *columns;   /* ALONG_COLUMNS: every column's, filled when first met */
+} line_summaries;
+
+static kcs_status summaries_open(line_summaries *all, const kcs_op_args *args, const void *x, axis along,
+                                 kcs_error *err)
+{
+    *all = (line_summaries){.args = args, .x = x, .along = along, .row_number = SIZE_MAX};
+    if (along == ALONG_COLUMNS) {
+        all->columns = calloc(args->softmax.cols ? args->softmax.cols : 1, sizeof *all->columns);
+        if (!all->columns)
+            return kcs_fail(err, KCS_ERROR, "cannot allocate the summaries of %zu columns", args->softmax.cols);
+    }
+    return KCS_OK;
+}
+
+static void summaries_close(line_summaries *all)
+{
+    free(all->columns);
+}
+
+/* What of a line's summary a pass needs. */
+enum { NEED_SCAN = 0, NEED_SUM = 1, NEED_RHO = 2 };
+
+/* The summary of line l: M, NaN and masked, and the oracle's sum or the
+ * bound's rho where need asks for them. */
+static const line_summary *summary_of(line_summaries *all, const line *l, int need)
+{
+    line_summary *s = all->along == ALONG_COLUMNS ? &all->columns[l->number] : &all->row;
+    if (all->along == ALONG_ROWS && all->row_number != l->number) {
+        memset(s, 0, sizeof *s);
+        all->row_number = l->number;
+    }
+    if (!s->known) {
+        scan_line(all->args, all->x, l, s);
+        s->known = 1;
+    }
+    if ((need & NEED_SUM) && !s->summed) {
+        s->sum = s->nan ? 0.0L : oracle_line_sum(all->args, all->x, l, s->max);
+        s->summed = 1;
+    }
+    if ((need & NEED_RHO) && !s->weighed) {
+        /* the argument's rounding in the arithmetic's unit roundoff, not the storage's */
+        double u = kcs_unit_roundoff(compute_dtype(all->args->dtype));
+        s->weighted_rho = s->nan ? 0.0 : line_rho(all->args, all->x, l, s->max, argument_error(u));
+        s->weighed = 1;
+    }
+    return s;
+}
+
+/* The oracle's value of an element v of a line: y = expl(v - M) / S,
+ * rounded once to double; NaN for a NaN line, 0 for a masked entry. */
+static double oracle_value(const line_summary *s, double v)
+{
+    if (s->nan)
+        return NAN;
+    if (v == -INFINITY)
+        return 0.0;
+    return (double)(expl((long double)v - (long double)s->max) / s->sum);
+}
+
+/* Fills e's values with the softmax along an axis: the op's oracle along
+ * rows, the wrong-axis model's along columns. */
+static kcs_status softmax_values(const kcs_op_args *args, const void *x, kcs_expected *e, axis along,
+                                 kcs_error *err)
+{
+    line_summaries all;
+    if (summaries_open(&all, args, x, along, err) != KCS_OK)
+        return KCS_ERROR;
+    for (size_t n = 0; n < e->count; n++) {
+        size_t k, index = e->indices ? e->indices[n] : n;
+        line l = line_of(args, along, index, &k);
+        e->values[n] = oracle_value(summary_of(&all, &l, NEED_SUM), element(args, x, &l, k));
+    }
+    summaries_close(&all);
+    return KCS_OK;
+}
+
 static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
                          kcs_error *err)
 {
-    (void)err;
-    size_t cols = args->softmax.cols;
-    const void *x = in[0];
-    kcs_expected *e = &expected[0];
-    row_summary s = {.row = SIZE_MAX};
-    for (size_t n = 0; n < e->count; n++) {
-        size_t index = e->indices ? e->indices[n] : n;
-        size_t row = index / cols, k = index % cols;
-        if (row != s.row) {
-            scan_row(args, x, row, &s);
-            if (!s.nan)
-                s.sum = oracle_row_sum(args, x, row, s.max);
-        }
-        double v = element(args, x, row, k);
-        if (s.nan)
-            e->values[n] = NAN;
-        else if (v == -INFINITY)
-            e->values[n] = 0.0;
-        else
-            e->values[n] = (double)(expl((long double)v - (long double)s.max) / s.sum);
-    }
-    return KCS_OK;
+    return softmax_values(args, in[0], &expected[0], ALONG_ROWS, err);
 }
 
 /* A constant row c gives 1/cols in every element, correctly rounded by one
@@ -182,49 +295,39 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     return KCS_OK;
 }
 
-/* rho = sum_l y_l (exp(theta |t_l|) - 1), t_l = x_l - M, theta the
- * argument's relative error: how much the rounding of each exponent's
- * argument can move the row sum, weighted by each term's share. Terms whose
- * exponential underflows double add nothing (their share is below 2^-1074
- * and S >= 1). Widened for the double arithmetic of its own sums. */
-static double row_rho(const kcs_op_args *args, const void *x, size_t row, double max, double theta)
-{
-    double sum = 0.0, weighted = 0.0;
-    for (size_t k = 0; k < args->softmax.cols; k++) {
-        double v = element(args, x, row, k);
-        if (v == -INFINITY)
-            continue;
-        double t = v - max;
-        double w = exp(t);
-        if (w == 0.0)
-            continue;
-        sum += w;
-        weighted += w * expm1(-theta * t);
-    }
-    return sum > 0.0 ? weighted / sum * (1.0 + 0x1.0p-20) : 0.0;
-}
+/* How the exponentials are formed, for the bound: the definition's
+ * exp(x - M) with its argument's rounding, or a model's. */
+typedef struct {
+    double theta;  /* the argument's relative error per unit of |x - M|: (1 + u)^3 - 1, or 0 */
+    int unshifted; /* exp(x) without subtracting M: a subnormal or flushed term's absolute error
+                      lambda is e^-M in the frame where the largest term is 1 */
+} exp_form;
 
 /* The per-element bound of docs/softmax.md: |y_computed - g| for the
- * expected value g of an element x with the row's M and rho, for a result
- * computed in the working precision of compute (f32 or f64). */
-static double computed_bound(kcs_dtype compute, size_t cols, double g, double v, double max,
-                             double rho)
+ * expected value g of an element x of a line of length elements with the
+ * line's M and rho, for a result computed in the working precision of
+ * compute (f32 or f64). */
+static double computed_bound(kcs_dtype compute, size_t length, double g, double v, double max,
+                             double rho, const exp_form *form)
 {
     double u = kcs_unit_roundoff(compute);
     double smallest_normal = kcs_smallest_normal(compute);
     double exp_error = 2.0 * exp_ulps * u; /* an ulp is at most 2u relative */
-    double g_depth = kcs_gamma(kcs_summation_depth(cols), u);
-    double underflow = (double)cols * smallest_normal * (1.0 + g_depth);
+    double g_depth = kcs_gamma(kcs_summation_depth(length), u);
+    /* an exponential's absolute error where it is subnormal or flushed, in the
+     * frame where the line's largest term is 1 */
+    double term_lambda = form->unshifted ? smallest_normal * exp(-max) : smallest_normal;
+    double underflow = (double)length * term_lambda * (1.0 + g_depth);
     /* S_computed / S lies in [1 + low_minus_1, 1 + high_minus_1]. */
     double low_minus_1 = expm1(log1p(-exp_error) + log1p(-g_depth) + log1p(-rho)) - underflow;
     double high_minus_1 = expm1(log1p(exp_error) + log1p(g_depth) + log1p(rho)) + underflow;
     if (!(low_minus_1 > -1.0))
         return INFINITY;
-    double absolute = smallest_normal * ((1.0 + u) * (1.0 + u) / (1.0 + low_minus_1) + 1.0);
+    double absolute = term_lambda * (1.0 + u) * (1.0 + u) / (1.0 + low_minus_1) + smallest_normal;
     if (g == 0.0)
         return absolute; /* the exact value is below 2^-1074 */
     double t = fabs(v - max);
-    double a = argument_error(u) * t;
+    double a = form->theta * t;
     double up = expm1(a + log1p(exp_error) + 2.0 * log1p(u) - log1p(low_minus_1));
     double down = -expm1(-a + log1p(-exp_error) + 2.0 * log1p(-u) - log1p(high_minus_1));
     double relative = fmax(up, down);
@@ -240,13 +343,13 @@ static double computed_bound(kcs_dtype compute, size_t cols, double g, double v,
  * at most u_s |z| in the normal range and half the smallest subnormal below
  * it, with |z| <= |y| + the computed bound (docs/softmax.md, "Storage in
  * f16 and bf16"). */
-static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, double max,
-                            double rho)
+static double element_bound(kcs_dtype dtype, size_t length, double g, double v, double max,
+                            double rho, const exp_form *form)
 {
     if (isnan(g) || v == -INFINITY)
         return 0.0; /* NaN must be NaN; a masked entry is exactly 0 */
     kcs_dtype compute = compute_dtype(dtype);
-    double bound = computed_bound(compute, cols, g, v, max, rho);
+    double bound = computed_bound(compute, length, g, v, max, rho, form);
     if (compute != dtype) {
         double omega = 0x1.0p-53 + (16.0 + fabs(v - max)) * 0x1.0p-64;
         double largest_z = g / (1.0 - omega) + bound; /* |y| <= g / (1 - omega) */
@@ -255,27 +358,36 @@ static double element_bound(kcs_dtype dtype, size_t cols, double g, double v, do
     return kcs_bound_widen(bound);
 }
 
+/* The definition's exponentials: exp2 of the argument rounded three times. */
+static exp_form definition_exp(const kcs_op_args *args)
+{
+    return (exp_form){argument_error(kcs_unit_roundoff(compute_dtype(args->dtype))), 0};
+}
+
+/* Fills e's bounds for the softmax along an axis, at e's values. */
+static kcs_status softmax_bounds(const kcs_op_args *args, const void *x, kcs_expected *e, axis along,
+                                 kcs_error *err)
+{
+    line_summaries all;
+    if (summaries_open(&all, args, x, along, err) != KCS_OK)
+        return KCS_ERROR;
+    exp_form form = definition_exp(args);
+    for (size_t n = 0; n < e->count; n++) {
+        size_t k, index = e->indices ? e->indices[n] : n;
+        line l = line_of(args, along, index, &k);
+        const line_summary *s = summary_of(&all, &l, NEED_RHO);
+        double g = s->nan ? NAN : e->values[n];
+        e->bounds[n] = element_bound(args->dtype, l.length, g, element(args, x, &l, k), s->max, s->weighted_rho,
+                                     &form);
+    }
+    summaries_close(&all);
+    return KCS_OK;
+}
+
 static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected expected[],
                          kcs_error *err)
 {
-    (void)err;
-    size_t cols = args->softmax.cols;
-    const void *x = in[0];
-    double u = kcs_unit_roundoff(compute_dtype(args->dtype)); /* of the arithmetic, not the storage */
-    kcs_expected *e = &expected[0];
-    row_summary s = {.row = SIZE_MAX};
-    for (size_t n = 0; n < e->count; n++) {
-        size_t index = e->indices ? e->indices[n] : n;
-        size_t row = index / cols, k = index % cols;
-        if (row != s.row) {
-            scan_row(args, x, row, &s);
-            s.weighted_rho = s.nan ? 0.0 : row_rho(args, x, row, s.max, argument_error(u));
-        }
-        double g = s.nan ? NAN : e->values[n];
-        e->bounds[n] =
-            element_bound(args->dtype, cols, g, element(args, x, row, k), s.max, s.weighted_rho);
-    }
-    return KCS_OK;
+    return softmax_bounds(args, in[0], &expected[0], ALONG_ROWS, err);
 }
 
 static double bytes(const kcs_op_args *args)
