@@ -25,6 +25,7 @@
  * compensated row sum, one division, rounded once to double. A sampled case
  * computes each sampled element's row once (the samples are sorted).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "explain.h"
 #include "op.h"
 #include "kcs_ref_softmax.h"
 
@@ -390,6 +392,448 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
     return softmax_bounds(args, in[0], &expected[0], ALONG_ROWS, err);
 }
 
+/* ---- Arithmetic models: what a failure is explained by ----------------------
+ *
+ * docs/softmax.md, "Arithmetic models", derives each model's values and
+ * bound. They reuse the op's line summaries, oracle and bound: the
+ * definition's values along the other axis (wrong axis), the same values with
+ * the bound of exponentials that were never shifted (no max subtraction),
+ * or the definition's where a row was not touched by the mistake. The 16-bit
+ * models compute which values of the type each step may give and admit the
+ * outputs from the smallest to the largest those lead to, as their centre and
+ * half their spread (every other model does so where its values are not the
+ * definition's). */
+
+/* value rounded once, to nearest even, to dtype, as a double. */
+static double rounded_to(kcs_dtype dtype, double value)
+{
+    uint64_t storage;
+    kcs_store_element(&storage, dtype, 0, value);
+    return kcs_load_element(&storage, dtype, 0);
+}
+
+/* The values a model admits from low to high: their centre and half their spread. */
+static void admit(double low, double high, double *value, double *bound)
+{
+    *value = low + (high - low) / 2.0;
+    *bound = low == high ? 0.0 : kcs_bound_widen(fmax(*value - low, high - *value));
+}
+
+static int is_16_bit(const kcs_op_args *args)
+{
+    return compute_dtype(args->dtype) != args->dtype;
+}
+
+/* -- no max subtraction -------------------------------------------------- */
+
+/* exp(x) of the working type overflows beyond log_overflow(compute) and
+ * rounds to 0 below log_vanishing(compute) (with the exp's 3 ulps). */
+static long double log_overflow(kcs_dtype compute)
+{
+    return compute == KCS_F32 ? logl(0x1.ffffffp127L) : logl((long double)DBL_MAX) + 0x1p-54L;
+}
+
+static long double log_vanishing(kcs_dtype compute)
+{
+    double u = kcs_unit_roundoff(compute);
+    return logl((long double)kcs_smallest_subnormal(compute) / 2.0L) - log1pl(2.0L * exp_ulps * u);
+}
+
+/* exp(x) / sum exp(x): the definition's values where nothing overflows or
+ * vanishes, with the bound of unshifted exponentials (no argument rounding,
+ * but each subnormal term's lambda is e^-M of the row's largest term); a row
+ * whose exp overflows for some x gives NaN there (inf / inf) and 0 elsewhere;
+ * a row whose sum overflows gives 0; a row whose every exp rounds to 0 gives
+ * NaN (0 / 0). A NaN anywhere still makes the row NaN. */
+static kcs_status expect_no_max(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                kcs_error *err)
+{
+    kcs_expected *e = &expected[0];
+    if (softmax_values(args, in[0], e, ALONG_ROWS, err) != KCS_OK)
+        return KCS_ERROR;
+    kcs_dtype compute = compute_dtype(args->dtype);
+    long double overflow = log_overflow(compute), vanishing = log_vanishing(compute);
+    const exp_form unshifted = {0.0, 1};
+    line_summaries all;
+    if (summaries_open(&all, args, in[0], ALONG_ROWS, err) != KCS_OK)
+        return KCS_ERROR;
+    size_t row = SIZE_MAX;
+    int nan = 0, terms_overflow = 0, sum_overflows = 0, vanishes = 0;
+    for (size_t n = 0; n < e->count; n++) {
+        size_t k, index = e->indices ? e->indices[n] : n;
+        line l = line_of(args, ALONG_ROWS, index, &k);
+        const line_summary *s = summary_of(&all, &l, NEED_SUM);
+        if (l.number != row) {
+            row = l.number;
+            double largest = -INFINITY; /* +inf included */
+            nan = 0;
+            for (size_t j = 0; j < l.length; j++) {
+                double v = element(args, in[0], &l, j);
+                nan |= isnan(v);
+                largest = v > largest ? v : largest;
+            }
+            terms_overflow = largest > overflow;
+            vanishes = !terms_overflow && (long double)largest < vanishing; /* all -inf too */
+            sum_overflows = !terms_overflow && !vanishes && !s->nan && (long double)s->max + logl(s->sum) > overflow;
+        }
+        double v = element(args, in[0], &l, k);
+        if (nan || vanishes) {
+            e->values[n] = NAN;
+            e->bounds[n] = 0.0;
+        } else if (terms_overflow || sum_overflows) {
+            e->values[n] = terms_overflow && v > overflow ? NAN : 0.0;
+            e->bounds[n] = 0.0;
+        } else {
+            e->bounds[n] = element_bound(args->dtype, l.length, e->values[n], v, s->max, 0.0, &unshifted);
+        }
+    }
+    summaries_close(&all);
+    return KCS_OK;
+}
+
+/* -- steps in the 16-bit storage type -------------------------------------- */
+
+/* Which steps of a 16-bit softmax a model rounds to the storage type. */
+typedef struct {
+    int argument;       /* x - M, before the exp (PyTorch's eager torch.exp(x - max)) */
+    int sum;            /* the f32 row sum, once (PyTorch's .sum() of a 16-bit tensor) */
+    int every_addition; /* each addition of the row sum, in a tree of ceil(log2 cols) levels */
+} storage_steps;
+
+/* The values of the type the term exp(x - M) of an element v may take: the
+ * f32 exponential within the exp's 3 ulps and its argument's rounding (or
+ * exactly of the rounded argument), plus a subnormal's lambda, rounded. */
+static void storage_term(const storage_steps *steps, kcs_dtype dtype, double v, double max, double *low,
+                         double *high)
+{
+    if (v == -INFINITY) {
+        *low = *high = 0.0;
+        return;
+    }
+    double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
+    double t = steps->argument ? rounded_to(dtype, v - max) : v - max; /* exact in double, or innocuously rounded */
+    long double a = argument_error(u) * fabs(t), exp_error = 2.0 * exp_ulps * u;
+    *low = rounded_to(dtype, (double)(expl(t - a) * (1.0L - exp_error) * (1.0L - 0x1p-50L)) - lambda);
+    *high = rounded_to(dtype, (double)(expl(t + a) * (1.0L + exp_error) * (1.0L + 0x1p-50L)) + lambda);
+}
+
+/* The largest power of two that divides a (a positive double), or +inf for 0. */
+static double quantum(double a)
+{
+    if (a == 0.0)
+        return INFINITY;
+    int exponent;
+    double fraction = frexp(a, &exponent); /* a = fraction 2^exponent, fraction in [1/2, 1) */
+    uint64_t significand = (uint64_t)ldexp(fraction, 53);
+    return ldexp(1.0, exponent - 53 + __builtin_ctzll(significand));
+}
+
+/* The smallest and largest row sum a kernel following the steps may divide
+ * by, from the sums of the smallest and largest terms; finest is the finest
+ * quantum of any term (all are multiples of it). */
+static void storage_row_sum(const storage_steps *steps, kcs_dtype dtype, size_t cols, long double low_terms,
+                            long double high_terms, double finest, double *low, double *high)
+{
+    long double down, up;
+    int digits = dtype == KCS_F16 ? 11 : 8; /* the type's significand */
+    if (steps->every_addition && high_terms < ldexpl(finest, digits)) {
+        /* every partial sum is a multiple of the finest quantum below 2^digits of it: exact */
+        down = low_terms;
+        up = high_terms;
+    } else if (steps->every_addition) {
+        long double us = kcs_unit_roundoff(dtype), levels = cols > 1 ? ceil(log2((double)cols)) : 0.0;
+        down = low_terms * powl(1.0L - us, levels);
+        up = high_terms * powl(1.0L + us, levels);
+    } else {
+        long double g = kcs_gamma(kcs_summation_depth(cols), kcs_unit_roundoff(KCS_F32));
+        down = low_terms * (1.0L - g);
+        up = high_terms * (1.0L + g);
+    }
+    *low = (double)(down * (1.0L - 0x1p-50L));
+    *high = (double)(up * (1.0L + 0x1p-50L));
+    if (steps->sum || steps->every_addition) { /* a value of the type, infinite past its largest */
+        *low = rounded_to(dtype, *low);
+        *high = rounded_to(dtype, *high);
+    }
+}
+
+/* The value of the 16-bit dtype next to a (one of its values, >= 0), up or down. */
+static double half_next(kcs_dtype dtype, double a, int up)
+{
+    uint64_t storage;
+    kcs_store_element(&storage, dtype, 0, a);
+    storage = up ? storage + 1 : storage - 1;
+    return kcs_load_element(&storage, dtype, 0);
+}
+
+/* The outputs an element may have for the row sum S: the rounding of its
+ * term's smallest and largest value over S, by an f32 quotient (or a
+ * reciprocal and a product: two roundings, and a subnormal's lambda). */
+static void storage_output(kcs_dtype dtype, double low, double high, double sum, double *y_low, double *y_high)
+{
+    double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
+    *y_low = fmax(0.0, rounded_to(dtype, low / sum * (1.0 - u) * (1.0 - u) - lambda));
+    *y_high = fmax(0.0, rounded_to(dtype, high / sum * (1.0 + u) * (1.0 + u) + lambda));
+}
+
+/* The row sum, one number between low and high (a value of the type, or its
+ * infinity, where the steps round it: on_type), that the output row y shows:
+ * each output a of the type rounds from quotients between the midpoints
+ * around it, which holds the sum between two limits; their intersection with
+ * [low, high], at its middle. Where the output fits no one sum, the middle
+ * of what is left, or an end: the model then does not fit. */
+static double row_sum_seen(const kcs_op_args *args, const void *x, const void *y, const line *l,
+                           const line_summary *s, const storage_steps *steps, double low, double high, int on_type)
+{
+    kcs_dtype dtype = args->dtype;
+    double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
+    double from = low, to = high, largest = kcs_largest_finite(dtype);
+    for (size_t k = 0; k < l->length; k++) {
+        double v = element(args, x, l, k), a = kcs_load_element(y, dtype, l->start + k);
+        if (v == -INFINITY || !isfinite(a) || a < 0.0)
+            continue;
+        double term_low, term_high;
+        storage_term(steps, dtype, v, s->max, &term_low, &term_high);
+        double above = a == largest ? 65520.0 : (a + half_next(dtype, a, 1)) / 2.0;
+        double below = a == 0.0 ? 0.0 : (half_next(dtype, a, 0) + a) / 2.0;
+        from = fmax(from, term_low * (1.0 - u) * (1.0 - u) / (above + lambda));
+        if (below - lambda > 0.0)
+            to = fmin(to, term_high * (1.0 + u) * (1.0 + u) / (below - lambda));
+    }
+    if (!(from <= to))
+        return from > high ? high : to < low ? low : from; /* no one sum: the nearer end */
+    if (!on_type)
+        return isinf(to) ? from : from + (to - from) / 2.0;
+    if (from > largest)
+        return INFINITY; /* only an overflowed sum gives these zeros */
+    double middle = rounded_to(dtype, isinf(to) ? from : from + (to - from) / 2.0);
+    for (int step = 0; step < 2 && middle < from; step++)
+        middle = half_next(dtype, middle, 1);
+    return middle;
+}
+
+/* A 16-bit softmax whose steps round to the storage type: the terms each
+ * element's exp may round to, one row sum within what the steps allow, taken
+ * from the output row (which sum a kernel reached depends on its order of
+ * additions), and the outputs those give. */
+static kcs_status expect_in_storage(const kcs_op_args *args, const void *x, const void *y, kcs_expected *e,
+                                    const storage_steps *steps, kcs_error *err)
+{
+    kcs_dtype dtype = args->dtype;
+    line_summaries all;
+    if (summaries_open(&all, args, x, ALONG_ROWS, err) != KCS_OK)
+        return KCS_ERROR;
+    size_t row = SIZE_MAX;
+    double sum = 1.0;
+    for (size_t n = 0; n < e->count; n++) {
+        size_t k, index = e->indices ? e->indices[n] : n;
+        line l = line_of(args, ALONG_ROWS, index, &k);
+        const line_summary *s = summary_of(&all, &l, NEED_SCAN);
+        if (!s->nan && l.number != row) {
+            row = l.number;
+            long double low_terms = 0.0L, high_terms = 0.0L;
+            double finest = INFINITY;
+            for (size_t j = 0; j < l.length; j++) {
+                double low, high;
+                storage_term(steps, dtype, element(args, x, &l, j), s->max, &low, &high);
+                low_terms += low;
+                high_terms += high;
+                finest = fmin(finest, fmin(quantum(low), quantum(high)));
+            }
+            double low, high;
+            storage_row_sum(steps, dtype, l.length, low_terms, high_terms, finest, &low, &high);
+            sum = row_sum_seen(args, x, y, &l, s, steps, low, high, steps->sum || steps->every_addition);
+        }
+        double v = element(args, x, &l, k);
+        e->bounds[n] = 0.0;
+        if (s->nan) {
+            e->values[n] = NAN;
+        } else if (v == -INFINITY || isinf(sum)) {
+            e->values[n] = 0.0;
+        } else {
+            double low, high, y_low, y_high;
+            storage_term(steps, dtype, v, s->max, &low, &high);
+            storage_output(dtype, low, high, sum, &y_low, &y_high);
+            admit(y_low, y_high, &e->values[n], &e->bounds[n]);
+        }
+    }
+    summaries_close(&all);
+    return KCS_OK;
+}
+
+static kcs_status expect_terms_in_storage(const kcs_op_args *args, void *const in[], void *const actual[],
+                                          kcs_expected expected[], kcs_error *err)
+{
+    static const storage_steps steps = {0, 0, 0};
+    return expect_in_storage(args, in[0], actual[0], &expected[0], &steps, err);
+}
+
+static kcs_status expect_exp_and_sum_in_storage(const kcs_op_args *args, void *const in[], void *const actual[],
+                                                kcs_expected expected[], kcs_error *err)
+{
+    static const storage_steps steps = {1, 1, 0};
+    return expect_in_storage(args, in[0], actual[0], &expected[0], &steps, err);
+}
+
+static kcs_status expect_sum_in_storage(const kcs_op_args *args, void *const in[], void *const actual[],
+                                        kcs_expected expected[], kcs_error *err)
+{
+    static const storage_steps steps = {0, 0, 1};
+    return expect_in_storage(args, in[0], actual[0], &expected[0], &steps, err);
+}
+
+/* -- the wrong axis -------------------------------------------------------- */
+
+/* The definition's softmax and bound along columns. */
+static kcs_status expect_wrong_axis(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                    kcs_error *err)
+{
+    if (softmax_values(args, in[0], &expected[0], ALONG_COLUMNS, err) != KCS_OK)
+        return KCS_ERROR;
+    return softmax_bounds(args, in[0], &expected[0], ALONG_COLUMNS, err);
+}
+
+/* -- masked rows ----------------------------------------------------------- */
+
+/* What happens to a masked row (one holding -inf, and finite otherwise). */
+typedef enum {
+    ALL_NAN,        /* NaN throughout */
+    NAN_IF_SEEN,    /* NaN throughout where the output's row is, else the definition's */
+    ONES_IF_SEEN,   /* the definition's with the row sum larger by the whole number the output shows */
+} masked_row;
+
+/* Whether every element of row r of the output is NaN. */
+static int row_all_nan(const kcs_op_args *args, const void *y, size_t r)
+{
+    size_t cols = args->softmax.cols;
+    for (size_t k = 0; k < cols; k++)
+        if (!isnan(kcs_load_element(y, args->dtype, r * cols + k)))
+            return 0;
+    return 1;
+}
+
+/* The number of 1s added to the row sum S that brings the definition's row
+ * closest to the output's: from the output's row total, S / (S + n), then
+ * the nearer whole numbers tried. */
+static double extra_ones(const kcs_op_args *args, const void *x, const void *y, const line *l, const line_summary *s)
+{
+    double total = 0.0;
+    for (size_t k = 0; k < l->length; k++)
+        total += kcs_load_element(y, args->dtype, l->start + k);
+    if (!(total > 0.0) || isinf(total))
+        return 0.0;
+    double guess = fmax(0.0, (double)s->sum / total - (double)s->sum), best = 0.0, best_distance = INFINITY;
+    for (double n = fmax(0.0, floor(guess) - 1.0); n <= floor(guess) + 2.0; n++) {
+        double distance = 0.0;
+        for (size_t k = 0; k < l->length; k++) {
+            double v = element(args, x, l, k);
+            double predicted = v == -INFINITY ? 0.0 : (double)(expl((long double)v - s->max) / (s->sum + n));
+            distance += fabs(kcs_load_element(y, args->dtype, l->start + k) - predicted);
+        }
+        if (distance < best_distance) {
+            best = n;
+            best_distance = distance;
+        }
+    }
+    return best;
+}
+
+/* The definition's values and bounds, with masked rows as the model says. */
+static kcs_status expect_masked(const kcs_op_args *args, void *const in[], void *const actual[], kcs_expected expected[],
+                                masked_row what, kcs_error *err)
+{
+    kcs_expected *e = &expected[0];
+    if (softmax_values(args, in[0], e, ALONG_ROWS, err) != KCS_OK ||
+        softmax_bounds(args, in[0], e, ALONG_ROWS, err) != KCS_OK)
+        return KCS_ERROR;
+    line_summaries all;
+    if (summaries_open(&all, args, in[0], ALONG_ROWS, err) != KCS_OK)
+        return KCS_ERROR;
+    exp_form form = definition_exp(args);
+    size_t row = SIZE_MAX;
+    double ones = 0.0;
+    int nan = 0;
+    for (size_t n = 0; n < e->count; n++) {
+        size_t k, index = e->indices ? e->indices[n] : n;
+        line l = line_of(args, ALONG_ROWS, index, &k);
+        const line_summary *s = summary_of(&all, &l, NEED_SUM | NEED_RHO);
+        if (s->nan || !s->masked)
+            continue; /* the definition's */
+        if (l.number != row) {
+            row = l.number;
+            nan = what == ALL_NAN || (what == NAN_IF_SEEN && row_all_nan(args, actual[0], row));
+            ones = what == ONES_IF_SEEN ? extra_ones(args, in[0], actual[0], &l, s) : 0.0;
+        }
+        double v = element(args, in[0], &l, k);
+        if (nan) {
+            e->values[n] = NAN;
+            e->bounds[n] = 0.0;
+        } else if (ones > 0.0 && v != -INFINITY) {
+            e->values[n] = (double)(expl((long double)v - s->max) / (s->sum + ones));
+            e->bounds[n] = element_bound(args->dtype, l.length, e->values[n], v, s->max, s->weighted_rho, &form);
+        }
+    }
+    summaries_close(&all);
+    return KCS_OK;
+}
+
+static kcs_status expect_minus_inf_nan(const kcs_op_args *args, void *const in[], kcs_expected expected[],
+                                       kcs_error *err)
+{
+    return expect_masked(args, in, NULL, expected, ALL_NAN, err);
+}
+
+static kcs_status expect_empty_piece_nan(const kcs_op_args *args, void *const in[], void *const actual[],
+                                         kcs_expected expected[], kcs_error *err)
+{
+    return expect_masked(args, in, actual, expected, NAN_IF_SEEN, err);
+}
+
+static kcs_status expect_empty_piece_one(const kcs_op_args *args, void *const in[], void *const actual[],
+                                         kcs_expected expected[], kcs_error *err)
+{
+    return expect_masked(args, in, actual, expected, ONES_IF_SEEN, err);
+}
+
+static const kcs_model no_max_subtraction = {
+    "softmax-no-max-subtraction",
+    "computes exp(x) / sum exp(x) without subtracting the row's max: inf / inf where exp overflows, 0 / 0 where "
+    "every exp vanishes",
+    NULL, expect_no_max, NULL};
+static const kcs_model terms_in_storage = {
+    "softmax-terms-in-storage-type",
+    "rounds each exp(x - M) to the 16-bit type before the f32 row sum and the division: two roundings of each output",
+    is_16_bit, NULL, expect_terms_in_storage};
+static const kcs_model exp_and_sum_in_storage = {
+    "softmax-exp-and-sum-in-storage-type",
+    "rounds x - M, its exp and the f32 row sum each to the 16-bit type, as torch.exp(x - max) / sum composes it in "
+    "f16 or bf16",
+    is_16_bit, NULL, expect_exp_and_sum_in_storage};
+static const kcs_model sum_in_storage = {
+    "softmax-sum-in-storage-type",
+    "adds the row sum in the 16-bit type: its terms and every addition of a tree rounded to it",
+    is_16_bit, NULL, expect_sum_in_storage};
+static const kcs_model wrong_axis = {
+    "softmax-wrong-axis", "reduces over the columns instead of the rows (the softmax of axis 0)", NULL,
+    expect_wrong_axis, NULL};
+static const kcs_model minus_inf_nan = {
+    "softmax-minus-inf-to-nan",
+    "turns a -inf entry into NaN instead of exp(-inf) = 0: every row holding one is NaN throughout", NULL,
+    expect_minus_inf_nan, NULL};
+static const kcs_model empty_piece_nan = {
+    "softmax-empty-piece-nan",
+    "merges a piece of a row that holds nothing but -inf as NaN (exp(-inf - (-inf))): the rows where its cut "
+    "left one are NaN throughout",
+    NULL, NULL, expect_empty_piece_nan};
+static const kcs_model empty_piece_one = {
+    "softmax-empty-piece-one",
+    "merges a piece of a row that holds nothing but -inf as 1: each such piece adds 1 to the row sum", NULL, NULL,
+    expect_empty_piece_one};
+
+static const kcs_model *const models[] = {&no_max_subtraction, &terms_in_storage, &exp_and_sum_in_storage,
+                                          &sum_in_storage, &wrong_axis, &minus_inf_nan, &empty_piece_nan,
+                                          &empty_piece_one, NULL};
+
 static double bytes(const kcs_op_args *args)
 {
     return 2.0 * (double)args->softmax.rows * (double)args->softmax.cols *
@@ -417,4 +861,5 @@ const kcs_op kcs_op_softmax = {
     .bounds = bounds,
     .bytes = bytes,
     .flops = flops,
+    .models = models,
 };
