@@ -449,8 +449,6 @@ static kcs_status expect_no_max(const kcs_op_args *args, void *const in[], kcs_e
                                 kcs_error *err)
 {
     kcs_expected *e = &expected[0];
-    if (softmax_values(args, in[0], e, ALONG_ROWS, err) != KCS_OK)
-        return KCS_ERROR;
     kcs_dtype compute = compute_dtype(args->dtype);
     long double overflow = log_overflow(compute), vanishing = log_vanishing(compute);
     const exp_form unshifted = {0.0, 1};
@@ -484,6 +482,7 @@ static kcs_status expect_no_max(const kcs_op_args *args, void *const in[], kcs_e
             e->values[n] = terms_overflow && v > overflow ? NAN : 0.0;
             e->bounds[n] = 0.0;
         } else {
+            e->values[n] = oracle_value(s, v); /* the definition's: the same softmax, shifted or not */
             e->bounds[n] = element_bound(args->dtype, l.length, e->values[n], v, s->max, 0.0, &unshifted);
         }
     }
@@ -512,9 +511,11 @@ static void storage_term(const storage_steps *steps, kcs_dtype dtype, double v, 
     }
     double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
     double t = steps->argument ? rounded_to(dtype, v - max) : v - max; /* exact in double, or innocuously rounded */
-    long double a = argument_error(u) * fabs(t), exp_error = 2.0 * exp_ulps * u;
-    *low = rounded_to(dtype, (double)(expl(t - a) * (1.0L - exp_error) * (1.0L - 0x1p-50L)) - lambda);
-    *high = rounded_to(dtype, (double)(expl(t + a) * (1.0L + exp_error) * (1.0L + 0x1p-50L)) + lambda);
+    /* double's exp (within an ulp of double) is far more precise than the rounding to the type
+     * needs; 2^-50 more covers it */
+    double a = argument_error(u) * fabs(t), exp_error = 2.0 * exp_ulps * u;
+    *low = rounded_to(dtype, exp(t - a) * (1.0 - exp_error) * (1.0 - 0x1p-50) - lambda);
+    *high = rounded_to(dtype, exp(t + a) * (1.0 + exp_error) * (1.0 + 0x1p-50) + lambda);
 }
 
 /* The largest power of two that divides a (a positive double), or +inf for 0. */
@@ -582,23 +583,21 @@ static void storage_output(kcs_dtype dtype, double low, double high, double sum,
  * around it, which holds the sum between two limits; their intersection with
  * [low, high], at its middle. Where the output fits no one sum, the middle
  * of what is left, or an end: the model then does not fit. */
-static double row_sum_seen(const kcs_op_args *args, const void *x, const void *y, const line *l,
-                           const line_summary *s, const storage_steps *steps, double low, double high, int on_type)
+static double row_sum_seen(const kcs_op_args *args, const void *y, const line *l, const double *term_low,
+                           const double *term_high, double low, double high, int on_type)
 {
     kcs_dtype dtype = args->dtype;
     double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
     double from = low, to = high, largest = kcs_largest_finite(dtype);
     for (size_t k = 0; k < l->length; k++) {
-        double v = element(args, x, l, k), a = kcs_load_element(y, dtype, l->start + k);
-        if (v == -INFINITY || !isfinite(a) || a < 0.0)
-            continue;
-        double term_low, term_high;
-        storage_term(steps, dtype, v, s->max, &term_low, &term_high);
+        double a = kcs_load_element(y, dtype, l->start + k);
+        if (term_high[k] == 0.0 || !isfinite(a) || a < 0.0)
+            continue; /* a masked entry says nothing of the sum; a NaN output fits nothing anyway */
         double above = a == largest ? 65520.0 : (a + half_next(dtype, a, 1)) / 2.0;
         double below = a == 0.0 ? 0.0 : (half_next(dtype, a, 0) + a) / 2.0;
-        from = fmax(from, term_low * (1.0 - u) * (1.0 - u) / (above + lambda));
+        from = fmax(from, term_low[k] * (1.0 - u) * (1.0 - u) / (above + lambda));
         if (below - lambda > 0.0)
-            to = fmin(to, term_high * (1.0 + u) * (1.0 + u) / (below - lambda));
+            to = fmin(to, term_high[k] * (1.0 + u) * (1.0 + u) / (below - lambda));
     }
     if (!(from <= to))
         return from > high ? high : to < low ? low : from; /* no one sum: the nearer end */
@@ -620,9 +619,18 @@ static kcs_status expect_in_storage(const kcs_op_args *args, const void *x, cons
                                     const storage_steps *steps, kcs_error *err)
 {
     kcs_dtype dtype = args->dtype;
+    size_t cols = args->softmax.cols;
     line_summaries all;
     if (summaries_open(&all, args, x, ALONG_ROWS, err) != KCS_OK)
         return KCS_ERROR;
+    double *term_low = malloc((cols ? cols : 1) * sizeof *term_low); /* the current row's terms */
+    double *term_high = malloc((cols ? cols : 1) * sizeof *term_high);
+    if (!term_low || !term_high) {
+        free(term_low);
+        free(term_high);
+        summaries_close(&all);
+        return kcs_fail(err, KCS_ERROR, "cannot allocate the terms of a row of %zu", cols);
+    }
     size_t row = SIZE_MAX;
     double sum = 1.0;
     for (size_t n = 0; n < e->count; n++) {
@@ -634,29 +642,28 @@ static kcs_status expect_in_storage(const kcs_op_args *args, const void *x, cons
             long double low_terms = 0.0L, high_terms = 0.0L;
             double finest = INFINITY;
             for (size_t j = 0; j < l.length; j++) {
-                double low, high;
-                storage_term(steps, dtype, element(args, x, &l, j), s->max, &low, &high);
-                low_terms += low;
-                high_terms += high;
-                finest = fmin(finest, fmin(quantum(low), quantum(high)));
+                storage_term(steps, dtype, element(args, x, &l, j), s->max, &term_low[j], &term_high[j]);
+                low_terms += term_low[j];
+                high_terms += term_high[j];
+                finest = fmin(finest, fmin(quantum(term_low[j]), quantum(term_high[j])));
             }
             double low, high;
             storage_row_sum(steps, dtype, l.length, low_terms, high_terms, finest, &low, &high);
-            sum = row_sum_seen(args, x, y, &l, s, steps, low, high, steps->sum || steps->every_addition);
+            sum = row_sum_seen(args, y, &l, term_low, term_high, low, high, steps->sum || steps->every_addition);
         }
-        double v = element(args, x, &l, k);
         e->bounds[n] = 0.0;
         if (s->nan) {
             e->values[n] = NAN;
-        } else if (v == -INFINITY || isinf(sum)) {
-            e->values[n] = 0.0;
+        } else if (term_high[k] == 0.0 || isinf(sum)) {
+            e->values[n] = 0.0; /* a masked entry (its term exactly 0), or an overflowed sum */
         } else {
-            double low, high, y_low, y_high;
-            storage_term(steps, dtype, v, s->max, &low, &high);
-            storage_output(dtype, low, high, sum, &y_low, &y_high);
+            double y_low, y_high;
+            storage_output(dtype, term_low[k], term_high[k], sum, &y_low, &y_high);
             admit(y_low, y_high, &e->values[n], &e->bounds[n]);
         }
     }
+    free(term_low);
+    free(term_high);
     summaries_close(&all);
     return KCS_OK;
 }
@@ -743,9 +750,6 @@ static kcs_status expect_masked(const kcs_op_args *args, void *const in[], void 
                                 masked_row what, kcs_error *err)
 {
     kcs_expected *e = &expected[0];
-    if (softmax_values(args, in[0], e, ALONG_ROWS, err) != KCS_OK ||
-        softmax_bounds(args, in[0], e, ALONG_ROWS, err) != KCS_OK)
-        return KCS_ERROR;
     line_summaries all;
     if (summaries_open(&all, args, in[0], ALONG_ROWS, err) != KCS_OK)
         return KCS_ERROR;
@@ -757,14 +761,17 @@ static kcs_status expect_masked(const kcs_op_args *args, void *const in[], void 
         size_t k, index = e->indices ? e->indices[n] : n;
         line l = line_of(args, ALONG_ROWS, index, &k);
         const line_summary *s = summary_of(&all, &l, NEED_SUM | NEED_RHO);
+        double v = element(args, in[0], &l, k);
+        e->values[n] = oracle_value(s, v); /* the definition's, unless the row is masked */
+        e->bounds[n] = element_bound(args->dtype, l.length, s->nan ? NAN : e->values[n], v, s->max, s->weighted_rho,
+                                     &form);
         if (s->nan || !s->masked)
-            continue; /* the definition's */
+            continue;
         if (l.number != row) {
             row = l.number;
             nan = what == ALL_NAN || (what == NAN_IF_SEEN && row_all_nan(args, actual[0], row));
             ones = what == ONES_IF_SEEN ? extra_ones(args, in[0], actual[0], &l, s) : 0.0;
         }
-        double v = element(args, in[0], &l, k);
         if (nan) {
             e->values[n] = NAN;
             e->bounds[n] = 0.0;
