@@ -25,6 +25,12 @@
  *             spread, the bound, so that exactly they pass.
  *             The oracle uses long double expl (64-bit significand).
  * One file holds the four ops (configure.py registers each kcs_op below).
+ *
+ * Each op's arithmetic models (explain.h) follow: a 16-bit conversion that
+ * truncates, rounds ties away, rounds through f16 or saturates; a flush of
+ * subnormals; sigmoid through tanh, with CUDA's fast math, or computed in the
+ * 16-bit type. They share the oracle, the f32 bound and its rounding to the
+ * type with the op.
  */
 #include <float.h>
 #include <math.h>

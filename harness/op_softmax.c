@@ -24,6 +24,12 @@
  * The oracle works in long double (64-bit significand): expl of x - M, a
  * compensated row sum, one division, rounded once to double. A sampled case
  * computes each sampled element's row once (the samples are sorted).
+ *
+ * The op's arithmetic models (explain.h) follow the bound: no max
+ * subtraction, three ways a 16-bit softmax rounds its steps to the storage
+ * type (PyTorch's eager composition among them), the wrong axis, -inf turned
+ * into NaN, and an empty piece of a masked row merged as NaN or as 1; each
+ * reuses the oracle and bound above, over a row or a column.
  */
 #include <float.h>
 #include <math.h>
