@@ -54,15 +54,16 @@ void kcs_free_model_expected(kcs_expected expected[])
     kcs_free_expected(expected);
 }
 
-kcs_status kcs_model_expected(const kcs_prepared_case *p, const kcs_model *model, const kcs_expected op_expected[],
-                              kcs_expected expected[], kcs_error *err)
+kcs_status kcs_model_expected(const kcs_prepared_case *p, const kcs_model *model, void *const actual[],
+                              const kcs_expected op_expected[], kcs_expected expected[], kcs_error *err)
 {
     memset(expected, 0, KCS_MAX_OUTPUTS * sizeof *expected);
     kcs_status status = KCS_OK;
     for (int o = 0; o < p->layout.output_count && status == KCS_OK; o++)
         status = allocate_expected(&expected[o], op_expected[o].count, op_expected[o].indices, err);
     if (status == KCS_OK)
-        status = model->expect(&p->args, p->inputs, expected, err);
+        status = model->expect_seeing ? model->expect_seeing(&p->args, p->inputs, actual, expected, err)
+                                      : model->expect(&p->args, p->inputs, expected, err);
     if (status != KCS_OK)
         kcs_free_model_expected(expected);
     return status;
@@ -211,7 +212,7 @@ kcs_status kcs_explain(const kcs_prepared_case *p, void *const actual[], const k
             break;
         }
         kcs_expected predicted[KCS_MAX_OUTPUTS];
-        status = kcs_model_expected(p, model, chosen, predicted, err);
+        status = kcs_model_expected(p, model, actual, chosen, predicted, err);
         if (status != KCS_OK)
             break;
         kcs_check_result check;

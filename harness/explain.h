@@ -45,8 +45,15 @@ typedef struct kcs_model {
     /* Fills expected[o].values and .bounds at expected[o].indices (NULL:
      * every element, in order) as the model computes the outputs and as
      * much as a kernel following the model may be off: its own bound,
-     * derived in the op's page like the op's. */
+     * derived in the op's page like the op's. NULL where expect_seeing is set. */
     kcs_status (*expect)(const kcs_op_args *args, void *const inputs[], kcs_expected expected[], kcs_error *err);
+    /* Optional, in place of expect: for a model with a choice that its
+     * arithmetic leaves open and only the output shows (which rows of a
+     * softmax held a piece of nothing but -inf, as the kernel cut them), the
+     * same given also the outputs being judged, whole, from which it takes
+     * that choice and nothing else (docs/explaining.md). */
+    kcs_status (*expect_seeing)(const kcs_op_args *args, void *const inputs[], void *const actual[],
+                                kcs_expected expected[], kcs_error *err);
 } kcs_model;
 
 /* How well one model fits an output. */
@@ -89,9 +96,9 @@ void kcs_explain_failure(const struct kcs_prepared_case *p, void *const actual[]
 
 /* The expected values and bounds of model at the elements the op's
  * expected values name (the same indices and counts), in place of the
- * op's: what `kcs check --model` judges against. Free with
- * kcs_free_model_expected. */
-kcs_status kcs_model_expected(const struct kcs_prepared_case *p, const kcs_model *model,
+ * op's, for the outputs actual: what `kcs check --model` judges against.
+ * Free with kcs_free_model_expected. */
+kcs_status kcs_model_expected(const struct kcs_prepared_case *p, const kcs_model *model, void *const actual[],
                               const kcs_expected op_expected[], kcs_expected expected[], kcs_error *err);
 
 /* Frees what kcs_model_expected filled (values, bounds and indices). */

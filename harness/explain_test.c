@@ -57,12 +57,30 @@ static int never(const kcs_op_args *args)
     return 0;
 }
 
+/* y = x, except that an element may be NaN, which only the output shows:
+ * where the output is NaN, NaN (a choice the model takes from it). */
+static kcs_status copies_or_nan(const kcs_op_args *args, void *const inputs[], void *const actual[],
+                                kcs_expected expected[], kcs_error *err)
+{
+    (void)args, (void)err;
+    const double *x = inputs[0], *y = actual[0];
+    for (size_t k = 0; k < expected[0].count; k++) {
+        size_t i = expected[0].indices ? expected[0].indices[k] : k;
+        expected[0].values[k] = isnan(y[i]) ? NAN : x[i];
+        expected[0].bounds[k] = 1e-12;
+    }
+    return KCS_OK;
+}
+
 static const kcs_model doubling = {"copy-doubles", "doubles x", NULL, doubles};
 static const kcs_model doubling_loosely = {"copy-doubles-loosely", "doubles x, loosely", NULL, doubles_loosely};
 static const kcs_model adding_one = {"copy-adds-one", "adds 1 to x", NULL, adds_one};
 static const kcs_model absent = {"copy-never", "never applies", never, adds_one};
 
+static const kcs_model seeing_nan = {"copy-nan-where-seen", "copies x or gives NaN", NULL, NULL, copies_or_nan};
+
 static const kcs_model *const only_distinct[] = {&doubling, &adding_one, &absent, NULL};
+static const kcs_model *const seeing[] = {&doubling, &seeing_nan, NULL};
 static const kcs_model *const with_twin[] = {&doubling, &doubling_loosely, &adding_one, NULL};
 
 /* A prepared case of n elements: x[i] = i + 1, and the op's own expected y = x within 1e-12. */
@@ -189,6 +207,33 @@ static void the_elements_tried_are_capped_and_include_every_kind(void **state)
     unmake(&m);
 }
 
+/* A model that takes a choice from the output (expect_seeing) is given the
+ * whole output: here it fits an output of NaNs and copies, and not one whose
+ * copies are wrong. */
+static void a_model_may_take_a_choice_from_the_output(void **state)
+{
+    (void)state;
+    made_case m;
+    make(&m, 100, seeing);
+    for (size_t i = 0; i < 100; i++)
+        m.y[i] = i % 10 == 3 ? NAN : m.x[i];
+    kcs_explanation x;
+    explain(&m, &x);
+    assert_int_equal(x.fitting, 1);
+    assert_string_equal(x.fits[0].model->name, "copy-nan-where-seen");
+    m.y[5] = 2.0 * m.x[5];
+    explain(&m, &x);
+    assert_int_equal(x.fitting, 0);
+    /* and what --model judges against is the same */
+    kcs_expected expected[KCS_MAX_OUTPUTS];
+    kcs_error err = {{0}};
+    void *actual[KCS_MAX_OUTPUTS] = {m.y};
+    assert_int_equal(kcs_model_expected(&m.p, &seeing_nan, actual, m.p.expected, expected, &err), KCS_OK);
+    assert_true(isnan(expected[0].values[3]) && expected[0].values[5] == m.x[5]);
+    kcs_free_model_expected(expected);
+    unmake(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +242,7 @@ int main(void)
         cmocka_unit_test(models_with_the_same_arithmetic_are_indistinguishable),
         cmocka_unit_test(an_op_without_models_says_so),
         cmocka_unit_test(the_elements_tried_are_capped_and_include_every_kind),
+        cmocka_unit_test(a_model_may_take_a_choice_from_the_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "check.h"
+#include "explain.h"
 #include "kcs_ref_elementwise.h"
 #include "op.h"
 
@@ -428,6 +430,127 @@ static void half_sigmoid_is_rounded_from_within_the_f32_bound(void **state)
     assert_true(f16_arithmetic_fails > moderate / 10);
 }
 
+/* The value of dtype next to value (a value of dtype, positive), upwards or downwards. */
+static double half_neighbour(kcs_dtype dtype, double value, int upwards)
+{
+    uint16_t bits = dtype == KCS_F16 ? kcs_f16_from_double(value) : kcs_bf16_from_double(value);
+    bits = (uint16_t)(upwards ? bits + 1 : bits - 1);
+    return dtype == KCS_F16 ? kcs_f16_to_double(bits) : kcs_bf16_to_double(bits);
+}
+
+static int passes(kcs_dtype dtype, double expected, double bound, double actual)
+{
+    return kcs_check_element(dtype, expected, bound, actual) <= 1.0;
+}
+
+/* Issue 33: sigmoid in f16 and bf16 admits exactly the values of the type
+ * that an f32 result within the f32 bound rounds to. For x = 0.00293 (f16
+ * 0x1.8p-9), s = 0.500732421875 - 5.2e-10 lies just below the midpoint of
+ * 0.50048828125 and 0.5009765625, well within the f32 bound of it: both
+ * can come from a conforming kernel, 0.5 cannot, and used to pass at 1.0 of
+ * a bound of one ulp around the correctly rounded 0.50048828125. */
+static void half_sigmoid_admits_exactly_the_values_the_f32_interval_rounds_to(void **state)
+{
+    (void)state;
+    double g, bound;
+    element(&kcs_op_sigmoid, KCS_F16, 0.00293, 0, &g, &bound);
+    assert_true(g == 0.500732421875 && bound == 0x1p-12); /* the midpoint, half an ulp */
+    assert_true(passes(KCS_F16, g, bound, 0.50048828125));
+    assert_true(passes(KCS_F16, g, bound, 0.5009765625));
+    assert_false(passes(KCS_F16, g, bound, 0.5));
+    assert_false(passes(KCS_F16, g, bound, 0.50146484375));
+
+    /* every f16 and bf16: where two values are admitted, they are the two
+     * neighbours of the centre, and the values beyond them fail (in bf16
+     * below x = -88.7, where exp(-x) may overflow f32, every value of [0, 2s]) */
+    const kcs_dtype types[] = {KCS_F16, KCS_BF16};
+    size_t two[2] = {0, 0};
+    for (int t = 0; t < 2; t++)
+        for (uint32_t i = 0; i < 65536; i++) {
+            double x = types[t] == KCS_F16 ? kcs_f16_to_double((uint16_t)i) : kcs_bf16_to_double((uint16_t)i);
+            if (isnan(x))
+                continue;
+            element(&kcs_op_sigmoid, types[t], x, 0, &g, &bound);
+            if (bound == 0.0)
+                continue;
+            two[t]++;
+            double low = g - bound, high = g + bound;
+            if (low <= 0.0) { /* bf16 where exp(-x) may overflow f32: every value in [0, 2s] */
+                assert_true(types[t] == KCS_BF16 && x < -88.0 && low == 0.0 && passes(types[t], g, bound, 0.0));
+                assert_false(passes(types[t], g, bound, half_neighbour(types[t], high, 1)));
+                continue;
+            }
+            if (!(low > 0.0 && half_neighbour(types[t], low, 1) == high))
+                fail_msg("%s sigmoid(%a): centre %a, bound %a: not two neighbours", kcs_dtype_name(types[t]), x, g,
+                         bound);
+            assert_true(passes(types[t], g, bound, low) && passes(types[t], g, bound, high));
+            assert_false(passes(types[t], g, bound, half_neighbour(types[t], low, 0)));
+            assert_false(passes(types[t], g, bound, half_neighbour(types[t], high, 1)));
+        }
+    /* the counts docs/elementwise.md gives (bf16's include its overflow range) */
+    assert_int_equal(two[0], 81);
+    assert_int_equal(two[1], 17);
+}
+
+/* A model's value and bound of one element of op on x (and y). */
+static void model_element(const kcs_op *op, const char *name, kcs_dtype dtype, double x, double y, double *value,
+                          double *bound)
+{
+    const kcs_model *model = kcs_find_model(op, name);
+    assert_non_null(model);
+    kcs_op_args args = {.op = op->name, .dtype = dtype, .elementwise = {.n = 1}};
+    assert_true(!model->applies || model->applies(&args));
+    unsigned char x_data[8], y_data[8];
+    kcs_store_element(x_data, dtype, 0, x);
+    kcs_store_element(y_data, dtype, 0, y);
+    void *inputs[2] = {x_data, y_data};
+    kcs_expected e = {.count = 1, .values = value, .bounds = bound};
+    assert_int_equal(model->expect(&args, inputs, &e, NULL), KCS_OK);
+}
+
+/* The models admit exactly their own values (docs/elementwise.md, "Arithmetic
+ * models"): one value where their arithmetic is exact, the values of the
+ * type an interval converts to where it is not. */
+static void the_models_admit_their_own_values(void **state)
+{
+    (void)state;
+    double value, bound;
+    /* 1 + 2^-8 is a bf16 tie: truncation and ties-to-even give 1, ties away 1 + 2^-7 */
+    model_element(&kcs_op_add, "add-truncates", KCS_BF16, 1.0, 0x1p-8, &value, &bound);
+    assert_true(value == 1.0 && bound == 0.0);
+    model_element(&kcs_op_add, "add-rounds-ties-away", KCS_BF16, 1.0, 0x1p-8, &value, &bound);
+    assert_true(value == 1.0 + 0x1p-7 && bound == 0.0);
+    /* 32752 + 32768 = 65520 overflows f16: saturation and truncation give 65504 */
+    model_element(&kcs_op_add, "add-saturates", KCS_F16, 32752.0, 32768.0, &value, &bound);
+    assert_true(value == 65504.0 && bound == 0.0);
+    /* 1 + 2^-8 + 2^-12 through f16 (11 bits) is 1 + 2^-8, a bf16 tie that goes to 1; directly, 1 + 2^-7 */
+    model_element(&kcs_op_add, "add-rounds-through-f16", KCS_BF16, 1.0, 0x1p-8 + 0x1p-12, &value, &bound);
+    assert_true(value == 1.0 && bound == 0.0);
+    /* a subnormal f32 product flushed: 0 whether or not its inputs are */
+    model_element(&kcs_op_mul, "mul-flushes-subnormals", KCS_F32, 1e-20, 1e-20, &value, &bound);
+    assert_true(value == 0.0 && bound == 0.0);
+    /* a subnormal relu input: 0 or itself */
+    model_element(&kcs_op_relu, "relu-flushes-subnormals", KCS_F32, 0x1p-130, 0, &value, &bound);
+    assert_true(value - bound <= 0.0 && value + bound >= 0x1p-130);
+    /* the sigmoid of 0.00293 in f16 lies just below a midpoint of f16: truncated, 0.50048828125 alone */
+    model_element(&kcs_op_sigmoid, "sigmoid-truncates", KCS_F16, 0.00293, 0, &value, &bound);
+    assert_true(value == 0.50048828125 && bound == 0.0);
+    /* through tanh: exactly 0 where tanh(x/2) is -1 (x = -30), an absolute reach of about 5u below 1/4 */
+    model_element(&kcs_op_sigmoid, "sigmoid-through-tanh", KCS_F32, -30.0, 0, &value, &bound);
+    assert_true(value == 0.0 && bound == 0.0);
+    model_element(&kcs_op_sigmoid, "sigmoid-through-tanh", KCS_F32, -10.0, 0, &value, &bound);
+    assert_true(bound > 4.0 * 0x1p-24 && bound < 7.0 * 0x1p-24);
+    /* CUDA's fast math: exactly 0 once 1 + exp(-x) surely passes 2^126 (x = -88), not at x = -87 */
+    model_element(&kcs_op_sigmoid, "sigmoid-fast-exp", KCS_F32, -88.0, 0, &value, &bound);
+    assert_true(value == 0.0 && bound == 0.0);
+    model_element(&kcs_op_sigmoid, "sigmoid-fast-exp", KCS_F32, -87.0, 0, &value, &bound);
+    assert_true(value > 0.0 && bound < value);
+    /* computed in f16: exp(-1) = 0.36788 faithful (0.36767578125 or 0.367919921875), then 1 + t and
+     * 1 / d rounded: what the f16 saboteur gives (0.73095703125) is admitted, within an ulp */
+    model_element(&kcs_op_sigmoid, "sigmoid-computes-in-storage-type", KCS_F16, 1.0, 0, &value, &bound);
+    assert_true(fabs(0.73095703125 - value) <= bound && bound <= 0x1p-11);
+}
+
 static void layouts_bytes_and_flops(void **state)
 {
     (void)state;
@@ -462,6 +585,8 @@ int main(void)
         cmocka_unit_test(half_bound_is_half_the_gap_and_rejects_the_neighbours),
         cmocka_unit_test(half_add_and_mul_through_float_are_correctly_rounded),
         cmocka_unit_test(half_sigmoid_is_rounded_from_within_the_f32_bound),
+        cmocka_unit_test(half_sigmoid_admits_exactly_the_values_the_f32_interval_rounds_to),
+        cmocka_unit_test(the_models_admit_their_own_values),
         cmocka_unit_test(layouts_bytes_and_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

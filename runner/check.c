@@ -164,7 +164,7 @@ static int check_against_model(const check_request *r, const kcs_prepared_case *
     }
     kcs_expected expected[KCS_MAX_OUTPUTS];
     kcs_error err = {{0}};
-    if (kcs_model_expected(p, model, p->expected, expected, &err) != KCS_OK) {
+    if (kcs_model_expected(p, model, actual, p->expected, expected, &err) != KCS_OK) {
         fprintf(stderr, "kcs check: %s\n", err.message);
         return KCS_EXIT_USAGE;
     }

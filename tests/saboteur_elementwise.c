@@ -5,7 +5,9 @@
  * only half the elements; and in f16 and bf16: a sigmoid computed in the
  * 16-bit type instead of f32, bf16 rounding by truncation or ties away from
  * zero, a result rounded twice (through f16 on its way to bf16), an f16
- * conversion that saturates at 65504 or flushes subnormals. */
+ * conversion that saturates at 65504 or flushes subnormals; and two sigmoids
+ * that production code writes, whose accuracy is not the op's: through tanh,
+ * and CUDA's fast math. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -143,6 +145,32 @@ static double f16_product_flushed(const kcs_op_args *args, double x, double y)
     return fabs(product) < 0x1.0p-14 ? 0.0 : product;
 }
 
+/* sigmoid as 0.5 + 0.5 tanh(x / 2), in the working type (float for f32 and
+ * the 16-bit types): right in exact arithmetic, but its error is absolute,
+ * about u, and it returns 0 below x = -17 in float. */
+static double sigmoid_through_tanh(const kcs_op_args *args, double x, double y)
+{
+    (void)y;
+    if (args->dtype == KCS_F64)
+        return 0.5 + 0.5 * tanh(x * 0.5);
+    return 0.5f + 0.5f * tanhf((float)x * 0.5f);
+}
+
+/* sigmoid as CUDA's -use_fast_math computes it in float: __expf(-x) as
+ * ex2.approx of the rounded product -x * log2 e (an error of about 2u |x|,
+ * within its documented 2 + floor(1.173 |x|) ulp), results below 2^-126
+ * flushed, and __fdividef, which gives 0 for divisors beyond 2^126. */
+static double sigmoid_fast_exp(const kcs_op_args *args, double x, double y)
+{
+    (void)args;
+    (void)y;
+    float t = exp2f(-(float)x * 1.44269504f);
+    if (t < 0x1p-126f)
+        t = 0.0f;
+    float d = 1.0f + t;
+    return d > 0x1p126f ? 0.0 : (double)(1.0f / d);
+}
+
 /* The correct function of each op, for the saboteur that writes half. */
 static double correct(const kcs_op_args *args, double x, double y)
 {
@@ -176,6 +204,8 @@ MAP_SABOTEUR(add_rounds_ties_away, sum_rounded_ties_away, 0)
 MAP_SABOTEUR(mul_rounds_through_f16, product_rounded_through_f16, 0)
 MAP_SABOTEUR(add_saturates, sum_saturated_at_65504, 0)
 MAP_SABOTEUR(mul_flushes_f16_subnormals, f16_product_flushed, 0)
+MAP_SABOTEUR(sigmoid_tanh_form, sigmoid_through_tanh, 0)
+MAP_SABOTEUR(sigmoid_fast_math, sigmoid_fast_exp, 0)
 
 #define BOTH_TYPES(op, name, description, function)                                                \
     {op, KCS_F64, name, description, function, NULL}, {op, KCS_F32, name, description, function, NULL}
@@ -185,7 +215,7 @@ MAP_SABOTEUR(mul_flushes_f16_subnormals, f16_product_flushed, 0)
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/elementwise.txt says which saboteur must fail where):
- * kcs-saboteur-cases: elementwise/add-f64-n93 elementwise/relu-f32-special elementwise/sigmoid-f64-n93 elementwise/mul-f32-subnormal-results elementwise/sigmoid-f16-n93 elementwise/sigmoid-bf16-n93 elementwise/add-bf16-ties elementwise/mul-bf16-n93 elementwise/add-f16-overflow elementwise/mul-f16-subnormal-results */
+ * kcs-saboteur-cases: elementwise/add-f64-n93 elementwise/relu-f32-special elementwise/sigmoid-f64-n93 elementwise/mul-f32-subnormal-results elementwise/sigmoid-f16-n93 elementwise/sigmoid-bf16-n93 elementwise/add-bf16-ties elementwise/mul-bf16-n93 elementwise/add-f16-overflow elementwise/mul-f16-subnormal-results elementwise/sigmoid-f32-large elementwise/sigmoid-bf16-large */
 static const kcs_kernel rows[] = {
     BOTH_TYPES("add", "adds-x-to-itself", "x + x: the wrong operand", add_twice_x),
     {"mul", KCS_F32, "flushes-subnormals", "subnormal products flushed to zero", mul_flushes_subnormals,
@@ -210,6 +240,11 @@ static const kcs_kernel rows[] = {
     {"add", KCS_F16, "saturates-at-65504", "overflow clamped to the largest finite f16", add_saturates, NULL},
     {"mul", KCS_F16, "flushes-subnormals", "subnormal f16 products flushed to zero", mul_flushes_f16_subnormals,
      NULL},
+    ALL_TYPES("sigmoid", "through-tanh", "0.5 + 0.5 tanh(x/2) in the working type", sigmoid_tanh_form),
+    {"sigmoid", KCS_F32, "fast-exp", "CUDA fast math: __expf and __fdividef, subnormals flushed", sigmoid_fast_math,
+     NULL},
+    {"sigmoid", KCS_F16, "fast-exp", "CUDA fast math in f32, rounded to f16", sigmoid_fast_math, NULL},
+    {"sigmoid", KCS_BF16, "fast-exp", "CUDA fast math in f32, rounded to bf16", sigmoid_fast_math, NULL},
 };
 
 const kcs_kernel_table kcs_saboteur_elementwise_kernels = KCS_KERNEL_TABLE(rows);

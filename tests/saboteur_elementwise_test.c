@@ -1,6 +1,8 @@
 /* saboteur_elementwise_test.c: the harness tests itself, on add, mul, relu
  * and sigmoid. Each broken kernel of saboteur_elementwise.c must fail with
- * the right diagnosis, while the reference passes the same case. */
+ * the right diagnosis, while the reference passes the same case, and the
+ * failure must be explained by the arithmetic model the kernel implements,
+ * or by none (docs/explaining.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +88,85 @@ static void writing_half_the_output_fails(void **state)
     kcs_test_expect_caught("elementwise/relu-bf16-n93", "writes-half", "never written");
 }
 
+/* Every saboteur that implements an arithmetic model of its op (docs/elementwise.md,
+ * "Arithmetic models") is explained by that model on every case of its
+ * "kcs-saboteur-cases:" line where it fails, and on more; where another model
+ * fits too, the case cannot tell the two apart (the test accepts that only
+ * when explain.c finds their outputs within each other's bounds). */
+static void a_conversion_to_16_bits_that_is_not_to_nearest_even_is_named(void **state)
+{
+    (void)state;
+    kcs_test_expect_explained("elementwise/add-bf16-ties", "truncates-to-bf16", "add-truncates");
+    kcs_test_expect_explained("elementwise/add-bf16-n93", "truncates-to-bf16", "add-truncates");
+    kcs_test_expect_explained("elementwise/add-bf16-ties", "rounds-ties-away", "add-rounds-ties-away");
+    kcs_test_expect_explained("elementwise/add-bf16-special", "rounds-ties-away", "add-rounds-ties-away");
+    kcs_test_expect_explained("elementwise/mul-bf16-n93", "rounds-through-f16", "mul-rounds-through-f16");
+    kcs_test_expect_explained("elementwise/mul-bf16-special", "rounds-through-f16", "mul-rounds-through-f16");
+    /* products below f16's range through f16 are 0, as a flush makes them: both fit, with the same values */
+    kcs_test_expect_explained("elementwise/mul-bf16-subnormal-results", "rounds-through-f16", "mul-rounds-through-f16");
+    kcs_test_expect_explained("elementwise/add-f16-overflow", "saturates-at-65504", "add-saturates");
+    /* every sum here is at or above 65504: truncation gives 65504 as saturation does */
+    kcs_test_expect_explained("elementwise/add-f16-overflow-ties", "saturates-at-65504", "add-saturates");
+    kcs_test_expect_explained("elementwise/add-f16-special", "saturates-at-65504", "add-saturates");
+}
+
+static void a_flush_of_subnormals_is_named(void **state)
+{
+    (void)state;
+    kcs_test_expect_explained("elementwise/mul-f32-subnormal-results", "flushes-subnormals", "mul-flushes-subnormals");
+    kcs_test_expect_explained("elementwise/mul-f32-special", "flushes-subnormals", "mul-flushes-subnormals");
+    kcs_test_expect_explained("elementwise/mul-f16-subnormal-results", "flushes-subnormals", "mul-flushes-subnormals");
+    kcs_test_expect_explained("elementwise/mul-f16-n1000003", "flushes-subnormals", "mul-flushes-subnormals");
+}
+
+static void a_sigmoid_computed_another_way_is_named(void **state)
+{
+    (void)state;
+    kcs_test_expect_explained("elementwise/sigmoid-f16-n93", "computes-in-f16", "sigmoid-computes-in-storage-type");
+    kcs_test_expect_explained("elementwise/sigmoid-f16-subnormal-results", "computes-in-f16",
+                              "sigmoid-computes-in-storage-type");
+    kcs_test_expect_explained("elementwise/sigmoid-bf16-n93", "computes-in-bf16", "sigmoid-computes-in-storage-type");
+    kcs_test_expect_explained("elementwise/sigmoid-bf16-large", "computes-in-bf16", "sigmoid-computes-in-storage-type");
+    kcs_test_expect_explained("elementwise/sigmoid-bf16-overflow-edge", "computes-in-bf16",
+                              "sigmoid-computes-in-storage-type");
+    /* through tanh: an absolute error of about u; 0 below x = -17 in float */
+    kcs_test_expect_explained("elementwise/sigmoid-f64-n93", "through-tanh", "sigmoid-through-tanh");
+    kcs_test_expect_explained("elementwise/sigmoid-f32-large", "through-tanh", "sigmoid-through-tanh");
+    kcs_test_expect_explained("elementwise/sigmoid-f32-n93", "through-tanh", "sigmoid-through-tanh");
+    kcs_test_expect_explained("elementwise/sigmoid-f16-n93", "through-tanh", "sigmoid-through-tanh");
+    kcs_test_expect_explained("elementwise/sigmoid-bf16-large", "through-tanh", "sigmoid-through-tanh");
+    kcs_test_expect_explained("elementwise/sigmoid-f16-subnormal-results", "through-tanh", "sigmoid-through-tanh");
+    /* CUDA's fast math: an exp off by about 2u |x|, zeros below x = -87.3 */
+    kcs_test_expect_explained("elementwise/sigmoid-f32-large", "fast-exp", "sigmoid-fast-exp");
+    kcs_test_expect_explained("elementwise/sigmoid-f32-overflow-edge", "fast-exp", "sigmoid-fast-exp");
+    kcs_test_expect_explained("elementwise/sigmoid-f32-n1000003", "fast-exp", "sigmoid-fast-exp");
+    /* at x = -6 to -12 its error is below the tanh form's absolute u: both fit, same values */
+    kcs_test_expect_explained("elementwise/sigmoid-f32-n93", "fast-exp", "sigmoid-fast-exp");
+    /* in bf16 only its zeros fail, where sigmoid(x) is below 2^-126: a flush gives them too */
+    kcs_test_expect_explained("elementwise/sigmoid-bf16-large", "fast-exp", "sigmoid-fast-exp");
+}
+
+static void mistakes_no_model_describes_are_unexplained(void **state)
+{
+    (void)state;
+    kcs_test_expect_explained("elementwise/add-f64-n93", "adds-x-to-itself", NULL);
+    kcs_test_expect_explained("elementwise/add-f32-special", "adds-x-to-itself", NULL);
+    kcs_test_expect_explained("elementwise/relu-f32-special", "passes-negatives", NULL);
+    kcs_test_expect_explained("elementwise/relu-f32-special", "fmax-zero", NULL);
+    kcs_test_expect_explained("elementwise/sigmoid-f64-n93", "drops-the-one", NULL);
+    kcs_test_expect_explained("elementwise/sigmoid-f32-large", "drops-the-one", NULL);
+    kcs_test_expect_explained("elementwise/sigmoid-f64-n93", "exp-sign-flipped", NULL);
+    kcs_test_expect_explained("elementwise/sigmoid-f32-large", "exp-sign-flipped", NULL);
+    /* an unwritten element fits no model */
+    const char *cases[] = {"elementwise/add-bf16-ties", "elementwise/add-f16-overflow", "elementwise/add-f64-n93",
+                           "elementwise/mul-bf16-n93", "elementwise/mul-f16-subnormal-results",
+                           "elementwise/mul-f32-subnormal-results", "elementwise/relu-f32-special",
+                           "elementwise/sigmoid-bf16-large", "elementwise/sigmoid-f16-n93",
+                           "elementwise/sigmoid-f32-large", "elementwise/sigmoid-f64-n93"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        kcs_test_expect_explained(cases[c], "writes-half", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +180,10 @@ int main(void)
         cmocka_unit_test(bf16_rounding_that_is_not_to_nearest_even_fails),
         cmocka_unit_test(f16_overflow_and_underflow_must_be_ieee),
         cmocka_unit_test(writing_half_the_output_fails),
+        cmocka_unit_test(a_conversion_to_16_bits_that_is_not_to_nearest_even_is_named),
+        cmocka_unit_test(a_flush_of_subnormals_is_named),
+        cmocka_unit_test(a_sigmoid_computed_another_way_is_named),
+        cmocka_unit_test(mistakes_no_model_describes_are_unexplained),
     };
     return cmocka_run_group_tests(tests, kcs_test_load_cases, kcs_test_free_cases);
 }

@@ -32,6 +32,7 @@ typedef struct {
     int sum_drops_last;   /* the row sum leaves out the last element */
     int sum_in_storage;   /* terms and row sum rounded to the case type at every step (pairwise) */
     int terms_in_storage; /* each term rounded to the case type before the division */
+    int masked_nan;       /* a -inf entry's term is NaN instead of 0 */
 } softmax_mistake;
 
 /* value rounded once to dtype (the identity for f64), through its storage. */
@@ -77,7 +78,8 @@ static kcs_status broken_softmax(kcs_device *device, const kcs_op_args *args,
         double shift = mistake->no_max ? 0.0 : max;
         size_t summed = mistake->sum_drops_last && cols > 1 ? cols - 1 : cols;
         for (size_t k = 0; k < cols; k++) {
-            terms[k] = exp(kcs_load_element(x, dtype, source * cols + k) - shift);
+            double v = kcs_load_element(x, dtype, source * cols + k);
+            terms[k] = mistake->masked_nan && v == -INFINITY ? NAN : exp(v - shift);
             if (mistake->sum_in_storage || mistake->terms_in_storage)
                 terms[k] = rounded_to(dtype, terms[k]);
         }
@@ -113,6 +115,75 @@ SABOTEUR_FUNCTION(softmax_last_row_shifted, .last_row_shifted = 1)
 SABOTEUR_FUNCTION(softmax_sum_drops_last, .sum_drops_last = 1)
 SABOTEUR_FUNCTION(softmax_sum_in_storage, .sum_in_storage = 1)
 SABOTEUR_FUNCTION(softmax_terms_in_storage, .terms_in_storage = 1)
+SABOTEUR_FUNCTION(softmax_masked_nan, .masked_nan = 1)
+
+/* The softmax of each column instead of each row (axis 0), in double. */
+static kcs_status softmax_wrong_axis(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                     kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    size_t rows = args->softmax.rows, cols = args->softmax.cols, bytes = rows * cols * kcs_dtype_size(args->dtype);
+    *seconds = 0;
+    void *x = NULL;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], bytes, &x, err);
+    void *y = malloc(bytes ? bytes : 1);
+    if (status == KCS_OK && !y)
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    for (size_t c = 0; c < cols && status == KCS_OK; c++) {
+        double max = -INFINITY, sum = 0.0;
+        for (size_t r = 0; r < rows; r++) {
+            double v = kcs_load_element(x, args->dtype, r * cols + c);
+            max = isnan(v) || isnan(max) ? NAN : fmax(max, v);
+        }
+        for (size_t r = 0; r < rows; r++)
+            sum += exp(kcs_load_element(x, args->dtype, r * cols + c) - max);
+        for (size_t r = 0; r < rows; r++)
+            kcs_store_element(y, args->dtype, r * cols + c, exp(kcs_load_element(x, args->dtype, r * cols + c) - max) / sum);
+    }
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], y, bytes, err);
+    free(x);
+    free(y);
+    return status;
+}
+
+/* A 16-bit softmax as PyTorch's eager operations compose it on f16 or bf16
+ * tensors, e = torch.exp(x - x.max(-1).values); y = e / e.sum(-1): each op
+ * computes in float and rounds its result to the storage type, so x - M, its
+ * exp, the row sum (added in float) and the quotient are each rounded. */
+static kcs_status softmax_composed_in_storage(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                              kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    size_t rows = args->softmax.rows, cols = args->softmax.cols, bytes = rows * cols * kcs_dtype_size(args->dtype);
+    kcs_dtype dtype = args->dtype;
+    *seconds = 0;
+    void *x = NULL;
+    kcs_status status = kcs_saboteur_fetch(device, in[0], bytes, &x, err);
+    void *y = malloc(bytes ? bytes : 1);
+    double *terms = malloc((cols ? cols : 1) * sizeof *terms);
+    if (status == KCS_OK && (!y || !terms))
+        status = kcs_fail(err, KCS_ERROR, "out of memory");
+    for (size_t r = 0; r < rows && status == KCS_OK; r++) {
+        float max = -INFINITY, sum = 0.0f;
+        for (size_t k = 0; k < cols; k++) {
+            float v = (float)kcs_load_element(x, dtype, r * cols + k);
+            max = isnan(v) || isnan(max) ? NAN : fmaxf(max, v);
+        }
+        for (size_t k = 0; k < cols; k++) {
+            float d = (float)rounded_to(dtype, (float)kcs_load_element(x, dtype, r * cols + k) - max);
+            terms[k] = rounded_to(dtype, expf(d));
+            sum += (float)terms[k];
+        }
+        float stored_sum = (float)rounded_to(dtype, sum);
+        for (size_t k = 0; k < cols; k++)
+            kcs_store_element(y, dtype, r * cols + k, (float)terms[k] / stored_sum);
+    }
+    if (status == KCS_OK)
+        status = kcs_saboteur_store(device, out[0], y, bytes, err);
+    free(x);
+    free(y);
+    free(terms);
+    return status;
+}
 
 /* ---- the exp2 form (docs/softmax.md, "The argument") ----------------------
  *
@@ -385,7 +456,7 @@ static kcs_status cuda_online_layout(size_t cols, kcs_dtype dtype, row_layout *l
  * max and merged by rescaling, an empty piece not kept out. Pieces that hold
  * none of the row (the row ends before their first slot) take no part. */
 static kcs_status pieces_softmax(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
-                                 kcs_buffer *const out[], layout_function cut, kcs_error *err)
+                                 kcs_buffer *const out[], layout_function cut, int empty_as_one, kcs_error *err)
 {
     size_t rows = args->softmax.rows, cols = args->softmax.cols, count = rows * cols;
     size_t bytes = count * kcs_dtype_size(args->dtype);
@@ -422,7 +493,7 @@ static kcs_status pieces_softmax(kcs_device *device, const kcs_op_args *args, kc
         for (size_t t = 0; t < holding; t++)
             max = fmax(max, piece_max[t]);
         for (size_t t = 0; t < holding; t++)
-            sum += piece_sum[t] * exp(piece_max[t] - max);
+            sum += empty_as_one && piece_max[t] == -INFINITY ? 1.0 : piece_sum[t] * exp(piece_max[t] - max);
         for (size_t k = 0; k < cols; k++)
             kcs_store_element(y, args->dtype, r * cols + k,
                               exp(kcs_load_element(x, args->dtype, r * cols + k) - max) / sum);
@@ -442,7 +513,7 @@ static kcs_status pieces_softmax(kcs_device *device, const kcs_op_args *args, kc
                                kcs_error *err)                                                     \
     {                                                                                              \
         *seconds = 0;                                                                              \
-        return pieces_softmax(device, args, in, out, layout, err);                                 \
+        return pieces_softmax(device, args, in, out, layout, 0, err);                              \
     }                                                                                              \
     static KCS_KERNEL_SUPPORTS(function##_supports)                                                \
     {                                                                                              \
@@ -457,6 +528,16 @@ PIECES_SABOTEUR(empty_piece_opencl_cpu_rows, opencl_cpu_rows_layout)
 PIECES_SABOTEUR(empty_piece_cuda_warp_groups, cuda_warp_groups_layout)
 PIECES_SABOTEUR(empty_piece_cuda_block_resident, cuda_block_resident_layout)
 PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
+
+/* Pieces as OpenCL group-online's work-items, an empty one merged as 1: its
+ * rescaling guarded against exp(-inf - (-inf)) by a factor of 1, and its sum
+ * started at 1 for its own max, so that it adds 1 to the row sum. */
+static kcs_status empty_piece_as_one(kcs_device *device, const kcs_op_args *args, kcs_buffer *const in[],
+                                     kcs_buffer *const out[], double *seconds, kcs_error *err)
+{
+    *seconds = 0;
+    return pieces_softmax(device, args, in, out, opencl_online_layout, 1, err);
+}
 
 #define SABOTEUR(name, description, function)                                                      \
     {"softmax", KCS_F64, name, description, function, NULL},                                       \
@@ -521,6 +602,15 @@ static const kcs_kernel rows[] = {
     PIECES("empty-piece-cuda-online",
            "pieces as CUDA online's threads, an empty one merged as NaN",
            empty_piece_cuda_online),
+
+    EVERY_TYPE_SABOTEUR("wrong-axis", "the softmax of each column instead of each row", softmax_wrong_axis),
+    EVERY_TYPE_SABOTEUR("minus-inf-to-nan", "a -inf entry's term is NaN instead of 0: masked rows are NaN",
+                        softmax_masked_nan),
+    HALF_SABOTEUR("composed-in-storage-type",
+                  "PyTorch's eager exp(x - max) / sum in f16 or bf16: x - M, exp, the row sum and the quotient rounded",
+                  softmax_composed_in_storage),
+    SABOTEUR("empty-piece-merged-as-one", "pieces as OpenCL group-online's work-items, an empty one adding 1 to the sum",
+             empty_piece_as_one),
 
     /* the exp2 form (above): a production kernel's exponential, made wrong */
     SABOTEUR("exp2-short-log2e", "exp2((x - M) * 1.4427): log2 e to five digits, 2.4e-6 off",

@@ -1,7 +1,9 @@
 /* saboteur_softmax_test.c: the harness tests itself, on softmax. Each broken
  * kernel of tests/saboteur_softmax.c runs through the same path as every real
  * backend (prepare the case from cases/ and golden/, poison, run, check) and
- * must fail with the right diagnosis, while the reference passes the same case. */
+ * must fail with the right diagnosis, while the reference passes the same case,
+ * and the failure must be explained by the arithmetic model the kernel
+ * implements, or by none (docs/explaining.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,6 +210,92 @@ static void sixteen_bit_sums_and_double_rounding_fail(void **state)
     kcs_test_expect_caught("softmax/f16-near-1e4", "no-max-subtraction", "got NaN");
 }
 
+/* Every saboteur that implements an arithmetic model of softmax (docs/softmax.md,
+ * "Arithmetic models") is explained by that model wherever it fails: on the
+ * cases of its "kcs-saboteur-cases:" lines and more. Where another model fits
+ * too, explain.c must find the two indistinguishable on that case. */
+static void overflow_without_the_max_subtraction_is_named(void **state)
+{
+    (void)state;
+    const char *cases[] = {"softmax/f32-near-1e4", "softmax/f64-near-1e4", "softmax/f32-near-minus-1e4",
+                           "softmax/f32-masked", "softmax/f64-masked", "softmax/f16-near-1e4", "softmax/bf16-near-1e4"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        kcs_test_expect_explained(cases[c], "no-max-subtraction", "softmax-no-max-subtraction");
+}
+
+static void sixteen_bit_steps_are_named(void **state)
+{
+    (void)state;
+    const char *cases[] = {"softmax/f16-cols33", "softmax/bf16-cols33", "softmax/f16-cols1000", "softmax/bf16-cols1000",
+                           "softmax/f16-causal-64", "softmax/bf16-near-equal-4096"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        kcs_test_expect_explained(cases[c], "sum-in-storage-type", "softmax-sum-in-storage-type");
+        kcs_test_expect_explained(cases[c], "terms-in-storage-type", "softmax-terms-in-storage-type");
+        /* PyTorch's eager exp(x - max) / sum in f16 or bf16, which the GPU check composes */
+        kcs_test_expect_explained(cases[c], "composed-in-storage-type", "softmax-exp-and-sum-in-storage-type");
+    }
+    /* the f16 sums that overflow: every output 0 (with equal terms the
+     * one-rounding sum overflows too: indistinguishable) */
+    kcs_test_expect_explained("softmax/f16-constant-65536", "sum-in-storage-type", "softmax-sum-in-storage-type");
+    kcs_test_expect_explained("softmax/f16-near-equal-70000", "sum-in-storage-type", "softmax-sum-in-storage-type");
+    kcs_test_expect_explained("softmax/f16-ramp-underflow", "terms-in-storage-type", "softmax-terms-in-storage-type");
+}
+
+static void the_wrong_axis_is_named(void **state)
+{
+    (void)state;
+    const char *cases[] = {"softmax/f32-cols33", "softmax/f64-cols1000", "softmax/f32-masked", "softmax/f64-causal-64",
+                           "softmax/bf16-cols1000", "softmax/f16-near-equal-70000"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        kcs_test_expect_explained(cases[c], "wrong-axis", "softmax-wrong-axis");
+}
+
+static void masked_rows_gone_wrong_are_named(void **state)
+{
+    (void)state;
+    /* -inf turned into NaN: every masked row NaN, which an empty piece in every masked row also gives */
+    kcs_test_expect_explained("softmax/f32-masked", "minus-inf-to-nan", "softmax-minus-inf-to-nan");
+    kcs_test_expect_explained("softmax/f64-causal-1000", "minus-inf-to-nan", "softmax-minus-inf-to-nan");
+    kcs_test_expect_explained("softmax/bf16-causal-64", "minus-inf-to-nan", "softmax-minus-inf-to-nan");
+    /* an empty piece merged as NaN, each kernel variant's cut: the rows it leaves NaN are taken from the output */
+    const char *variants[] = {"empty-piece-opencl-group-registers", "empty-piece-opencl-group-online",
+                              "empty-piece-cuda-warp-groups", "empty-piece-cuda-block-resident"};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        kcs_test_expect_explained("softmax/f32-causal-64", variants[v], "softmax-empty-piece-nan");
+        kcs_test_expect_explained("softmax/f64-one-entry-64", variants[v], "softmax-empty-piece-nan");
+        kcs_test_expect_explained("softmax/f32-masked-middle-1000", variants[v], "softmax-empty-piece-nan");
+    }
+    kcs_test_expect_explained("softmax/f32-causal-1000", "empty-piece-cuda-online", "softmax-empty-piece-nan");
+    kcs_test_expect_explained("softmax/f32-one-entry-4097", "empty-piece-cuda-online", "softmax-empty-piece-nan");
+    kcs_test_expect_explained("softmax/f32-causal-20000", "empty-piece-opencl-cpu-rows", "softmax-empty-piece-nan");
+    kcs_test_expect_explained("softmax/f32-masked-cols33", "empty-piece-cuda-warp-groups", "softmax-empty-piece-nan");
+    /* an empty piece merged as 1: its row sum larger by the number of empty pieces */
+    const char *cases[] = {"softmax/f32-causal-64", "softmax/f64-causal-1000", "softmax/f32-one-entry-4097",
+                           "softmax/f64-masked-start-1000", "softmax/f32-causal-held-30001"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        kcs_test_expect_explained(cases[c], "empty-piece-merged-as-one", "softmax-empty-piece-one");
+}
+
+static void mistakes_no_model_describes_are_unexplained(void **state)
+{
+    (void)state;
+    const char *cases[] = {"softmax/f32-cols33", "softmax/f64-cols1000", "softmax/f16-cols33", "softmax/bf16-cols1000",
+                           "softmax/f32-near-1e4", "softmax/f64-causal-64"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        kcs_test_expect_explained(cases[c], "last-row-off-by-one", NULL);
+        kcs_test_expect_explained(cases[c], "sum-one-element-short", NULL);
+    }
+    kcs_test_expect_explained("softmax/f32-near-1e4", "exp2-short-log2e", NULL);
+    kcs_test_expect_explained("softmax/f64-near-1e4", "exp2-short-log2e", NULL);
+    kcs_test_expect_explained("softmax/f64-cols1000", "exp2-short-log2e", NULL);
+    kcs_test_expect_explained("softmax/f32-masked-cols33", "exp2-short-log2e", NULL);
+    /* A model that genuinely fits: in f32-masked the row before the last holds
+     * +inf (NaN throughout), and the last row, computed from it, holds a -inf:
+     * a masked row NaN throughout is what an empty piece of one element merged
+     * as NaN gives too. */
+    kcs_test_expect_explained("softmax/f32-masked", "last-row-off-by-one", "softmax-empty-piece-nan");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +307,11 @@ int main(void)
         cmocka_unit_test(a_short_log2e_fails),
         cmocka_unit_test(a_merge_that_lets_an_empty_piece_in_fails_the_attention_cases),
         cmocka_unit_test(sixteen_bit_sums_and_double_rounding_fail),
+        cmocka_unit_test(overflow_without_the_max_subtraction_is_named),
+        cmocka_unit_test(sixteen_bit_steps_are_named),
+        cmocka_unit_test(the_wrong_axis_is_named),
+        cmocka_unit_test(masked_rows_gone_wrong_are_named),
+        cmocka_unit_test(mistakes_no_model_describes_are_unexplained),
     };
     return cmocka_run_group_tests(tests, kcs_test_load_cases, kcs_test_free_cases);
 }
