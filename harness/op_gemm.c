@@ -176,6 +176,8 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
+/* ---- One element's arithmetic: what the oracle, the bound and every model share ---- */
+
 /* op(A) as m rows of k doubles and op(B) as n columns of k doubles, so that
  * element (i, j) is the dot product of two contiguous vectors. */
 typedef struct {
@@ -183,7 +185,29 @@ typedef struct {
     double *columns; /* columns[j * k + p] = op(B)[p][j] */
 } operands;
 
-static kcs_status gather_operands(const kcs_op_args *args, void *const in[], operands *o, kcs_error *err)
+/* How the operands are read: as the case says (case_reading), or as a
+ * model's kernel reads them (the other transpose, inputs converted to TF32
+ * or f32, FP8's scales left to the epilogue). */
+typedef struct {
+    int transpose_a, transpose_b;     /* the transposes the reading applies */
+    double (*convert)(double value);  /* applied to every input value read; NULL: none */
+    int unscaled;                     /* FP8: a_scale and b_scale left out of the operands */
+} operand_reading;
+
+static operand_reading case_reading(const kcs_op_args *args)
+{
+    return (operand_reading){args->gemm.transpose_a, args->gemm.transpose_b, NULL, 0};
+}
+
+/* Input value index of in, converted as reading says. */
+static double read_input(const void *in, kcs_dtype dtype, size_t index, const operand_reading *reading)
+{
+    double value = kcs_load_element(in, dtype, index);
+    return reading->convert ? reading->convert(value) : value;
+}
+
+static kcs_status gather_operands(const kcs_op_args *args, void *const in[], const operand_reading *reading,
+                                  operands *o, kcs_error *err)
 {
     const kcs_gemm_args *g = &args->gemm;
     size_t m = g->m, n = g->n, k = g->k;
@@ -192,25 +216,28 @@ static kcs_status gather_operands(const kcs_op_args *args, void *const in[], ope
     if (!o->rows || !o->columns) {
         free(o->rows);
         free(o->columns);
+        o->rows = o->columns = NULL;
         return kcs_fail(err, KCS_ERROR, "gemm oracle: cannot allocate %zu doubles for the operands",
                         (m + n) * k);
     }
     /* FP8's per-tensor scales (1 for every other dtype) go into the operands:
      * an FP8 value (4 significant bits) times an f32 scale (24) is exact in
      * double, so the oracle and the bound see the scaled product exactly. */
-    const double a_scale = g->a_scale != 0.0 ? g->a_scale : 1.0, b_scale = g->b_scale != 0.0 ? g->b_scale : 1.0;
+    double a_scale = g->a_scale != 0.0 ? g->a_scale : 1.0, b_scale = g->b_scale != 0.0 ? g->b_scale : 1.0;
+    if (reading->unscaled)
+        a_scale = b_scale = 1.0;
     for (size_t i = 0; i < m; i++)
         for (size_t p = 0; p < k; p++)
             o->rows[i * k + p] =
-                a_scale * kcs_load_element(in[0], args->dtype, g->transpose_a ? p * m + i : i * k + p);
-    if (g->transpose_b) {
+                a_scale * read_input(in[0], args->dtype, reading->transpose_a ? p * m + i : i * k + p, reading);
+    if (reading->transpose_b) {
         for (size_t j = 0; j < n; j++)
             for (size_t p = 0; p < k; p++)
-                o->columns[j * k + p] = b_scale * kcs_load_element(in[1], args->dtype, j * k + p);
+                o->columns[j * k + p] = b_scale * read_input(in[1], args->dtype, j * k + p, reading);
     } else {
         for (size_t p = 0; p < k; p++)
             for (size_t j = 0; j < n; j++)
-                o->columns[j * k + p] = b_scale * kcs_load_element(in[1], args->dtype, p * n + j);
+                o->columns[j * k + p] = b_scale * read_input(in[1], args->dtype, p * n + j, reading);
     }
     return KCS_OK;
 }
@@ -223,17 +250,15 @@ static void free_operands(operands *o)
 
 /* alpha * (row . column) + beta * c in IEEE double, for the classes of
  * non-finite results: NaN from a NaN, inf * 0 or inf - inf, else the
- * infinity (docs/gemm.md, special values). */
+ * infinity (docs/gemm.md, special values). The op passes c = 0 where beta
+ * = 0 (C unread); a model that reads C anyway passes it. */
 static double plain_element(double alpha, double beta, const double *row, const double *column, size_t k,
                             double c)
 {
     double sum = 0.0;
     for (size_t p = 0; p < k; p++)
         sum += row[p] * column[p];
-    double result = alpha * sum;
-    if (beta != 0.0)
-        result += beta * c;
-    return result;
+    return alpha * sum + beta * c;
 }
 
 /* The exact alpha * (row . column) + beta * c rounded once (within the
@@ -264,6 +289,15 @@ static double exact_element(double alpha, double beta, const double *row, const 
     return sum + ((tail + c_error) + sum_error);
 }
 
+/* |alpha| (|row| . |column|): P_ij of docs/gemm.md, the size of the products' terms. */
+static double products_magnitude(double alpha, const double *row, const double *column, size_t k)
+{
+    double magnitude = 0.0;
+    for (size_t p = 0; p < k; p++)
+        magnitude += fabs(row[p]) * fabs(column[p]);
+    return magnitude * fabs(alpha);
+}
+
 static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected expected[],
                          kcs_error *err)
 {
@@ -272,7 +306,8 @@ static kcs_status oracle(const kcs_op_args *args, void *const in[], kcs_expected
     if (e->count == 0)
         return KCS_OK;
     operands o = {0};
-    if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
+    operand_reading reading = case_reading(args);
+    if (g->alpha != 0.0 && gather_operands(args, in, &reading, &o, err) != KCS_OK)
         return KCS_ERROR;
     for (size_t t = 0; t < e->count; t++) {
         size_t index = e->indices ? e->indices[t] : t;
@@ -451,6 +486,74 @@ static int term_may_flush(double alpha, double a, double b)
     return smallest < threshold;
 }
 
+/* What the bound of one case is made of, element by element: the parts of
+ * docs/gemm.md's bound that depend on the case only. The op's bounds and
+ * every model's (docs/gemm.md, "Arithmetic models") are computed from one. */
+typedef struct {
+    double product_factor, c_factor; /* relative error of the compute-type result on P_ij and on Q_ij */
+    double underflow;                /* gradual underflow, in the compute type and in the oracle */
+    double output_u;                 /* the one rounding to a narrower C_out: relative */
+    double output_underflow;         /* and absolute, below its smallest normal */
+    double oracle_gamma, u64;        /* the oracle's own error */
+    int flushing;                    /* the device flushes f32 subnormals */
+    double flush_factor, flushed_results;
+    double widen;                    /* the bound's own rounding */
+} bound_plan;
+
+static void plan_bounds(const kcs_op_args *args, int flushing, bound_plan *plan)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    kcs_dtype compute = compute_dtype(args->dtype), c_dtype = kcs_gemm_c_dtype(args);
+    memset(plan, 0, sizeof *plan);
+    plan->flushing = flushing && compute == KCS_F32;
+    /* the one rounding of the compute-type result to a narrower C_out (f16,
+     * bf16): relative output_u, and half its smallest subnormal below its
+     * smallest normal; none when C_out is in the compute type */
+    plan->output_u = c_dtype != compute ? kcs_unit_roundoff(c_dtype) : 0.0;
+    plan->output_underflow = c_dtype != compute ? kcs_smallest_subnormal(c_dtype) / 2.0 : 0.0;
+    bound_factors(args, &plan->product_factor, &plan->c_factor);
+    double k = (double)g->k;
+    plan->u64 = kcs_unit_roundoff(KCS_F64);
+    plan->oracle_gamma = kcs_gamma(k + 4.0, plan->u64);
+    /* underflow: each of the k + 2 products may lose half the smallest
+     * subnormal, in the backend's type and in the oracle's */
+    plan->underflow = (k + 2.0) * kcs_smallest_subnormal(compute) + (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
+    /* flushing: each of at most k + 2 additions and scalings whose result
+     * falls below the smallest normal may lose it, and a loss before the
+     * scaling by alpha is scaled with it; every loss then passes through at
+     * most k + 2 roundings */
+    plan->flush_factor = 1.0 + kcs_gamma(k + 2.0, kcs_unit_roundoff(KCS_F32));
+    plan->flushed_results = (k + 2.0) * fmax(1.0, fabs(g->alpha)) * f32_smallest_normal;
+    /* The bound is itself computed in double, with sums of k terms: widen
+     * it by more than their rounding error so it is never too small. */
+    plan->widen = 1.0 + kcs_gamma(k + 16.0, plan->u64);
+}
+
+/* How far the compute-type result (before any rounding to a narrower
+ * C_out) may be from the exact one, and (oracle_error) the expected value
+ * from the exact one: magnitude is P_ij, c_magnitude Q_ij, lost the terms a
+ * flushing device may lose whole. */
+static double result_error(const bound_plan *plan, double expected, double magnitude, double c_magnitude,
+                           double lost, double *oracle_error)
+{
+    *oracle_error = 2.0 * plan->u64 * fabs(expected) +
+                    2.0 * plan->oracle_gamma * plan->oracle_gamma * (magnitude + c_magnitude);
+    double backend = plan->product_factor * magnitude + plan->c_factor * c_magnitude;
+    double flushed = plan->flushing ? (lost + plan->flushed_results) * plan->flush_factor : 0.0;
+    return backend + plan->underflow + flushed;
+}
+
+/* The bound of docs/gemm.md for one element whose expected value is expected. */
+static double element_bound(const bound_plan *plan, double expected, double magnitude, double c_magnitude,
+                            double lost)
+{
+    if (!isfinite(expected))
+        return 0.0; /* NaN and infinities must match exactly */
+    double oracle_error, computed = result_error(plan, expected, magnitude, c_magnitude, lost, &oracle_error);
+    double output = plan->output_u * (fabs(expected) + oracle_error + computed) + plan->output_underflow;
+    return (computed + output + oracle_error) * plan->widen;
+}
+
 /* The bound of docs/gemm.md for each expected element; with flushing, plus
  * the flush-to-zero allowance of its section "Flush to zero" (f32 only:
  * f64 keeps its subnormals on every device kcs knows). */
@@ -462,64 +565,29 @@ static kcs_status gemm_bounds(const kcs_op_args *args, void *const in[], kcs_exp
     if (e->count == 0)
         return KCS_OK;
     operands o = {0};
-    if (g->alpha != 0.0 && gather_operands(args, in, &o, err) != KCS_OK)
+    operand_reading reading = case_reading(args);
+    if (g->alpha != 0.0 && gather_operands(args, in, &reading, &o, err) != KCS_OK)
         return KCS_ERROR;
-    kcs_dtype compute = compute_dtype(args->dtype), c_dtype = kcs_gemm_c_dtype(args);
-    flushing = flushing && compute == KCS_F32;
-    /* the one rounding of the compute-type result to a narrower C_out (f16,
-     * bf16): relative output_u, and half its smallest subnormal below its
-     * smallest normal; none when C_out is in the compute type */
-    double output_u = c_dtype != compute ? kcs_unit_roundoff(c_dtype) : 0.0;
-    double output_underflow = c_dtype != compute ? kcs_smallest_subnormal(c_dtype) / 2.0 : 0.0;
-    double product_factor, c_factor;
-    bound_factors(args, &product_factor, &c_factor);
-    double k = (double)g->k, u64 = kcs_unit_roundoff(KCS_F64);
-    double oracle_gamma = kcs_gamma(k + 4.0, u64);
-    /* underflow: each of the k + 2 products may lose half the smallest
-     * subnormal, in the backend's type and in the oracle's */
-    double underflow = (k + 2.0) * kcs_smallest_subnormal(compute) +
-                       (k + 4.0) * kcs_smallest_subnormal(KCS_F64);
-    /* flushing: each of at most k + 2 additions and scalings whose result
-     * falls below the smallest normal may lose it, and a loss before the
-     * scaling by alpha is scaled with it; every loss then passes through at
-     * most k + 2 roundings */
-    double flush_factor = 1.0 + kcs_gamma(k + 2.0, kcs_unit_roundoff(KCS_F32));
-    double flushed_results = (k + 2.0) * fmax(1.0, fabs(g->alpha)) * f32_smallest_normal;
-    /* The bound is itself computed in double, with sums of k terms: widen
-     * it by more than their rounding error so it is never too small. */
-    double widen = 1.0 + kcs_gamma(k + 16.0, u64);
+    bound_plan plan;
+    plan_bounds(args, flushing, &plan);
     for (size_t t = 0; t < e->count; t++) {
-        double expected_value = e->values[t];
-        if (!isfinite(expected_value)) {
-            e->bounds[t] = 0.0; /* NaN and infinities must match exactly */
-            continue;
-        }
         size_t index = e->indices ? e->indices[t] : t;
         size_t i = index / g->n, j = index % g->n;
         double magnitude = 0.0; /* |alpha| (|op(A)| |op(B)|)_ij */
         double lost = 0.0;      /* flushing: the terms that may be lost whole */
         if (o.rows) {
             const double *row = o.rows + i * g->k, *column = o.columns + j * g->k;
-            for (size_t p = 0; p < g->k; p++) {
-                double term = fabs(row[p]) * fabs(column[p]);
-                magnitude += term;
-                if (flushing && term_may_flush(g->alpha, row[p], column[p]))
-                    lost += term;
-            }
-            magnitude *= fabs(g->alpha);
+            magnitude = products_magnitude(g->alpha, row, column, g->k);
+            for (size_t p = 0; p < g->k && plan.flushing; p++)
+                if (term_may_flush(g->alpha, row[p], column[p]))
+                    lost += fabs(row[p]) * fabs(column[p]);
             lost *= fabs(g->alpha);
         }
         double c_value = g->beta != 0.0 ? kcs_load_element(in[2], kcs_gemm_c_dtype(args), index) : 0.0;
         double c_magnitude = fabs(g->beta * c_value);
-        if (flushing && g->beta != 0.0 && term_may_flush(1.0, g->beta, c_value))
+        if (plan.flushing && g->beta != 0.0 && term_may_flush(1.0, g->beta, c_value))
             lost += c_magnitude;
-        double backend = product_factor * magnitude + c_factor * c_magnitude;
-        double oracle_error = 2.0 * u64 * fabs(expected_value) +
-                              2.0 * oracle_gamma * oracle_gamma * (magnitude + c_magnitude);
-        double flushed = flushing ? (lost + flushed_results) * flush_factor : 0.0;
-        double computed = backend + underflow + flushed; /* the compute-type result's error */
-        double output = output_u * (fabs(expected_value) + oracle_error + computed) + output_underflow;
-        e->bounds[t] = (computed + output + oracle_error) * widen;
+        e->bounds[t] = element_bound(&plan, e->values[t], magnitude, c_magnitude, lost);
     }
     free_operands(&o);
     return KCS_OK;
