@@ -486,6 +486,17 @@ static int term_may_flush(double alpha, double a, double b)
     return smallest < threshold;
 }
 
+/* The smallest magnitude that rounds to infinity in a narrow C_out (half an
+ * ulp above its largest finite value; docs/gemm.md, "Overflow to infinity"). */
+static double overflow_threshold(kcs_dtype dtype)
+{
+    switch (dtype) {
+    case KCS_F16: return 65520.0;
+    case KCS_BF16: return 0x1.ffp127;
+    default: return INFINITY;
+    }
+}
+
 /* What the bound of one case is made of, element by element: the parts of
  * docs/gemm.md's bound that depend on the case only. The op's bounds and
  * every model's (docs/gemm.md, "Arithmetic models") are computed from one. */
@@ -494,6 +505,7 @@ typedef struct {
     double underflow;                /* gradual underflow, in the compute type and in the oracle */
     double output_u;                 /* the one rounding to a narrower C_out: relative */
     double output_underflow;         /* and absolute, below its smallest normal */
+    double overflow;                 /* a narrower C_out's overflow threshold (inf: none) */
     double oracle_gamma, u64;        /* the oracle's own error */
     int flushing;                    /* the device flushes f32 subnormals */
     double flush_factor, flushed_results;
@@ -511,6 +523,7 @@ static void plan_bounds(const kcs_op_args *args, int flushing, bound_plan *plan)
      * smallest normal; none when C_out is in the compute type */
     plan->output_u = c_dtype != compute ? kcs_unit_roundoff(c_dtype) : 0.0;
     plan->output_underflow = c_dtype != compute ? kcs_smallest_subnormal(c_dtype) / 2.0 : 0.0;
+    plan->overflow = c_dtype != compute ? overflow_threshold(c_dtype) : INFINITY;
     bound_factors(args, &plan->product_factor, &plan->c_factor);
     double k = (double)g->k;
     plan->u64 = kcs_unit_roundoff(KCS_F64);
@@ -550,6 +563,11 @@ static double element_bound(const bound_plan *plan, double expected, double magn
     if (!isfinite(expected))
         return 0.0; /* NaN and infinities must match exactly */
     double oracle_error, computed = result_error(plan, expected, magnitude, c_magnitude, lost, &oracle_error);
+    /* a compute-type result that must lie beyond C_out's overflow threshold
+     * rounds to infinity: only the infinity of its sign passes (a bound of 0
+     * around a value no finite C_out holds; docs/gemm.md, "Overflow to infinity") */
+    if (fabs(expected) - (computed + oracle_error) * plan->widen >= plan->overflow)
+        return 0.0;
     double output = plan->output_u * (fabs(expected) + oracle_error + computed) + plan->output_underflow;
     return (computed + output + oracle_error) * plan->widen;
 }

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "check.h"
 #include "op.h"
 #include "suite.h"
 
@@ -291,6 +292,36 @@ static void parameters_are_checked_and_scalars_rounded_to_the_type(void **state)
     kcs_case_list_free(&list);
 }
 
+/* f16 overflow (docs/gemm.md, "Overflow to infinity"): where the f32 result
+ * must lie at or beyond 65520 every correctly rounding kernel gives
+ * infinity, so a kernel that saturates at 65504 fails; where the f32 result
+ * may fall either side of 65520, 65504 and infinity both pass. */
+static void a_saturating_f16_result_fails_where_it_must_overflow(void **state)
+{
+    (void)state;
+    kcs_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1, .beta = 0};
+    const double c[1] = {0};
+    double value, bound;
+    /* 256 * 256 + 0 * 1 = 65536: beyond 65520 by far more than the f32 sum's error */
+    const double a_over[2] = {256, 0}, b_over[2] = {256, 1};
+    gemm_expected(KCS_F16, g, a_over, b_over, c, &value, &bound);
+    assert_true(value == 65536.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, 65504.0) > 1.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, INFINITY) <= 1.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, -INFINITY) > 1.0);
+    /* 256 * 255 + 240 = 65520 exactly: an f32 sum within its error below it rounds to 65504 */
+    const double a_edge[2] = {256, 240}, b_edge[2] = {255, 1};
+    gemm_expected(KCS_F16, g, a_edge, b_edge, c, &value, &bound);
+    assert_true(value == 65520.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, 65504.0) <= 1.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, INFINITY) <= 1.0);
+    /* 65519: rounds to 65504, and infinity is still within its bound */
+    const double a_below[2] = {256, 239};
+    gemm_expected(KCS_F16, g, a_below, b_edge, c, &value, &bound);
+    assert_true(value == 65519.0);
+    assert_true(kcs_check_element(KCS_F16, value, bound, 65504.0) <= 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +329,7 @@ int main(void)
         cmocka_unit_test(oracle_survives_cancellation),
         cmocka_unit_test(beta_zero_leaves_c_unread_and_alpha_zero_leaves_a_and_b_unread),
         cmocka_unit_test(special_values_reach_their_row),
+        cmocka_unit_test(a_saturating_f16_result_fails_where_it_must_overflow),
         cmocka_unit_test(bound_follows_the_derivation),
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_term),
         cmocka_unit_test(closed_form_agrees_with_the_oracle),
