@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "explain.h"
 #include "op.h"
 #include "suite.h"
 
@@ -322,6 +323,119 @@ static void a_saturating_f16_result_fails_where_it_must_overflow(void **state)
     assert_true(kcs_check_element(KCS_F16, value, bound, 65504.0) <= 1.0);
 }
 
+/* The values and bounds the model called name predicts for every element,
+ * for inputs given as doubles in their stored layout (as gemm_expected). */
+static void model_expected(const char *name, kcs_dtype dtype, kcs_gemm_args g, const double *a, const double *b,
+                           const double *c, double *values, double *bounds)
+{
+    const kcs_model *model = kcs_find_model(&kcs_op_gemm, name);
+    assert_non_null(model);
+    kcs_op_args args = {.op = "gemm", .dtype = dtype, .gemm = g};
+    assert_true(!model->applies || model->applies(&args));
+    size_t size = kcs_dtype_size(dtype);
+    void *data[3] = {malloc(g.m * g.k * size + 1), malloc(g.k * g.n * size + 1), malloc(g.m * g.n * size + 1)};
+    for (size_t i = 0; i < g.m * g.k; i++)
+        kcs_store_element(data[0], dtype, i, a[i]);
+    for (size_t i = 0; i < g.k * g.n; i++)
+        kcs_store_element(data[1], dtype, i, b[i]);
+    for (size_t i = 0; i < g.m * g.n; i++)
+        kcs_store_element(data[2], dtype, i, c[i]);
+    kcs_expected e[KCS_MAX_OUTPUTS] = {{.count = g.m * g.n, .values = values, .bounds = bounds}};
+    assert_int_equal(model->expect(&args, data, e, NULL), KCS_OK);
+    for (int i = 0; i < 3; i++)
+        free(data[i]);
+}
+
+/* docs/gemm.md, "Arithmetic models", on values whose answers are known exactly. */
+static void models_compute_their_arithmetic_exactly(void **state)
+{
+    (void)state;
+    double value, bound, expected, expected_bound;
+    kcs_gemm_args one = {.m = 1, .n = 1, .k = 1, .alpha = 1, .beta = 1};
+    /* bf16: AB = (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14 rounds to 1 + 2^-6; plus C = 2^-8 is a tie, to even:
+     * 1 + 2^-6, where the one rounding of 1 + 2^-6 + 2^-8 + 2^-14 gives 1 + 3 2^-7 */
+    const double a[1] = {1 + 0x1p-7}, c[1] = {0x1p-8};
+    model_expected("gemm-epilogue-rounds-twice", KCS_BF16, one, a, a, c, &value, &bound);
+    assert_true(value == 1 + 0x1p-6 && bound == 0);
+    assert_true(kcs_check_element(KCS_BF16, value, bound, 1 + 3 * 0x1p-7) > 1.0); /* the one rounding does not fit */
+    gemm_expected(KCS_BF16, one, a, a, c, &expected, &expected_bound);
+    assert_true(kcs_check_element(KCS_BF16, expected, expected_bound, 1 + 3 * 0x1p-7) <= 1.0);
+    /* TF32 keeps 10 fraction bits: 1 + 3 2^-12 is 1 + 2^-10 to nearest and 1 truncated */
+    kcs_gemm_args dot = {.m = 1, .n = 1, .k = 1, .alpha = 1, .beta = 0};
+    const double x[1] = {1 + 3 * 0x1p-12}, unit[1] = {1}, zero[1] = {0};
+    model_expected("gemm-tf32-inputs", KCS_F32, dot, x, unit, zero, &value, &bound);
+    assert_true(value == 1 + 0x1p-10);
+    model_expected("gemm-tf32-truncated-inputs", KCS_F32, dot, x, unit, zero, &value, &bound);
+    assert_true(value == 1);
+    /* f16 running sums: 2048 + 1 + 1 is 2048 in f16 a product at a time (ties to even),
+     * and 2050 with the three products summed in f32 within one block */
+    kcs_gemm_args three = {.m = 1, .n = 1, .k = 3, .alpha = 1, .beta = 0};
+    const double terms[3] = {2048, 1, 1}, ones[3] = {1, 1, 1};
+    model_expected("gemm-accumulates-in-16-bits", KCS_F16, three, terms, ones, zero, &value, &bound);
+    assert_true(value == 2048 && bound == 0);
+    model_expected("gemm-accumulates-in-16-bits-per-mma", KCS_F16, three, terms, ones, zero, &value, &bound);
+    assert_true(value == 2050 && bound == 0);
+    /* f64 through f32: 1 + 2^-30 is read as 1 */
+    kcs_gemm_args two = {.m = 1, .n = 1, .k = 2, .alpha = 1, .beta = 0};
+    const double pair[2] = {1 + 0x1p-30, 1}, pair_b[2] = {1, 1};
+    model_expected("gemm-f64-accumulates-in-f32", KCS_F64, two, pair, pair_b, zero, &value, &bound);
+    assert_true(value == 2 && bound == 0);
+    /* products rounded to f16: (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20 is 1 + 2^-9 */
+    const double near_one[1] = {1 + 0x1p-10};
+    model_expected("gemm-rounds-products", KCS_F16, dot, near_one, near_one, zero, &value, &bound);
+    assert_true(value == 1 + 0x1p-9);
+    /* scalars and terms: [1 2 3] . [4 5 6] = 32, alpha = 2, beta = 3, c = 1 */
+    kcs_gemm_args row = {.m = 1, .n = 1, .k = 3, .alpha = 2, .beta = 3};
+    const double r[3] = {1, 2, 3}, col[3] = {4, 5, 6}, c1[1] = {1};
+    model_expected("gemm-ignores-alpha", KCS_F64, row, r, col, c1, &value, &bound);
+    assert_true(value == 35);
+    model_expected("gemm-ignores-beta", KCS_F64, row, r, col, c1, &value, &bound);
+    assert_true(value == 65);
+    model_expected("gemm-ignores-c", KCS_F64, row, r, col, c1, &value, &bound);
+    assert_true(value == 64);
+    model_expected("gemm-swaps-alpha-beta", KCS_F64, row, r, col, c1, &value, &bound);
+    assert_true(value == 98);
+    model_expected("gemm-drops-last-term", KCS_F64, row, r, col, c1, &value, &bound);
+    assert_true(value == 2 * 14 + 3);
+    model_expected("gemm-drops-k-slice", KCS_F64, row, r, col, c1, &value, &bound); /* terms 1 and 2 of 0..2 */
+    assert_true(value == 2 * 4 + 3);
+    /* flushed: 2^-70 * 2^-70 is below 2^-126, so the product is 0, and C = 2^-127 is read as 0 */
+    kcs_gemm_args tiny = {.m = 1, .n = 1, .k = 2, .alpha = 1, .beta = 1};
+    const double small[2] = {0x1p-70, 1}, small_b[2] = {0x1p-70, 0.5}, c_small[1] = {0x1p-127};
+    model_expected("gemm-flushes-subnormals", KCS_F32, tiny, small, small_b, c_small, &value, &bound);
+    assert_true(value == 0.5);
+    /* beta = 0 and C = NaN: read anyway, NaN */
+    kcs_gemm_args unread = {.m = 1, .n = 1, .k = 3, .alpha = 2, .beta = 0};
+    const double nan_c[1] = {NAN};
+    model_expected("gemm-reads-unread-operands", KCS_F64, unread, r, col, nan_c, &value, &bound);
+    assert_true(isnan(value));
+}
+
+/* Every case of cases/gemm.md has at most KCS_MAX_MODELS models that apply,
+ * so that kcs_explain can try them all; and the names say the op. */
+static void no_case_has_more_models_than_explain_tries(void **state)
+{
+    (void)state;
+    kcs_case_list list = {0};
+    kcs_error err;
+    assert_int_equal(kcs_parse_case_file(KCS_SOURCE_DIR "/cases/gemm.md", &list, &err), KCS_OK);
+    int most = 0;
+    for (size_t i = 0; i < list.count; i++) {
+        const kcs_op *op;
+        kcs_op_args args;
+        kcs_layout layout;
+        assert_int_equal(kcs_op_prepare(&list.cases[i], &op, &args, &layout, &err), KCS_OK);
+        int applying = 0;
+        for (int m = 0; kcs_op_gemm.models[m]; m++)
+            applying += !kcs_op_gemm.models[m]->applies || kcs_op_gemm.models[m]->applies(&args);
+        most = applying > most ? applying : most;
+    }
+    assert_true(most > 0 && most <= KCS_MAX_MODELS);
+    for (int m = 0; kcs_op_gemm.models[m]; m++)
+        assert_true(strncmp(kcs_op_gemm.models[m]->name, "gemm-", 5) == 0 && kcs_op_gemm.models[m]->description[0]);
+    kcs_case_list_free(&list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +444,8 @@ int main(void)
         cmocka_unit_test(beta_zero_leaves_c_unread_and_alpha_zero_leaves_a_and_b_unread),
         cmocka_unit_test(special_values_reach_their_row),
         cmocka_unit_test(a_saturating_f16_result_fails_where_it_must_overflow),
+        cmocka_unit_test(models_compute_their_arithmetic_exactly),
+        cmocka_unit_test(no_case_has_more_models_than_explain_tries),
         cmocka_unit_test(bound_follows_the_derivation),
         cmocka_unit_test(bound_is_tight_enough_to_catch_a_dropped_term),
         cmocka_unit_test(closed_form_agrees_with_the_oracle),
