@@ -9,9 +9,16 @@
  * mistake only where the device does not say it flushes (docs/gemm.md,
  * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways); FP8 GEMMs
  * that apply the per-tensor scales wrongly (b_scale forgotten, a_scale used
- * twice), accumulate in f16 or drop a slice of k (docs/gemm.md, "FP8"). */
+ * twice), accumulate in f16 or drop a slice of k (docs/gemm.md, "FP8"); and
+ * one saboteur for each arithmetic model of docs/gemm.md ("Arithmetic
+ * models") that no mistake above implements: A read with the other
+ * transpose, alpha or beta taken as 1, C never added, f32 inputs read as
+ * TF32 (rounded or truncated), alpha * AB rounded to a 16-bit C_out before
+ * beta * C is added (cuBLAS's epilogue), and a 16-bit running sum rounded
+ * once per MMA's k-block rather than per product. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +26,7 @@
 
 /* What one saboteur gets wrong; all zero is a correct GEMM. */
 typedef struct {
+    int flip_transpose_a;  /* reads A as if transa were the other way */
     int flip_transpose_b;  /* reads B as if transb were the other way */
     int drop_last_term;    /* the k loop stops at k - 1 */
     int edge_tile;         /* columns past the last whole tile of this many are never written */
@@ -32,6 +40,13 @@ typedef struct {
     int drop_k_slice;      /* the 16 terms from k / 2 on (a tile of k) are never added */
     int scale_once;        /* FP8: alpha * a_scale, b_scale forgotten */
     int a_scale_twice;     /* FP8: alpha * a_scale * a_scale, b_scale read from the wrong place */
+    int alpha_as_one;      /* alpha != 0 taken as 1 */
+    int beta_as_one;       /* beta != 0 taken as 1: C added unscaled */
+    int c_ignored;         /* beta * C never added */
+    int tf32_inputs;       /* f32: each input converted to TF32, 1: to nearest (ties away), 2: truncated */
+    int round_alpha_ab;    /* alpha * AB rounded to C_out's type before beta * C is added */
+    int accumulate_per_mma; /* f16, bf16, FP8: a 16-bit running sum rounded once per k-block of 16 (FP8: 32)
+                               products, each block summed in f32 */
 } gemm_mistake;
 
 /* value rounded once to dtype, as a double. */
@@ -40,6 +55,18 @@ static double rounded_to(kcs_dtype dtype, double value)
     double slot;
     kcs_store_element(&slot, dtype, 0, value);
     return kcs_load_element(&slot, dtype, 0);
+}
+
+/* An f32 input as tensor cores read it in TF32 mode: to nearest, ties away
+ * from zero (as cvt.rna.tf32.f32), or with its 13 low bits ignored. */
+static float tf32(float value, int how)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (isfinite(value))
+        bits = ((how == 1 ? bits + 0x1000u : bits) & ~0x1fffu);
+    memcpy(&value, &bits, sizeof value);
+    return value;
 }
 
 /* An f32 value as a device that flushes subnormals sees it: zero (of the same
@@ -84,15 +111,23 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
         status = kcs_saboteur_fetch(device, in[2], m * n * c_size, &c, err);
     if (status == KCS_OK) /* starts from the output as it is (poisoned), so unwritten elements stay so */
         status = kcs_saboteur_fetch(device, out[0], m * n * c_size, &result, err);
-    double *row = calloc(n + 1, sizeof *row);
-    if (status == KCS_OK && !row)
+    double *row = calloc(n + 1, sizeof *row), *block = calloc(n + 1, sizeof *block);
+    if (status == KCS_OK && (!row || !block))
         status = kcs_fail(err, KCS_ERROR, "out of memory");
     double alpha = mistake->swap_alpha_beta ? g->beta : g->alpha;
+    if (mistake->alpha_as_one && alpha != 0.0)
+        alpha = 1.0;
     int fp8 = args->dtype == KCS_FP8_E4M3 || args->dtype == KCS_FP8_E5M2;
     if (fp8) /* the per-tensor scales, as cuBLASLt applies them: alpha * a_scale * b_scale */
         alpha *= mistake->scale_once ? g->a_scale : g->a_scale * (mistake->a_scale_twice ? g->a_scale : g->b_scale);
     kcs_dtype sum_dtype = fp8 ? KCS_F16 : args->dtype; /* accumulate_16_bits: FP8 sums in f16 */
     double beta = mistake->swap_alpha_beta ? g->alpha : g->beta;
+    if (mistake->beta_as_one && beta != 0.0)
+        beta = 1.0;
+    if (mistake->c_ignored)
+        beta = 0.0;
+    int transpose_a = mistake->flip_transpose_a ? !g->transpose_a : g->transpose_a;
+    size_t mma_k = fp8 ? 32 : 16; /* accumulate_per_mma */
     int transpose_b = mistake->flip_transpose_b ? !g->transpose_b : g->transpose_b;
     size_t terms = mistake->drop_last_term && k > 0 ? k - 1 : k;
     size_t written = mistake->edge_tile ? n / (size_t)mistake->edge_tile * (size_t)mistake->edge_tile : n;
@@ -100,16 +135,30 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
     size_t slice_begin = k / 2, slice_end = k / 2 + 16; /* drop_k_slice */
     for (size_t i = 0; i < m && status == KCS_OK; i++) {
         memset(row, 0, n * sizeof *row);
+        memset(block, 0, n * sizeof *block);
         if (alpha != 0.0 || mistake->ignore_alpha_zero)
             for (size_t p = 0; p < terms; p++) {
                 if (mistake->drop_k_slice && p >= slice_begin && p < slice_end)
                     continue;
-                double a_ip = kcs_load_element(a, args->dtype, g->transpose_a ? p * m + i : i * k + p);
+                double a_ip = kcs_load_element(a, args->dtype, transpose_a ? p * m + i : i * k + p);
+                if (mistake->tf32_inputs && args->dtype == KCS_F32)
+                    a_ip = tf32((float)a_ip, mistake->tf32_inputs);
+                int block_ends = (p + 1) % mma_k == 0 || p + 1 == terms;
                 for (size_t j = 0; j < n; j++) {
                     double b_pj = kcs_load_element(b, args->dtype, transpose_b ? j * k + p : p * n + j);
+                    if (mistake->tf32_inputs && args->dtype == KCS_F32)
+                        b_pj = tf32((float)b_pj, mistake->tf32_inputs);
                     double product = in_float ? (double)((float)a_ip * (float)b_pj) : a_ip * b_pj;
                     if (mistake->round_products)
                         product = rounded_to(args->dtype, product);
+                    if (mistake->accumulate_per_mma) {
+                        block[j] = (double)((float)block[j] + (float)product);
+                        if (block_ends) {
+                            row[j] = rounded_to(sum_dtype, (double)((float)row[j] + (float)block[j]));
+                            block[j] = 0.0;
+                        }
+                        continue;
+                    }
                     row[j] = in_float ? (double)((float)row[j] + (float)product) : row[j] + product;
                     if (mistake->accumulate_16_bits)
                         row[j] = rounded_to(sum_dtype, row[j]);
@@ -117,6 +166,8 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
             }
         for (size_t j = 0; j < written; j++) {
             double value = alpha * row[j];
+            if (mistake->round_alpha_ab)
+                value = rounded_to(c_dtype, value);
             if (beta != 0.0 || mistake->ignore_beta_zero)
                 value += beta * kcs_load_element(c, c_dtype, i * n + j);
             if (mistake->flush_to_zero && args->dtype == KCS_F32)
@@ -131,6 +182,7 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
     free(c);
     free(result);
     free(row);
+    free(block);
     return status;
 }
 
@@ -156,6 +208,14 @@ GEMM_SABOTEUR_FUNCTION(gemm_rounds_products, .round_products = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_drops_k_slice, .drop_k_slice = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_scales_once, .scale_once = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_uses_a_scale_twice, .a_scale_twice = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_flips_transpose_a, .flip_transpose_a = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_ignores_alpha, .alpha_as_one = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_ignores_beta, .beta_as_one = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_ignores_c, .c_ignored = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_rounds_inputs_to_tf32, .tf32_inputs = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_truncates_inputs_to_tf32, .tf32_inputs = 2)
+GEMM_SABOTEUR_FUNCTION(gemm_rounds_alpha_ab_first, .round_alpha_ab = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_accumulates_per_mma, .accumulate_per_mma = 1)
 
 #define SABOTEUR(name, description, function)                                                      \
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
@@ -173,7 +233,7 @@ GEMM_SABOTEUR_FUNCTION(gemm_uses_a_scale_twice, .a_scale_twice = 1)
 
 /* The cases `ninja check` runs these saboteurs on (configure.py reads this line;
  * tests/saboteur-expectations/gemm.txt says which saboteur must fail where):
- * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out gemm/f16-tensor-16x16x4096 gemm/bf16-tensor-16x16x4096-f32-out gemm/f16-tensor-nt-37x29x19-f32-out gemm/bf16-tensor-7x93x144-f32-out gemm/f32-tf32-7x93x144 gemm/fp8_e4m3-nt-48x32x64-f32-out gemm/fp8_e4m3-nt-32x32x256-bf16-out gemm/fp8_e4m3-16x16x4096-f32-out gemm/fp8_e5m2-nt-32x16x48-edges-f32-out */
+ * kcs-saboteur-cases: gemm/f64-nt-37x29x19 gemm/f32-beta0-nan-c gemm/f32-alpha0-nan-a gemm/f32-products-near-underflow gemm/f16-16x16x4096 gemm/bf16-16x16x4096 gemm/f16-nt-37x29x19-f32-out gemm/bf16-7x93x144-f32-out gemm/f16-tensor-16x16x4096 gemm/bf16-tensor-16x16x4096-f32-out gemm/f16-tensor-nt-37x29x19-f32-out gemm/bf16-tensor-7x93x144-f32-out gemm/f32-tf32-7x93x144 gemm/fp8_e4m3-nt-48x32x64-f32-out gemm/fp8_e4m3-nt-32x32x256-bf16-out gemm/fp8_e4m3-16x16x4096-f32-out gemm/fp8_e5m2-nt-32x16x48-edges-f32-out gemm/f16-nt-37x29x19 gemm/bf16-tensor-nt-200x136x144 */
 static const kcs_kernel rows[] = {
     SABOTEUR("flips-transpose-b", "reads B transposed when it is not, and the reverse",
              gemm_flips_transpose_b),
@@ -202,6 +262,23 @@ static const kcs_kernel rows[] = {
     SABOTEUR_FP8("accumulates-in-f16", "each partial sum rounded to f16 instead of kept in f32",
                  gemm_accumulates_in_16_bits),
     SABOTEUR_FP8("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
+    /* one for each arithmetic model no mistake above implements (docs/gemm.md, "Arithmetic models") */
+    SABOTEUR("flips-transpose-a", "reads A transposed when it is not, and the reverse", gemm_flips_transpose_a),
+    SABOTEUR("ignores-alpha", "alpha != 0 taken as 1", gemm_ignores_alpha),
+    SABOTEUR("ignores-beta", "beta != 0 taken as 1: C added unscaled", gemm_ignores_beta),
+    SABOTEUR("ignores-c", "beta * C never added", gemm_ignores_c),
+    {"gemm", KCS_F32, "rounds-inputs-to-tf32", "f32 inputs rounded to TF32 (nearest, ties away), summed in f32",
+     gemm_rounds_inputs_to_tf32, NULL},
+    {"gemm", KCS_F32, "truncates-inputs-to-tf32", "f32 inputs read as TF32 (13 low bits ignored), summed in f32",
+     gemm_truncates_inputs_to_tf32, NULL},
+    SABOTEUR_16_BITS("rounds-alpha-ab-first", "alpha * AB rounded to C_out's type before beta * C is added",
+                     gemm_rounds_alpha_ab_first),
+    SABOTEUR_FP8("rounds-alpha-ab-first", "alpha * AB rounded to C_out's type before beta * C is added",
+                 gemm_rounds_alpha_ab_first),
+    SABOTEUR_16_BITS("accumulates-per-mma", "a 16-bit running sum rounded after each k-block of 16 products",
+                     gemm_accumulates_per_mma),
+    SABOTEUR_FP8("accumulates-per-mma", "an f16 running sum rounded after each k-block of 32 products",
+                 gemm_accumulates_per_mma),
 };
 
 const kcs_kernel_table kcs_saboteur_gemm_kernels = KCS_KERNEL_TABLE(rows);
