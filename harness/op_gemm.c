@@ -980,7 +980,9 @@ static void running_sum_element(const running_sum *r, const double *row, const d
         }
         low = rounded_to(r->sum_dtype, low + sum - step);
         high = rounded_to(r->sum_dtype, high + sum + step);
-        middle = rounded_to(r->sum_dtype, middle + sum);
+        /* middle + sum lies between the two: rounding is monotone, so where
+         * both ends round alike it rounds so too */
+        middle = low == high ? low : rounded_to(r->sum_dtype, middle + sum);
     }
     /* the epilogue, scale * sum + beta * c: at most three roundings in f32
      * (or in a wider type), then one to a 16-bit C_out */
