@@ -167,8 +167,12 @@ static void write_text(const kcs_prepared_case *p, kcs_explanation *x)
     }
     if (x->fitting == 0) {
         say_fraction(x->fits[0].fraction, fraction, sizeof fraction);
-        snprintf(x->text, size, "unexplained: none of the %d models of %s for %s fits (closest: %s, %s)", x->tried,
-                 p->op->name, kcs_dtype_name(p->args.dtype), x->fits[0].model->name, fraction);
+        if (x->tried == 1)
+            snprintf(x->text, size, "unexplained: the one model of %s for %s, %s, does not fit (%s)", p->op->name,
+                     kcs_dtype_name(p->args.dtype), x->fits[0].model->name, fraction);
+        else
+            snprintf(x->text, size, "unexplained: none of the %d models of %s for %s fits (closest: %s, %s)",
+                     x->tried, p->op->name, kcs_dtype_name(p->args.dtype), x->fits[0].model->name, fraction);
         return;
     }
     used += (size_t)snprintf(x->text + used, size - used, "consistent with: ");

@@ -82,6 +82,7 @@ static const kcs_model seeing_nan = {"copy-nan-where-seen", "copies x or gives N
 static const kcs_model *const only_distinct[] = {&doubling, &adding_one, &absent, NULL};
 static const kcs_model *const seeing[] = {&doubling, &seeing_nan, NULL};
 static const kcs_model *const with_twin[] = {&doubling, &doubling_loosely, &adding_one, NULL};
+static const kcs_model *const one_applying[] = {&adding_one, &absent, NULL};
 
 /* A prepared case of n elements: x[i] = i + 1, and the op's own expected y = x within 1e-12. */
 typedef struct {
@@ -157,6 +158,20 @@ static void an_output_no_model_fits_is_unexplained_with_the_closest(void **state
     explain(&m, &x);
     assert_int_equal(x.fitting, 0);
     assert_non_null(strstr(x.text, "unexplained: none of the 2 models of copy for f64 fits (closest: "));
+    unmake(&m);
+}
+
+static void the_one_model_that_applies_is_named_when_it_does_not_fit(void **state)
+{
+    (void)state;
+    made_case m;
+    make(&m, 10, one_applying);
+    for (size_t i = 0; i < 10; i++)
+        m.y[i] = 3.0 * m.x[i];
+    kcs_explanation x;
+    explain(&m, &x);
+    assert_int_equal(x.tried, 1);
+    assert_non_null(strstr(x.text, "unexplained: the one model of copy for f64, copy-adds-one, does not fit ("));
     unmake(&m);
 }
 
@@ -240,6 +255,7 @@ int main(void)
         cmocka_unit_test(one_fitting_model_is_named_alone),
         cmocka_unit_test(an_output_no_model_fits_is_unexplained_with_the_closest),
         cmocka_unit_test(models_with_the_same_arithmetic_are_indistinguishable),
+        cmocka_unit_test(the_one_model_that_applies_is_named_when_it_does_not_fit),
         cmocka_unit_test(an_op_without_models_says_so),
         cmocka_unit_test(the_elements_tried_are_capped_and_include_every_kind),
         cmocka_unit_test(a_model_may_take_a_choice_from_the_output),
