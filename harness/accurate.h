@@ -65,8 +65,8 @@ static inline double kcs_rounded_to_precision(double value, int precision)
     return value;
 }
 
-/* value rounded once, to nearest even, to dtype (f16, bf16, f32 or f64), as
- * a double. The models' running sums round every step, so the 16-bit types
+/* value rounded once, to nearest even, to dtype, as a double (the one home of
+ * that rounding: the oracles and every arithmetic model call it). The models' running sums round every step, so the 16-bit types
  * take the bit operations above where the result is normal, and dtype.h's
  * conversions (which scale by powers of two) elsewhere. */
 static inline double kcs_rounded_to(kcs_dtype dtype, double value)
@@ -80,7 +80,13 @@ static inline double kcs_rounded_to(kcs_dtype dtype, double value)
         return dtype == KCS_F16 ? kcs_f16_to_double(kcs_f16_from_double(value))
                                 : kcs_bf16_to_double(kcs_bf16_from_double(value));
     }
-    return dtype == KCS_F32 ? (double)(float)value : value;
+    if (dtype == KCS_F32)
+        return (double)(float)value;
+    if (dtype == KCS_F64)
+        return value;
+    unsigned char slot[8]; /* any other type (FP8): through its own conversion */
+    kcs_store_element(slot, dtype, 0, value);
+    return kcs_load_element(slot, dtype, 0);
 }
 
 /* a + b rounded once to dtype (f16, bf16, f32 or f64), for doubles a and b

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accurate.h"
 #include "bounds.h"
 #include "explain.h"
 #include "op.h"
@@ -111,14 +112,6 @@ static kcs_status layout(const kcs_op_args *args, kcs_layout *layout, kcs_error 
     return KCS_OK;
 }
 
-/* value rounded once, to nearest even, to dtype (f16, bf16, f32), as a double. */
-static double rounded_to(kcs_dtype dtype, double value)
-{
-    unsigned char element[8];
-    kcs_store_element(element, dtype, 0, value);
-    return kcs_load_element(element, dtype, 0);
-}
-
 /* The correctly rounded sum and product in the case dtype. For f16, bf16
  * and f32 the double result is exact (every product; the sums of f16) or
  * rounded once more to the type, which is still correct rounding since
@@ -127,7 +120,7 @@ static double rounded_to(kcs_dtype dtype, double value)
 static double correctly_rounded(function f, kcs_dtype dtype, double x, double y)
 {
     double exact_or_rounded = f == ADD ? x + y : x * y;
-    return dtype == KCS_F64 ? exact_or_rounded : rounded_to(dtype, exact_or_rounded);
+    return dtype == KCS_F64 ? exact_or_rounded : kcs_rounded_to(dtype, exact_or_rounded);
 }
 
 /* relu(x) = x < 0 ? 0 : x: NaN stays NaN (fmax(x, 0) would give 0). */
@@ -325,7 +318,7 @@ static double half_step(kcs_dtype dtype, double value, int away_from_zero)
  * so a finite value never becomes infinite. */
 static double toward_zero(kcs_dtype dtype, double value)
 {
-    double nearest = rounded_to(dtype, value);
+    double nearest = kcs_rounded_to(dtype, value);
     return fabs(nearest) > fabs(value) ? half_step(dtype, nearest, 0) : nearest;
 }
 
@@ -333,7 +326,7 @@ static double converted(conversion to_type, kcs_dtype dtype, double value)
 {
     if (isnan(value))
         return value;
-    double nearest = rounded_to(dtype, value);
+    double nearest = kcs_rounded_to(dtype, value);
     switch (to_type) {
     case TOWARD_ZERO: return toward_zero(dtype, value);
     case TIES_AWAY: {
@@ -343,7 +336,7 @@ static double converted(conversion to_type, kcs_dtype dtype, double value)
         double above = half_step(dtype, below, 1);
         return fabs(value - below) == fabs(above - value) ? above : nearest;
     }
-    case THROUGH_F16: return rounded_to(dtype, rounded_to(KCS_F16, value));
+    case THROUGH_F16: return kcs_rounded_to(dtype, kcs_rounded_to(KCS_F16, value));
     case SATURATING: /* as PTX's cvt .satfinite: an infinity too becomes the largest finite value */
         return isinf(nearest) ? copysign(kcs_largest_finite(dtype), value) : nearest;
     case FLUSHING: return fabs(nearest) < kcs_smallest_normal(dtype) ? copysign(0.0, nearest) : nearest;
@@ -417,7 +410,7 @@ static double sigmoid_reach(sigmoid_form form, double x, double s, kcs_dtype com
  * infinite, and past the next power of two both are. */
 static void half_neighbours(kcs_dtype dtype, double value, double *below, double *above)
 {
-    double nearest = rounded_to(dtype, value), largest = kcs_largest_finite(dtype);
+    double nearest = kcs_rounded_to(dtype, value), largest = kcs_largest_finite(dtype);
     if (value > largest) {
         *below = value >= ldexp(1.0, ilogb(largest) + 1) ? INFINITY : largest;
         *above = INFINITY;
@@ -437,8 +430,8 @@ static void half_neighbours(kcs_dtype dtype, double value, double *below, double
  * (as IEEE half arithmetic, or f32 arithmetic rounded to the type, gives them). */
 static double sigmoid_in_storage_type(kcs_dtype dtype, double t)
 {
-    double d = rounded_to(dtype, 1.0 + t); /* inf stays inf */
-    return rounded_to(dtype, 1.0 / d);
+    double d = kcs_rounded_to(dtype, 1.0 + t); /* inf stays inf */
+    return kcs_rounded_to(dtype, 1.0 / d);
 }
 
 /* The values a model admits from low to high: their centre and half their spread. */

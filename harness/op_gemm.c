@@ -661,17 +661,6 @@ static kcs_status flushing_bounds(const kcs_op_args *args, void *const in[], kcs
  * the same roundings may differ by, found by carrying the lowest and the
  * highest value any such kernel can hold through every rounding (docs). */
 
-/* value rounded once to dtype (to nearest, ties to even; beyond the largest
- * finite value, infinity); f64: value itself. */
-static double rounded_to(kcs_dtype dtype, double value)
-{
-    if (dtype == KCS_F64)
-        return value;
-    double slot;
-    kcs_store_element(&slot, dtype, 0, value);
-    return kcs_load_element(&slot, dtype, 0);
-}
-
 /* An f32 value's bits, and the f32 value of bits. */
 static uint32_t f32_bits(double value)
 {
@@ -874,7 +863,7 @@ static kcs_status expect_deviation(const kcs_op_args *args, void *const in[], kc
         const double *row = o.rows ? o.rows + i * k : NULL, *column = o.columns ? o.columns + j * k : NULL;
         if (terms && row) { /* each product rounded: a dot product of the rounded products with ones */
             for (size_t p = 0; p < k; p++)
-                terms[p] = rounded_to(d->product_dtype, row[p] * column[p]);
+                terms[p] = kcs_rounded_to(d->product_dtype, row[p] * column[p]);
             row = terms;
             column = ones;
         }
@@ -978,11 +967,11 @@ static void running_sum_element(const running_sum *r, const double *row, const d
             else if (r->sum_dtype != KCS_F32)
                 step += u32 * reach;
         }
-        low = rounded_to(r->sum_dtype, low + sum - step);
-        high = rounded_to(r->sum_dtype, high + sum + step);
+        low = kcs_rounded_to(r->sum_dtype, low + sum - step);
+        high = kcs_rounded_to(r->sum_dtype, high + sum + step);
         /* middle + sum lies between the two: rounding is monotone, so where
          * both ends round alike it rounds so too */
-        middle = low == high ? low : rounded_to(r->sum_dtype, middle + sum);
+        middle = low == high ? low : kcs_rounded_to(r->sum_dtype, middle + sum);
     }
     /* the epilogue, scale * sum + beta * c: at most three roundings in f32
      * (or in a wider type), then one to a 16-bit C_out */
@@ -996,9 +985,9 @@ static void running_sum_element(const running_sum *r, const double *row, const d
     double at_low = scale * low + bc, at_high = scale * high + bc;
     double y_low = fmin(at_low, at_high) - epilogue, y_high = fmax(at_low, at_high) + epilogue;
     if (out_dtype == KCS_F16 || out_dtype == KCS_BF16) {
-        y_low = rounded_to(out_dtype, y_low);
-        y_high = rounded_to(out_dtype, y_high);
-        *value = rounded_to(out_dtype, scale * middle + bc);
+        y_low = kcs_rounded_to(out_dtype, y_low);
+        y_high = kcs_rounded_to(out_dtype, y_high);
+        *value = kcs_rounded_to(out_dtype, scale * middle + bc);
     } else {
         *value = scale * middle + bc;
     }
@@ -1105,8 +1094,8 @@ static kcs_status expect_epilogue_rounds_twice(const kcs_op_args *args, void *co
         double magnitude = products_magnitude(g->alpha, row, column, g->k), oracle_error;
         double error = result_error(&plan, product, magnitude, 0.0, 0.0, &oracle_error);
         error = (error + oracle_error) * plan.widen;
-        double first = rounded_to(c_dtype, product);
-        double first_low = rounded_to(c_dtype, product - error), first_high = rounded_to(c_dtype, product + error);
+        double first = kcs_rounded_to(c_dtype, product);
+        double first_low = kcs_rounded_to(c_dtype, product - error), first_high = kcs_rounded_to(c_dtype, product + error);
         double bc = g->beta * c;
         /* beta * c rounded in f32 and the sum rounded in f32 before the
          * rounding to 16 bits (or not), and this routine's own roundings */
@@ -1115,9 +1104,9 @@ static kcs_status expect_epilogue_rounds_twice(const kcs_op_args *args, void *co
         double terms[3] = {first_low, first_high, bc};
         if (product_exact(g->beta, c) && sums_exact_in_f32(terms, 3))
             second = 0.0; /* beta * c and the sum are exact in f32 */
-        e->values[t] = rounded_to(c_dtype, first + bc);
-        e->bounds[t] = interval_bound(e->values[t], rounded_to(c_dtype, first_low + bc - second),
-                                      rounded_to(c_dtype, first_high + bc + second));
+        e->values[t] = kcs_rounded_to(c_dtype, first + bc);
+        e->bounds[t] = interval_bound(e->values[t], kcs_rounded_to(c_dtype, first_low + bc - second),
+                                      kcs_rounded_to(c_dtype, first_high + bc + second));
     }
     free_operands(&o);
     return KCS_OK;

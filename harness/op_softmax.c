@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accurate.h"
 #include "bounds.h"
 #include "explain.h"
 #include "op.h"
@@ -410,14 +411,6 @@ static kcs_status bounds(const kcs_op_args *args, void *const in[], kcs_expected
  * half their spread (every other model does so where its values are not the
  * definition's). */
 
-/* value rounded once, to nearest even, to dtype, as a double. */
-static double rounded_to(kcs_dtype dtype, double value)
-{
-    uint64_t storage;
-    kcs_store_element(&storage, dtype, 0, value);
-    return kcs_load_element(&storage, dtype, 0);
-}
-
 /* The values a model admits from low to high: their centre and half their spread. */
 static void admit(double low, double high, double *value, double *bound)
 {
@@ -516,12 +509,12 @@ static void storage_term(const storage_steps *steps, kcs_dtype dtype, double v, 
         return;
     }
     double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
-    double t = steps->argument ? rounded_to(dtype, v - max) : v - max; /* exact in double, or innocuously rounded */
+    double t = steps->argument ? kcs_rounded_to(dtype, v - max) : v - max; /* exact in double, or innocuously rounded */
     /* double's exp (within an ulp of double) is far more precise than the rounding to the type
      * needs; 2^-50 more covers it */
     double a = argument_error(u) * fabs(t), exp_error = 2.0 * exp_ulps * u;
-    *low = rounded_to(dtype, exp(t - a) * (1.0 - exp_error) * (1.0 - 0x1p-50) - lambda);
-    *high = rounded_to(dtype, exp(t + a) * (1.0 + exp_error) * (1.0 + 0x1p-50) + lambda);
+    *low = kcs_rounded_to(dtype, exp(t - a) * (1.0 - exp_error) * (1.0 - 0x1p-50) - lambda);
+    *high = kcs_rounded_to(dtype, exp(t + a) * (1.0 + exp_error) * (1.0 + 0x1p-50) + lambda);
 }
 
 /* The largest power of two that divides a (a positive double), or +inf for 0. */
@@ -559,8 +552,8 @@ static void storage_row_sum(const storage_steps *steps, kcs_dtype dtype, size_t 
     *low = (double)(down * (1.0L - 0x1p-50L));
     *high = (double)(up * (1.0L + 0x1p-50L));
     if (steps->sum || steps->every_addition) { /* a value of the type, infinite past its largest */
-        *low = rounded_to(dtype, *low);
-        *high = rounded_to(dtype, *high);
+        *low = kcs_rounded_to(dtype, *low);
+        *high = kcs_rounded_to(dtype, *high);
     }
 }
 
@@ -579,8 +572,8 @@ static double half_next(kcs_dtype dtype, double a, int up)
 static void storage_output(kcs_dtype dtype, double low, double high, double sum, double *y_low, double *y_high)
 {
     double u = kcs_unit_roundoff(KCS_F32), lambda = kcs_smallest_normal(KCS_F32);
-    *y_low = fmax(0.0, rounded_to(dtype, low / sum * (1.0 - u) * (1.0 - u) - lambda));
-    *y_high = fmax(0.0, rounded_to(dtype, high / sum * (1.0 + u) * (1.0 + u) + lambda));
+    *y_low = fmax(0.0, kcs_rounded_to(dtype, low / sum * (1.0 - u) * (1.0 - u) - lambda));
+    *y_high = fmax(0.0, kcs_rounded_to(dtype, high / sum * (1.0 + u) * (1.0 + u) + lambda));
 }
 
 /* The row sum, one number between low and high (a value of the type, or its
@@ -611,7 +604,7 @@ static double row_sum_seen(const kcs_op_args *args, const void *y, const line *l
         return isinf(to) ? from : from + (to - from) / 2.0;
     if (from > largest)
         return INFINITY; /* only an overflowed sum gives these zeros */
-    double middle = rounded_to(dtype, isinf(to) ? from : from + (to - from) / 2.0);
+    double middle = kcs_rounded_to(dtype, isinf(to) ? from : from + (to - from) / 2.0);
     for (int step = 0; step < 2 && middle < from; step++)
         middle = half_next(dtype, middle, 1);
     return middle;
