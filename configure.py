@@ -12,7 +12,7 @@ re-runs this script (with the same options) when configure.py changes or a
 source folder gains or loses a file.
 Plain Python 3 standard library, in the manner of ninja's own configure.py.
 
-What gets built is found, not listed: harness/*.c is the core, harness/op_*.c
+What gets built is found, not listed: harness/*.c is the core, ops/*.c
 the ops (each defines `const kcs_op kcs_op_<name>`), each backend's folder
 its files (BACKENDS below), and every file of a backend exports its kernel
 rows as `const kcs_kernel_table kcs_<backend>_<op>_kernels`; the lists of ops
@@ -52,7 +52,7 @@ LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/
 # What a script test reads beyond the runner and the report (which every one depends on).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"]}
 
-WATCHED_FOLDERS = ["harness", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
+WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
                    "lib", "examples"]
 
@@ -222,8 +222,8 @@ def write_table_list(path, backend, tables):
 
 def write_op_list(path, op_files, comment):
     """Writes the C file of the op table (kcs_ops) of the ops op_files define:
-    each harness/op_<name>.c defines one or more, each as a line that starts
-    "const kcs_op kcs_op_<op> = {" (op_elementwise.c: four)."""
+    each ops/<name>.c defines one or more, each as a line that starts
+    "const kcs_op kcs_op_<op> = {" (elementwise.c: four)."""
     symbols = []
     for path_of_op in op_files:
         with open(path_of_op) as source:
@@ -343,7 +343,7 @@ def test_only_ops():
 
 def is_test_only_file(path, test_ops):
     """Whether path is a test-only op's file, named as docs/adding-an-op.md names
-    an op's files: harness/op_<op>.c, ref/kcs_ref_<op>.h, <backend folder>/<op>.<ending>."""
+    an op's files: ops/<op>.c, ref/kcs_ref_<op>.h, <backend folder>/<op>.<ending>."""
     name = os.path.splitext(os.path.basename(path))[0]
     return any(name.startswith(start) and name[len(start):] in test_ops for start in ("op_", "kcs_ref_", ""))
 
@@ -351,7 +351,7 @@ def is_test_only_file(path, test_ops):
 # The headers installed in PREFIX/include/kcs/, which programs include as <kcs/NAME>.
 def library_headers(built_backends, test_ops):
     headers = sorted(glob.glob("ref/kcs_ref*.h")) + ["harness/kcs_export.h", "harness/status.h",
-                                                      "harness/dtype.h", "harness/op_args.h", "lib/kcs_device.h"]
+                                                      "harness/dtype.h", "ops/op_args.h", "lib/kcs_device.h"]
     return [h for h in headers if not is_test_only_file(h, test_ops)] + [f"lib/kcs_device_{b}.h"
                                                                           for b in built_backends]
 
@@ -385,7 +385,7 @@ def emit_libraries(n, build, backends, library_parts, prefix):
     # The test-only ops' files are left out, and the libraries' op table and
     # kernel-table lists are made of what is left.
     test_ops = test_only_ops()
-    op_files = sorted(p for p in library_parts["harness"] if p.startswith("harness/op_")
+    op_files = sorted(p for p in library_parts["harness"] if p.startswith("ops/")
                       and not is_test_only_file(p, test_ops))
     write_op_list(os.path.join(lib, "ops.c"), op_files, "the ops of the libraries, without the test-only ops")
     harness = [library_parts["harness"][p] for p in LIBRARY_HARNESS + op_files]
@@ -526,10 +526,10 @@ def main():
     else:
         print(f"  report         {python}")
 
-    # The op table: every op of harness/op_*.c (the libraries have their own, emit_libraries).
-    op_files = sorted(p for p in glob.glob("harness/op_*.c") if not p.endswith("_test.c"))
-    write_op_list(built("ops.c"), op_files, "the ops of this build, from harness/op_*.c")
-    harness_sources = sorted(p for p in glob.glob("harness/*.c") if not p.endswith("_test.c"))
+    # The op table: every op of ops/*.c (the libraries have their own, emit_libraries).
+    op_files = sorted(p for p in glob.glob("ops/*.c") if not p.endswith("_test.c"))
+    write_op_list(built("ops.c"), op_files, "the ops of this build, from the files of ops/")
+    harness_sources = sorted(p for p in glob.glob("harness/*.c") if not p.endswith("_test.c")) + op_files
 
     # The default build folder's build.ninja sits at the root, so a plain
     # `ninja` works; another folder gets its own (`ninja -f DIR/build.ninja`),
@@ -544,7 +544,7 @@ def main():
     n.variable("cc", cc)
     # -fno-tree-slp-vectorize: Debian 12's GCC 12.2 at -O2 drops the rounding of
     # two neighbouring (double)(float)x conversions that its SLP vectorizer
-    # pairs (seen in harness/op_gemm.c's alpha and beta; op_gemm_test catches it).
+    # pairs (seen in ops/gemm.c's alpha and beta; ops/gemm_test.c catches it).
     # Strict IEEE code must not depend on that pass; the loop vectorizer stays on.
     # -Wno-missing-field-initializers: a kernel row (harness/backend.h) leaves
     # its optional trailing members out, and C makes them NULL.
@@ -555,7 +555,7 @@ def main():
                          f"-fPIC -fvisibility=hidden "
                          f"-Wno-missing-field-initializers "
                          f"-ffp-contract=off -fno-fast-math -fno-tree-slp-vectorize "
-                         f"-Iharness -Iref -I{build} -DKCS_SOURCE_DIR='\"{SOURCE}\"' "
+                         f"-Iharness -Iops -Iref -I{build} -DKCS_SOURCE_DIR='\"{SOURCE}\"' "
                          f"-DKCS_BUILD_OPTIMISE='\"{args.cflags}\"' -DKCS_BUILD_CUDA_ARCH='\"{args.cuda_arch}\"'")
     n.variable("optimise", args.cflags)
     n.line()
@@ -590,7 +590,7 @@ def main():
         common_nvccflags = (f"-std=c++17 -O3 -lineinfo "
                             f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
                             f"-Xcompiler -fPIC -Xcompiler -fvisibility=hidden "
-                            f"-I{src('harness')} -I{src('ref')}")
+                            f"-I{src('harness')} -I{src('ops')} -I{src('ref')}")
         n.variable("nvccflags", f"-gencode arch=compute_{arch},code=sm_{arch} "
                                 f"-gencode arch=compute_{arch},code=compute_{arch} {common_nvccflags}")
         # wgmma and setmaxnreg exist only in the arch-specific sm_90a target, whose
@@ -692,7 +692,7 @@ def main():
         # Unit tests: every *_test.c, linked with the harness and the reference
         # (and, for tests/, the test-only code).
         stamps, binaries = [], []
-        for source in sorted(glob.glob("harness/*_test.c") + glob.glob("ref/*_test.c") +
+        for source in sorted(glob.glob("harness/*_test.c") + glob.glob("ops/*_test.c") + glob.glob("ref/*_test.c") +
                              glob.glob("tests/*_test.c")):
             name = os.path.splitext(os.path.basename(source))[0]
             extra = support if source.startswith("tests/") else []
@@ -936,7 +936,7 @@ def main():
     if fuzz_cc:
         fuzz_flags = "-fsanitize=fuzzer,address,undefined -g -O1"
         n.rule("fuzz_link", f"{fuzz_cc} -std=gnu11 -D_GNU_SOURCE -ffp-contract=off {fuzz_flags} "
-                            f"-Iharness -I{build} -o $out $in -lm", "FUZZ $out")
+                            f"-Iharness -Iops -I{build} -o $out $in -lm", "FUZZ $out")
         fuzzers = []
         parser_sources = [f"harness/{name}.c" for name in ("case_file", "generator", "status", "dtype",
                                                              "op", "check")]

@@ -2,7 +2,7 @@
  * op = N (as stored) or T (transposed); docs/gemm.md is the normative
  * definition and derives the bound the checker applies.
  *
- * Inputs a, b, c and output c_out, in harness/op_gemm.c's order: a is m x k
+ * Inputs a, b, c and output c_out, in ops/gemm.c's order: a is m x k
  * (k x m when transposed), b is k x n (n x k when transposed), c and c_out
  * are m x n, all dense row-major in the case type. Variants, the rows at
  * the end of this file:

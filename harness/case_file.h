@@ -4,7 +4,7 @@
  *
  *     ```kcs-case
  *     case: f64-ramp-1000          name, unique in the file
- *     op: sumsq                    operation (harness/op_<name>.c)
+ *     op: sumsq                    operation (ops/<name>.c)
  *     dtype: f64                   element type of the case
  *     sizes: n=1000                the op's sizes, name=value
  *     params: alpha=2 transa=T     the op's parameters, name=value (optional)

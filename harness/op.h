@@ -123,7 +123,7 @@ typedef struct {
 /* The op called name, or NULL. */
 const kcs_op *kcs_find_op(const char *name);
 
-/* All ops, NULL-terminated (build/ops.c, written by configure.py from harness/op_*.c). */
+/* All ops, NULL-terminated (build/ops.c, written by configure.py from the files of ops/). */
 extern const kcs_op *const kcs_ops[];
 
 /* An X-macro column for an op's type list (X(suffix, C type, kcs dtype)):

@@ -2,7 +2,7 @@
  *
  * Each call checks what the backend cannot (the op exists for the dtype, the
  * device supports the case, every buffer is as large as the op's layout
- * says, from the same descriptor the runner checks cases with: harness/op_*.c)
+ * says, from the same descriptor the runner checks cases with, in ops/)
  * and then calls the backend's own function or kernel row, so a program runs
  * exactly the kernels `ninja check` verifies. Asynchronous calls pass no
  * kernel_seconds to the run (harness/backend.h); on a synchronous backend

@@ -102,7 +102,7 @@ static void run_f32_out(const kcs_op_args *args, const void *a, const void *b, c
     const kcs_gemm_args *g = &args->gemm;
     switch (args->dtype) {
         KCS_GEMM_F32_OUTPUT_TYPES(CALL_F32_OUT)
-    default: /* harness/op_gemm.c accepts c_dtype=f32 for these dtypes only */
+    default: /* ops/gemm.c accepts c_dtype=f32 for these dtypes only */
         break;
     }
 }
@@ -156,7 +156,7 @@ static KCS_KERNEL_RUN(run_gemm_fp8)
     const void *c = kcs_reference_buffer_data(inputs[2]);
     void *c_out = kcs_reference_buffer_data(outputs[0]);
     double start = kcs_reference_cpu_seconds();
-    KCS_GEMM_FP8_PAIRS(CALL_FP8) /* harness/op_gemm.c admits exactly these pairs */
+    KCS_GEMM_FP8_PAIRS(CALL_FP8) /* ops/gemm.c admits exactly these pairs */
     *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }

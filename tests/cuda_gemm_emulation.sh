@@ -22,5 +22,5 @@ assert count == 4, "cuda/gemm.cu's vector loads and stores changed shape: update
 open(sys.argv[2] + "/gemm_device.inc", "w").write(tunables + device + "\n} // namespace\n")
 PY
 ${CXX:-g++} -std=c++20 -O2 -fno-strict-aliasing -Wall -Wno-unknown-pragmas -Wno-unused-function -Wno-unused-variable \
-    ${CXXFLAGS:-} -I"$root/harness" -I"$root/ref" -I"$root/tests" -I"$work" "$root/tests/cuda_gemm_emulation.cpp" -o "$work/emulation" -lboost_context -lpthread
+    ${CXXFLAGS:-} -I"$root/harness" -I"$root/ops" -I"$root/ref" -I"$root/tests" -I"$work" "$root/tests/cuda_gemm_emulation.cpp" -o "$work/emulation" -lboost_context -lpthread
 "$work/emulation" "$@"

@@ -100,7 +100,7 @@ open(sys.argv[2], "w").write(source)
 PY
 done
 flags="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-strict-aliasing -Wall"
-flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/ref -I$root/tests"
+flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/ops -I$root/ref -I$root/tests"
 for name in elementwise softmax anneal; do
     ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$work/$name.cpp" -o "$work/$name.o" &
 done

@@ -1,4 +1,4 @@
-/* op_anneal_test.c: the anneal descriptors (assign, reduce, update, energy;
+/* anneal_test.c: the anneal descriptors (assign, reduce, update, energy;
  * docs/anneal.md): oracles and closed forms on known answers, the bounds
  * against hand computation, their tightness, and assign's near-tie rule. */
 #include <float.h>

@@ -1,4 +1,4 @@
-/* op_energy.c: the anneal energy descriptor, the convergence signal of the
+/* energy.c: the anneal energy descriptor, the convergence signal of the
  * compressor's loop: the mean of n distances (f32 in, f32 out),
  *
  *     E = (1/n) * sum_i dist[i]

@@ -1,4 +1,4 @@
-/* op_gemm.c: the GEMM descriptor: C_out = alpha * op(A) * op(B) + beta * C,
+/* gemm.c: the GEMM descriptor: C_out = alpha * op(A) * op(B) + beta * C,
  * row-major, op = identity or transpose.
  *
  * docs/gemm.md is the normative definition and derives the bound computed

@@ -1,4 +1,4 @@
-/* op_scale.c: the scale descriptor, y[i] = alpha * x[i] (docs/scale.md).
+/* scale.c: the scale descriptor, y[i] = alpha * x[i] (docs/scale.md).
  *
  * A deliberately small op: the tests add it (cases in tests/cases/scale.md)
  * to prove that a new op takes new files only (docs/adding-an-op.md). The

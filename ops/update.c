@@ -1,4 +1,4 @@
-/* op_update.c: the anneal update descriptor: for m anchors a_j of d
+/* update.c: the anneal update descriptor: for m anchors a_j of d
  * dimensions with velocities v_j, the means mean_j and counts count_j that
  * reduce produced, temperature T, learning rate lr and momentum mu (all f32):
  *

@@ -1,4 +1,4 @@
-/* op_reduce.c: the anneal reduce descriptor: for each of m anchors j, over
+/* reduce.c: the anneal reduce descriptor: for each of m anchors j, over
  * the points x_i (n x d, stored in the case dtype f16 or f32, computed in
  * f32) with idx[i] = j:
  *

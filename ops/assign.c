@@ -1,4 +1,4 @@
-/* op_assign.c: the anneal assign descriptor: for each of n points x_i (d
+/* assign.c: the anneal assign descriptor: for each of n points x_i (d
  * dimensions, stored in the case dtype f16 or f32, computed in f32) the
  * nearest of m anchors a_j (f32):
  *

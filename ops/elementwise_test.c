@@ -1,4 +1,4 @@
-/* op_elementwise_test.c: the add, mul, relu and sigmoid oracles and bounds
+/* elementwise_test.c: the add, mul, relu and sigmoid oracles and bounds
  * (docs/elementwise.md), on values whose answers are known exactly. The
  * sigmoid constants were computed with Python's decimal module at 60 digits
  * (its exp is correctly rounded) and rounded once to double. */

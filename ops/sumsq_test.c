@@ -1,4 +1,4 @@
-/* op_sumsq_test.c: the sum-of-squares oracle, closed form and bound
+/* sumsq_test.c: the sum-of-squares oracle, closed form and bound
  * (docs/sumsq.md), on values whose answers are known exactly. */
 #include <float.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* op_softmax.c: the softmax descriptor, row-wise over the last axis of a
+/* softmax.c: the softmax descriptor, row-wise over the last axis of a
  * rows x cols matrix:
  *
  *     y[r][k] = exp(x[r][k] - M_r) / sum_l exp(x[r][l] - M_r),   M_r = max_l x[r][l]

@@ -1,4 +1,4 @@
-/* op_softmax_test.c: the softmax oracle, closed form and bound
+/* softmax_test.c: the softmax oracle, closed form and bound
  * (docs/softmax.md), on rows whose answers are known. */
 #include <float.h>
 #include <math.h>

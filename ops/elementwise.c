@@ -1,4 +1,4 @@
-/* op_elementwise.c: the elementwise descriptors: add(x, y), mul(x, y),
+/* elementwise.c: the elementwise descriptors: add(x, y), mul(x, y),
  * relu(x) and sigmoid(x), out[i] = f(x[i] [, y[i]]), f16, bf16, f32 and f64.
  *
  * docs/elementwise.md is the normative definition and derives the bounds

@@ -1,4 +1,4 @@
-/* op_sumsq.c: the sum-of-squares descriptor: s = sum over i < n of x[i]^2.
+/* sumsq.c: the sum-of-squares descriptor: s = sum over i < n of x[i]^2.
  *
  * docs/sumsq.md is the normative definition and derives the bound computed
  * here. In short: the squares and the sum are carried in f64 for f32 and f64

@@ -1,4 +1,4 @@
-/* op_gemm_test.c: the GEMM oracle, closed form and bound (docs/gemm.md), on
+/* gemm_test.c: the GEMM oracle, closed form and bound (docs/gemm.md), on
  * values whose answers are known exactly, and the bound's tightness on the
  * awkward-size case of cases/gemm.md. */
 #include <float.h>
