@@ -474,16 +474,13 @@ def emit_libraries(n, build, backends, library_parts, prefix):
     return products, [stamp]
 
 
-def main():
-    args = parse_arguments()
-    os.chdir(SOURCE)
-    build = os.path.normpath(args.build_dir)
-    os.makedirs(build, exist_ok=True)
+# ---- main's steps, in the order main takes them ----------------------------------
 
-    def built(path):
-        return os.path.join(build, path)
-
-    cc = args.cc
+def check_compiler(cc):
+    """Exits, naming the Debian package to install, when the C compiler or a
+    library that every build needs is missing: cmocka (the unit tests), jansson
+    (results files) and nettle (the checksums of inputs and outputs). Unlike a
+    backend's toolkit, none of them is optional, so there is nothing to leave out."""
     if not shutil.which(cc):
         sys.exit(f"configure.py: no C compiler '{cc}' (install gcc, or give --cc)")
     needed = [("<cmocka.h>", "libcmocka-dev", "-lcmocka",
@@ -498,20 +495,27 @@ def main():
         if not probe(cc, code, "", lib):
             sys.exit(f"configure.py: {header} with {lib} is needed: apt-get install {package}")
 
-    python, python_missing = find_python(args)
+
+def find_fuzz_compiler():
+    """clang, where it links libFuzzer (`ninja fuzz`), or None: the fuzzers are
+    optional, and GCC has no libFuzzer."""
     fuzz_cc = shutil.which("clang")
     if fuzz_cc and not probe(fuzz_cc, "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput("
                              "const uint8_t *d, size_t n){(void)d;(void)n;return 0;}\n",
                              "-fsanitize=fuzzer"):
         fuzz_cc = None
+    return fuzz_cc
 
-    print("kcs configure:")
-    print(f"  C compiler     {cc}")
+
+def choose_backends(args, cc):
+    """Probes the toolkit of every BACKENDS row and prints what it found or why
+    the backend is left out; returns the backends this machine builds (Built).
+    A row whose folder has no backend file yet is left out like one whose
+    toolkit is missing, so that configure works while a backend is written."""
     backends = []
     for row in BACKENDS:
         found, why_not = row.find(args, cc)
         if found is not None and not any(os.path.exists(f"{row.folder}/backend{e}") for e in row.endings):
-            # left out like one whose toolkit is missing, so configure works while a backend is written
             found, why_not = None, f"{row.folder}/ has no backend file"
         if found is None:
             print(f"  left out       {row.name}: {why_not}")
@@ -519,18 +523,42 @@ def main():
             backends.append(Built(row, found))
             print(f"  {row.name:<14} {found['summary']}")
     print(f"  backends       {', '.join(b.name for b in backends)}")
-    if not fuzz_cc:
-        print("  left out       fuzz: no clang with libFuzzer (install clang and libclang-rt-14-dev)")
-    if python_missing:
-        print(f"  left out       report: {python_missing}")
-    else:
-        print(f"  report         {python}")
+    return backends
 
-    # The op table: every op of ops/*.c (the libraries have their own, emit_libraries).
+
+def write_runner_op_list(build):
+    """Writes build/ops.c, the runner's op table, from every op of ops/*.c (the
+    libraries have their own, without the test-only ops: emit_libraries), and
+    returns those op files: the op list is found, so a new op is a new file."""
     op_files = sorted(p for p in glob.glob("ops/*.c") if not p.endswith("_test.c"))
-    write_op_list(built("ops.c"), op_files, "the ops of this build, from the files of ops/")
-    harness_sources = sorted(p for p in glob.glob("harness/*.c") if not p.endswith("_test.c")) + op_files
+    write_op_list(os.path.join(build, "ops.c"), op_files, "the ops of this build, from the files of ops/")
+    return op_files
 
+
+class Context:
+    """What the steps that write build.ninja share: the options, the build
+    folder, the writer, the backends this machine builds and the optional
+    tools found (Python with what the report needs; clang with libFuzzer)."""
+
+    def __init__(self, args, build, n, backends, python, fuzz_cc):
+        self.args, self.build, self.n, self.backends = args, build, n, backends
+        self.python, self.fuzz_cc = python, fuzz_cc
+
+    def built(self, path):
+        """A path under the build folder."""
+        return os.path.join(self.build, path)
+
+    def backend(self, name):
+        """The built backend of that name, or None where this machine does not build it."""
+        return next((b for b in self.backends if b.name == name), None)
+
+
+def start_build_file(args, build, python):
+    """Opens build.ninja and writes its head: the compiler flags every C file
+    gets (and why each unusual one is there), the rules the later steps use,
+    and the edge that re-runs configure.py with the same options when it or a
+    watched folder changes. Returns (writer, path of build.ninja), with the
+    writer's mark for the tests that must start first set after the head."""
     # The default build folder's build.ninja sits at the root, so a plain
     # `ninja` works; another folder gets its own (`ninja -f DIR/build.ninja`),
     # so that several builds can live side by side.
@@ -541,7 +569,7 @@ def main():
     n.line("ninja_required_version = 1.10")
     n.variable("builddir", build)
     werror = "" if args.no_werror else " -Werror"
-    n.variable("cc", cc)
+    n.variable("cc", args.cc)
     # -fno-tree-slp-vectorize: Debian 12's GCC 12.2 at -O2 drops the rounding of
     # two neighbouring (double)(float)x conversions that its SLP vectorizer
     # pairs (seen in ops/gemm.c's alpha and beta; ops/gemm_test.c catches it).
@@ -581,11 +609,17 @@ def main():
     n.line()
     # The longest tests go here (first=True), to start first (class Ninja).
     n.mark_first()
+    return n, ninja_file
 
-    cuda = next((b for b in backends if b.name == "cuda"), None)
-    nvcc_file_flags = {}  # source -> the variables of its nvcc build, where they differ
+
+def emit_nvcc_rule(ctx):
+    """Where CUDA is built: the nvcc variables and rule, machine code for
+    --cuda-arch and its PTX for newer cards. Returns the nvcc variables of the
+    files that need their own (source -> variables): empty without CUDA."""
+    n, cuda = ctx.n, ctx.backend("cuda")
+    nvcc_file_flags = {}
     if cuda:
-        arch = args.cuda_arch
+        arch = ctx.args.cuda_arch
         n.variable("nvcc", cuda.found["nvcc"])
         common_nvccflags = (f"-std=c++17 -O3 -lineinfo "
                             f"-Xcompiler -Wall -Xcompiler -ffp-contract=off "
@@ -600,124 +634,177 @@ def main():
             "nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
-    libs = "-ljansson -lnettle -lm"
-    embedded = set()  # .cl files embedded once, shared by every variant of the build
-    runner_links = {}  # variant -> (objects, libs) of its runner, for the OpenCL mutant runners
-    library_parts = {}  # "harness" and each backend's name -> {source: object}: the runner's, for the libraries
-    embedded_objects = {}  # (variant, "opencl/<stem>.cl") -> the object of its embedded text
+    return nvcc_file_flags
 
-    def emit_build(variant, backends, extra_cflags="", ldflags="", optimise=None):
+
+class VariantCompiler:
+    """How one variant of the build (the plain one in the build folder, or
+    `asan` in its own subfolder) compiles a C file: into <folder>/obj/, named
+    after the source's path, with the variant's extra flags and optimisation."""
+
+    def __init__(self, n, folder, extra_cflags, optimise):
+        self.n, self.folder = n, folder
+        self.extra_cflags, self.optimise = extra_cflags, optimise
+
+    def obj_path(self, name):
+        return os.path.join(self.folder, "obj", name)
+
+    def compile(self, source, extra=""):
+        """The object of one C file, with extra flags beyond the variant's own."""
+        obj = self.obj_path(source.replace("/", "_").rsplit(".", 1)[0] + ".o")
+        variables = {"extra_cflags": (self.extra_cflags + " " + extra).strip()}
+        if self.optimise is not None:
+            variables["optimise"] = self.optimise
+        self.n.build(obj, "cc", src(source), variables=variables)
+        return obj
+
+
+class CoreBuild:
+    """The runner, with the harness, the ops and the backends, and the unit
+    tests, compiled once per variant of the build. It keeps what later steps
+    reuse from the plain variant: the objects the libraries are made of
+    (library_parts), and the runner's objects and embedded kernel texts that
+    the OpenCL mutant runners swap one of (runner_links, embedded_objects)."""
+
+    LIBS = "-ljansson -lnettle -lm"
+
+    def __init__(self, n, build, op_files, nvcc_file_flags):
+        self.n, self.build, self.nvcc_file_flags = n, build, nvcc_file_flags
+        self.harness_sources = sorted(p for p in glob.glob("harness/*.c") if not p.endswith("_test.c")) + op_files
+        self.embedded = set()  # .cl files embedded once, shared by every variant of the build
+        self.runner_links = {}  # variant -> (objects, libs) of its runner, for the OpenCL mutant runners
+        self.library_parts = {}  # "harness" and each backend's name -> {source: object}: the runner's, for the libraries
+        self.embedded_objects = {}  # (variant, "opencl/<stem>.cl") -> the object of its embedded text
+
+    def emit(self, variant, backends, extra_cflags="", ldflags="", optimise=None):
         """Compiles the harness, the backends, the runner and the unit tests
-        into build/<variant>; returns (runner, test binaries, test stamps)."""
-        folder = os.path.join(build, variant) if variant else build
+        into build/<variant>; returns (runner, test binaries, test stamps).
+        The plain variant (variant "") also gets kcs-saboteur and its run."""
+        n = self.n
+        folder = os.path.join(self.build, variant) if variant else self.build
         os.makedirs(folder, exist_ok=True)
+        compiler = VariantCompiler(n, folder, extra_cflags, optimise)
 
-        def obj_path(name):
-            return os.path.join(folder, "obj", name)
-
-        def cc_object(source, extra=""):
-            obj = obj_path(source.replace("/", "_").rsplit(".", 1)[0] + ".o")
-            variables = {"extra_cflags": (extra_cflags + " " + extra).strip()}
-            if optimise is not None:
-                variables["optimise"] = optimise
-            n.build(obj, "cc", src(source), variables=variables)
-            return obj
-
-        def backend_objects(backend):
-            """The objects of one backend's files, and of the list of its kernel tables;
-            the build's own (no variant) are also the libraries', by source file."""
-            objects = []
-            for source in backend.row.sources():
-                if source.endswith(".cl"):
-                    stem = os.path.splitext(os.path.basename(source))[0]
-                    generated = os.path.join(build, f"{backend.row.folder}/{stem}_cl.c")
-                    if generated not in embedded:
-                        n.build(generated, "embed", source, implicit=[src("tools/embed.py")],
-                                variables={"symbol": f"kcs_{backend.name}_{stem}_source"})
-                        embedded.add(generated)
-                    objects.append(cc_object(generated))
-                    embedded_objects[(variant, source)] = objects[-1]
-                elif source.endswith(".cu"):
-                    obj = obj_path(source.replace("/", "_")[:-3] + ".o")
-                    n.build(obj, "nvcc", source, variables=nvcc_file_flags.get(source))
-                    objects.append(obj)
-                else:
-                    objects.append(cc_object(source, backend.found["cflags"]))
-            if not variant:
-                library_parts[backend.name] = dict(zip(backend.row.sources(), objects))
-            tables = os.path.join(folder, f"{backend.name}_kernel_tables.c")
-            write_table_list(tables, backend.name, kernel_tables(backend.row.sources(), backend.name))
-            objects.append(cc_object(tables))
-            return objects
-
-        def backend_list(path, symbols, comment):
-            write_generated(path, f"/* Generated by configure.py: {comment}. */\n"
-                                  '#include "backend.h"\n' +
-                            "".join(f"extern const kcs_backend {symbol};\n" for symbol in symbols) +
-                            "const kcs_backend *const kcs_builtin_backends[] = {\n" +
-                            "".join(f"    &{symbol},\n" for symbol in symbols) +
-                            f"}};\nconst size_t kcs_builtin_backend_count = {len(symbols)};\n")
-            return cc_object(path)
-
-        harness = [cc_object(p) for p in harness_sources] + [cc_object(os.path.join(build, "ops.c"))]
+        harness = [compiler.compile(p) for p in self.harness_sources] + \
+                  [compiler.compile(os.path.join(self.build, "ops.c"))]
         if not variant:  # the libraries are made of these same objects (emit_libraries)
-            library_parts["harness"] = dict(zip(harness_sources + ["ops.c"], harness))
-        reference = backend_objects(next(b for b in backends if b.name == "reference"))
+            self.library_parts["harness"] = dict(zip(self.harness_sources + ["ops.c"], harness))
+        reference = self.backend_objects(variant, compiler, next(b for b in backends if b.name == "reference"))
         objects = list(reference)
-        link_libs = libs
+        link_libs = self.LIBS
         for backend in backends:
-            own = reference if backend.name == "reference" else backend_objects(backend)
+            own = reference if backend.name == "reference" else self.backend_objects(variant, compiler, backend)
             if backend.name != "reference":
                 objects += own
             if backend.found["libs"]:
                 link_libs += " " + backend.found["libs"]
-        backends_object = backend_list(os.path.join(folder, "backends.c"),
-                                       [f"kcs_{b.name}_backend" for b in backends], "the backends of this build")
+        backends_object = self.backend_list(compiler, os.path.join(folder, "backends.c"),
+                                            [f"kcs_{b.name}_backend" for b in backends],
+                                            "the backends of this build")
         runner = os.path.join(folder, "kcs")
-        runner_objects = [cc_object(p) for p in sorted(glob.glob("runner/*.c")) if not p.endswith("_test.c")]
+        runner_objects = [compiler.compile(p) for p in sorted(glob.glob("runner/*.c")) if not p.endswith("_test.c")]
         n.build(runner, "link", runner_objects + [backends_object] + harness + objects,
                 variables={"libs": link_libs, "ldflags": ldflags})
-        runner_links[variant] = (runner_objects + [backends_object] + harness + objects, link_libs)
+        self.runner_links[variant] = (runner_objects + [backends_object] + harness + objects, link_libs)
         n.line()
 
-        # Test-only code in tests/ (the saboteur backend: each tests/saboteur_<op>.c
-        # exports kcs_saboteur_<op>_kernels, tests/saboteur_faults.c kcs_fault_*_kernels).
+        test_sources, support = self.test_support(folder, compiler)
+        binaries, stamps = self.unit_tests(folder, compiler, support, harness + reference, ldflags)
+        n.line()
+        if variant:
+            return runner, binaries, stamps
+        stamps.append(self.saboteur_run(folder, compiler, runner_objects, harness + reference, test_sources,
+                                        support, ldflags))
+        n.line()
+        return runner, binaries, stamps
+
+    def backend_objects(self, variant, compiler, backend):
+        """The objects of one backend's files (a .cl file's text embedded as a
+        C string, a .cu file through nvcc), and of the list of its kernel
+        tables; the plain variant's are also the libraries', by source file."""
+        objects = []
+        for source in backend.row.sources():
+            if source.endswith(".cl"):
+                stem = os.path.splitext(os.path.basename(source))[0]
+                generated = os.path.join(self.build, f"{backend.row.folder}/{stem}_cl.c")
+                if generated not in self.embedded:
+                    self.n.build(generated, "embed", source, implicit=[src("tools/embed.py")],
+                                 variables={"symbol": f"kcs_{backend.name}_{stem}_source"})
+                    self.embedded.add(generated)
+                objects.append(compiler.compile(generated))
+                self.embedded_objects[(variant, source)] = objects[-1]
+            elif source.endswith(".cu"):
+                obj = compiler.obj_path(source.replace("/", "_")[:-3] + ".o")
+                self.n.build(obj, "nvcc", source, variables=self.nvcc_file_flags.get(source))
+                objects.append(obj)
+            else:
+                objects.append(compiler.compile(source, backend.found["cflags"]))
+        if not variant:
+            self.library_parts[backend.name] = dict(zip(backend.row.sources(), objects))
+        tables = os.path.join(compiler.folder, f"{backend.name}_kernel_tables.c")
+        write_table_list(tables, backend.name, kernel_tables(backend.row.sources(), backend.name))
+        objects.append(compiler.compile(tables))
+        return objects
+
+    @staticmethod
+    def backend_list(compiler, path, symbols, comment):
+        """Writes and compiles the list of backends a runner has (kcs_builtin_backends)."""
+        write_generated(path, f"/* Generated by configure.py: {comment}. */\n"
+                              '#include "backend.h"\n' +
+                        "".join(f"extern const kcs_backend {symbol};\n" for symbol in symbols) +
+                        "const kcs_backend *const kcs_builtin_backends[] = {\n" +
+                        "".join(f"    &{symbol},\n" for symbol in symbols) +
+                        f"}};\nconst size_t kcs_builtin_backend_count = {len(symbols)};\n")
+        return compiler.compile(path)
+
+    @staticmethod
+    def test_support(folder, compiler):
+        """The test-only code in tests/ (the saboteur backend: each
+        tests/saboteur_<op>.c exports kcs_saboteur_<op>_kernels,
+        tests/saboteur_faults.c kcs_fault_*_kernels) and the lists of its
+        tables; returns (its sources, their objects)."""
         test_sources = sorted(p for p in glob.glob("tests/*.c") if not p.endswith("_test.c"))
-        support = [cc_object(p, "-Itests") for p in test_sources]
+        support = [compiler.compile(p, "-Itests") for p in test_sources]
         for prefix in ("saboteur", "fault"):
             path = os.path.join(folder, f"{prefix}_kernel_tables.c")
             write_table_list(path, prefix, kernel_tables(test_sources, prefix))
-            support.append(cc_object(path))
+            support.append(compiler.compile(path))
+        return test_sources, support
 
-        # Unit tests: every *_test.c, linked with the harness and the reference
-        # (and, for tests/, the test-only code).
+    def unit_tests(self, folder, compiler, support, harness_and_reference, ldflags):
+        """Every *_test.c, linked with the harness and the reference (and, for
+        tests/, the test-only code) and run; returns (binaries, stamps)."""
         stamps, binaries = [], []
         for source in sorted(glob.glob("harness/*_test.c") + glob.glob("ops/*_test.c") + glob.glob("ref/*_test.c") +
                              glob.glob("tests/*_test.c")):
             name = os.path.splitext(os.path.basename(source))[0]
             extra = support if source.startswith("tests/") else []
             binary = os.path.join(folder, "tests", name)
-            n.build(binary, "link", [cc_object(source, "-Itests")] + extra + harness + reference,
-                    variables={"libs": libs + " -lcmocka", "ldflags": ldflags})
+            self.n.build(binary, "link", [compiler.compile(source, "-Itests")] + extra + harness_and_reference,
+                         variables={"libs": self.LIBS + " -lcmocka", "ldflags": ldflags})
             stamp = binary + ".passed"
             # expectations_test reads the shipped known bugs
-            n.build(stamp, "unit_test", binary, implicit=[src(KNOWN_BUGS)] if name == "expectations_test" else [])
+            self.n.build(stamp, "unit_test", binary,
+                         implicit=[src(KNOWN_BUGS)] if name == "expectations_test" else [])
             stamps.append(stamp)
             binaries.append(binary)
-        n.line()
-        if variant:
-            return runner, binaries, stamps
+        return binaries, stamps
 
-        # The runner once more with the saboteur backend beside the reference,
-        # for `ninja check` to run through the normal path.
-        saboteur_list = backend_list(os.path.join(folder, "saboteur_backends.c"),
-                                     ["kcs_reference_backend", "kcs_saboteur_runner_backend",
-                                      "kcs_replica_backend"],
-                                     "the backends of kcs-saboteur")
+    def saboteur_run(self, folder, compiler, runner_objects, harness_and_reference, test_sources, support,
+                     ldflags):
+        """The runner once more with the saboteur backend beside the reference
+        (kcs-saboteur), and its run over every saboteur's cases, for `ninja
+        check` to show through the normal path that the checks catch each
+        planted fault; returns the run's stamp."""
+        n = self.n
+        saboteur_list = self.backend_list(compiler, os.path.join(folder, "saboteur_backends.c"),
+                                          ["kcs_reference_backend", "kcs_saboteur_runner_backend",
+                                           "kcs_replica_backend"],
+                                          "the backends of kcs-saboteur")
         saboteur_runner = os.path.join(folder, "kcs-saboteur")
         saboteurs = [obj for obj in support if not obj.endswith("_support.o")]
-        n.build(saboteur_runner, "link", runner_objects + [saboteur_list] + harness + reference + saboteurs,
-                variables={"libs": libs, "ldflags": ldflags})
+        n.build(saboteur_runner, "link", runner_objects + [saboteur_list] + harness_and_reference + saboteurs,
+                variables={"libs": self.LIBS, "ldflags": ldflags})
         saboteur_stamp = os.path.join(folder, "tests", "saboteur_run.passed")
         # Each tests/saboteur_<x>.c names its cases on a "kcs-saboteur-cases:" line,
         # and tests/saboteur-expectations/<x>.txt says which saboteur must fail where.
@@ -731,24 +818,26 @@ def main():
                 variables={"cases": " ".join(saboteur_cases),
                            "expectations": " ".join(f"--expectations {f}" for f in expectation_files),
                            "results": os.path.join(folder, "saboteur-results.json")})
-        stamps.append(saboteur_stamp)
-        n.line()
-        return runner, binaries, stamps
+        return saboteur_stamp
 
-    runner, test_binaries, test_stamps = emit_build("", backends)
-    library_products, library_stamps = emit_libraries(n, build, backends, library_parts, args.prefix)
-    test_stamps += library_stamps
 
-    # The CPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer
-    # (`ninja sanitize`): backends whose objects cannot be instrumented are left out.
+def emit_sanitizer_build(ctx, core):
+    """The CPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer
+    (`ninja sanitize`), in build/asan: backends whose objects cannot be
+    instrumented are left out. Returns (its runner, its unit tests' stamps)."""
     sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-    safe_backends = [b for b in backends if b.row.sanitizer_safe]
-    asan_runner, _, asan_stamps = emit_build("asan", safe_backends, sanitizers, sanitizers, "-O1 -g")
-    # Every case on every backend built, the heart of `ninja check`: it times
-    # nothing, so it runs beside the other tests (it spends much of its time
-    # waiting, not computing), and again at each `ninja check` (its input
-    # `always` is never built). `check` prints its last line at the end.
-    # Started first of all: the longest wall of the tests.
+    safe_backends = [b for b in ctx.backends if b.row.sanitizer_safe]
+    asan_runner, _, asan_stamps = core.emit("asan", safe_backends, sanitizers, sanitizers, "-O1 -g")
+    return asan_runner, asan_stamps
+
+
+def emit_cases_run(ctx, runner):
+    """Every case on every backend built, the heart of `ninja check`: it times
+    nothing, so it runs beside the other tests (it spends much of its time
+    waiting, not computing), and again at each `ninja check` (its input
+    `always` is never built). `check` prints its last line at the end.
+    Started first of all: the longest wall of the tests. Returns its log."""
+    n, built = ctx.n, ctx.built
     results = built("results.json")
     failures = built("failures")
     cases_log = built("check-cases.log")
@@ -758,23 +847,39 @@ def main():
                         f"|| (cat $out; exit 1)",
            "CHECK every case on every backend built", first=True)
     n.build(cases_log, "cases_run", runner, implicit=["always", src(KNOWN_BUGS)], first=True)
+    return cases_log
 
-    # Script tests: tests/*_test.sh, given the runner (the numpy round trip).
-    # Those that must find a planted slowdown (TIMING_TESTS) are `ninja timing-check`'s, below.
-    report_files = sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
+
+def report_sources():
+    """The report's files, which every script test reads through the runner's results."""
+    return sorted(glob.glob("report/*.py") + glob.glob("report/templates/*"))
+
+
+def emit_script_tests(ctx, runner):
+    """Script tests: tests/*_test.sh, found by glob, each given the runner (the
+    numpy round trip, the runner's own tests, ...). Those that must find a
+    planted slowdown (TIMING_TESTS) are `ninja timing-check`'s
+    (emit_timing_tests); the report's test needs the report's Python.
+    Returns their stamps."""
+    stamps = []
     for script in sorted(glob.glob("tests/*_test.sh")):
-        if (script.endswith("report_test.sh") and not python) or script in TIMING_TESTS:
+        if (script.endswith("report_test.sh") and not ctx.python) or script in TIMING_TESTS:
             continue
-        stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
-        n.build(stamp, "script_test", script, implicit=[runner, built("kcs-saboteur")] + report_files +
-                                                    SCRIPT_TEST_INPUTS.get(script, []),
-                variables={"runner": runner}, first=script in LONG_TESTS)
-        test_stamps.append(stamp)
+        stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
+        ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur")] + report_sources() +
+                                                        SCRIPT_TEST_INPUTS.get(script, []),
+                    variables={"runner": runner}, first=script in LONG_TESTS)
+        stamps.append(stamp)
+    return stamps
 
-    # The CUDA kernels emulated on the host (tests/cuda_*_emulation.sh): every
-    # launch configuration of cuda/*.cu runs under ASan without a GPU. They need
-    # g++ with C++20, not nvcc, and Boost.Context for the CUDA threads' fibers
-    # (tests/cuda_threads_emulation.h); --quick is the subset that reaches every configuration.
+
+def emit_emulation_tests(ctx):
+    """The CUDA kernels emulated on the host (tests/cuda_*_emulation.sh): every
+    launch configuration of cuda/*.cu runs under ASan without a GPU. They need
+    g++ with C++20, not nvcc, and Boost.Context for the CUDA threads' fibers
+    (tests/cuda_threads_emulation.h); --quick is the subset that reaches every
+    configuration. Left out, and said so, without them. Returns their stamps."""
+    n, stamps = ctx.n, []
     gxx = shutil.which("g++")
     fibers = ("#include <boost/context/fiber.hpp>\n"
               "int main(){namespace c = boost::context; int n = 0;\n"
@@ -783,123 +888,150 @@ def main():
         n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
                "TEST $in (CUDA kernels emulated on the host)", first=True)
         for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
-            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+            stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "emulation_test", script,
                     implicit=sorted(glob.glob("cuda/*.cu") + glob.glob("cuda/*.cuh") +
                                     glob.glob("tests/cuda_*_emulation.*")),
                     variables={"arguments": arguments}, first=True)
-            test_stamps.append(stamp)
+            stamps.append(stamp)
     else:
         print("  left out       CUDA emulation tests: no g++ with C++20 and Boost.Context "
               "(install g++ and libboost-context-dev)")
+    return stamps
 
-    # OpenCL kernels with a mistake planted in them (tests/opencl-mutants/*.mutant,
-    # applied by tests/opencl_mutant.py): a runner each, build/mutants/kcs-<name>,
-    # the same as build/kcs but for that one kernel file, for the tests that show
-    # that what should catch each mistake does.
-    opencl = next((b for b in backends if b.name == "opencl"), None)
-    mutant_runners = []
-    if opencl:
-        objects, link_libs = runner_links[""]
-        n.rule("opencl_mutant", f"{sys.executable} {src('tests/opencl_mutant.py')} $in $out", "MUTANT $out")
-        for path in sorted(glob.glob("tests/opencl-mutants/*.mutant")):
-            name = os.path.basename(path)[:-len(".mutant")]
-            with open(path) as f:
-                kernels = re.findall(r"^kernel:\s*(\S+)\s*$", f.read(), re.M)
-            if len(kernels) != 1 or not re.fullmatch(r"opencl/\w+\.cl", kernels[0]):
-                sys.exit(f"configure.py: {path} needs one line 'kernel: opencl/FILE.cl'")
-            stem = os.path.basename(kernels[0])[:-3]
-            original = embedded_objects.get(("", kernels[0]))
-            if original is None:
-                sys.exit(f"configure.py: {path} mutates {kernels[0]}, which the OpenCL backend does not embed")
-            mutated = built(f"mutants/{name}.cl")
-            n.build(mutated, "opencl_mutant", path, implicit=[src("tests/opencl_mutant.py"), src(kernels[0])])
-            embedded_source = built(f"mutants/{name}_cl.c")
-            n.build(embedded_source, "embed", mutated, implicit=[src("tools/embed.py")],
-                    variables={"symbol": f"kcs_opencl_{stem}_source"})
-            embedded_object = built(f"mutants/{name}_cl.o")
-            n.build(embedded_object, "cc", embedded_source, variables={"extra_cflags": ""})
-            mutant_runner = built(f"mutants/kcs-{name}")
-            n.build(mutant_runner, "link", [embedded_object if o == original else o for o in objects],
-                    variables={"libs": link_libs, "ldflags": ""})
-            mutant_runners.append(mutant_runner)
-        n.build("mutants", "phony", mutant_runners)
-        n.line()
 
-        # The softmax kernels with their merge of empty pieces broken must fail
-        # the attention-shaped cases (and pass the others), on any OpenCL device.
-        n.rule("opencl_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
-               "TEST $in", first=True)
-        stamp = built("tests/softmax_mutants.passed")
-        n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
-                variables={"arguments": f"{runner} {built('mutants')}"})
-        test_stamps.append(stamp)
+def emit_opencl_mutants(ctx, core, runner):
+    """OpenCL kernels with a mistake planted in them (tests/opencl-mutants/*.mutant,
+    applied by tests/opencl_mutant.py): a runner each, build/mutants/kcs-<name>,
+    the same as build/kcs but for that one kernel file, and the tests that show
+    that what should catch each mistake does (the softmax mutants; every row
+    under POCL's other compilation paths). Returns (the mutant runners, the
+    tests' stamps): none without the OpenCL backend."""
+    n, built = ctx.n, ctx.built
+    mutant_runners, stamps = [], []
+    if not ctx.backend("opencl"):
+        return mutant_runners, stamps
+    objects, link_libs = core.runner_links[""]
+    n.rule("opencl_mutant", f"{sys.executable} {src('tests/opencl_mutant.py')} $in $out", "MUTANT $out")
+    for path in sorted(glob.glob("tests/opencl-mutants/*.mutant")):
+        name = os.path.basename(path)[:-len(".mutant")]
+        with open(path) as f:
+            kernels = re.findall(r"^kernel:\s*(\S+)\s*$", f.read(), re.M)
+        if len(kernels) != 1 or not re.fullmatch(r"opencl/\w+\.cl", kernels[0]):
+            sys.exit(f"configure.py: {path} needs one line 'kernel: opencl/FILE.cl'")
+        stem = os.path.basename(kernels[0])[:-3]
+        original = core.embedded_objects.get(("", kernels[0]))
+        if original is None:
+            sys.exit(f"configure.py: {path} mutates {kernels[0]}, which the OpenCL backend does not embed")
+        mutated = built(f"mutants/{name}.cl")
+        n.build(mutated, "opencl_mutant", path, implicit=[src("tests/opencl_mutant.py"), src(kernels[0])])
+        embedded_source = built(f"mutants/{name}_cl.c")
+        n.build(embedded_source, "embed", mutated, implicit=[src("tools/embed.py")],
+                variables={"symbol": f"kcs_opencl_{stem}_source"})
+        embedded_object = built(f"mutants/{name}_cl.o")
+        n.build(embedded_object, "cc", embedded_source, variables={"extra_cflags": ""})
+        mutant_runner = built(f"mutants/kcs-{name}")
+        n.build(mutant_runner, "link", [embedded_object if o == original else o for o in objects],
+                variables={"libs": link_libs, "ldflags": ""})
+        mutant_runners.append(mutant_runner)
+    n.build("mutants", "phony", mutant_runners)
+    n.line()
 
-        # Every OpenCL row under POCL's other compilation paths and a large
-        # GPU's launch plans, and the proof that the plans catch a mistake
-        # only they reach (tests/opencl_paths.sh; docs/runner.md).
-        stamp = built("tests/opencl_paths.passed")
-        n.build(stamp, "opencl_test", src("tests/opencl_paths.sh"),
-                implicit=[runner, src(KNOWN_BUGS)] + mutant_runners,
-                variables={"arguments": f"{runner} {built('mutants')}"}, first=True)
-        test_stamps.append(stamp)
+    # The softmax kernels with their merge of empty pieces broken must fail
+    # the attention-shaped cases (and pass the others), on any OpenCL device.
+    n.rule("opencl_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+           "TEST $in", first=True)
+    stamp = built("tests/softmax_mutants.passed")
+    n.build(stamp, "opencl_test", src("tests/softmax_mutants.sh"), implicit=[runner] + mutant_runners,
+            variables={"arguments": f"{runner} {built('mutants')}"})
+    stamps.append(stamp)
 
-    # `ninja opencl-sanitize`: every OpenCL kernel on small cases under Oclgrind's
-    # memory-access, data-race and API checks, and unoptimised under those and its
-    # uninitialised-value check (tests/opencl_sanitize.sh), and the proof that they
-    # catch a planted access past a global, a local and a private array and a
-    # missing barrier (tests/opencl_sanitize_mutants.sh). Part of `ninja check`.
+    # Every OpenCL row under POCL's other compilation paths and a large
+    # GPU's launch plans, and the proof that the plans catch a mistake
+    # only they reach (tests/opencl_paths.sh; docs/runner.md).
+    stamp = built("tests/opencl_paths.passed")
+    n.build(stamp, "opencl_test", src("tests/opencl_paths.sh"),
+            implicit=[runner, src(KNOWN_BUGS)] + mutant_runners,
+            variables={"arguments": f"{runner} {built('mutants')}"}, first=True)
+    stamps.append(stamp)
+    return mutant_runners, stamps
+
+
+def emit_opencl_sanitize(ctx, runner, mutant_runners):
+    """`ninja opencl-sanitize`: every OpenCL kernel on small cases under Oclgrind's
+    memory-access, data-race and API checks, and unoptimised under those and its
+    uninitialised-value check (tests/opencl_sanitize.sh), and the proof that they
+    catch a planted access past a global, a local and a private array and a
+    missing barrier (tests/opencl_sanitize_mutants.sh). Part of `ninja check`;
+    left out, and said so, without oclgrind. Returns their stamps."""
+    n, built = ctx.n, ctx.built
+    opencl = ctx.backend("opencl")
     oclgrind = shutil.which("oclgrind")
-    if opencl and oclgrind:
-        print(f"  oclgrind       {oclgrind} (ninja opencl-sanitize)")
-        sanitize_stamps = []
-        work = built("opencl-sanitize")
-        for script, arguments in (("tests/opencl_sanitize.sh", f"{runner} {work}"),
-                                  ("tests/opencl_sanitize_mutants.sh", f"{built('mutants')} {work}")):
-            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
-            n.build(stamp, "opencl_test", src(script),
-                    implicit=[runner, src("tests/oclgrind_run.sh")] + mutant_runners +
-                             sorted(glob.glob("cases/*.md") + glob.glob("tests/cases/*.md")),
-                    variables={"arguments": arguments}, first=script in LONG_TESTS)
-            sanitize_stamps.append(stamp)
-        n.build("opencl-sanitize", "phony", sanitize_stamps)
-        test_stamps += sanitize_stamps
-        n.line()
-    else:
+    if not (opencl and oclgrind):
         print(f"  left out       opencl-sanitize: {'no oclgrind (install oclgrind)' if opencl else 'no OpenCL backend'}")
+        return []
+    print(f"  oclgrind       {oclgrind} (ninja opencl-sanitize)")
+    sanitize_stamps = []
+    work = built("opencl-sanitize")
+    for script, arguments in (("tests/opencl_sanitize.sh", f"{runner} {work}"),
+                              ("tests/opencl_sanitize_mutants.sh", f"{built('mutants')} {work}")):
+        stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
+        n.build(stamp, "opencl_test", src(script),
+                implicit=[runner, src("tests/oclgrind_run.sh")] + mutant_runners +
+                         sorted(glob.glob("cases/*.md") + glob.glob("tests/cases/*.md")),
+                variables={"arguments": arguments}, first=script in LONG_TESTS)
+        sanitize_stamps.append(stamp)
+    n.build("opencl-sanitize", "phony", sanitize_stamps)
+    n.line()
+    return sanitize_stamps
 
-    # The test-only ops (tests/cases/*.md, e.g. scale: the proof that a new op
-    # takes new files only) on every backend built, through the normal runner.
+
+def emit_test_ops_run(ctx, runner):
+    """The test-only ops (tests/cases/*.md, e.g. scale: the proof that a new op
+    takes new files only) on every backend built, through the normal runner.
+    Returns its stamp, in a list."""
+    n = ctx.n
     n.rule("test_ops_run", "$in run --cases tests/cases --no-save --results $results > $out.log 2>&1 "
                            "&& touch $out || (cat $out.log; exit 1)", "TEST the test-only ops on every backend")
-    stamp = built("tests/test_ops_run.passed")
+    stamp = ctx.built("tests/test_ops_run.passed")
     n.build(stamp, "test_ops_run", runner, implicit=sorted(glob.glob("tests/cases/*.md")),
-            variables={"results": built("test-ops-results.json")})
-    test_stamps.append(stamp)
+            variables={"results": ctx.built("test-ops-results.json")})
+    return [stamp]
 
-    # The report's own tests (Python unittest), where Python has matplotlib.
-    if python:
-        n.rule("python_test", f"{python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
+
+def emit_report_unittest(ctx):
+    """The report's own tests (Python unittest, report/test_*.py), where
+    Python has what the report needs. Returns their stamp, in a list."""
+    if not ctx.python:
+        return []
+    ctx.n.rule("python_test", f"{ctx.python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
                               "&& touch $out || (cat $out.log; exit 1)", "TEST report/test_*.py", first=True)
-        stamp = built("tests/report_unittest.passed")
-        n.build(stamp, "python_test", implicit=sorted(glob.glob("report/*.py") + glob.glob("report/templates/*")),
-                first=True)
-        test_stamps.append(stamp)
+    stamp = ctx.built("tests/report_unittest.passed")
+    ctx.n.build(stamp, "python_test", implicit=report_sources(), first=True)
+    return [stamp]
 
-    # Tests that must find a planted slowdown: `ninja timing-check`, not part
-    # of `ninja check`. They need no quiet machine either: both sides are
-    # timed in interleaved rounds, where the machine's load is common to both,
-    # and the planted slowdown gets three attempts to be named SLOWER
-    # (tests/compare_timing_test.sh).
+
+def emit_timing_tests(ctx, runner):
+    """Tests that must find a planted slowdown: `ninja timing-check`, not part
+    of `ninja check`. They need no quiet machine either: both sides are
+    timed in interleaved rounds, where the machine's load is common to both,
+    and the planted slowdown gets three attempts to be named SLOWER
+    (tests/compare_timing_test.sh)."""
     timing_stamps = []
     for script in TIMING_TESTS:
-        if python:
-            stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
-            n.build(stamp, "script_test", script, implicit=[runner, built("kcs-saboteur")] + report_files,
-                    variables={"runner": runner})
+        if ctx.python:
+            stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
+            ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur")] + report_sources(),
+                        variables={"runner": runner})
             timing_stamps.append(stamp)
-    n.build("timing-check", "phony", timing_stamps)
+    ctx.n.build("timing-check", "phony", timing_stamps)
 
+
+def emit_check_targets(ctx, runner, cases_log, test_stamps, asan_runner, asan_stamps):
+    """The targets a person asks for by name: `unit-tests`, `check` (every
+    test and every case), `golden`, `sanitize` (ASan and UBSan), `valgrind`,
+    and `cuda-sanitize` (compute-sanitizer, where CUDA is built)."""
+    n, built = ctx.n, ctx.built
     n.build("unit-tests", "phony", test_stamps)
     n.build("check", "run_console", implicit=[runner, cases_log] + test_stamps,
             variables={"command": f"tail -n 2 {cases_log}",
@@ -920,6 +1052,7 @@ def main():
                                   f"--no-save --results {built('valgrind-results.json')} "
                                   f"'sumsq/*-n[0-9]' 'sumsq/*-n93' 'sumsq/*-nan' 'sumsq/*-ramp-1000'",
                        "description": "VALGRIND the runner on a small case set"})
+    cuda = ctx.backend("cuda")
     if cuda:
         # The CUDA cases under compute-sanitizer's memcheck and racecheck (on a
         # machine with a GPU); large cases are left out to keep it minutes.
@@ -933,25 +1066,39 @@ def main():
         n.build("cuda-sanitize", "run_console", implicit=[runner],
                 variables={"command": " && ".join(commands),
                            "description": "CUDA-SANITIZE memcheck and racecheck of the CUDA cases"})
-    if fuzz_cc:
-        fuzz_flags = "-fsanitize=fuzzer,address,undefined -g -O1"
-        n.rule("fuzz_link", f"{fuzz_cc} -std=gnu11 -D_GNU_SOURCE -ffp-contract=off {fuzz_flags} "
-                            f"-Iharness -Iops -I{build} -o $out $in -lm", "FUZZ $out")
-        fuzzers = []
-        parser_sources = [f"harness/{name}.c" for name in ("case_file", "generator", "status", "dtype",
-                                                             "op", "check")]
-        parser_sources += op_files + [os.path.join(build, "ops.c")]
-        for target, sources in (("case_file_fuzz", parser_sources),
-                                ("npy_fuzz", ["harness/npy.c", "harness/status.c", "harness/dtype.c"])):
-            binary = built(f"fuzz/{target}")
-            n.build(binary, "fuzz_link", [f"fuzz/{target}.c"] + sources)
-            fuzzers.append(binary)
-        n.build("fuzz", "phony", fuzzers)
-    # The main job: every case on every backend found, timed, then the report.
-    # `ninja suite` runs it every time it is asked (a new driver is no input
-    # ninja can see) and exits as the runner does.
+
+
+def emit_fuzzers(ctx, op_files):
+    """`ninja fuzz`, where clang has libFuzzer: the case-file parser (with the
+    op table it checks names against) and the .npy reader, built with
+    libFuzzer, ASan and UBSan, since both read files a person writes."""
+    n, fuzz_cc = ctx.n, ctx.fuzz_cc
+    if not fuzz_cc:
+        return
+    fuzz_flags = "-fsanitize=fuzzer,address,undefined -g -O1"
+    n.rule("fuzz_link", f"{fuzz_cc} -std=gnu11 -D_GNU_SOURCE -ffp-contract=off {fuzz_flags} "
+                        f"-Iharness -Iops -I{ctx.build} -o $out $in -lm", "FUZZ $out")
+    fuzzers = []
+    parser_sources = [f"harness/{name}.c" for name in ("case_file", "generator", "status", "dtype",
+                                                         "op", "check")]
+    parser_sources += op_files + [os.path.join(ctx.build, "ops.c")]
+    for target, sources in (("case_file_fuzz", parser_sources),
+                            ("npy_fuzz", ["harness/npy.c", "harness/status.c", "harness/dtype.c"])):
+        binary = ctx.built(f"fuzz/{target}")
+        n.build(binary, "fuzz_link", [f"fuzz/{target}.c"] + sources)
+        fuzzers.append(binary)
+    n.build("fuzz", "phony", fuzzers)
+
+
+def emit_suite_and_report(ctx, runner):
+    """The main job: `ninja suite`, every case on every backend found, timed;
+    and `ninja report`, the report of its results, where Python has what the
+    report needs. `ninja suite` runs every time it is asked (a new driver is
+    no input ninja can see) and exits as the runner does."""
+    n, built, python = ctx.n, ctx.built, ctx.python
     suite_results = built("suite-results.json")
     suite_junit = built("suite-junit.xml")
+    failures = built("failures")
 
     # The default lanes (docs/runner.md, "All devices at once"): one per card,
     # its CUDA and OpenCL devices together by PCI address, the cards at once;
@@ -986,6 +1133,52 @@ def main():
                 variables={"command": f"{python} report/kcs_report.py {suite_results} --output "
                                       f"{built('report')}",
                            "description": "REPORT from the suite's results"})
+
+
+def main():
+    """Probes the machine, then writes build.ninja step by step: the head and
+    rules, the runner and its unit tests, the libraries, the sanitizer build,
+    the tests (each kind in its own step), the targets asked for by name, and
+    the suite and its report. Each step is a function above, in this order;
+    the order matters, since build.ninja is written as the steps run."""
+    args = parse_arguments()
+    os.chdir(SOURCE)
+    build = os.path.normpath(args.build_dir)
+    os.makedirs(build, exist_ok=True)
+
+    check_compiler(args.cc)
+    python, python_missing = find_python(args)
+    fuzz_cc = find_fuzz_compiler()
+    print("kcs configure:")
+    print(f"  C compiler     {args.cc}")
+    backends = choose_backends(args, args.cc)
+    if not fuzz_cc:
+        print("  left out       fuzz: no clang with libFuzzer (install clang and libclang-rt-14-dev)")
+    if python_missing:
+        print(f"  left out       report: {python_missing}")
+    else:
+        print(f"  report         {python}")
+    op_files = write_runner_op_list(build)
+
+    n, ninja_file = start_build_file(args, build, python)
+    ctx = Context(args, build, n, backends, python, fuzz_cc)
+    core = CoreBuild(n, build, op_files, emit_nvcc_rule(ctx))
+    runner, test_binaries, test_stamps = core.emit("", backends)
+    library_products, library_stamps = emit_libraries(n, build, backends, core.library_parts, args.prefix)
+    test_stamps += library_stamps
+    asan_runner, asan_stamps = emit_sanitizer_build(ctx, core)
+    cases_log = emit_cases_run(ctx, runner)
+    test_stamps += emit_script_tests(ctx, runner)
+    test_stamps += emit_emulation_tests(ctx)
+    mutant_runners, opencl_stamps = emit_opencl_mutants(ctx, core, runner)
+    test_stamps += opencl_stamps
+    test_stamps += emit_opencl_sanitize(ctx, runner, mutant_runners)
+    test_stamps += emit_test_ops_run(ctx, runner)
+    test_stamps += emit_report_unittest(ctx)
+    emit_timing_tests(ctx, runner)
+    emit_check_targets(ctx, runner, cases_log, test_stamps, asan_runner, asan_stamps)
+    emit_fuzzers(ctx, op_files)
+    emit_suite_and_report(ctx, runner)
     n.build("all", "phony", [runner] + test_binaries + library_products)
     n.line("default all")
     n.close()
