@@ -31,6 +31,8 @@ static const char usage_text[] =
     "  --device N         only device N of each backend (repeatable; default: all)\n"
     "  --platform TEXT    only devices whose platform or name contains TEXT\n"
     "  --kernel GLOB      only kernel variants matching GLOB (\"softmax\" cases: 'warp-*')\n"
+    "  --tag TAG          only cases tagged TAG (perf, large, no-reference, sanitize,\n"
+    "                     sanitize-unoptimised)\n"
     "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
     "  --junit FILE       also write JUnit XML here\n"
     "  --benchmark        time perf-tagged cases (kernel and end to end) and measure the\n"
@@ -162,6 +164,19 @@ static int take_min_time(const char *text, kcs_runner_options *o)
     return 1;
 }
 
+static int take_tag(const char *name, kcs_runner_options *o)
+{
+    o->tag = kcs_tag_bit(name);
+    if (!o->tag) {
+        fprintf(stderr, "kcs: --tag needs a tag of the case files, not '%s' (known:", name);
+        for (int t = 0; t < kcs_tag_count; t++)
+            fprintf(stderr, " %s", kcs_tag_names[t]);
+        fprintf(stderr, ")\n");
+        return 0;
+    }
+    return 1;
+}
+
 static const struct option long_options[] = {
     {"cases", required_argument, 0, 'c'},      {"golden", required_argument, 0, 'g'},
     {"backend", required_argument, 0, 'b'},    {"device", required_argument, 0, 'd'},
@@ -175,6 +190,7 @@ static const struct option long_options[] = {
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
+    {"tag", required_argument, 0, 'G'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -197,6 +213,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'X': ok = take_expectations(value, o); break;
     case 'E': o->strict_expectations = 1; break;
     case 'K': o->kernel_pattern = value; break;
+    case 'G': ok = take_tag(value, o); break;
     case 'T': ok = take_time_limit(value, o); break;
     case 'J': ok = take_jobs(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
@@ -266,6 +283,8 @@ int kcs_check_backend_names(const kcs_runner_options *o)
 
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c)
 {
+    if (o->tag && !(c->tags & o->tag))
+        return 0;
     if (o->pattern_count == 0)
         return 1;
     for (int i = 0; i < o->pattern_count; i++)

@@ -46,6 +46,7 @@ typedef struct {
     const char *platform;
     int strict_expectations; /* an expectation line that matched nothing fails the run */
     const char *kernel_pattern; /* --kernel: only kernel variants matching this glob; NULL: all */
+    unsigned tag;      /* --tag: only cases with this tag (a KCS_TAG_* bit); 0: any */
     const char *results_path;
     const char *junit_path;
     int skip_large;
@@ -78,7 +79,7 @@ kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options 
 /* Whether every name given with --backend is a backend of this build; prints the first that is not. */
 int kcs_check_backend_names(const kcs_runner_options *o);
 
-/* Whether the command line's patterns select a case (no patterns: every case). */
+/* Whether the command line's patterns and --tag select a case (neither: every case). */
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
 
 /* Whether a run runs kernel (a row of some backend) on case c: its op and
