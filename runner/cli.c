@@ -16,6 +16,7 @@ static const char usage_text[] =
     "usage: kcs [run] [options] [PATTERN...]   run cases (the default command)\n"
     "       kcs list [options] [PATTERN...]    list cases\n"
     "       kcs devices [options]              list backends and their devices\n"
+    "       kcs rows [options]                 every kernel row, checked, with the cases that select it\n"
     "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
     "       kcs apply OP --input NAME=FILE.npy ...  run one op on .npy inputs (kcs apply --help)\n"
     "       kcs check OP --input NAME=FILE.npy ... --actual NAME=FILE.npy ...\n"
@@ -87,7 +88,7 @@ static void set_defaults(kcs_runner_options *o, char **argv)
 /* Takes the command word if argv[1] is one; returns where the options start. */
 static int take_command(int argc, char **argv, kcs_runner_options *o)
 {
-    static const char *const commands[] = {"run", "list", "devices", "golden"};
+    static const char *const commands[] = {"run", "list", "devices", "golden", "rows"};
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i]) == 0) {
             o->command = argv[1];

@@ -8,6 +8,7 @@
  *   console.c         the lines a run prints: devices, one per result, the summary
  *   rerun.c           where disagreeing devices' outputs differ: their case rerun, element by element
  *   list.c            `kcs list`
+ *   rows.c            every kernel row checked against the op table and the cases: at start-up, `kcs rows`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
  *   check.c           `kcs check`
@@ -306,6 +307,15 @@ int kcs_compare_and_locate(const kcs_runner_options *o, const kcs_case_list *cas
 
 /* `kcs list`: returns the exit status. */
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);
+
+/* Whether every kernel row of every backend built names a known op, a dtype
+ * it accepts and a variant of its own (kcs_kernel_row_problem); prints each
+ * row that does not. main runs no command without it but `kcs rows`, which
+ * lists them all (rows.c). */
+int kcs_rows_start_check(const kcs_runner_options *o);
+
+/* `kcs rows`: every kernel row with the cases that select it; returns the exit status (rows.c). */
+int kcs_command_rows(const kcs_runner_options *o);
 
 /* `kcs devices`: returns the exit status. */
 int kcs_command_devices(const kcs_runner_options *o);
