@@ -78,7 +78,7 @@ for op in ops:
     if np.issubdtype(value.dtype, np.integer):
         flat[k] = flat[k] - 1 if flat[k] > 0 else flat[k] + 1
     else:
-        step = max(8 * bound, 4 * float(np.spacing(flat[k].astype(value.dtype))))
+        step = max(8 * bound, 4 * abs(float(np.spacing(flat[k].astype(value.dtype)))))  # spacing is negative below 0
         flat[k] = flat[k] + value.dtype.type(step)
     np.save(f"{op}/{name}.wrong.npy", value)
     bad = args + [a for other in outputs for a in
