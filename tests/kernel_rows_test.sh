@@ -28,7 +28,8 @@ rows_pass() {
     "$@" > "$work/$name.out" 2> "$work/$name.err"
     status=$?
     listed=$(($(wc -l < "$work/$name.out") - 1))
-    if [ $status -ne 0 ] || [ -s "$work/$name.err" ] || ! tail -1 "$work/$name.out" | grep -q "^$listed kernel rows, "; then
+    if [ $status -ne 0 ] || [ -s "$work/$name.err" ] ||
+        ! tail -1 "$work/$name.out" | grep -q "^$listed kernel rows, "; then
         cat "$work/$name.err"
         grep -v " cases\?$" "$work/$name.out"
         fail "$*: exit $status, expected 0 and a summary of the $listed rows listed"
@@ -66,7 +67,9 @@ reference_row=$(awk '$1 == "reference" && $2 == "sumsq" && $3 == "f32" { print $
 [ $status -eq 1 ] || fail "kcs rows with one case: exit $status, expected 1"
 grep -q "^reference  *sumsq  *f32  *$reference_row  *NO CASE$" "$work/one.out" ||
     fail "the reference's sumsq f32 row $reference_row was not listed as selected by no case"
-grep -qF "kcs rows: reference: kernel row sumsq f32 $reference_row: no case of $work/cases selects it, so no run of those cases runs it: add a case of sumsq f32, or give the row an .unreachable that says why none can be" "$work/one.err" ||
+cause="no case of $work/cases selects it, so no run of those cases runs it: add a case of sumsq f32, or give the row"
+grep -qF "kcs rows: reference: kernel row sumsq f32 $reference_row: $cause an .unreachable that says why none can be" \
+    "$work/one.err" ||
     { cat "$work/one.err"; fail "the reference's unreachable sumsq f32 row was not named with its cause"; }
 grep -q "^reference  *gemm  *f32 .* NO CASE$" "$work/one.out" || fail "a gemm row was not listed as selected by no case"
 opencl_rows=$(awk '$1 == "opencl" && $2 == "sumsq" && $3 == "f32"' "$work/build.out" | wc -l)
@@ -80,9 +83,11 @@ unreached=$(grep -c "NO CASE$" "$work/one.out")
 
 # Usage: no PATTERN (rows are chosen by --backend and --kernel), and no tag the case files do not have.
 "$kcs" rows sumsq > "$work/usage.out" 2>&1
-[ $? -eq 2 ] && grep -q "takes no PATTERN" "$work/usage.out" || { cat "$work/usage.out"; fail "kcs rows took a pattern"; }
+[ $? -eq 2 ] && grep -q "takes no PATTERN" "$work/usage.out" ||
+    { cat "$work/usage.out"; fail "kcs rows took a pattern"; }
 "$kcs" list --tag sanitise > "$work/usage.out" 2>&1
-[ $? -eq 2 ] && grep -q "^kcs: --tag needs a tag of the case files, not 'sanitise' (known: perf large no-reference sanitize sanitize-unoptimised)$" "$work/usage.out" ||
+[ $? -eq 2 ] && grep -qx "kcs: --tag needs a tag of the case files, not 'sanitise' (known: perf large no-reference sanitize sanitize-unoptimised)" \
+    "$work/usage.out" ||
     { cat "$work/usage.out"; fail "an unknown --tag was not refused naming the known ones"; }
 
 # --tag selects exactly the cases whose tags line has the tag (counted here from the Markdown,

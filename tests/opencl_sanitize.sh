@@ -65,7 +65,8 @@ check_each_row() {
     op_dtype=$("$runner" list --cases "$folder" --tag sanitize-unoptimised "$case" | awk 'NR == 1 { print $2, $3 }')
     rows=$(awk -v op_dtype="$op_dtype" '$1 == "kernel" && $2 " " $3 == op_dtype { sub(":", "", $4); print $4 }' \
         "$work/devices.log")
-    [ -n "$rows" ] || { echo "FAIL: unoptimised, $case: no OpenCL kernel row of $op_dtype"; failures=$((failures + 1)); }
+    [ -n "$rows" ] ||
+        { echo "FAIL: unoptimised, $case: no OpenCL kernel row of $op_dtype"; failures=$((failures + 1)); }
     for row in $rows; do
         check unoptimised "$(echo "$case" | tr / -)-$row" "$folder" --tag sanitize-unoptimised "$case" --kernel "$row"
     done
