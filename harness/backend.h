@@ -120,7 +120,7 @@ typedef struct {
     const char *library;
     /* Optional: why no case of cases/ or tests/cases/ selects this row, for a
      * row kept on purpose where none can (`kcs rows` then lists it with the
-     * reason rather than failing it as unreachable; docs/adding-an-op.md).
+     * reason rather than failing it as unreachable; harness/kernel_rows.h).
      * NULL: some case of its op and dtype must run on it. */
     const char *unreachable;
 } kcs_kernel;
@@ -197,15 +197,6 @@ const kcs_kernel *kcs_backend_kernel(const kcs_backend *backend, size_t index);
 /* The first kernel of a backend for op and dtype (and variant, unless NULL), or NULL. */
 const kcs_kernel *kcs_backend_find_kernel(const kcs_backend *backend, const char *op, kcs_dtype dtype,
                                           const char *variant);
-
-/* What is wrong with kernel row index of backend, measured against the op
- * table (ops/): 0 when nothing, else 1 with message set to one line that
- * names the backend, the row and the cause: an op the table does not have,
- * a dtype its op does not accept, no variant name, a variant name that an
- * earlier row of the same op and dtype has, or no run function. Such a row
- * would never run, or run in another's place, without a word; the runner
- * refuses to start with one (runner/rows.c). */
-int kcs_kernel_row_problem(const kcs_backend *backend, size_t index, char *message, size_t size);
 
 /* The backends this binary was built with, in a fixed order, and their count. */
 extern const kcs_backend *const kcs_builtin_backends[];

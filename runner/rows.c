@@ -6,7 +6,7 @@
  *
  *   at start-up, every command (kcs_rows_start_check): each row of each
  *   backend built names an op of the table, a dtype that op accepts, and a
- *   variant no earlier row of its op and dtype has (harness/backend.c,
+ *   variant no earlier row of its op and dtype has (harness/kernel_rows.c,
  *   kcs_kernel_row_problem); a row that does not is a configuration error,
  *   exit 2, named;
  *
@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel_rows.h"
 #include "runner.h"
 
 /* Whether the rows of backend are the command's: --backend names it, or no --backend. */

@@ -1,5 +1,5 @@
 /* bad_rows_test.c: a kernel table with rows wrong on purpose, checked as the
- * runner checks every row at start-up and in `kcs rows` (harness/backend.c,
+ * runner checks every row at start-up and in `kcs rows` (harness/kernel_rows.c,
  * kcs_kernel_row_problem; runner/rows.c). Each wrong row must be found with
  * a message naming the backend, the row (op, dtype, variant) and the cause,
  * and the right rows, and every row of the reference backend, must pass.
@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "kernel_rows.h"
 
 extern const kcs_backend kcs_reference_backend;
 
