@@ -23,10 +23,9 @@
 #
 # Oclgrind interprets every work-item, thousands of times slower than a CPU
 # device, so the tagged cases are the small ones that still take each kernel
-# through its paths: ragged tails, several work-groups, rows held partly in
-# local memory, the online merge, attention masks, empty sizes, NaN and inf,
-# f16 and bf16 into outputs of their type and of f32 (each build of a
-# program). An access outside a buffer is reported whatever it reads or
+# through its paths: ragged tails, several work-groups, long softmax rows,
+# the online merge, attention masks, empty sizes, NaN and inf, f16 and bf16
+# into outputs of their type and of f32 (each build of a program). An access outside a buffer is reported whatever it reads or
 # writes: the runner's own checks see it only when it changes a result or the
 # 256-byte guard after each of the case's buffers.
 set -u
@@ -40,8 +39,10 @@ failures=0
 # The folders of cases: the suite's and the test-only ops' (tests/cases).
 folders="$root/cases $root/tests/cases"
 
-# check PASS NAME CASE_FOLDER CASE...: the cases in one run of PASS (optimised
-# or unoptimised) under Oclgrind; its results go to WORK/PASS/NAME.json.
+# check PASS NAME CASE_FOLDER ARGUMENT...: one run of PASS (optimised or
+# unoptimised) under Oclgrind, of the folder's cases that the runner's
+# ARGUMENTs select (--tag, case names, --kernel); its results go to
+# WORK/PASS/NAME.json.
 check() {
     pass=$1 name=$2 folder=$3
     shift 3
