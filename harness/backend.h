@@ -118,6 +118,11 @@ typedef struct {
      * so that a report compares kcs's own kernels with it as their peer; NULL
      * for kcs's own kernels (even one that calls a library for a step). */
     const char *library;
+    /* Optional: why no case of cases/ or tests/cases/ selects this row, for a
+     * row kept on purpose where none can (`kcs rows` then lists it with the
+     * reason rather than failing it as unreachable; harness/kernel_rows.h).
+     * NULL: some case of its op and dtype must run on it. */
+    const char *unreachable;
 } kcs_kernel;
 
 /* The kernel rows one file of a backend exports. Each op file of a backend

@@ -164,6 +164,17 @@ static const struct {
             {"sizes", KEY_SIZES},   {"params", KEY_PARAMS}, {"expect", KEY_EXPECT},
             {"tags", KEY_TAGS},     {"bound-tight", KEY_BOUND_TIGHT}};
 
+const char *const kcs_tag_names[] = {"perf", "large", "no-reference", "sanitize", "sanitize-unoptimised"};
+const int kcs_tag_count = sizeof kcs_tag_names / sizeof kcs_tag_names[0];
+
+unsigned kcs_tag_bit(const char *name)
+{
+    for (int t = 0; t < kcs_tag_count; t++)
+        if (strcmp(kcs_tag_names[t], name) == 0)
+            return 1u << t;
+    return 0;
+}
+
 /* Parses one "key: value" line into the block; returns 0 with why on error. */
 static int parse_line(block *b, const char *stem, char *key, char *value, char *why, size_t why_size)
 {
@@ -335,16 +346,16 @@ static int parse_line(block *b, const char *stem, char *key, char *value, char *
     case KEY_TAGS: {
         char *save = NULL;
         for (char *tag = strtok_r(value, " \t,", &save); tag; tag = strtok_r(NULL, " \t,", &save)) {
-            if (strcmp(tag, "perf") == 0)
-                c->tags |= KCS_TAG_PERF;
-            else if (strcmp(tag, "large") == 0)
-                c->tags |= KCS_TAG_LARGE;
-            else if (strcmp(tag, "no-reference") == 0)
-                c->tags |= KCS_TAG_NO_REFERENCE;
-            else {
-                snprintf(why, why_size, "unknown tag '%s' (known: perf, large, no-reference)", tag);
+            unsigned bit = kcs_tag_bit(tag);
+            if (!bit) {
+                char known[160] = "";
+                for (int t = 0; t < kcs_tag_count; t++)
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", t ? ", " : "",
+                             kcs_tag_names[t]);
+                snprintf(why, why_size, "unknown tag '%s' (known: %s)", tag, known);
                 return 0;
             }
+            c->tags |= bit;
         }
         return 1;
     }

@@ -11,7 +11,8 @@
  *     input x: ramp start=1 step=1 one line per input: distribution and
  *                                  parameters, optional seed=N
  *     expect: closed-form          golden | oracle [sample=N] | closed-form
- *     tags: perf large             optional: perf, large, no-reference
+ *     tags: perf large             optional: perf, large, no-reference,
+ *                                  sanitize, sanitize-unoptimised
  *     bound-tight: why             optional: the case uses (nearly) all of its
  *                                  bound by construction, and why
  *     ```
@@ -40,12 +41,29 @@ typedef enum {
     KCS_EXPECT_CLOSED_FORM, /* the op's closed form for these inputs */
 } kcs_expect_source;
 
-/* Tags, as bits. */
+/* Tags, as bits (kcs_tag_bit gives a tag's bit from its name). */
 enum {
     KCS_TAG_PERF = 1u << 0,         /* timed when the runner benchmarks */
     KCS_TAG_LARGE = 1u << 1,        /* needs much memory or time; --skip-large leaves it out */
     KCS_TAG_NO_REFERENCE = 1u << 2, /* too slow for the scalar reference backend */
+    /* Small enough for a simulator and taking its op's kernels through their
+     * paths: run under Oclgrind by tests/opencl_sanitize.sh, in its first pass
+     * (the kernels built as for a device). The op's own case file says which
+     * of its cases the sanitizer runs, so a new op brings its own. */
+    KCS_TAG_SANITIZE = 1u << 3,
+    /* The same script's second pass (kernels unoptimised, each row in a run
+     * of its own, the uninitialised-value check): one small case per op and
+     * dtype. */
+    KCS_TAG_SANITIZE_UNOPTIMISED = 1u << 4,
 };
+
+/* The known tags' names, in bit order ("perf" is bit 0), as a case file and
+ * `kcs run --tag` spell them, and how many there are. */
+extern const char *const kcs_tag_names[];
+extern const int kcs_tag_count;
+
+/* The bit of the tag called name, or 0 when no tag has that name. */
+unsigned kcs_tag_bit(const char *name);
 
 /* A parameter as written: name and text value, interpreted by the op. */
 typedef struct {

@@ -123,7 +123,9 @@ static void every_malformed_line_is_reported(void **state)
     expect_problem("colour: red", "unknown key 'colour'");
     expect_problem("dtype: f64", "given twice");
     expect_problem("no colon here", "expected 'key: value'");
-    expect_problem("tags: fast", "unknown tag 'fast'");
+    expect_problem("tags: fast", "unknown tag 'fast' (known: perf, large, no-reference, sanitize, "
+                                 "sanitize-unoptimised)");
+    expect_problem("tags: sanitize-optimised", "unknown tag 'sanitize-optimised'");
     expect_problem("params: alpha", "is not name=value");
     expect_problem("params: alpha=1 alpha=2", "'alpha' given twice");
     expect_problem("input y: gaussian", "unknown distribution 'gaussian'");
@@ -133,6 +135,30 @@ static void every_malformed_line_is_reported(void **state)
     expect_problem_at("input x: normal", 8, "input 'x' given twice"); /* the second one is wrong */
     expect_problem("input: normal", "needs an input name");
     expect_problem("bound-tight:", "bound-tight needs the reason");
+}
+
+/* Every tag a case file may give is parsed into its own bit, and --tag finds
+ * the same bit by name. */
+static void every_tag_has_its_bit(void **state)
+{
+    (void)state;
+    kcs_case_list list = {0};
+    assert_int_equal(kcs_parse_case_text("```kcs-case\ncase: t\nop: sumsq\ndtype: f32\nsizes: n=3\n"
+                                         "input x: normal\nexpect: golden\n"
+                                         "tags: sanitize, sanitize-unoptimised no-reference\n```\n",
+                                         "cases/x.md", &list, NULL),
+                     KCS_OK);
+    assert_int_equal(list.problem_count, 0);
+    assert_int_equal(list.cases[0].tags, KCS_TAG_SANITIZE | KCS_TAG_SANITIZE_UNOPTIMISED | KCS_TAG_NO_REFERENCE);
+    kcs_case_list_free(&list);
+    unsigned all = 0;
+    for (int t = 0; t < kcs_tag_count; t++) {
+        assert_int_equal(kcs_tag_bit(kcs_tag_names[t]), 1u << t);
+        all |= kcs_tag_bit(kcs_tag_names[t]);
+    }
+    assert_int_equal(all, KCS_TAG_PERF | KCS_TAG_LARGE | KCS_TAG_NO_REFERENCE | KCS_TAG_SANITIZE |
+                              KCS_TAG_SANITIZE_UNOPTIMISED);
+    assert_int_equal(kcs_tag_bit("sanitise"), 0);
 }
 
 static void expect_block_problem(const char *block, int line, const char *words)
@@ -203,6 +229,7 @@ int main(void)
         cmocka_unit_test(good_blocks_are_parsed),
         cmocka_unit_test(patterns_are_globs_or_prefixes),
         cmocka_unit_test(every_malformed_line_is_reported),
+        cmocka_unit_test(every_tag_has_its_bit),
         cmocka_unit_test(every_malformed_block_is_reported),
         cmocka_unit_test(a_case_defined_twice_is_reported),
         cmocka_unit_test(an_unreadable_file_is_a_problem_not_a_crash),

@@ -16,6 +16,7 @@ static const char usage_text[] =
     "usage: kcs [run] [options] [PATTERN...]   run cases (the default command)\n"
     "       kcs list [options] [PATTERN...]    list cases\n"
     "       kcs devices [options]              list backends and their devices\n"
+    "       kcs rows [options]                 every kernel row, checked, with the cases that select it\n"
     "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
     "       kcs apply OP --input NAME=FILE.npy ...  run one op on .npy inputs (kcs apply --help)\n"
     "       kcs check OP --input NAME=FILE.npy ... --actual NAME=FILE.npy ...\n"
@@ -31,6 +32,8 @@ static const char usage_text[] =
     "  --device N         only device N of each backend (repeatable; default: all)\n"
     "  --platform TEXT    only devices whose platform or name contains TEXT\n"
     "  --kernel GLOB      only kernel variants matching GLOB (\"softmax\" cases: 'warp-*')\n"
+    "  --tag TAG          only cases tagged TAG (perf, large, no-reference, sanitize,\n"
+    "                     sanitize-unoptimised)\n"
     "  --results FILE     write the JSON results here (default: kcs-results.json)\n"
     "  --junit FILE       also write JUnit XML here\n"
     "  --benchmark        time perf-tagged cases (kernel and end to end) and measure the\n"
@@ -85,7 +88,7 @@ static void set_defaults(kcs_runner_options *o, char **argv)
 /* Takes the command word if argv[1] is one; returns where the options start. */
 static int take_command(int argc, char **argv, kcs_runner_options *o)
 {
-    static const char *const commands[] = {"run", "list", "devices", "golden"};
+    static const char *const commands[] = {"run", "list", "devices", "golden", "rows"};
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i]) == 0) {
             o->command = argv[1];
@@ -162,6 +165,19 @@ static int take_min_time(const char *text, kcs_runner_options *o)
     return 1;
 }
 
+static int take_tag(const char *name, kcs_runner_options *o)
+{
+    o->tag = kcs_tag_bit(name);
+    if (!o->tag) {
+        fprintf(stderr, "kcs: --tag needs a tag of the case files, not '%s' (known:", name);
+        for (int t = 0; t < kcs_tag_count; t++)
+            fprintf(stderr, " %s", kcs_tag_names[t]);
+        fprintf(stderr, ")\n");
+        return 0;
+    }
+    return 1;
+}
+
 static const struct option long_options[] = {
     {"cases", required_argument, 0, 'c'},      {"golden", required_argument, 0, 'g'},
     {"backend", required_argument, 0, 'b'},    {"device", required_argument, 0, 'd'},
@@ -175,6 +191,7 @@ static const struct option long_options[] = {
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
+    {"tag", required_argument, 0, 'G'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -197,6 +214,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'X': ok = take_expectations(value, o); break;
     case 'E': o->strict_expectations = 1; break;
     case 'K': o->kernel_pattern = value; break;
+    case 'G': ok = take_tag(value, o); break;
     case 'T': ok = take_time_limit(value, o); break;
     case 'J': ok = take_jobs(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
@@ -266,6 +284,8 @@ int kcs_check_backend_names(const kcs_runner_options *o)
 
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c)
 {
+    if (o->tag && !(c->tags & o->tag))
+        return 0;
     if (o->pattern_count == 0)
         return 1;
     for (int i = 0; i < o->pattern_count; i++)

@@ -6,7 +6,7 @@
  * Exit status: 0 when every case that ran passed (skips are not failures),
  * 1 when any case failed or had an error, 2 for a usage or configuration
  * error (unknown option or backend, unreadable case directory, results file
- * that cannot be written).
+ * that cannot be written, a kernel row of an unknown op or dtype: rows.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +44,11 @@ int main(int argc, char **argv)
     kcs_options_outcome parsed = kcs_parse_options(argc, argv, &o);
     if (parsed == KCS_OPTIONS_HELP)
         return KCS_EXIT_PASSED;
-    if (parsed == KCS_OPTIONS_BAD || !kcs_check_backend_names(&o))
+    if (parsed == KCS_OPTIONS_BAD || !kcs_check_backend_names(&o) || !kcs_rows_start_check(&o))
         return KCS_EXIT_USAGE;
-    int status = strcmp(o.command, "devices") == 0 ? kcs_command_devices(&o) : run_command_on_cases(&o, argc, argv);
+    int status = strcmp(o.command, "devices") == 0 ? kcs_command_devices(&o)
+                 : strcmp(o.command, "rows") == 0  ? kcs_command_rows(&o)
+                                                   : run_command_on_cases(&o, argc, argv);
     kcs_expectations_free(&o.expectations);
     return status;
 }

@@ -486,7 +486,7 @@ static int patterns_match(const kcs_runner_options *o, const kcs_case_list *case
             size_t unreadable = file_problems_named(cases, o->patterns[i]);
             fprintf(stderr, "kcs: no case in %s matches '%s'%s%s\n", o->cases_dir, o->patterns[i],
                     i == 0 && strcmp(o->command, "run") == 0 && !strchr(o->patterns[i], '/')
-                        ? " (and it is no command: run, list, devices, golden, apply, check; see kcs --help)"
+                        ? " (and it is no command: run, list, devices, golden, rows, apply, check; see kcs --help)"
                         : "",
                     unreadable ? ": a case of that name could not be read:" : "");
             print_file_problems(cases, o->patterns[i]);

@@ -8,6 +8,7 @@
  *   console.c         the lines a run prints: devices, one per result, the summary
  *   rerun.c           where disagreeing devices' outputs differ: their case rerun, element by element
  *   list.c            `kcs list`
+ *   rows.c            every kernel row checked against the op table and the cases: at start-up, `kcs rows`
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
  *   check.c           `kcs check`
@@ -46,6 +47,7 @@ typedef struct {
     const char *platform;
     int strict_expectations; /* an expectation line that matched nothing fails the run */
     const char *kernel_pattern; /* --kernel: only kernel variants matching this glob; NULL: all */
+    unsigned tag;      /* --tag: only cases with this tag (a KCS_TAG_* bit); 0: any */
     const char *results_path;
     const char *junit_path;
     int skip_large;
@@ -78,7 +80,7 @@ kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options 
 /* Whether every name given with --backend is a backend of this build; prints the first that is not. */
 int kcs_check_backend_names(const kcs_runner_options *o);
 
-/* Whether the command line's patterns select a case (no patterns: every case). */
+/* Whether the command line's patterns and --tag select a case (neither: every case). */
 int kcs_case_selected(const kcs_runner_options *o, const kcs_case *c);
 
 /* Whether a run runs kernel (a row of some backend) on case c: its op and
@@ -305,6 +307,15 @@ int kcs_compare_and_locate(const kcs_runner_options *o, const kcs_case_list *cas
 
 /* `kcs list`: returns the exit status. */
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);
+
+/* Whether every kernel row of every backend built names a known op, a dtype
+ * it accepts and a variant of its own (kcs_kernel_row_problem); prints each
+ * row that does not. main runs no command without it but `kcs rows`, which
+ * lists them all (rows.c). */
+int kcs_rows_start_check(const kcs_runner_options *o);
+
+/* `kcs rows`: every kernel row with the cases that select it; returns the exit status (rows.c). */
+int kcs_command_rows(const kcs_runner_options *o);
 
 /* `kcs devices`: returns the exit status. */
 int kcs_command_devices(const kcs_runner_options *o);

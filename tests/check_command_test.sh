@@ -2,11 +2,15 @@
 # check_command_test.sh: `kcs check` on outputs computed with NumPy, for every op of
 # the build (docs/take-away.md): a correct output passes, and the same output
 # with one element moved beyond its bound (read from --errors) fails, naming
-# that element. Also: sizes from the shapes, int64 for integer outputs, and
-# each class of bad input refused with exit status 2.
+# that element. Each op's NumPy computation is its own file beside its
+# descriptor, ops/<op>.numpy.py (found by that glob: a new op brings its own, and
+# an op of the build without one fails here). Also: sizes from the shapes,
+# int64 for integer outputs, and each class of bad input refused with exit
+# status 2.
 # usage: tests/check_command_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
+root=$(cd "$(dirname "$0")/.." && pwd)
 python=${KCS_PYTHON:-/usr/bin/python3} # configure.py passes the Python it found
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -17,86 +21,28 @@ ops=$("$kcs" check no-such-op --input x=none.npy --actual y=none.npy 2>&1 | sed 
       tr -d ',')
 [ -n "$ops" ] || { echo "FAIL: kcs check did not list the ops"; exit 1; }
 
-KCS="$kcs" OPS="$ops" $python - <<'EOF'
-import os, subprocess, sys
+KCS="$kcs" OPS="$ops" ROOT="$root" $python - <<'EOF'
+import glob, os, runpy, subprocess, sys, zlib
 import numpy as np
 
 kcs, ops = os.environ["KCS"], os.environ["OPS"].split()
-rng = np.random.default_rng(18)
 failures = []
 
-def f32(a):
-    return np.asarray(a, dtype=np.float32)
-
-def uniform(shape, lo=-1.0, hi=1.0):
-    return rng.uniform(lo, hi, shape)
-
-# Each op: its inputs, its parameters and its outputs computed in NumPy, in
-# float64 or long double and rounded once to the output's type.
-def sumsq():
-    x = rng.standard_normal(1001)
-    return dict(x=x), [], dict(s=np.float64(np.sum(np.square(x.astype(np.longdouble)))))
-
-def gemm():
-    a, b, c = f32(uniform((7, 5))), f32(uniform((9, 5))), f32(uniform((7, 9)))
-    out = 0.5 * (a.astype(np.float64) @ b.astype(np.float64).T) + 2.0 * c.astype(np.float64)
-    return dict(a=a, b=b, c=c), ["transb=T", "alpha=0.5", "beta=2"], dict(c_out=f32(out))
-
-def elementwise(name):
-    x, y = uniform(1000, -8, 8), uniform(1000, -8, 8)
-    if name == "add":
-        return dict(x=x, y=y), [], dict(out=x + y)
-    if name == "mul":
-        return dict(x=f32(x), y=f32(y)), [], dict(out=f32(x.astype(np.float32).astype(np.float64) *
-                                                         y.astype(np.float32).astype(np.float64)))
-    if name == "relu":
-        return dict(x=x), [], dict(out=np.where(x < 0, 0.0, x))
-    xl = f32(x).astype(np.longdouble)
-    return dict(x=f32(x)), [], dict(out=f32(1 / (1 + np.exp(-xl))))
-
-def softmax():
-    x = f32(rng.standard_normal((9, 33)) * 3)
-    e = np.exp(x.astype(np.longdouble) - x.max(axis=1, keepdims=True))
-    return dict(x=x), [], dict(y=f32(e / e.sum(axis=1, keepdims=True)))
-
-def assign():
-    x, a = f32(rng.standard_normal((200, 3))), f32(rng.standard_normal((9, 3)))
-    distances = ((x.astype(np.float64)[:, None, :] - a.astype(np.float64)[None, :, :]) ** 2).sum(axis=2)
-    idx = distances.argmin(axis=1)  # int64, as numpy gives it
-    return dict(x=x, a=a), [], dict(idx=idx, dist=f32(distances.min(axis=1)))
-
-def reduce():
-    x, idx = f32(rng.standard_normal((300, 4))), rng.integers(0, 6, 300).astype(np.int32)
-    count = np.bincount(idx, minlength=7).astype(np.int32)  # anchor 6 is empty
-    mean, var = np.zeros((7, 4)), np.zeros((7, 4))
-    for j in range(7):
-        points = x[idx == j].astype(np.float64)
-        if len(points):
-            mean[j], var[j] = points.mean(axis=0), ((points - points.mean(axis=0)) ** 2).mean(axis=0)
-    return dict(x=x, idx=idx), [], dict(count=count, mean=f32(mean), var=f32(var))
-
-def update():
-    a, v, mean = (f32(rng.standard_normal((6, 5))) for _ in range(3))
-    count = np.array([3, 0, 1, 7, 0, 2], dtype=np.int32)
-    T, lr, mu = 0.75, 0.125, 0.5
-    v64, a64, m64 = v.astype(np.float64), a.astype(np.float64), mean.astype(np.float64)
-    v_next = mu * v64 + np.where(count[:, None] > 0, m64 - a64, 0.0)
-    a_next = a64 + lr * T * v_next
-    return (dict(a=a, v=v, mean=mean, count=count), [f"temperature={T}", f"learning_rate={lr}", f"momentum={mu}"],
-            dict(a_next=f32(a_next), v_next=f32(v_next)))
-
-def energy():
-    dist = f32(rng.uniform(0, 4, 1000))
-    return dict(dist=dist), [], dict(e=f32(np.mean(dist.astype(np.float64))))
-
-def scale():
-    x = rng.standard_normal(100)
-    return dict(x=x), ["alpha=3"], dict(y=3.0 * x)
-
-makers = dict(sumsq=sumsq, gemm=gemm, softmax=softmax, assign=assign, reduce=reduce, update=update,
-              energy=energy, scale=scale)
-for name in ("add", "mul", "relu", "sigmoid"):
-    makers[name] = lambda name=name: elementwise(name)
+# Each ops/*.numpy.py gives `makers`: op name -> function(rng) -> (inputs, parameters,
+# outputs), the outputs computed in float64 or long double and rounded once to their type.
+makers, maker_files = {}, {}
+for path in sorted(glob.glob(os.path.join(os.environ["ROOT"], "ops", "*.numpy.py"))):
+    name = os.path.relpath(path, os.environ["ROOT"])
+    found = runpy.run_path(path).get("makers")
+    if not isinstance(found, dict) or not found:
+        failures.append(f"{name}: defines no `makers` dict of op name -> function(rng)")
+        continue
+    for op, maker in found.items():
+        if op in makers:
+            failures.append(f"{name}: a maker for {op}, which {maker_files[op]} makes too")
+        makers[op], maker_files[op] = maker, name
+for op in sorted(set(makers) - set(ops)):
+    failures.append(f"{maker_files[op]}: a maker for {op}, which is no op of this build (known: {' '.join(ops)})")
 
 def run(args):
     result = subprocess.run([kcs, "check"] + args, capture_output=True, text=True)
@@ -104,9 +50,10 @@ def run(args):
 
 for op in ops:
     if op not in makers:
-        failures.append(f"{op}: no NumPy computation in tests/check_command_test.sh for this op")
+        failures.append(f"{op}: no NumPy computation for this op: add ops/{op}.numpy.py (ops/sumsq.numpy.py says how)")
         continue
-    inputs, params, outputs = makers[op]()
+    # Each op's own generator, from its name: one op's data does not depend on which others there are.
+    inputs, params, outputs = makers[op](np.random.default_rng(zlib.crc32(op.encode())))
     os.makedirs(op, exist_ok=True)
     args = [op]
     for name, value in inputs.items():
@@ -131,7 +78,7 @@ for op in ops:
     if np.issubdtype(value.dtype, np.integer):
         flat[k] = flat[k] - 1 if flat[k] > 0 else flat[k] + 1
     else:
-        step = max(8 * bound, 4 * float(np.spacing(flat[k].astype(value.dtype))))
+        step = max(8 * bound, 4 * abs(float(np.spacing(flat[k].astype(value.dtype)))))  # spacing is negative below 0
         flat[k] = flat[k] + value.dtype.type(step)
     np.save(f"{op}/{name}.wrong.npy", value)
     bad = args + [a for other in outputs for a in

@@ -29,25 +29,22 @@ mkdir -p "$work"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# The case list of a pass of tests/opencl_sanitize.sh: the variable cases
-# (optimised) or unoptimised_cases.
-pass_cases() {
-    variable=cases
-    [ "$1" = unoptimised ] && variable=unoptimised_cases
-    sed -n "/^$variable=\"/,/\"\$/p" "$root/tests/opencl_sanitize.sh" | sed "s/^$variable=//" | tr -d '"' |
-        tr ' ' '\n'
+# The tag of a pass of tests/opencl_sanitize.sh: its cases are those tagged so.
+pass_tag() {
+    if [ "$1" = unoptimised ]; then echo sanitize-unoptimised; else echo sanitize; fi
 }
 
 # expect_caught PASS MUTANT CASE VARIANT KERNEL REPORT...: the mutant's run of
 # kernel variant VARIANT in PASS (optimised or unoptimised) fails with each
 # REPORT (the start of a line of Oclgrind's log) from the OpenCL kernel
-# function KERNEL. CASE must be in that pass's list, where the real kernels
-# pass it clean.
+# function KERNEL. CASE must carry that pass's tag, so that
+# tests/opencl_sanitize.sh runs the real kernels on it and they pass it clean.
 expect_caught() {
     pass=$1 mutant=$2 case=$3 variant=$4 kernel=$5 before=$failures
     shift 5
-    pass_cases "$pass" | grep -qx "$case" ||
-        fail "$case is not in the $pass list of tests/opencl_sanitize.sh, where the real kernels pass it clean"
+    tag=$(pass_tag "$pass")
+    "$mutants/kcs-$mutant" list --tag "$tag" "$case" 2>&1 | awk '{ print $1 }' | grep -qx "$case" ||
+        fail "$case is not tagged $tag: tests/opencl_sanitize.sh must show that the real kernels pass it clean"
     option=""
     [ "$pass" = unoptimised ] && option=--unoptimised
     # shellcheck disable=SC2086 # the option is a word or nothing
