@@ -325,7 +325,7 @@ LIBRARY_VERSION = "0.1.0"
 # descriptors' layouts and the backends call. Whatever they need beyond these is
 # a link error (-Wl,--no-undefined), never a silent gap.
 LIBRARY_HARNESS = ["harness/status.c", "harness/dtype.c", "harness/backend.c", "harness/op.c",
-                   "harness/case_file.c", "harness/check.c", "harness/generator.c"]
+                   "harness/case_file.c", "harness/check.c", "harness/generator.c", "harness/probe.c"]
 
 
 def test_only_ops():
@@ -351,7 +351,8 @@ def is_test_only_file(path, test_ops):
 # The headers installed in PREFIX/include/kcs/, which programs include as <kcs/NAME>.
 def library_headers(built_backends, test_ops):
     headers = sorted(glob.glob("ref/kcs_ref*.h")) + ["harness/kcs_export.h", "harness/status.h",
-                                                      "harness/dtype.h", "ops/op_args.h", "lib/kcs_device.h"]
+                                                      "harness/dtype.h", "ops/op_args.h", "lib/kcs_device.h",
+                                                      "lib/kcs_probe.h"]
     return [h for h in headers if not is_test_only_file(h, test_ops)] + [f"lib/kcs_device_{b}.h"
                                                                           for b in built_backends]
 
@@ -408,6 +409,9 @@ def emit_libraries(n, build, backends, library_parts, prefix):
         n.build(tables_object, "cc", tables)
         # libkcs_ref holds the harness; the others link it (their .pc Requires it).
         objects = [api_object, tables_object] + [library_parts[backend.name][p] for p in sources]
+        if backend.name == "reference":  # kcs_probe_open on a context (lib/kcs_probe.h)
+            objects.append(os.path.join(build, "obj", "lib_probe.o"))
+            n.build(objects[-1], "cc", src("lib/probe.c"), variables={"extra_cflags": "-Ilib"})
         objects += harness if backend.name == "reference" else [library_parts["harness"]["harness/backend.c"]]
         private = "-lm" if backend.name == "reference" else f"{found[backend.name]['libs']} -lm"
         archive = os.path.join(lib, f"lib{name}.a")

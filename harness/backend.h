@@ -20,7 +20,7 @@
 #include "op_args.h"
 #include "status.h"
 
-#define KCS_BACKEND_INTERFACE_VERSION 4 /* 4: measure_ceilings takes the mask of ceilings wanted */
+#define KCS_BACKEND_INTERFACE_VERSION 5 /* 4: measure_ceilings takes the mask of ceilings wanted; 5: probe */
 
 typedef struct kcs_device kcs_device; /* an opened device; each backend defines it */
 typedef struct kcs_buffer kcs_buffer; /* device memory; each backend defines it */
@@ -186,6 +186,9 @@ typedef struct {
     /* Optional: the device's own stream or queue (cudaStream_t, cl_command_queue),
      * for programs that mix kcs with their own kernels; NULL: none. */
     void *(*native_queue)(kcs_device *device);
+    /* Optional: the in-production probe's kernels (harness/probe.h; docs/fleet.md,
+     * "The probe"); NULL: the backend has no probe. */
+    const struct kcs_probe_methods *probe;
 } kcs_backend;
 
 /* Number of kernels of a backend, over all its tables. */

@@ -21,6 +21,7 @@ static const char usage_text[] =
     "       kcs apply OP --input NAME=FILE.npy ...  run one op on .npy inputs (kcs apply --help)\n"
     "       kcs check OP --input NAME=FILE.npy ... --actual NAME=FILE.npy ...\n"
     "                                          check outputs computed elsewhere (kcs check --help)\n"
+    "       kcs probe [options]                the probe for silent data corruption (kcs probe --help)\n"
     "\n"
     "A PATTERN is a shell glob on case names (\"sumsq/f64-*\"), or a prefix\n"
     "when it has no wildcard (\"sumsq\"). Without patterns every case is taken.\n"

@@ -40,6 +40,8 @@ int main(int argc, char **argv)
         return kcs_command_apply(argc, argv);
     if (argc > 1 && strcmp(argv[1], "check") == 0)
         return kcs_command_check(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "probe") == 0)
+        return kcs_command_probe(argc, argv);
     kcs_runner_options o;
     kcs_options_outcome parsed = kcs_parse_options(argc, argv, &o);
     if (parsed == KCS_OPTIONS_HELP)

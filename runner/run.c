@@ -405,7 +405,7 @@ void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_
     kcs_close_devices(&context.devices);
 }
 
-static void read_revision(char *revision, size_t size)
+void kcs_read_revision(char *revision, size_t size)
 {
     snprintf(revision, size, "unknown");
     FILE *git = popen("git -C '" KCS_SOURCE_DIR "' describe --always --dirty --abbrev=12 2>/dev/null", "r");
@@ -634,7 +634,7 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
         return KCS_EXIT_USAGE;
     }
     char revision[128];
-    read_revision(revision, sizeof revision);
+    kcs_read_revision(revision, sizeof revision);
     kcs_results_set_run(results, revision, argc, argv, &o->run);
     record_file_problems(o, cases, results);
     fflush(stdout);

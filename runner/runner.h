@@ -12,6 +12,7 @@
  *   golden_command.c  `kcs golden`
  *   apply.c           `kcs apply`
  *   check.c           `kcs check`
+ *   probe.c           `kcs probe`: the probe for silent data corruption (lib/kcs_probe.h)
  *   given_arrays.c    what apply and check share: arrays given as .npy files
  *   op_arrays.c       what apply and check say of an op: its arrays, sizes, parameters
  *   time_limit.c      how long a unit may go without progress before its worker is killed
@@ -328,6 +329,12 @@ int kcs_command_apply(int argc, char **argv);
 
 /* `kcs check OP ...`: argv as main's; returns the exit status. */
 int kcs_command_check(int argc, char **argv);
+
+/* `kcs probe ...`: argv as main's; returns the exit status (probe.c). */
+int kcs_command_probe(int argc, char **argv);
+
+/* The source tree's revision (git describe), or "unknown", for a results file (run.c). */
+void kcs_read_revision(char *revision, size_t size);
 
 /* ---- arrays given as .npy files: `kcs apply` and `kcs check` (given_arrays.c) ---- */
 
