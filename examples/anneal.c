@@ -2,7 +2,7 @@
  *
  *   build/examples/anneal [--backend cuda|opencl|reference] [--platform P] [--device D]
  *                         [--n 1000000] [--d 128] [--m 1024] [--iterations 10]
- *                         [--compare K] [--async] [--seed S]
+ *                         [--compare K] [--async] [--seed S] [--probe BUDGET]
  *
  * Built by `ninja`; outside the tree, beside example_device.h, with the
  * device libraries installed (docs/library.md, "The examples"):
@@ -30,6 +30,15 @@
  * At the full size one CPU iteration is minutes of work: time with
  * --compare 0, compare at a smaller n.
  *
+ * --probe BUDGET runs the probe for silent data corruption beside the loop
+ * (lib/kcs_probe.h, docs/fleet.md "The probe"): opened once, one whole cycle
+ * checked before the loop (by each op's oracle: one device, no record), then
+ * kcs_probe_step once per iteration, after the iteration's four calls are
+ * enqueued, with BUDGET seconds of device time a step. The probe runs on a
+ * stream of its own and never waits for the loop's: its cost is the time its
+ * blocks take from the loop's kernels, which the wall times show against a
+ * run without it. Every result it returns is counted; a mismatch exits 1.
+ *
  * The data: m well-separated cluster centres in [-1, 1)^d and n points, point
  * i a member of cluster i mod m displaced by up to 0.05 per coordinate; the
  * anchors start at the first m points. Deterministic (splitmix64 of --seed).
@@ -42,6 +51,7 @@
 #include <time.h>
 
 #include "example_device.h"
+#include <kcs/kcs_probe.h>
 #include <kcs/kcs_ref.h>
 
 static double now(void)
@@ -170,6 +180,7 @@ int main(int argc, char **argv)
     int platform = 0, device = 0, iterations = 10, compare = 2, asynchronous = 0;
     size_t n = 1000000, d = 128, m = 1024;
     uint64_t seed = 1;
+    double probe_budget = 0.0;
     for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--backend") == 0 && value)
@@ -192,18 +203,23 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--async") == 0)
             asynchronous = 1;
+        else if (strcmp(argv[i], "--probe") == 0 && value)
+            probe_budget = strtod(argv[++i], NULL);
         else {
             fprintf(stderr, "anneal: unknown argument '%s' (see the comment at the top of examples/anneal.c)\n",
                     argv[i]);
             return 2;
         }
     }
-    if (m == 0 || m > n || d == 0 || iterations < 1 || compare < 0) {
-        fprintf(stderr, "anneal: needs 1 <= m <= n, d >= 1, --iterations >= 1, --compare >= 0\n");
+    if (m == 0 || m > n || d == 0 || iterations < 1 || compare < 0 || probe_budget < 0) {
+        fprintf(stderr, "anneal: needs 1 <= m <= n, d >= 1, --iterations >= 1, --compare >= 0, --probe > 0\n");
         return 2;
     }
     kcs_error err = {{0}};
     kcs_context *context = NULL;
+    kcs_probe *probe = NULL;
+    long probe_results[5] = {0}; /* by kcs_probe_verdict */
+    double probe_device_seconds = 0;
     int result = 3;
     size_t outside = 0;
     host_step dev = {0}, ref = {0};
@@ -241,6 +257,16 @@ int main(int argc, char **argv)
         kcs_upload(context, ba[0], anchors, m * d * sizeof(float), &err) != KCS_OK ||
         kcs_upload(context, bv[0], zeros, m * d * sizeof(float), &err) != KCS_OK)
         goto done;
+    if (probe_budget > 0) {
+        kcs_probe_options options = {.budget_seconds = probe_budget};
+        kcs_probe_result first;
+        if (kcs_probe_open(context, &options, &probe, &err) != KCS_OK ||
+            kcs_probe_calibrate(&probe, 1, 8, &first, &err) != KCS_OK)
+            goto done;
+        printf("probe: first cycle %s by %s, %.3f ms on the device; then a step of %.3f ms a budget each iteration\n",
+               kcs_probe_verdict_name(first.verdict), kcs_probe_decider_name(first.decider),
+               1e3 * first.device_seconds, 1e3 * probe_budget);
+    }
 
     float temperature = 1.0f;
     for (int it = 0; it < iterations; it++, temperature *= 0.9f) {
@@ -266,6 +292,13 @@ int main(int argc, char **argv)
                                                               &seconds[s], &err);
             if (status != KCS_OK)
                 goto done;
+        }
+        if (probe) { /* enqueued on the probe's own stream; the result is the previous step's */
+            kcs_probe_result step;
+            if (kcs_probe_step(probe, &step, &err) != KCS_OK)
+                goto done;
+            probe_results[step.verdict]++;
+            probe_device_seconds += step.device_seconds;
         }
         if (kcs_download(context, benergy, &e, sizeof e, &err) != KCS_OK)
             goto done;
@@ -315,12 +348,23 @@ int main(int argc, char **argv)
             printf("iterations 1..%d: mean wall %.3f ms, mean kernels %.3f ms, wall/kernels %.3f\n", iterations - 1,
                    1e3 * wall, 1e3 * kernel, wall / kernel);
     }
-    result = outside ? 1 : 0;
+    if (probe) {
+        kcs_probe_result last;
+        if (kcs_probe_wait(probe, &last, &err) != KCS_OK)
+            goto done;
+        probe_results[last.verdict]++;
+        probe_device_seconds += last.device_seconds;
+        printf("probe: %ld steps passed, %ld mismatched, %ld undecided, %ld calls found the last still running; "
+               "%.3f ms on the device in all\n", probe_results[KCS_PROBE_PASS], probe_results[KCS_PROBE_MISMATCH],
+               probe_results[KCS_PROBE_UNDECIDED], probe_results[KCS_PROBE_PENDING] - 1, 1e3 * probe_device_seconds);
+    }
+    result = outside || probe_results[KCS_PROBE_MISMATCH] ? 1 : 0;
     if (outside)
         fprintf(stderr, "anneal: %zu outputs outside their bounds against the reference library\n", outside);
 done:
     if (result == 3)
         fprintf(stderr, "anneal: %s\n", err.message);
+    kcs_probe_close(probe);
     kcs_close(context); /* releases every buffer */
     host_step_free(&dev);
     host_step_free(&ref);

@@ -25,6 +25,9 @@
 #include "generator.h"
 #include "op.h"
 
+_Static_assert(sizeof ((kcs_probe_result *)0)->chunk_seconds[0] / sizeof(double) == KCS_PROBE_CHUNKS,
+               "kcs_probe_result.chunk_seconds holds the set's chunks");
+
 struct kcs_probe {
     const kcs_backend *backend;
     kcs_device *device;
@@ -731,6 +734,7 @@ static void step_result(kcs_probe *probe, const kcs_probe_summary *summary, cons
         int kernel = probe->launches[i].kernel;
         result->kernels |= 1u << kernel;
         result->launch_seconds[kernel] = seconds[i];
+        result->chunk_seconds[kernel][probe->launches[i].chunk] = seconds[i];
         result->device_seconds += seconds[i];
         if (seconds[i] > 0.0)
             probe->predicted[kernel] = seconds[i];
@@ -993,8 +997,10 @@ kcs_status kcs_probe_calibrate(kcs_probe *const probes[], int count, int oracle_
             results[i].kernels |= step.kernels;
             results[i].injected_count += step.injected_count;
             results[i].device_seconds += step.device_seconds;
-            for (int k = 0; k < KCS_PROBE_KERNELS; k++)
+            for (int k = 0; k < KCS_PROBE_KERNELS; k++) {
                 results[i].launch_seconds[k] += step.launch_seconds[k];
+                results[i].chunk_seconds[k][chunk] = step.chunk_seconds[k][chunk];
+            }
             results[i].sms_seen = step.sms_seen > results[i].sms_seen ? step.sms_seen : results[i].sms_seen;
             if (probes[i]->expected_by == KCS_PROBE_BY_RECORD) /* decided on the device */
                 for (int m = 0; m < step.mismatch_count; m++) {

@@ -116,7 +116,9 @@ typedef struct {
     kcs_probe_mismatch mismatches[KCS_PROBE_MAX_MISMATCHES];
     int injected_count;        /* flips the probe injected in the step (testing only) */
     double device_seconds;     /* the step's launches on the device (events on the probe's stream) */
-    double launch_seconds[KCS_PROBE_KERNELS]; /* each kernel's launch in it, 0 where it did not run */
+    double launch_seconds[KCS_PROBE_KERNELS]; /* each kernel's launches in it, 0 where it did not run */
+    double chunk_seconds[KCS_PROBE_KERNELS][8]; /* each launch of it on the device, by kernel and chunk
+                                                   (8 = the set's chunks; 0 where it did not run) */
     double host_seconds;       /* the wall time of the kcs_probe_step call that enqueued it */
     int sms_seen;              /* distinct SMs that ran a block of the step */
     char message[256];         /* one line: what was compared, or why nothing was */

@@ -287,8 +287,9 @@ static void account(probe_device *d, const kcs_probe_result *result)
     if (result->sms_seen > d->sms_seen)
         d->sms_seen = result->sms_seen;
     for (int k = 0; k < KCS_PROBE_KERNELS; k++)
-        if (result->kernels & (1u << k))
-            add_sample(&d->samples[k], &d->sample_count[k], &d->sample_capacity[k], result->launch_seconds[k]);
+        for (int chunk = 0; chunk < KCS_PROBE_CHUNKS; chunk++)
+            if (result->chunk_seconds[k][chunk] > 0.0)
+                add_sample(&d->samples[k], &d->sample_count[k], &d->sample_capacity[k], result->chunk_seconds[k][chunk]);
     int listed = result->mismatch_count < KCS_PROBE_MAX_MISMATCHES ? result->mismatch_count : KCS_PROBE_MAX_MISMATCHES;
     for (int m = 0; m < listed && d->listed < listed_mismatches; m++)
         d->mismatches[d->listed++] = result->mismatches[m];
@@ -394,13 +395,12 @@ static void print_device(const probe_device *d, int quiet)
  * is finished too), each result accounted. */
 static void run_steps(probe_device devices[], int count, const probe_request *r)
 {
-    long long launches_before[max_devices], steps_before[max_devices];
+    long long launches_before[max_devices], launched[max_devices] = {0};
     int done[max_devices] = {0}, finished = 0;
     const long long cycle_launches = KCS_PROBE_KERNELS * KCS_PROBE_CHUNKS;
     double started = now_seconds();
     for (int i = 0; i < count; i++) {
         launches_before[i] = devices[i].launches;
-        steps_before[i] = devices[i].steps;
         done[i] = devices[i].error[0] || !devices[i].probe;
         finished += done[i];
     }
@@ -409,7 +409,7 @@ static void run_steps(probe_device devices[], int count, const probe_request *r)
             if (done[i])
                 continue;
             probe_device *d = &devices[i];
-            int enough = r->steps          ? d->steps - steps_before[i] >= r->steps
+            int enough = r->steps          ? launched[i] >= r->steps
                          : r->duration > 0 ? now_seconds() - started >= r->duration
                                            : d->launches - launches_before[i] >= (r->cycles - 1) * cycle_launches;
             kcs_probe_result result;
@@ -421,10 +421,13 @@ static void run_steps(probe_device devices[], int count, const probe_request *r)
                 finished++;
                 d->steps_wall_seconds = now_seconds() - started;
             }
-            if (status != KCS_OK)
+            if (status != KCS_OK) {
                 snprintf(d->error, sizeof d->error, "%s", err.message);
-            else
-                account(d, &result);
+                continue;
+            }
+            /* A step call launched unless it found the step before still running. */
+            launched[i] += !enough && (result.verdict != KCS_PROBE_PENDING || result.step == 0);
+            account(d, &result);
         }
     }
 }
@@ -460,6 +463,8 @@ static void add_results(kcs_results *results, const probe_device *d, const char 
         }
         run->check.passed = run->outcome == KCS_OUTCOME_PASS;
         run->check.checked = (size_t)d->sample_count[k] * (size_t)d->blocks; /* blocks compared */
+        if (!d->probe) /* it never opened: d->error says why */
+            run->check.checked = 0;
         run->check.failures = (size_t)mismatches;
         run->check.worst_output = -1;
         if (d->sample_count[k] > 0) {
@@ -473,7 +478,7 @@ static void add_results(kcs_results *results, const probe_device *d, const char 
         }
         /* The blocks' hashes of the last cycle: what identical devices must share bit for bit. */
         kcs_error err = {{0}};
-        if (hashes && !d->error[0] && kcs_probe_cycle_hashes(d->probe, k, hashes, &err) == KCS_OK) {
+        if (hashes && d->probe && !d->error[0] && kcs_probe_cycle_hashes(d->probe, k, hashes, &err) == KCS_OK) {
             run->hashed_outputs = 1;
             snprintf(run->output_names[0], sizeof run->output_names[0], "slices");
             kcs_sha256_bytes(hashes, sizeof *hashes * KCS_PROBE_CHUNKS * (size_t)d->blocks, run->output_hashes[0]);
@@ -545,6 +550,80 @@ static void close_devices(const kcs_backend *backend, probe_device devices[], in
     }
 }
 
+/* The first cycle on every device at once (kcs_probe_calibrate: the record,
+ * the majority of identical devices, the oracle), then the record where
+ * asked; returns 0 when a record was asked for and not written. */
+static int first_cycle(probe_device devices[], int count, const probe_request *r)
+{
+    kcs_probe *probes[max_devices];
+    int probed[max_devices], probe_count = 0;
+    for (int i = 0; i < count; i++)
+        if (devices[i].probe) {
+            probed[probe_count] = i;
+            probes[probe_count++] = devices[i].probe;
+        }
+    if (!probe_count)
+        return !r->record_path;
+    kcs_error err = {{0}};
+    kcs_probe_result *first = calloc(max_devices, sizeof *first);
+    if (!first || kcs_probe_calibrate(probes, probe_count, r->oracle_blocks, first, &err) != KCS_OK) {
+        for (int p = 0; p < probe_count; p++)
+            snprintf(devices[probed[p]].error, sizeof devices[probed[p]].error, "%s",
+                     first ? err.message : "out of memory");
+        free(first);
+        return !r->record_path;
+    }
+    for (int p = 0; p < probe_count; p++) {
+        account(&devices[probed[p]], &first[p]);
+        devices[probed[p]].cycle_device_seconds = first[p].device_seconds;
+    }
+    free(first);
+    if (!r->record_path)
+        return 1;
+    const probe_device *d = &devices[probed[0]];
+    if (d->verdict != KCS_PROBE_PASS || kcs_probe_write_record(d->probe, r->record_path, &err) != KCS_OK) {
+        fprintf(stderr, "kcs probe: no record written to %s: %s\n", r->record_path,
+                d->verdict != KCS_PROBE_PASS ? "the first cycle did not pass on the device it records" : err.message);
+        return 0;
+    }
+    if (!r->quiet)
+        printf("kcs probe: wrote %s from %s (%s), by %s\n", r->record_path, d->id, d->info.name,
+               kcs_probe_decider_name(d->decider));
+    return 1;
+}
+
+/* Prints each device's line and writes the results file; returns the exit status. */
+static int report(const kcs_backend *backend, probe_device devices[], int count, const probe_request *r, int argc,
+                  char **argv)
+{
+    kcs_results *results = kcs_results_create();
+    if (!results) {
+        fprintf(stderr, "kcs probe: out of memory\n");
+        return KCS_EXIT_USAGE;
+    }
+    char revision[128];
+    kcs_read_revision(revision, sizeof revision);
+    kcs_run_options run_options = {0};
+    kcs_results_set_run(results, revision, argc, argv, &run_options);
+    int exit_status = KCS_EXIT_PASSED;
+    for (int i = 0; i < count; i++) {
+        probe_device *d = &devices[i];
+        if (d->device)
+            kcs_results_add_device(results, d->id, backend->name, d->index, &d->info, NULL);
+        print_device(d, r->quiet);
+        add_results(results, d, backend->name);
+        if (d->error[0] || d->verdict != KCS_PROBE_PASS)
+            exit_status = KCS_EXIT_FAILED;
+    }
+    kcs_error err = {{0}};
+    if (kcs_results_write_json(results, r->results_path, &err) != KCS_OK) {
+        fprintf(stderr, "kcs probe: %s\n", err.message);
+        exit_status = KCS_EXIT_USAGE;
+    }
+    kcs_results_free(results);
+    return exit_status;
+}
+
 int kcs_command_probe(int argc, char **argv)
 {
     probe_request r;
@@ -569,83 +648,24 @@ int kcs_command_probe(int argc, char **argv)
         }
         kcs_probe_record_file_free(&record);
     }
-    kcs_results *results = kcs_results_create();
     probe_device *devices = calloc(max_devices, sizeof *devices);
-    if (!results || !devices) {
+    if (!devices) {
         fprintf(stderr, "kcs probe: out of memory\n");
-        kcs_results_free(results);
-        free(devices);
         return KCS_EXIT_USAGE;
     }
     int bad_input = 0, count = open_devices(backend, &r, devices, &bad_input);
     int exit_status = KCS_EXIT_PASSED;
-    if (count < 0) {
+    if (count < 0) { /* printed: a device that is not there (usage), or none at all (nothing checked) */
         exit_status = bad_input ? KCS_EXIT_USAGE : KCS_EXIT_FAILED;
-        count = max_devices;
-        goto done;
-    }
-
-    /* The first cycle: with the record, the majority of identical devices or the oracle. */
-    kcs_probe *probes[max_devices];
-    int probed[max_devices], probe_count = 0;
-    for (int i = 0; i < count; i++)
-        if (devices[i].probe) {
-            probed[probe_count] = i;
-            probes[probe_count++] = devices[i].probe;
-        }
-    kcs_probe_result *first = calloc(max_devices, sizeof *first);
-    if (!first || (probe_count && kcs_probe_calibrate(probes, probe_count, r.oracle_blocks, first, &err) != KCS_OK)) {
-        for (int p = 0; p < probe_count; p++)
-            snprintf(devices[probed[p]].error, sizeof devices[probed[p]].error, "%s",
-                     first ? err.message : "out of memory");
-        probe_count = 0;
-    }
-    for (int p = 0; p < probe_count; p++) {
-        account(&devices[probed[p]], &first[p]);
-        devices[probed[p]].cycle_device_seconds = first[p].device_seconds;
-    }
-    free(first);
-
-    if (r.record_path && probe_count) {
-        const probe_device *d = &devices[probed[0]];
-        if (d->verdict != KCS_PROBE_PASS || kcs_probe_write_record(d->probe, r.record_path, &err) != KCS_OK) {
-            fprintf(stderr, "kcs probe: no record written to %s: %s\n", r.record_path,
-                    d->verdict != KCS_PROBE_PASS ? "the first cycle did not pass on the device it records" : err.message);
+    } else {
+        if (!first_cycle(devices, count, &r) && r.record_path)
             exit_status = KCS_EXIT_FAILED;
-        } else if (!r.quiet) {
-            printf("kcs probe: wrote %s from %s (%s), by %s\n", r.record_path, d->id, d->info.name,
-                   kcs_probe_decider_name(d->decider));
-        }
+        if (r.steps || r.duration > 0.0 || r.cycles > 1)
+            run_steps(devices, count, &r);
+        int reported = report(backend, devices, count, &r, argc, argv);
+        exit_status = exit_status == KCS_EXIT_PASSED ? reported : exit_status;
     }
-    if (r.steps || r.duration > 0.0 || r.cycles > 1)
-        run_steps(devices, count, &r);
-
-done:
-    {
-        char revision[128];
-        kcs_read_revision(revision, sizeof revision);
-        kcs_run_options run_options = {0};
-        kcs_results_set_run(results, revision, argc, argv, &run_options);
-    }
-    int opened = 0;
-    for (int i = 0; i < count && i < max_devices; i++) {
-        probe_device *d = &devices[i];
-        if (!d->id[0])
-            continue;
-        opened++;
-        if (d->device)
-            kcs_results_add_device(results, d->id, backend->name, d->index, &d->info, NULL);
-        print_device(d, r.quiet);
-        add_results(results, d, backend->name);
-        if (d->error[0] || d->verdict != KCS_PROBE_PASS)
-            exit_status = exit_status == KCS_EXIT_USAGE ? KCS_EXIT_USAGE : KCS_EXIT_FAILED;
-    }
-    if (opened && kcs_results_write_json(results, r.results_path, &err) != KCS_OK) {
-        fprintf(stderr, "kcs probe: %s\n", err.message);
-        exit_status = KCS_EXIT_USAGE;
-    }
-    close_devices(backend, devices, count < max_devices ? count : max_devices);
-    kcs_results_free(results);
+    close_devices(backend, devices, max_devices);
     free(devices);
     return exit_status;
 }
