@@ -212,6 +212,11 @@ for backend in reference $(echo " $device_backends " | grep -o ' opencl '); do
     [ "$(grep -c 'counts equal, anchors and velocities within their bounds' "$work/anneal.log")" -eq 3 ] ||
         fail "examples/anneal on $backend compared fewer than 3 iterations in full"
 done
+# The probe through the installed library (lib/kcs_probe.h), beside the anneal loop on the reference.
+"$examples/anneal" --backend reference --n 3000 --d 16 --m 24 --iterations 4 --compare 0 --async --probe 0.001 \
+    > "$work/anneal.log" || { cat "$work/anneal.log"; fail "examples/anneal --probe"; }
+grep -q "^probe: 4 steps passed, 0 mismatched, 0 undecided" "$work/anneal.log" ||
+    { cat "$work/anneal.log"; fail "examples/anneal --probe: its 4 probe steps did not all pass"; }
 
 DESTDIR=$stage sh tools/install.sh uninstall $prefix "$manifest" > /dev/null
 left=$(find "$stage" -type f -o -type l)

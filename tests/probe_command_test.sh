@@ -7,7 +7,7 @@
 # options refused with exit 2 and the cause; four identical replicas, one of
 # them flipping bits, decided by the majority, that one and only it named,
 # by `kcs probe` and by the fleet report of its results file; steps after
-# the first cycle by --steps and --duration.
+# the first cycle by --steps and --duration; tools/fleet.sh's probe level.
 # usage: tests/probe_command_test.sh build/kcs
 set -u
 kcs=$(realpath "$1")
@@ -74,6 +74,15 @@ for r in failed:
     assert "block 2) on cpu 0" in r["message"] and "[injected]" in r["message"], r["message"]
 assert sum(r["accuracy"]["failures"] for r in data["results"]) == named, (named, data["results"])
 PY
+
+# The fleet's probe level (tools/fleet.sh): kcs probe against the record, exiting as it does.
+sh "$source/tools/fleet.sh" level probe --kcs "$kcs" --results level.json --expected record.txt -- --backend reference \
+    > run.log 2>&1 || fail "tools/fleet.sh level probe failed against the record"
+grep -q "^reference:0 .*: pass by record" run.log || fail "the probe level did not compare with the record"
+KCS_PROBE_RECORD=record.txt sh "$source/tools/fleet.sh" level probe --kcs "$kcs" --results level.json -- \
+    --backend reference --inject-flip 0:1:4 > run.log 2>&1
+[ $? -eq 1 ] || fail "the probe level passed a device with flipped bits"
+grep -q "MISMATCH by record" run.log || fail "the probe level did not take KCS_PROBE_RECORD"
 
 # A record of another device is not used: the first cycle falls back to the oracle, and says why.
 sed 's/^device .*/device another card/' record.txt > another.txt

@@ -2,10 +2,13 @@
 # fleet.sh: kcs on many hosts through Slurm, and the levels of checking
 # (docs/fleet.md says how to run it on a real cluster).
 #
-#   tools/fleet.sh level quick|medium|full [--kcs PATH] [--results FILE] [-- KCS_OPTIONS...]
+#   tools/fleet.sh level probe|quick|medium|full [--kcs PATH] [--results FILE]
+#                        [--expected RECORD] [-- KCS_OPTIONS...]
 #       check this node now at a level (a Slurm prolog or epilog, an
 #       administrator's long run); exits as kcs run does: 0 passed, 1 a case
-#       failed, errored or the run checked nothing, 2 usage.
+#       failed, errored or the run checked nothing, 2 usage. probe runs
+#       `kcs probe` (compared with RECORD where given, else the node's
+#       identical cards with each other), the others `kcs run`.
 #   tools/fleet.sh submit [options] [-- KCS_OPTIONS...]
 #       writes OUTPUT/fleet.sbatch, a job array of one task per node (or per
 #       GPU), each running a level into OUTPUT/results-<array index>.json, and
@@ -23,14 +26,20 @@
 set -eu
 source=$(cd "$(dirname "$0")/.." && pwd)
 python=${KCS_PYTHON:-/usr/bin/python3}
+expected=${KCS_PROBE_RECORD:-} # the probe level's record (level --expected, or the environment for tasks)
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 die() { echo "fleet.sh: $*" >&2; exit 2; }
 
 # The levels, after NVIDIA DCGM's diagnostic levels (docs/fleet.md):
+#   probe   `kcs probe`: one cycle of the probe's small deterministic kernels on
+#           every card, each block's output hash compared with the record of
+#           the cards' model (--expected), else with the node's identical cards
+#           (the majority), else with each op's oracle. A second or less a GPU:
+#           fit for every job's prolog.
 #   quick   every op and dtype, every kernel row, at least one case each: per
 #           op and dtype the case named in quick_cases below, else the
 #           smallest case with at least 256 elements (sizes multiplied), else
@@ -81,13 +90,18 @@ level_options() {
     quick) echo "--no-save --time-limit 60" ;;
     medium) echo "--no-save --skip-large --determinism --time-limit 300" ;;
     full) echo "--benchmark --determinism" ;;
-    *) die "no level '$1' (quick, medium, full)" ;;
+    probe) echo "" ;; # kcs probe's own defaults: one cycle, every device of the backend
+    *) die "no level '$1' (probe, quick, medium, full)" ;;
     esac
 }
 
 run_level() { # run_level LEVEL KCS RESULTS [KCS_OPTIONS...]
     level=$1 kcs=$2 results=$3
     shift 3
+    if [ "$level" = probe ]; then
+        # shellcheck disable=SC2086  # the record's option is one or no word pair
+        exec "$kcs" probe --results "$results" ${expected:+--expected "$expected"} "$@"
+    fi
     # Every level knows the compiler and driver bugs kcs has found (docs/canaries.md).
     options="$(level_options "$level") --expectations $source/expectations/known-bugs.txt"
     if [ "$level" = quick ]; then
@@ -113,6 +127,7 @@ level)
         case $1 in
         --kcs) kcs=$2; shift 2 ;;
         --results) results=$2; shift 2 ;;
+        --expected) expected=$2; shift 2 ;;
         --) shift; break ;;
         *) break ;;
         esac
