@@ -101,9 +101,9 @@ for probe, medians in sorted(runs.items()):
 PY
 
 echo "== 7. the fleet's probe level on both cards, timed $(elapsed)"
+TIMEFORMAT="probe level on both cards: %R s wall"
 for i in 1 2 3; do
-    /usr/bin/time -f "probe level: %e s wall" tools/fleet.sh level probe --kcs $kcs --expected $record \
-        --results $work/level.json -- --backend cuda --quiet
+    time tools/fleet.sh level probe --kcs $kcs --expected $record --results $work/level.json -- --backend cuda --quiet
     echo "exit $?"
 done
 
