@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     kcs_error err = {{0}};
     kcs_context *context = NULL;
     kcs_probe *probe = NULL;
-    long probe_results[5] = {0}; /* by kcs_probe_verdict */
+    long probe_results[5] = {0}, probe_launches = 0; /* results by kcs_probe_verdict */
     double probe_device_seconds = 0;
     int result = 3;
     size_t outside = 0;
@@ -298,6 +298,7 @@ int main(int argc, char **argv)
             if (kcs_probe_step(probe, &step, &err) != KCS_OK)
                 goto done;
             probe_results[step.verdict]++;
+            probe_launches += step.launches;
             probe_device_seconds += step.device_seconds;
         }
         if (kcs_download(context, benergy, &e, sizeof e, &err) != KCS_OK)
@@ -353,10 +354,12 @@ int main(int argc, char **argv)
         if (kcs_probe_wait(probe, &last, &err) != KCS_OK)
             goto done;
         probe_results[last.verdict]++;
+        probe_launches += last.launches;
         probe_device_seconds += last.device_seconds;
         printf("probe: %ld steps passed, %ld mismatched, %ld undecided, %ld calls found the last still running; "
-               "%.3f ms on the device in all\n", probe_results[KCS_PROBE_PASS], probe_results[KCS_PROBE_MISMATCH],
-               probe_results[KCS_PROBE_UNDECIDED], probe_results[KCS_PROBE_PENDING] - 1, 1e3 * probe_device_seconds);
+               "%ld launches, %.3f ms between their events on the device in all\n", probe_results[KCS_PROBE_PASS],
+               probe_results[KCS_PROBE_MISMATCH], probe_results[KCS_PROBE_UNDECIDED],
+               probe_results[KCS_PROBE_PENDING] - 1, probe_launches, 1e3 * probe_device_seconds);
     }
     result = outside || probe_results[KCS_PROBE_MISMATCH] ? 1 : 0;
     if (outside)

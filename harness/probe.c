@@ -44,7 +44,7 @@ struct kcs_probe {
     int next_unit;                 /* the cycle's next launch (kcs_probe_unit) */
     long long cycle;               /* the cycle next_unit belongs to, from 1 */
     long long steps;               /* steps enqueued */
-    double predicted[KCS_PROBE_KERNELS]; /* each kernel's last measured launch, seconds; 0: unknown */
+    double predicted[KCS_PROBE_KERNELS]; /* each kernel's fastest launch so far, seconds; 0: unknown */
     /* The step in flight. */
     int in_flight;
     kcs_probe_launch launches[KCS_PROBE_KERNELS];
@@ -736,7 +736,9 @@ static void step_result(kcs_probe *probe, const kcs_probe_summary *summary, cons
         result->launch_seconds[kernel] = seconds[i];
         result->chunk_seconds[kernel][probe->launches[i].chunk] = seconds[i];
         result->device_seconds += seconds[i];
-        if (seconds[i] > 0.0)
+        /* The fastest launch seen is the kernel's own work: beside a busy application a
+         * launch's events also span the time its blocks waited for SMs. */
+        if (seconds[i] > 0.0 && (probe->predicted[kernel] <= 0.0 || seconds[i] < probe->predicted[kernel]))
             probe->predicted[kernel] = seconds[i];
     }
     result->sms_seen = count_bits(summary->sms_seen, KCS_PROBE_MAX_SMS / 32);

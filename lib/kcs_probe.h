@@ -115,7 +115,8 @@ typedef struct {
     int kernel_mismatches[KCS_PROBE_KERNELS]; /* mismatch_count by kernel */
     kcs_probe_mismatch mismatches[KCS_PROBE_MAX_MISMATCHES];
     int injected_count;        /* flips the probe injected in the step (testing only) */
-    double device_seconds;     /* the step's launches on the device (events on the probe's stream) */
+    double device_seconds;     /* the step's launches on the device (events on the probe's stream:
+                                  beside a busy application, also the time its blocks waited) */
     double launch_seconds[KCS_PROBE_KERNELS]; /* each kernel's launches in it, 0 where it did not run */
     double chunk_seconds[KCS_PROBE_KERNELS][8]; /* each launch of it on the device, by kernel and chunk
                                                    (8 = the set's chunks; 0 where it did not run) */
@@ -126,9 +127,10 @@ typedef struct {
 
 /* How to open a probe; all zero is a valid choice (1 ms budget, no record, no injection). */
 typedef struct {
-    double budget_seconds;      /* device time a step may take, predicted from the kernels'
-                                   earlier launches; 0: 1 ms. A step launches at least one
-                                   kernel and at most one of each. */
+    double budget_seconds;      /* device time a step may take, predicted from each kernel's
+                                   fastest launch so far (its own work; a launch beside a busy
+                                   application also waits for SMs); 0: 1 ms. A step launches at
+                                   least one kernel and at most one of each. */
     const char *expected_path;  /* a record file to compare with (kcs_probe_write_record);
                                    NULL: none. One of another model, driver, build or probe
                                    version is not used: the probe says so in its message. */

@@ -2,7 +2,7 @@
 # probe_gpu.sh: the probe's checks and figures on a machine with two GPUs of
 # one model (docs/fleet.md, "The probe": what was measured and how).
 #
-#     tools/probe_gpu.sh DEPS OUT
+#     [PROBE_SECTIONS="2 5 6 7"] tools/probe_gpu.sh DEPS OUT
 #
 # DEPS as for tools/gpu-check.sh (the unpacked -dev packages); OUT a folder
 # for what comes back: probe-gpu.log (everything printed), the record, the
@@ -22,6 +22,8 @@
 #   7. the probe level of tools/fleet.sh on both cards, timed (the prolog);
 #   8. 60 s of steps on both cards, no flips: the false flags;
 #   9. compute-sanitizer's memcheck and racecheck over a cycle of the probe's kernels.
+# PROBE_SECTIONS picks some of them (default: all); 3 and 4 need two cards, and
+# 5 to 9 the record of 2.
 set -u
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -38,21 +40,29 @@ python3 configure.py --no-werror --opencl-include "$deps/usr/include" > /tmp/con
 ninja build/kcs build/examples/anneal > /tmp/build.log 2>&1 || { tail -60 /tmp/build.log; exit 1; }
 grep -E "(probe|anneal)\.(c|cu).*warning" /tmp/build.log | head; echo "built $(elapsed)"
 kcs=$root/build/kcs
+cards=$(nvidia-smi -L | grep -c '^GPU')
+sections=" ${PROBE_SECTIONS:-1 2 3 4 5 6 7 8 9} "
+want() { case $sections in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 work=/tmp/probe-gpu
 mkdir -p $work
 record=$out/h100.record
 
+if want 1; then
 echo "== 1. each card alone: the oracle decides its first cycle (32 blocks a launch) $(elapsed)"
-for d in 0 1; do
+for d in $(seq 0 $((cards - 1))); do
     timeout 120 $kcs probe --backend cuda --device $d --oracle-blocks 32 --results $work/alone-$d.json
     echo "exit $?"
 done
 
+fi
+if want 2; then
 echo "== 2. a record on card 0; card 1 compared with it $(elapsed)"
 timeout 120 $kcs probe --backend cuda --device 0 --record $record --results $work/record.json; echo "exit $?"
 head -n 12 $record | cut -c1-150
 timeout 60 $kcs probe --backend cuda --device 1 --expected $record --cycles 2 --results $work/card1.json; echo "exit $?"
 
+fi
+if want 3 && [ "$cards" -ge 2 ]; then
 echo "== 3. both cards against the record, flips planted in block 7 of card 1 $(elapsed)"
 timeout 120 $kcs probe --backend cuda --device all --expected $record --cycles 3 --inject-flip 7:0.2:42:cuda:1 \
     --results $out/flip.json > $work/flip.log
@@ -65,9 +75,13 @@ echo "flips injected on cuda:1: $injected; named: $named (the first $((16)) of e
 python3 report/kcs_fleet.py $out/flip.json --output $work/fleet --json $out/fleet-flip.json | tail -12
 echo "fleet exit ${PIPESTATUS[0]}"
 
+fi
+if want 4 && [ "$cards" -ge 2 ]; then
 echo "== 4. both cards, no record: their majority $(elapsed)"
 timeout 120 $kcs probe --backend cuda --device all --results $work/majority.json; echo "exit $?"
 
+fi
+if want 5; then
 echo "== 5. a step call, a step and a cycle on card 0 $(elapsed)"
 for budget in 0.001 0.00005; do
     timeout 120 $kcs probe --backend cuda --device 0 --expected $record --steps 5000 --budget $budget \
@@ -75,6 +89,8 @@ for budget in 0.001 0.00005; do
 done
 timeout 120 $kcs probe --backend cuda --device 0 --expected $record --cycles 6 --results $work/cycles.json; echo "exit $?"
 
+fi
+if want 6; then
 echo "== 6. the anneal loop without and with the probe, alternating rounds $(elapsed)"
 for round in 1 2 3; do
     for probe in none 0.00005 0.001; do
@@ -100,17 +116,23 @@ for probe, medians in sorted(runs.items()):
           f"median {m:.3f} ms, {100 * (m / base - 1):+.2f}% against no probe")
 PY
 
-echo "== 7. the fleet's probe level on both cards, timed $(elapsed)"
-TIMEFORMAT="probe level on both cards: %R s wall"
+fi
+if want 7; then
+echo "== 7. the fleet's probe level on every card ($cards), timed $(elapsed)"
+TIMEFORMAT="probe level on $cards cards: %R s wall"
 for i in 1 2 3; do
     time tools/fleet.sh level probe --kcs $kcs --expected $record --results $work/level.json -- --backend cuda --quiet
     echo "exit $?"
 done
 
+fi
+if want 8; then
 echo "== 8. 60 s of steps on both cards, no flips planted $(elapsed)"
 timeout 120 $kcs probe --backend cuda --device all --expected $record --duration 60 --budget 0.001 \
     --results $out/duration.json; echo "exit $?"
 
+fi
+if want 9; then
 echo "== 9. compute-sanitizer memcheck and racecheck over a cycle $(elapsed)"
 sanitizer=$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")/compute-sanitizer
 for tool in memcheck racecheck; do
@@ -118,5 +140,6 @@ for tool in memcheck racecheck; do
         --oracle-blocks 1 --results $work/sanitize.json > $work/$tool.log 2>&1
     echo "$tool: exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^cuda:0" $work/$tool.log | cut -c1-200
 done
+fi
 nvidia-smi --query-gpu=index,temperature.gpu,clocks.sm --format=csv,noheader
 echo "done $(elapsed)"
