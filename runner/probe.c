@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,17 @@ static double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int usage_error(const char *format, const char *value)
+/* Prints a usage error and returns 0. */
+static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
     fprintf(stderr, "kcs probe: ");
-    fprintf(stderr, format, value);
+    vfprintf(stderr, format, args);
     fprintf(stderr, " (kcs probe --help)\n");
+    va_end(args);
     return 0;
 }
 
@@ -160,8 +167,8 @@ static int take_injection(const char *text, probe_request *r)
     /* A DEVICE id holds a colon of its own (cuda:1): the rest of the text is it. */
     const char *device = NULL;
     if (count == 4) {
-        const char *third = strchr(strchr(text, ':') + 1, ':');
-        device = strchr(third + 1, ':') + 1;
+        const char *second = strchr(strchr(text, ':') + 1, ':');
+        device = strchr(second + 1, ':') + 1;
     }
     char *end1 = NULL, *end2 = NULL, *end3 = NULL;
     long block = count >= 3 ? strtol(fields[0], &end1, 10) : -1;
@@ -260,8 +267,14 @@ static const kcs_backend *choose_backend(const probe_request *r)
     return reference;
 }
 
+/* Samples kept of each kind: the first 2^20 (8 MB), so that a run of hours stays bounded; the
+ * medians printed and written are of those. */
+enum { max_samples = 1 << 20 };
+
 static void add_sample(double **samples, int *count, int *capacity, double value)
 {
+    if (*count == max_samples)
+        return;
     if (*count == *capacity) {
         int grown = *capacity ? 2 * *capacity : 256;
         double *more = realloc(*samples, sizeof *more * (size_t)grown);
