@@ -7,7 +7,7 @@
  * summary into a verdict; the calibration that compares a cycle block by
  * block with identical peers (a strict majority) or with each op's oracle
  * within its bound, through the same descriptors the runner checks cases
- * with (harness/op_*.c); and the record file. The kernels are the backend's
+ * with (the descriptors in ops/); and the record file. The kernels are the backend's
  * (ref/probe.c, cuda/probe.cu), reached through kcs_backend.probe.
  */
 #include "probe.h"
