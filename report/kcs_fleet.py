@@ -2,29 +2,28 @@
 GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
-                                         [--expect-tasks N] [--min-effect F] [--significance L]
+                                         [--expect-tasks N]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
 (member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
 stay apart. What it finds:
 
-- Disagreement. Devices of one model are peers: same backend, device name, platform and driver,
-  and the same kcs build (revision and comparability record), since a different build may
-  legitimately round differently. A deterministic kernel given the same case on peers must
-  return the same bits, so for each case, backend, kernel and dtype the results' output hashes
-  ("output_hashes", {output name: sha256 hex}, docs/results.md) are grouped; where they differ,
-  the devices outside the strict majority are the odd ones out, named with the case and kernel.
-  Without a strict majority (two peers, or three different answers) every device is named and
-  the group is marked undecided. A check within the bound says nothing here: a flipped last bit
-  passes every bound and is what silent data corruption looks like. The first differing element
-  is known only where one run held both devices: its runner reran the case on both and recorded
-  it in "agreement" (docs/runner.md); each odd device's entry is shown as "located". Between
-  members only hashes travel, so the fleet names the device, case and kernel there.
-- Stragglers. For each case and kernel timed on peers, a device's kernel timing is compared with
-  its peers' repeats pooled (timing.kernel.samples_s) by the baseline comparison's speed rule
-  (kcs_compare.classify_speed): slower only beyond both the minimum effect and the noise the
-  samples show (the pooled peers' spread includes how much the peers differ from each other),
-  and by the rank test where repeats are kept.
+- Peers, disagreement and stragglers, by the runner's one rule (docs/runner.md, "Peers: one
+  rule"): peers are devices of one identity (backend, name, platform, driver, runtime) run by one
+  kcs build (revision and comparability record). A group of peers that ran a case with one
+  kernel is judged once: within one results file the fleet takes the verdicts its run wrote
+  ("agreement", "speed"); a group that spans several files (several hosts or tasks) is judged
+  by report/kcs_peers.py, the rule's Python twin, over all its members (_judge_peers is the one
+  place either happens). So a device's verdict in a run's results and in a fleet report of that
+  run are the same; merged with more peers, the rule is applied to the larger group.
+  Disagreement: peers whose kernel was proved deterministic (--determinism) must return the
+  same bits ("output_hashes", {output name: sha256 hex}); the devices outside a strict majority
+  are the odd ones out, every device where there is none (undecided). A check within the bound
+  says nothing here: a flipped last bit passes every bound and is what silent data corruption
+  looks like. The first differing element is known only where one run held both devices: its
+  runner reran the case on both and recorded it in "agreement"; each odd device's entry is
+  shown as "located". Stragglers: a device whose kernel median exceeds the median of its peers'
+  medians by more than the group's noise (largest relative interquartile range) and 10%.
 - The matrix: a row per device, a column per case; each cell the worst status over the case's
   kernels, the largest fraction of the bound used and the largest time ratio to the peers'
   median. Disagreeing devices come first, then stragglers, then devices with failures.
@@ -58,9 +57,8 @@ from collections import defaultdict
 import jinja2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kcs_compare import Options, classify_speed  # noqa: E402
+import kcs_peers  # noqa: E402
 from kcs_results import ResultsError, first_difference_text, kernel_timing, load_results, outcome  # noqa: E402
-from kcs_stats import quantile  # noqa: E402
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
 SCHEMA, VERSION = "kcs-fleet", 1
@@ -148,14 +146,16 @@ class Device:
         self.backend = str(record.get("backend") or "")
         run = member.run
         build = (str(run.kcs.get("revision") or ""),) + tuple(sorted(run.comparability.items()))
-        self.model = (self.backend, self.name, str(record.get("platform") or ""),
-                      str(record.get("driver_version") or ""), build)
+        # Peers share this (docs/runner.md, "Peers: one rule"): the runner's identity, and the build.
+        self.model = (kcs_peers.identity(record), build)
         self.results = []
         self.disagrees, self.undecided, self.straggles, self.unexercised = [], [], [], []
 
     def model_text(self):
-        backend, name, platform, driver, build = self.model
-        return f"{name} ({backend}, {platform}, driver {driver}, kcs {build[0] or '?'})"
+        record = self.record
+        return (f"{self.name} ({self.backend}, {record.get('platform') or ''}, driver "
+                f"{record.get('driver_version') or ''}, runtime {record.get('runtime_version') or ''}, "
+                f"kcs {self.model[1][0] or '?'})")
 
     def counts(self):
         counts = defaultdict(int)
@@ -187,8 +187,8 @@ def result_identity(result):
 
 
 class Fleet:
-    def __init__(self, paths, options, expect_tasks=None):
-        self.options = options
+    def __init__(self, paths, expect_tasks=None):
+        self.minimum_effect = kcs_peers.MINIMUM_EFFECT
         self.members = []
         labels = set()
         for path in paths:
@@ -226,48 +226,81 @@ class Fleet:
                              if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"]]
         self.cases = sorted({r["case"] for d in self.devices.values() for r in d.results}
                             | {r["case"] for _, r in no_device})
-        self.disagreements = self._find_disagreements()
-        self.stragglers, self.time_ratio = self._find_stragglers()
+        self.disagreements, self.stragglers, self.time_ratio, self.groups = self._judge_peers()
         self.unexercised = self._find_unexercised()
         self.revisions = sorted({str(m.run.kcs.get("revision") or "?") for m in self.members})
 
     def peer_groups(self):
-        """{(model, case, backend, kernel, dtype): [(device, result)]}."""
+        """{(model, case, kernel): [(device, result)]}: the results of one case and kernel on peers."""
         groups = defaultdict(list)
         for device in self.devices.values():
             for result in device.results:
-                groups[(device.model,) + result_identity(result)].append((device, result))
+                groups[(device.model, result["case"], result.get("kernel") or "")].append((device, result))
         return groups
 
-    def _find_disagreements(self):
-        found = []
+    def _judge_peers(self):
+        """(disagreements, stragglers, {(device id,) + result_identity: time ratio to its peers'
+        median}, {verdict: how many groups}) by the one rule (docs/runner.md, "Peers: one rule"),
+        group of peers by group: within one results file as its run wrote them, across files by
+        kcs_peers over the whole group. The one place the fleet judges devices against peers."""
+        disagreements, stragglers, ratios = [], [], {}
+        counts = {kcs_peers.AGREE: 0, kcs_peers.DISAGREE: 0, kcs_peers.NOT_COMPARED: 0}
         for key, members in sorted(self.peer_groups().items(), key=lambda item: item[0][1:]):
+            _, case, kernel = key
+            run = members[0][0].member.run
+            one_file = all(device.member is members[0][0].member for device, _ in members)
             hashed = [(d, r) for d, r in members
                       if r["status"] in ("pass", "fail") and isinstance(r.get("output_hashes"), dict)]
-            if len(hashed) < 2:
-                continue
-            by_answer = defaultdict(list)
-            for device, result in hashed:
-                by_answer[tuple(sorted(result["output_hashes"].items()))].append(device)
-            if len(by_answer) < 2:
-                continue
-            answers = sorted(by_answer.items(), key=lambda item: -len(item[1]))
-            majority = answers[0] if len(answers[0][1]) * 2 > len(hashed) else None
-            odd = [d for answer, devices in answers for d in devices if majority is None or answer != majority[0]]
-            _, case, backend, kernel, dtype = key
-            entry = {"case": case, "backend": backend, "kernel": kernel, "dtype": dtype,
-                     "model": odd[0].model_text(), "decided": majority is not None,
-                     "peers": len(hashed),
-                     "odd_devices": [d.id for d in odd],
-                     "majority_devices": [d.id for d in majority[1]] if majority else [],
-                     "majority_hashes": dict(majority[0]) if majority else None,
-                     "answers": [{"devices": [d.id for d in devices], "hashes": dict(answer)}
-                                 for answer, devices in answers],
-                     "located": [located for d in odd for located in self._located(d, case, kernel)]}
-            found.append(entry)
-            for device in odd:
-                (device.disagrees if majority else device.undecided).append(entry)
-        return found
+            timed = [(d, r, kernel_timing(r)) for d, r in members if kernel_timing(r)]
+            agreement_recorded = one_file and "agreement" in run.data
+            verdict = (recorded_agreement(run, case, kernel, hashed) if agreement_recorded
+                       else judged_agreement(hashed))
+            if verdict:
+                counts[verdict["verdict"]] += 1
+                if verdict["verdict"] == kcs_peers.DISAGREE:
+                    disagreements.append(self._disagreement(case, kernel, hashed, verdict, agreement_recorded))
+            speed_recorded = one_file and "speed" in run.data
+            speeds = recorded_speed(run, case, kernel, timed) if speed_recorded else judged_speed(timed)
+            for (device, result, timing), speed in zip(timed, speeds):
+                if speed is None:
+                    continue
+                ratios[(device.id,) + result_identity(result)] = speed["ratio"]
+                if speed["straggler"]:
+                    entry = {"device": device.id, "host": device.host, "case": case,
+                             "backend": result.get("backend") or "", "kernel": kernel,
+                             "dtype": result.get("dtype") or "", "model": device.model_text(),
+                             "median_s": timing["median_s"], "peer_median_s": speed["peer_median_s"],
+                             "ratio": speed["ratio"], "threshold": speed["threshold"], "peers": speed["peers"],
+                             "judged_by": "run" if speed_recorded else "fleet",
+                             "reason": f"{speed['ratio']:.2f}x the median of its {speed['peers']} "
+                                       f"peer{'s' if speed['peers'] != 1 else ''}' medians, beyond their noise and "
+                                       f"the minimum effect ({speed['threshold']:.0%})"}
+                    stragglers.append(entry)
+                    device.straggles.append(entry)
+        return disagreements, stragglers, ratios, counts
+
+    def _disagreement(self, case, kernel, hashed, verdict, recorded):
+        """A disagreeing group's entry; its odd devices learn of it."""
+        by_id = {device.id: (device, result) for device, result in hashed}
+        odd = [by_id[ident][0] for ident in verdict["odd"]]
+        majority = [by_id[ident] for ident in verdict["majority"]]
+        by_answer = defaultdict(list)
+        for device, result in hashed:
+            by_answer[tuple(sorted(result["output_hashes"].items()))].append(device)
+        answers = sorted(by_answer.items(), key=lambda item: -len(item[1]))
+        _, first = hashed[0]
+        entry = {"case": case, "backend": first.get("backend") or "", "kernel": kernel,
+                 "dtype": first.get("dtype") or "", "model": odd[0].model_text(), "decided": verdict["decided"],
+                 "peers": len(hashed), "odd_devices": [d.id for d in odd],
+                 "majority_devices": [d.id for d, _ in majority],
+                 "majority_hashes": dict(majority[0][1]["output_hashes"]) if majority else None,
+                 "answers": [{"devices": [d.id for d in devices], "hashes": dict(answer)}
+                             for answer, devices in answers],
+                 "judged_by": "run" if recorded else "fleet",
+                 "located": [located for d in odd for located in self._located(d, case, kernel)]}
+        for device in odd:
+            (device.disagrees if verdict["decided"] else device.undecided).append(entry)
+        return entry
 
     @staticmethod
     def _located(device, case, kernel):
@@ -283,28 +316,6 @@ class Fleet:
                     if text:
                         found.append({"device": device.id, "text": text})
         return found
-
-    def _find_stragglers(self):
-        found, ratios = [], {}
-        for key, members in sorted(self.peer_groups().items(), key=lambda item: item[0][1:]):
-            timed = [(d, kernel_timing(r)) for d, r in members if r["status"] == "pass" and kernel_timing(r)]
-            if len(timed) < 2:
-                continue
-            for device, timing in timed:
-                peers = [t for d, t in timed if d is not device]
-                pooled = pool_timings(peers)
-                speed = classify_speed(pooled, without_pace(timing), self.options)
-                ratios[(device.id,) + key[1:]] = speed.ratio
-                if speed.verdict != "slower":
-                    continue
-                _, case, backend, kernel, dtype = key
-                entry = {"device": device.id, "host": device.host, "case": case, "backend": backend,
-                         "kernel": kernel, "dtype": dtype, "model": device.model_text(),
-                         "median_s": timing["median_s"], "peer_median_s": pooled["median_s"],
-                         "ratio": speed.ratio, "peers": len(peers), "reason": speed.reason}
-                found.append(entry)
-                device.straggles.append(entry)
-        return found, ratios
 
     def _find_unexercised(self):
         found = []
@@ -393,33 +404,69 @@ class Fleet:
                               "message": r["message"]} for d, r in self.failures()]
                 + [{"device": None, "member": label, "case": r["case"], "kernel": None, "status": r["status"],
                     "message": r["message"]} for label, r in self.early_errors],
-                "options": {"min_effect": self.options.min_effect, "significance": self.options.significance,
-                            "min_repeats": self.options.min_repeats}}
+                "peer_groups": dict(self.groups),
+                "rule": {"definition": "docs/runner.md, Peers: one rule", "minimum_effect": self.minimum_effect}}
 
 
-def pool_timings(timings):
-    """The peers' kernel timings as one: every repeat pooled (in peer order, so that the block
-    medians the speed rule takes are close to each peer's median and their drift is the spread
-    between peers), the median of the peers' medians; no pace (without_pace)."""
-    samples = [s for t in timings for s in (t.get("samples_s") or [])]
-    medians = sorted(t["median_s"] for t in timings)
-    pooled = {"median_s": quantile(medians, 0.5), "repeats": sum(int(t.get("repeats") or 0) for t in timings)}
-    if samples and all(t.get("samples_s") for t in timings):
-        pooled["samples_s"] = samples
-    else:
-        lowers = sorted(t["lower_quartile_s"] for t in timings if isinstance(t.get("lower_quartile_s"), float))
-        uppers = sorted(t["upper_quartile_s"] for t in timings if isinstance(t.get("upper_quartile_s"), float))
-        if lowers and uppers:
-            pooled["lower_quartile_s"], pooled["upper_quartile_s"] = lowers[0], uppers[-1]
-    return pooled
+def determinism_of(device, result):
+    """What a result's run proved of its kernel's bits (kcs_peers; agreement.c's determinism_of)."""
+    if device.member.run.options.get("determinism") is not True:
+        return kcs_peers.NOT_PROVED
+    return kcs_peers.NONDETERMINISTIC if "nondeterministic" in (result.get("message") or "") else kcs_peers.PROVED
 
 
-def without_pace(timing):
-    """A kernel timing without its pace. The comparison of two runs sets a kernel aside when the
-    machine's pace changed (it cannot tell a slower kernel from a busier machine); across a fleet
-    a device that is slow because its node is busy, throttled or misconfigured is exactly the
-    straggler to name, so the pace does not excuse it."""
-    return {key: value for key, value in timing.items() if key != "pace_median_s"}
+def judged_agreement(hashed):
+    """The rule's verdict on a group of peers' answers ([(device, result)]): None for fewer than
+    two, else {"verdict", "decided", "odd": [device id], "majority": [device id]}."""
+    verdicts = kcs_peers.judge_agreement([(d.model, r["output_hashes"], determinism_of(d, r)) for d, r in hashed])
+    if not verdicts or verdicts[0].verdict == kcs_peers.ALONE:
+        return None
+    return {"verdict": verdicts[0].verdict, "decided": verdicts[0].decided,
+            "odd": [d.id for (d, _), v in zip(hashed, verdicts) if v.differs],
+            "majority": [d.id for (d, _), v in zip(hashed, verdicts)
+                         if v.verdict == kcs_peers.DISAGREE and v.decided and not v.differs]}
+
+
+def recorded_agreement(run, case, kernel, hashed):
+    """What the run wrote of this group's agreement, as judged_agreement says it; None where it
+    wrote nothing of it."""
+    ids = {d.record["id"]: d.id for d, _ in hashed}
+    for entry in run.data.get("agreement") or []:
+        if (not isinstance(entry, dict) or entry.get("case") != case or entry.get("kernel") != kernel
+                or not set(entry.get("devices") or []) & set(ids)):
+            continue
+        verdict = entry.get("verdict")
+        if verdict not in (kcs_peers.AGREE, kcs_peers.DISAGREE, kcs_peers.NOT_COMPARED):
+            return None
+        differing = [d for d in entry.get("differing") or [] if isinstance(d, dict)]
+        odd = [ids[d.get("device")] for d in differing if d.get("device") in ids]
+        decided = verdict == kcs_peers.DISAGREE and all(d.get("majority") is True for d in differing)
+        return {"verdict": verdict, "decided": decided, "odd": odd,
+                "majority": [ids[i] for i in entry.get("devices") or [] if i in ids and ids[i] not in odd]
+                if decided else []}
+    return None
+
+
+def judged_speed(timed):
+    """The rule's verdicts on a group of peers' timings ([(device, result, kernel timing)]), one
+    per timing: None where not judged, else {"peers", "peer_median_s", "threshold", "ratio", "straggler"}."""
+    verdicts = kcs_peers.judge_speed([(d.model, t.get("median_s"), t.get("lower_quartile_s"),
+                                       t.get("upper_quartile_s")) for d, _, t in timed])
+    return [None if v is None else v._asdict() for v in verdicts]
+
+
+def recorded_speed(run, case, kernel, timed):
+    """What the run wrote of these timings ("speed"), as judged_speed says it."""
+    written = {}
+    for entry in run.data.get("speed") or []:
+        if not isinstance(entry, dict) or entry.get("case") != case or entry.get("kernel") != kernel:
+            continue
+        members = [m for m in entry.get("devices") or [] if isinstance(m, dict)]
+        for member in members:
+            written[member.get("device")] = {"peers": len(members) - 1, "peer_median_s": member.get("peer_median_s"),
+                                             "threshold": entry.get("threshold"), "ratio": member.get("ratio"),
+                                             "straggler": member.get("straggler") is True}
+    return [written.get(d.record["id"]) for d, _, _ in timed]
 
 
 # ---- the page --------------------------------------------------------------------------------
@@ -488,13 +535,6 @@ Exit status:
                         help="the JSON summary (default: OUTPUT/fleet.json)")
     parser.add_argument("--expect-tasks", type=int, default=None, metavar="N",
                         help="results-0.json .. results-(N-1).json must all be present")
-    parser.add_argument("--min-effect", type=float, default=0.05, metavar="FRACTION",
-                        help="a straggler is slower than its peers' median by more than this (default 0.05) "
-                             "and than the noise of the repeats")
-    parser.add_argument("--significance", type=float, default=0.01, metavar="LEVEL",
-                        help="level of the rank test of the repeats (default 0.01)")
-    parser.add_argument("--min-repeats", type=int, default=5, metavar="N",
-                        help="fewer timed repeats makes a device's speed unjudged (default 5)")
     return parser.parse_args(argv)
 
 
@@ -503,18 +543,11 @@ def main(argv=None):
         args = parse_arguments(sys.argv[1:] if argv is None else argv)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
-    options = Options(args.min_effect, args.significance, args.min_repeats)
     try:
-        options.check()
         if args.expect_tasks is not None and args.expect_tasks < 1:
             raise FleetError("--expect-tasks needs a count >= 1")
-        fleet = Fleet(results_paths(args.inputs), options, args.expect_tasks)
+        fleet = Fleet(results_paths(args.inputs), args.expect_tasks)
     except (FleetError, ResultsError) as error:
-        print(f"kcs_fleet: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as error:  # Options.check raises kcs_compare.CompareError
-        if type(error).__name__ != "CompareError":
-            raise
         print(f"kcs_fleet: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     json_path = args.json or os.path.join(args.output, "fleet.json")
@@ -541,6 +574,9 @@ def main(argv=None):
         print(f"UNEXERCISED: {entry['device']} kernel {entry['op']} {entry['dtype']} {entry['kernel']}: ran no case")
     if fleet.members and not fleet.hashed:
         print("WARNING: no result records output hashes: agreement between devices was not checked")
+    elif fleet.groups[kcs_peers.NOT_COMPARED]:
+        print(f"NOTE: {fleet.groups[kcs_peers.NOT_COMPARED]} groups of peers were not compared bit for bit: a kernel "
+              "not proved deterministic (run with --determinism: the medium and full levels do)")
     print(f"{len(fleet.members)} results files, {len(fleet.devices)} devices, {len(fleet.cases)} cases: "
           f"{summary['verdict']}")
     print(index)

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 report/kcs_report.py RESULTS.json [RESULTS.json ...]
         [--baseline BASE.json [--min-effect 0.05] [--significance 0.01] [--map OLD=NEW ...] [--allow-unmatched]]
-        [--cases DIR] [--output DIR]
+        [--cases DIR] [--kcs RUNNER | --case-list FILE] [--output DIR]
 
 writes DIR/index.html and DIR/<op>.html for each case file. index.html puts first what a GPU
 engineer reads first: a summary (what failed, what regressed, how close to its ceilings each
@@ -12,7 +12,10 @@ failures, the case x device matrix collapsed to its exceptions, a roofline per d
 perf cases' peers side by side, the accuracy views, and last the devices and the results files.
 Each op page is cases/<op>.md rendered, with each kcs-case block replaced by that case's latest
 results (fraction of the bound used with its distribution, the worst element, the rate against
-its ceiling), then the op's peers. The pages load nothing: the rooflines are inline SVG.
+its ceiling), then the op's peers. The pages load nothing: the rooflines are inline SVG. A
+block's fields (name, dtype, sizes, inputs, ...) are the runner's own reading of the case file,
+`kcs list --json` (docs/runner.md), matched to the block by its line: the report has no parser
+of case blocks, so a block the runner refuses (a duplicate key, say) shows the runner's reason.
 docs/report.md is the reader's account of every view.
 
 DIR defaults to kcs-report in the current directory, as the runner's own outputs do, so that an
@@ -46,9 +49,11 @@ not measured.
 
 import argparse
 import datetime
+import json
 import math
 import os
 import re
+import subprocess
 import sys
 
 import jinja2
@@ -233,8 +238,10 @@ class Column:
 class Model:
     """Everything the pages are built from."""
 
-    def __init__(self, runs, baseline=None, comparison=None, cases_dir=None, min_effect=0.05):
+    def __init__(self, runs, baseline=None, comparison=None, cases_dir=None, min_effect=0.05, case_list=None):
         self.runs, self.baseline, self.comparison, self.cases_dir = runs, baseline, comparison, cases_dir
+        # The runner's reading of the case files (kcs list --json), by file stem and line.
+        self.case_blocks, self.case_problems = index_case_list(case_list)
         self.min_effect = min_effect
         self.columns = []
         index = {}
@@ -537,29 +544,84 @@ def devices_compared(model):
 
 # ---- op pages: the case file woven with its results -------------------------------------------
 
-def parse_case_block(lines):
-    """key: value pairs of a kcs-case block (later keys do not override earlier ones)."""
-    fields = {}
-    for line in lines:
-        text = line.strip()
-        if not text or text.startswith("#") or ":" not in text:
-            continue
-        key, value = text.split(":", 1)
-        fields.setdefault(key.strip(), value.strip())
-    return fields
+class CaseListError(Exception):
+    """The runner's list of the cases could not be had or read; the message says why."""
 
 
-def render_case(name, fields, lines, results):
-    """A case's block on its op page (case.html); name is the full case name, '' for a block without one."""
-    facts = [fields.get("dtype", ""), fields.get("sizes", ""),
-             *(f"{k[6:]}: {v}" for k, v in fields.items() if k.startswith("input ")),
-             fields.get("params", ""), "expect " + fields.get("expect", "?")]
+def default_runner():
+    """build/kcs of the kcs checkout that holds this script."""
+    return os.path.join(REPOSITORY, "build", "kcs")
+
+
+def run_case_list(runner, cases_dir):
+    """`RUNNER list --json --cases DIR`: every case with its fields as the runner parsed them, and
+    the problems it found (docs/runner.md, "Listing the cases as JSON")."""
+    command = [runner, "list", "--json", "--cases", cases_dir]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise CaseListError(f"{runner}: cannot run it to list the cases: {error}") from None
+    if done.returncode not in (0, 1):  # 1: problems in the case files, which the list names
+        raise CaseListError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.strip()}")
+    return parse_case_list(done.stdout, f"{runner} list --json")
+
+
+def read_case_list(path):
+    """A saved `kcs list --json` document."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return parse_case_list(handle.read(), path)
+    except OSError as error:
+        raise CaseListError(f"{path}: {error.strerror}") from None
+
+
+def parse_case_list(text, source):
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise CaseListError(f"{source}: not JSON: {error}") from None
+    if (not isinstance(document, dict) or document.get("schema") != "kcs-cases"
+            or not isinstance(document.get("cases"), list) or not isinstance(document.get("problems"), list)):
+        raise CaseListError(f"{source}: not a kcs case list (schema kcs-cases, with cases and problems)")
+    for where, item in [("cases", c) for c in document["cases"]] + [("problems", p) for p in document["problems"]]:
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str) or not isinstance(item.get("line"), int):
+            raise CaseListError(f"{source}: an entry of {where} without a file and line: {str(item)[:120]}")
+    return document
+
+
+def index_case_list(document):
+    """({(file stem, line of the opening fence): case}, {file stem: [problem]}) of a case list."""
+    blocks, problems = {}, {}
+    for case in (document or {}).get("cases", []):
+        blocks[(os.path.splitext(os.path.basename(case["file"]))[0], case["line"])] = case
+    for problem in (document or {}).get("problems", []):
+        problems.setdefault(os.path.splitext(os.path.basename(problem["file"]))[0], []).append(problem)
+    return blocks, problems
+
+
+def case_facts(case):
+    """The facts line of a case as the runner read it: dtype, sizes, inputs, parameters, expect."""
+    def assignments(values):
+        return " ".join(f"{name}={value}" for name, value in values.items())
+    inputs = [" ".join(filter(None, [f"{i['name']}: {i['distribution']}", assignments(i.get("params") or {})]))
+              for i in case.get("inputs") or []]
+    expect = case.get("expect") or "?"
+    if expect == "oracle" and case.get("sample"):
+        expect += f" sample={case['sample']}"
+    return [str(case.get("dtype") or ""), assignments(case.get("sizes") or {}), *inputs,
+            assignments(case.get("params") or {}), "expect " + expect]
+
+
+def render_case(name, case, lines, results, problem=""):
+    """A case's block on its op page (case.html); name is the full case name, '' for a block the
+    runner did not read as a case (problem says why), case the runner's fields or None."""
+    facts = case_facts(case) if case else [f"not read as a case: {problem}"] if problem else []
     statuses = sorted({outcome(r) for r in results}, key=OUTCOMES.index)
     return Markup(PAGES.get_template("case.html").render(
         ident=case_anchor(name or "unnamed"), name=name, facts=[f for f in facts if f],
         has_message=any(r["message"] or r.get("expected") for r in results),
-        tags=fields.get("tags", "").split(), statuses=statuses, results=sorted(results, key=column_sort_key),
-        lines=lines))
+        tags=list(case.get("tags") or []) if case else [], statuses=statuses,
+        results=sorted(results, key=column_sort_key), lines=lines))
 
 
 def op_page(model, stem, output_dir):
@@ -570,19 +632,27 @@ def op_page(model, stem, output_dir):
         results_by_case.setdefault(result["case"], []).append(result)
     shown = set()
 
-    def case_block(fields, lines):
-        name = f"{stem}/{fields['case']}" if fields.get("case") else ""
+    def case_block(case, lines, problem=""):
+        name = case["name"] if case else ""
         shown.add(name)
-        return render_case(name, fields, lines, results_by_case.get(name, []))
+        return render_case(name, case, lines, results_by_case.get(name, []), problem)
+
+    def block(lines, first, last):
+        """The block on lines first..last: the runner's case that opens there, or its problems."""
+        case = model.case_blocks.get((stem, first))
+        if case:
+            return case_block(case, lines)
+        problems = [f"line {p['line']}: {p['message']}" for p in model.case_problems.get(stem, [])
+                    if first <= p["line"] <= last]
+        return case_block(None, lines, "; ".join(problems) or "the runner listed no case here")
 
     path = os.path.join(model.cases_dir, f"{stem}.md") if model.cases_dir else None
     document = None
     if path and os.path.isfile(path):
         with open(path, encoding="utf-8", errors="replace") as handle:
-            document = Markup(case_file_html(handle.read(), lambda lines: case_block(parse_case_block(lines), lines),
-                                             lambda url: rewrite_link(url, model, output_dir)))
+            document = Markup(case_file_html(handle.read(), block, lambda url: rewrite_link(url, model, output_dir)))
     cases_in_file = len(shown)
-    other_cases = [case_block({"case": case.split("/", 1)[-1]}, [])
+    other_cases = [render_case(case, None, [], results_by_case[case])
                    for case in model.sorted_cases(c for c in results_by_case if c not in shown)]
     return {"title": f"kcs: {stem}", "current": stem, "stem": stem, "document": document,
             "source": os.path.relpath(path) if document is not None else None, "cases_dir": model.cases_dir,
@@ -599,7 +669,7 @@ def heading_id(source):
 
 def case_file_html(text, render_case_block, rewrite_link):
     """A case file's HTML: CommonMark with raw HTML shown as text, each kcs-case fence replaced by
-    render_case_block(its lines), each heading given an id (unique in the page) and a '#' link to
+    render_case_block(its lines, the line of its opening fence, its last line; from 1), each heading given an id (unique in the page) and a '#' link to
     itself, links passed through rewrite_link, and images shown as links, so that the page never
     loads a file."""
     markdown = MarkdownIt("commonmark", {"html": False})
@@ -610,7 +680,7 @@ def case_file_html(text, render_case_block, rewrite_link):
         token = tokens[index]
         if token.info.strip() == "kcs-case":
             # As a plain str: markdown-it adds the pieces up, and a Markup would escape the others.
-            return str(render_case_block(token.content.splitlines())) + "\n"
+            return str(render_case_block(token.content.splitlines(), token.map[0] + 1, token.map[1])) + "\n"
         return plain_fence(tokens, index, options, env)
 
     def heading_open(renderer, tokens, index, options, env):
@@ -676,11 +746,12 @@ PAGES.globals.update(kernel_timing=kernel_timing, device_ceilings=device_ceiling
                      NEAR_BOUND=kcs_views.NEAR_BOUND, log=math.log, ratio_class=ratio_class, flags=lambda r: kcs_views.flags(r, fmt_time))
 
 
-def build_report(runs, output_dir, cases_dir=None, baseline=None, options=None):
-    """Writes index.html and the op pages; returns (path of index.html, Comparison or None).
+def build_report(runs, output_dir, cases_dir=None, baseline=None, options=None, case_list=None):
+    """Writes index.html and the op pages (the case files of cases_dir, their blocks' fields from
+    case_list, the runner's `kcs list --json`); returns (path of index.html, Comparison or None).
     Raises CompareError for comparison options that do not fit the files."""
     comparison = Comparison(baseline, runs, options) if baseline else None
-    model = Model(runs, baseline, comparison, cases_dir, (options or Options()).min_effect)
+    model = Model(runs, baseline, comparison, cases_dir, (options or Options()).min_effect, case_list)
     os.makedirs(output_dir, exist_ok=True)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     pages = [("index.html", "index.html", index_page(model))]
@@ -739,6 +810,11 @@ Exit status:
                         help="compare against this results file (e.g. the old driver's); exit 3 or 4 on a regression")
     parser.add_argument("--cases", metavar="DIR", default=None,
                         help=f"directory of case files to weave into op pages (default: {default_cases_dir()})")
+    parser.add_argument("--kcs", metavar="RUNNER", default=None,
+                        help="the runner whose `list --json` gives the case files' fields (default: "
+                             f"{default_runner()}; without one, the op pages show results without their case files)")
+    parser.add_argument("--case-list", metavar="FILE", default=None,
+                        help="a saved `kcs list --json` of the --cases files, instead of running the runner")
     parser.add_argument("--output", metavar="DIR", default=DEFAULT_OUTPUT,
                         help=f"directory to write the pages into (default: {DEFAULT_OUTPUT} in the current "
                              "directory; `ninja report` writes build/report)")
@@ -788,8 +864,25 @@ def main(argv=None):
     if args.cases is not None and not os.path.isdir(args.cases):
         print(f"kcs_report: --cases {args.cases}: not a directory", file=sys.stderr)
         return EXIT_USAGE
+    case_list = None
+    if args.kcs and args.case_list:
+        print("kcs_report: --kcs and --case-list: give one", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        index_path, comparison = build_report(runs, args.output, cases_dir, baseline, options)
+        case_list = (read_case_list(args.case_list) if args.case_list
+                     else run_case_list(args.kcs or default_runner(), cases_dir))
+    except CaseListError as error:
+        if args.kcs or args.case_list:
+            print(f"kcs_report: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"kcs_report: WARNING: {error}: the op pages show results without their case files "
+              "(build kcs, or give --kcs or --case-list)", file=sys.stderr)
+        cases_dir = None
+    for problem in (case_list or {}).get("problems", []):
+        print(f"kcs_report: WARNING: {problem['file']}:{problem['line']}: {problem.get('message', '')}",
+              file=sys.stderr)
+    try:
+        index_path, comparison = build_report(runs, args.output, cases_dir, baseline, options, case_list)
     except CompareError as error:
         print(f"kcs_report: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,11 +1,15 @@
 """Tests of the fleet merge (report/kcs_fleet.py) on results files written here: who is named as
-disagreeing, when there is no majority, who is a peer, stragglers, missing members, bad hashes.
-tests/fleet_slurm_test.sh checks the same on real runs under Slurm.
+disagreeing, when there is no majority, who is a peer, stragglers, which groups take the run's
+verdicts and which the rule's (report/kcs_peers.py, whose own test holds it to the shared
+fixture), missing members, bad hashes. tests/fleet_slurm_test.sh checks the same on real runs
+under Slurm, tests/peers_test.sh the fleet's verdicts against the runner's on one run's results.
 
     /usr/bin/python3 -m unittest discover -s report -p 'test_kcs_fleet.py'
 """
 
+import contextlib
 import copy
+import io
 import json
 import os
 import random
@@ -15,14 +19,14 @@ import unittest
 
 import kcs_fixtures as fx
 import kcs_fleet
-from kcs_compare import Options
 
 GPU = fx.device("cuda:0", "NVIDIA H100 80GB HBM3", "CUDA", "550.54", "12.4", 80 << 30)
 A, B = "a" * 64, "b" * 64
 
 
-def member(hashes, driver="550.54", median=None, seed=0):
-    """One task's results: sumsq/f64-n93 on one H100, with output s hashed as given."""
+def member(hashes, driver="550.54", median=None, seed=0, determinism=True):
+    """One task's results: sumsq/f64-n93 on one H100, with output s hashed as given, run with
+    --determinism unless told (the rule compares only bits proved deterministic)."""
     gpu = dict(GPU, driver_version=driver)
     samples = None
     if median is not None:
@@ -31,7 +35,25 @@ def member(hashes, driver="550.54", median=None, seed=0):
     entry = fx.result("sumsq/f64-n93", gpu, "blocked", median=median, samples=samples)
     if hashes is not None:
         entry["output_hashes"] = {"s": hashes}
-    return fx.document([gpu], [entry])
+    document = fx.document([gpu], [entry])
+    document["options"]["determinism"] = determinism
+    return document
+
+
+def node(medians, hashes=None, determinism=True, recorded=None):
+    """One task's results of a node with one H100 per median: sumsq/f64-n93 timed on each (and
+    hashed as given); with recorded, the "agreement", "speed" and "stragglers" its run wrote."""
+    gpus = [dict(GPU, id=f"cuda:{i}", index=i) for i in range(len(medians))]
+    results = []
+    for i, (gpu, median) in enumerate(zip(gpus, medians)):
+        entry = fx.result("sumsq/f64-n93", gpu, "blocked", median=median, spread=0.01)
+        entry["output_hashes"] = {"s": (hashes or [A] * len(medians))[i]}
+        results.append(entry)
+    document = fx.document(gpus, results)
+    document["options"]["determinism"] = determinism
+    if recorded:
+        document.update(recorded)
+    return document
 
 
 class FleetTest(unittest.TestCase):
@@ -42,7 +64,7 @@ class FleetTest(unittest.TestCase):
             name = names[index] if names else f"results-{index}.json"
             with open(os.path.join(folder, name), "w") as handle:
                 json.dump(document, handle)
-        return kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), Options(), expect)
+        return kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), expect)
 
     def test_the_odd_device_out_is_named_by_majority(self):
         fleet = self.merge([member(A), member(B), member(A)])
@@ -61,6 +83,7 @@ class FleetTest(unittest.TestCase):
             entry["output_hashes"] = {"s": digest}
             results.append(entry)
         document = fx.document(gpus, results)
+        document["options"]["determinism"] = True
         document["agreement"] = [{
             "case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
             "devices": ["cuda:0", "cuda:1", "cuda:2"],
@@ -88,13 +111,78 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(fleet.disagreements, [])
         self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_OK)
 
+    def test_bits_not_proved_deterministic_are_not_compared(self):
+        """A run without --determinism proves nothing of the bits: as the runner says "not
+        compared" within a run, the fleet does across runs, and says how many groups."""
+        fleet = self.merge([member(A), member(B, determinism=False), member(A)])
+        self.assertEqual(fleet.disagreements, [])
+        self.assertEqual(fleet.groups, {"agree": 0, "disagree": 0, "not compared": 1})
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_OK)
+        nondeterministic = member(B)
+        nondeterministic["results"][0]["message"] = "nondeterministic: s[0] was 1 in the first run and 2 in the second"
+        self.assertEqual(self.merge([member(A), nondeterministic, member(A)]).disagreements, [])
+
+    def test_a_plurality_is_no_majority(self):
+        fleet = self.merge([member(A), member(A), member(B), member("c" * 64)])
+        self.assertEqual(len(fleet.disagreements[0]["odd_devices"]), 4)
+        self.assertFalse(fleet.disagreements[0]["decided"])
+
     def test_a_tenfold_slower_device_straggles_and_equal_ones_do_not(self):
         fleet = self.merge([member(A, median=1e-3, seed=1), member(A, median=1e-2, seed=2),
                             member(A, median=1e-3, seed=3)])
         self.assertEqual([s["device"] for s in fleet.stragglers], ["results-1/cuda:0"])
+        self.assertEqual(fleet.stragglers[0]["judged_by"], "fleet")
+        self.assertEqual(fleet.stragglers[0]["peers"], 2)
         self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_SPEED)
         fleet = self.merge([member(A, median=1e-3, seed=s) for s in range(3)])
         self.assertEqual(fleet.stragglers, [])
+
+    def test_the_threshold_is_the_rule_s_and_has_no_option(self):
+        """8% slower is within the rule's minimum effect of 10%; 12% is beyond it (the samples'
+        spread is 1%). The fleet's former rule took 5%, and a rank test, by option."""
+        for slower, straggles in ((1.08, False), (1.12, True)):
+            fleet = self.merge([member(A, median=1e-3, seed=1), member(A, median=1e-3 * slower, seed=2)])
+            self.assertEqual(bool(fleet.stragglers), straggles, slower)
+        with contextlib.redirect_stderr(io.StringIO()) as said:
+            self.assertEqual(kcs_fleet.main(["--min-effect", "0.05", "x"]), kcs_fleet.EXIT_BAD_INPUT)
+        self.assertIn("unrecognized arguments: --min-effect", said.getvalue())
+
+    def test_a_group_within_one_file_takes_the_verdicts_its_run_wrote(self):
+        """Two GPUs of one node: the run wrote that cuda:1 straggles and disagrees. The fleet shows
+        that, even where the timings and hashes it holds would not say so (a runner of another
+        version may have judged): it aggregates, it does not judge a run's groups again."""
+        recorded = {"agreement": [{"case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
+                                   "devices": ["cuda:0", "cuda:1"],
+                                   "differing": [{"device": "cuda:1", "outputs": "s", "peer": "cuda:0",
+                                                  "majority": True}]}],
+                    "speed": [{"case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "threshold": 0.1,
+                               "devices": [{"device": "cuda:0", "median_s": 1e-3, "peer_median_s": 1e-3, "ratio": 1.0,
+                                            "straggler": False},
+                                           {"device": "cuda:1", "median_s": 1e-3, "peer_median_s": 1e-3, "ratio": 1.5,
+                                            "straggler": True}]}]}
+        fleet = self.merge([node([1e-3, 1e-3], recorded=recorded)])
+        self.assertEqual([(s["device"], s["judged_by"]) for s in fleet.stragglers], [("results-0/cuda:1", "run")])
+        self.assertEqual([d["odd_devices"] for d in fleet.disagreements], [["results-0/cuda:1"]])
+        self.assertEqual(fleet.disagreements[0]["judged_by"], "run")
+        # A file without the runner's comparisons (an older runner) is judged by the rule.
+        fleet = self.merge([node([1e-3, 2e-3], hashes=[A, B])])
+        self.assertEqual([(s["device"], s["judged_by"]) for s in fleet.stragglers], [("results-0/cuda:1", "fleet")])
+        self.assertEqual(fleet.disagreements[0]["odd_devices"], ["results-0/cuda:0", "results-0/cuda:1"])
+
+    def test_a_group_across_files_is_judged_over_all_its_peers(self):
+        """Two nodes of two GPUs: within node 1, cuda:1 is 1.5x its one peer and its run said so;
+        over all four, the peers' median is 1.5 ms, and it is no straggler. The fleet judges the
+        larger group by the same rule; node 0's cuda:0 at 3 ms straggles against the three others."""
+        slow_peer = {"speed": [{"case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "threshold": 0.1,
+                                "devices": [{"device": "cuda:0", "median_s": 1e-3, "peer_median_s": 1.5e-3,
+                                             "ratio": 1 / 1.5, "straggler": False},
+                                            {"device": "cuda:1", "median_s": 1.5e-3, "peer_median_s": 1e-3,
+                                             "ratio": 1.5, "straggler": True}]}],
+                     "agreement": [], "stragglers": []}
+        fleet = self.merge([node([3e-3, 1.5e-3]), node([1e-3, 1.5e-3], recorded=slow_peer)])
+        self.assertEqual([(s["device"], s["judged_by"], s["peers"]) for s in fleet.stragglers],
+                         [("results-0/cuda:0", "fleet", 3)])
+        self.assertEqual(fleet.time_ratio[("results-1/cuda:1", "sumsq/f64-n93", "cuda", "blocked", "f64")], 1.0)
 
     def test_a_missing_task_is_named(self):
         fleet = self.merge([member(A), member(A)], expect=3)

@@ -73,6 +73,39 @@ expect: golden
 """
 
 
+# What `kcs list --json` says of CASE_FILE's blocks, in order (tests/report_test.sh holds this
+# stand-in to the runner's own output for CASE_FILE, seeds and paths aside, so it cannot drift).
+CASE_FIELDS = [
+    {"name": "sumsq/f64-n93", "op": "sumsq", "dtype": "f64", "sizes": {"n": 93}, "params": {},
+     "inputs": [{"name": "x", "distribution": "uniform", "params": {"lo": -1, "hi": 1}}],
+     "expect": "golden", "sample": 0, "tags": [], "bound_tight": None},
+    {"name": "sumsq/f64-n1000003", "op": "sumsq", "dtype": "f64", "sizes": {"n": 1000003}, "params": {},
+     "inputs": [{"name": "x", "distribution": "normal", "params": {}}],
+     "expect": "golden", "sample": 0, "tags": ["perf"], "bound_tight": None},
+    {"name": "sumsq/f64-not-run", "op": "sumsq", "dtype": "f64", "sizes": {"n": 5}, "params": {},
+     "inputs": [{"name": "x", "distribution": "normal", "params": {}}],
+     "expect": "golden", "sample": 0, "tags": [], "bound_tight": None},
+]
+
+
+def fence_lines(text):
+    """The lines (from 1) of a case file's kcs-case fences, where the runner says its cases start."""
+    return [number + 1 for number, line in enumerate(text.splitlines()) if line.strip() == "```kcs-case"]
+
+
+def case_list(cases_dir, fields_by_file, problems=()):
+    """A `kcs list --json` document (docs/runner.md) for the case files of cases_dir: the cases of
+    each file (fields_by_file[file name], in order) at its fences' lines."""
+    cases = []
+    for name, fields in sorted(fields_by_file.items()):
+        path = os.path.join(cases_dir, name)
+        with open(path, encoding="utf-8") as handle:
+            lines = fence_lines(handle.read())
+        cases += [dict(case, file=path, line=line) for case, line in zip(fields, lines)]
+    return {"schema": "kcs-cases", "version": 1, "cases_dir": cases_dir, "cases": cases,
+            "problems": [dict(problem, file=os.path.join(cases_dir, problem["file"])) for problem in problems]}
+
+
 def timed_entry(doc, case, device_id):
     """The results[] entry of case on device_id in a document."""
     return next(r for r in doc["results"] if r["case"] == case and r["device"] == device_id)
@@ -101,10 +134,12 @@ class Images(html.parser.HTMLParser):
             self.sources.append(dict(attrs).get("src", ""))
 
 
-def case_file_html(text, blocks=None):
-    """A case file rendered with each kcs-case block shown as <div>CASE</div> and its lines kept in blocks."""
-    def render_case_block(lines):
+def case_file_html(text, blocks=None, places=None):
+    """A case file rendered with each kcs-case block shown as <div>CASE</div>, its lines kept in
+    blocks and its first and last line in places."""
+    def render_case_block(lines, first, last):
         (blocks if blocks is not None else []).append(lines)
+        (places if places is not None else []).append((first, last))
         return "<div>CASE</div>"
     return kcs_report.case_file_html(text, render_case_block, lambda url: "REWRITTEN/" + url)
 
@@ -116,10 +151,11 @@ class CaseFileTests(unittest.TestCase):
         self.assertIn("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; b &gt; c <code>x &lt; y</code>", out)
 
     def test_kcs_case_blocks_are_woven_and_other_fences_stay_code(self):
-        blocks = []
+        blocks, places = [], []
         out = case_file_html("```kcs-case\ncase: a\nop: sumsq\n```\n\n```c\nint a = b < c;\n```\n"
-                             "  ```kcs-case\n  case: b\n  ```", blocks)
+                             "  ```kcs-case\n  case: b\n  ```", blocks, places)
         self.assertEqual(blocks, [["case: a", "op: sumsq"], ["case: b"]])
+        self.assertEqual(places, [(1, 4), (9, 11)])  # the fences' lines: where the runner says a case is
         self.assertEqual(out.count("<div>CASE</div>"), 2)
         self.assertIn('<pre><code class="language-c">int a = b &lt; c;\n</code></pre>', out)
 
@@ -150,6 +186,12 @@ class Scratch(unittest.TestCase):
         with open(os.path.join(self.cases, "sumsq.md"), "w", encoding="utf-8") as handle:
             handle.write(CASE_FILE)
         self.new = fx.demo_new()
+        self.case_fields = {"sumsq.md": CASE_FIELDS}
+        self.case_problems = []
+
+    def write_case_list(self):
+        """The runner's list of self.cases, as tests/report_test.sh checks that the runner writes it."""
+        return self.write("case-list.json", case_list(self.cases, self.case_fields, self.case_problems))
 
     def tearDown(self):
         self.scratch.cleanup()
@@ -169,7 +211,7 @@ class Scratch(unittest.TestCase):
     def report(self, *paths, baseline=None, output="out", extra=()):
         """Runs the command in-process: (exit status, stdout and stderr, output directory)."""
         out_dir = os.path.join(self.dir, output)
-        argv = [*paths, "--cases", self.cases, "--output", out_dir, *extra]
+        argv = [*paths, "--cases", self.cases, "--case-list", self.write_case_list(), "--output", out_dir, *extra]
         if baseline:
             argv += ["--baseline", baseline]
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -1151,6 +1193,52 @@ class ReportTests(Scratch):
         self.assertIn("Results for cases not in the case file", page)
         self.assertIn('id="case-f32-n4096"', page)
 
+    def test_op_page_fields_are_the_runners_not_the_blocks_text(self):
+        """A block's facts are the runner's reading of it (kcs list --json), found by the fence's
+        line: a list that says n=94 shows n=94 over a block that says n=93."""
+        self.case_fields = {"sumsq.md": [dict(CASE_FIELDS[0], sizes={"n": 94}), *CASE_FIELDS[1:]]}
+        status, out, out_dir = self.report(self.write("new.json", self.new))
+        self.assertEqual(status, 0, out)
+        page = self.read(os.path.join(out_dir, "sumsq.html"))
+        block = page[page.index('id="case-f64-n93"'):page.index('id="case-f64-n1000003"')]
+        self.assertIn('<span class="facts">f64 · n=94 · x: uniform lo=-1 hi=1 · expect golden</span>', block)
+        perf = page[page.index('id="case-f64-n1000003"'):page.index('id="case-f64-not-run"')]
+        self.assertIn('<span class="tag">perf</span>', perf)
+
+    def test_a_block_the_runner_refuses_shows_why(self):
+        """A key given twice: the runner's parser refuses the block (where the report's own parser
+        once took the first value), lists no case there and names the problem; the page shows the
+        block without a name, with the runner's reason, and the report warns."""
+        with open(os.path.join(self.cases, "sumsq.md"), "a", encoding="utf-8") as handle:
+            handle.write("\n```kcs-case\ncase: f64-twice\nop: sumsq\ndtype: f64\nsizes: n=5\nsizes: n=6\n"
+                         "input x: normal\nexpect: golden\n```\n")
+        line = len(CASE_FILE.splitlines()) + 7  # the second sizes line
+        self.case_problems = [{"file": "sumsq.md", "line": line, "case": "sumsq/f64-twice",
+                               "message": "key 'sizes' given twice"}]
+        status, out, out_dir = self.report(self.write("new.json", self.new))
+        self.assertEqual(status, 0, out)
+        self.assertIn(f"WARNING: {self.cases}/sumsq.md:{line}: key 'sizes' given twice", out)
+        page = self.read(os.path.join(out_dir, "sumsq.html"))
+        self.assertIn(f"not read as a case: line {line}: key &#39;sizes&#39; given twice", page)
+        self.assertIn("(block without a case name)", page)
+        self.assertNotIn('id="case-f64-twice"', page)
+
+    def test_a_runner_that_cannot_list_the_cases_is_bad_input(self):
+        missing = os.path.join(self.dir, "no-kcs")
+        status, out, _ = self.report(self.write("new.json", self.new), extra=("--kcs", missing))
+        self.assertEqual(status, 2, out)  # --case-list and --kcs: one of them
+        argv = [self.write("new.json", self.new), "--cases", self.cases, "--kcs", missing,
+                "--output", os.path.join(self.dir, "out")]
+        stderr = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+            self.assertEqual(kcs_report.main(argv), 2)
+        self.assertIn(f"{missing}: cannot run it to list the cases", stderr.getvalue())
+        broken = self.write_text("broken.json", '{"schema": "kcs-results"}')
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+            self.assertEqual(kcs_report.main([self.write("new.json", self.new), "--case-list", broken,
+                                              "--output", os.path.join(self.dir, "out")]), 2)
+        self.assertIn("broken.json: not a kcs case list", stderr.getvalue())
+
     def test_planted_regression_exits_3(self):
         baseline = self.write("base.json", self.new)
         new = copy.deepcopy(self.new)
@@ -1160,6 +1248,7 @@ class ReportTests(Scratch):
         scale_timing(timed_entry(new, "sumsq/f64-n1000003", "cuda:0"), 3.0, spread=0.01)
         path = self.write("new.json", new)
         done = subprocess.run([sys.executable, SCRIPT, path, "--baseline", baseline, "--cases", self.cases,
+                               "--case-list", self.write_case_list(),
                                "--output", os.path.join(self.dir, "out")], capture_output=True, text=True)
         self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
         self.assertIn("1 regressed", done.stdout)
@@ -1180,6 +1269,7 @@ class ReportTests(Scratch):
         path = self.write("new.json", self.new)
         baseline = self.write("base.json", self.new)
         done = subprocess.run([sys.executable, SCRIPT, path, "--baseline", baseline, "--cases", self.cases,
+                               "--case-list", self.write_case_list(),
                                "--output", os.path.join(self.dir, "out")], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("0 regressed", done.stdout)
@@ -1483,7 +1573,8 @@ class ViewTests(Scratch):
         try:
             os.chdir(self.dir)
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stdout):
-                status = kcs_report.main([self.write("new.json", self.new), "--cases", self.cases])
+                status = kcs_report.main([self.write("new.json", self.new), "--cases", self.cases,
+                                          "--case-list", self.write_case_list()])
         finally:
             os.chdir(here)
         self.assertEqual(status, 0, stdout.getvalue())

@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
     "usage: kcs [run] [options] [PATTERN...]   run cases (the default command)\n"
-    "       kcs list [options] [PATTERN...]    list cases\n"
+    "       kcs list [options] [PATTERN...]    list cases (--json: every field, as JSON)\n"
     "       kcs devices [options]              list backends and their devices\n"
     "       kcs rows [options]                 every kernel row, checked, with the cases that select it\n"
     "       kcs golden [options] [PATTERN...]  rewrite golden outputs and golden/MANIFEST\n"
@@ -67,6 +67,8 @@ static const char usage_text[] =
     "  --strict-expectations  an expectation line that matched no result fails the run\n"
     "                     (such lines are reported either way)\n"
     "  --quiet            print only failures, errors and the summary\n"
+    "  --json             kcs list only: every selected case with all its fields, and the\n"
+    "                     problems found in the case files, as one JSON document\n"
     "  --help             this text\n"
     "\n"
     "exit status: 0 all passed, 1 a case failed or had an error, 2 usage or configuration error\n";
@@ -192,7 +194,7 @@ static const struct option long_options[] = {
     {"expectations", required_argument, 0, 'X'}, {"determinism", no_argument, 0, 'D'},
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
-    {"tag", required_argument, 0, 'G'},
+    {"tag", required_argument, 0, 'G'},          {"json", no_argument, 0, 'O'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -222,6 +224,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 't': ok = take_min_time(value, o); break;
     case 'L': o->skip_large = 1; break;
     case 'q': o->quiet = 1; break;
+    case 'O': o->list_json = 1; break;
     case 'S': o->save_dir = value; break;
     case 'A': o->save_all = 1; break;
     case 'N': o->save_dir = NULL; break;
@@ -246,6 +249,10 @@ kcs_options_outcome kcs_parse_options(int argc, char **argv, kcs_runner_options 
         kcs_options_outcome outcome = take_option(option, optarg, o);
         if (outcome != KCS_OPTIONS_PARSED)
             return outcome;
+    }
+    if (given['O'] && strcmp(o->command, "list") != 0) {
+        fprintf(stderr, "kcs: --json is an option of kcs list, not of kcs %s\n", o->command);
+        return KCS_OPTIONS_BAD;
     }
     if (given['A'] && given['N']) {
         fprintf(stderr, "kcs: --save-all and --no-save contradict each other\n");

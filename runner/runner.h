@@ -53,6 +53,7 @@ typedef struct {
     const char *junit_path;
     int skip_large;
     int quiet;
+    int list_json;     /* kcs list --json: every case's fields as JSON (runner/list.c) */
     int ceilings;      /* measure ceilings (always with --benchmark) */
     int all_ceilings;  /* every ceiling (--all-ceilings, --ceilings), not only those the timed cases need */
     int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */

@@ -4,7 +4,9 @@
 # with a generated slurm.conf, its state, spool, logs, munge key and pid files
 # all under one mktemp folder, on free ports), submits a 3-task array through
 # tools/fleet.sh submit --wait (each task: the quick level on the reference
-# and POCL, then the saboteur's faults-on-demand GEMM, timed), and checks the
+# and POCL, then the saboteur's faults-on-demand GEMM, timed, with
+# --determinism: bits are compared only where proved deterministic, docs/runner.md
+# "Peers: one rule"), and checks the
 # merged fleet report: task 1's saboteur device, identical to its peers but
 # for one flipped bit, is named as disagreeing and task 2's, ten times slower,
 # as a straggler, in the JSON summary and the HTML; nothing else is. The tasks
@@ -181,7 +183,7 @@ case \$FLEET_TASK in
 2) export KCS_SABOTEUR_SLOWDOWN=10 ;;
 esac
 exec "$saboteur" run --cases "$work/cases" --backend saboteur --kernel faults-on-demand --benchmark \
-    --min-time 0.3 --no-save --quiet --results "\$FLEET_OUTPUT/results-\$FLEET_TASK.saboteur.json"
+    --determinism --min-time 0.3 --no-save --quiet --results "\$FLEET_OUTPUT/results-\$FLEET_TASK.saboteur.json"
 STEP
 discarded=0
 for attempt in 1 2 3; do

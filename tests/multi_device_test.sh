@@ -281,7 +281,6 @@ grep -q '^2 passed, 1 failed, 1 skipped' run.log || fail "the summary did not co
 import json, os, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[2])
 import kcs_fleet, kcs_results
-from kcs_compare import Options
 data = json.load(open(sys.argv[1]))
 no_device = [(r["case"], r["status"]) for r in data["results"] if r["device"] is None]
 assert no_device == [("scale/f32-large", "skip"), ("scale/f32-golden", "error")], no_device
@@ -292,7 +291,7 @@ try:
     data["results"] = [r for r in data["results"] if r["case"] != "scale/f32-golden"]
     for task in (0, 1):
         json.dump(data, open(os.path.join(folder, f"results-{task}.json"), "w"))
-    fleet = kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), Options(), 2)
+    fleet = kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), 2)
     assert fleet.early_errors == [] and fleet.verdict()[0] == kcs_fleet.EXIT_OK, fleet.verdict()
 finally:
     shutil.rmtree(folder)
