@@ -174,8 +174,6 @@ static json_t *timing_json(const kcs_timing *t)
     return timing;
 }
 
-static const char *tag_names[] = {"perf", "large", "no-reference"};
-
 /* What the case is: op, dtype, sizes, parameters, tags. */
 static void add_case_fields(json_t *item, const kcs_case *c)
 {
@@ -184,9 +182,9 @@ static void add_case_fields(json_t *item, const kcs_case *c)
         json_object_set_new(sizes, c->sizes[i].name, json_integer((json_int_t)c->sizes[i].value));
     for (int i = 0; i < c->param_count; i++)
         json_object_set_new(params, c->params[i].name, json_string(c->params[i].text));
-    for (int t = 0; t < 3; t++)
+    for (int t = 0; t < kcs_tag_count; t++)
         if (c->tags & (1u << t))
-            json_array_append_new(tags, json_string(tag_names[t]));
+            json_array_append_new(tags, json_string(kcs_tag_names[t]));
     json_object_set_new(item, "op", json_string(c->op));
     json_object_set_new(item, "dtype", json_string(kcs_dtype_name(c->dtype)));
     json_object_set_new(item, "sizes", sizes);

@@ -49,12 +49,9 @@ static json_t *case_json(const kcs_case *c)
         json_object_set_new(params, c->params[p].name, json_string(c->params[p].text));
     for (int i = 0; i < c->input_count; i++)
         json_array_append_new(inputs, input_json(&c->inputs[i]));
-    if (c->tags & KCS_TAG_PERF)
-        json_array_append_new(tags, json_string("perf"));
-    if (c->tags & KCS_TAG_LARGE)
-        json_array_append_new(tags, json_string("large"));
-    if (c->tags & KCS_TAG_NO_REFERENCE)
-        json_array_append_new(tags, json_string("no-reference"));
+    for (int t = 0; t < kcs_tag_count; t++)
+        if (c->tags & (1u << t))
+            json_array_append_new(tags, json_string(kcs_tag_names[t]));
     return json_pack("{s:s, s:s, s:i, s:s, s:s, s:o, s:o, s:o, s:s, s:I, s:o, s:o}", "name", c->name, "file",
                               c->file, "line", c->line, "op", c->op, "dtype", kcs_dtype_name(c->dtype), "sizes", sizes,
                               "params", params, "inputs", inputs, "expect", expect_name(c->expect), "sample",
@@ -100,9 +97,9 @@ int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases)
         for (int s = 0; s < c->size_count; s++)
             printf(" %s=%.0f", c->sizes[s].name, c->sizes[s].value);
         printf("  expect %s", expect_name(c->expect));
-        if (c->tags & KCS_TAG_PERF) printf(" [perf]");
-        if (c->tags & KCS_TAG_LARGE) printf(" [large]");
-        if (c->tags & KCS_TAG_NO_REFERENCE) printf(" [no-reference]");
+        for (int t = 0; t < kcs_tag_count; t++)
+            if (c->tags & (1u << t))
+                printf(" [%s]", kcs_tag_names[t]);
         putchar('\n');
     }
     for (size_t i = 0; i < cases->problem_count; i++)
