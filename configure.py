@@ -52,7 +52,7 @@ LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/
 # What a script test reads beyond the runner and the report (which every one depends on).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"]}
 
-WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
+WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "cuda/gemm", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
                    "lib", "examples"]
 
@@ -159,9 +159,10 @@ class BackendRow:
         self.endings, self.sanitizer_safe = endings, sanitizer_safe
 
     def sources(self):
-        """Its source files, sorted; backend.<ending> holds the device and buffer functions."""
-        return sorted(p for ending in self.endings for p in glob.glob(f"{self.folder}/*{ending}")
-                      if not p.endswith("_test.c"))
+        """Its source files, those of its folder and of its subfolders (cuda/gemm/: one op's
+        families of rows), sorted by path; backend.<ending> holds the device and buffer functions."""
+        return sorted(p for ending in self.endings
+                      for p in glob.glob(f"{self.folder}/**/*{ending}", recursive=True) if not p.endswith("_test.c"))
 
 
 # Every backend the runner can have, in the order the runner lists them. A
@@ -595,9 +596,11 @@ def main():
                                 f"-gencode arch=compute_{arch},code=compute_{arch} {common_nvccflags}")
         # wgmma and setmaxnreg exist only in the arch-specific sm_90a target, whose
         # code runs on compute capability 9.0 alone: that file's rows refuse other
-        # devices (cuda/gemm_wgmma.cu), whatever --cuda-arch the rest is built for.
-        nvcc_file_flags["cuda/gemm_wgmma.cu"] = {
+        # devices (cuda/gemm/tensor_wgmma.cu), whatever --cuda-arch the rest is built for.
+        nvcc_file_flags["cuda/gemm/tensor_wgmma.cu"] = {
             "nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
+        for source in sorted(set(nvcc_file_flags) - set(cuda.row.sources())):
+            sys.exit(f"configure.py: nvcc flags are given for {source}, which is no CUDA source (moved?)")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
     libs = "-ljansson -lnettle -lm"
@@ -785,8 +788,8 @@ def main():
         for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
             stamp = built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "emulation_test", script,
-                    implicit=sorted(glob.glob("cuda/*.cu") + glob.glob("cuda/*.cuh") +
-                                    glob.glob("tests/cuda_*_emulation.*")),
+                    implicit=sorted(glob.glob("cuda/**/*.cu", recursive=True) +
+                                    glob.glob("cuda/**/*.cuh", recursive=True) + glob.glob("tests/cuda_*_emulation.*")),
                     variables={"arguments": arguments}, first=True)
             test_stamps.append(stamp)
     else:

@@ -12,9 +12,11 @@
  * every CUDA case skipped with that reason: nothing here touches CUDA before
  * device_count, so a machine without a GPU never crashes here.
  *
- * The kernels live one op per file (sumsq.cu, ...), each ending with its
- * rows, exported as kcs_cuda_<op>_kernels; configure.py lists those tables
- * in kcs_cuda_kernel_tables, which the backend below points at.
+ * The kernels live one op per file (sumsq.cu, ...; the anneal steps'
+ * assign.cu, reduce.cu, update.cu and energy.cu share anneal.cuh), GEMM's
+ * five families of rows in gemm/, each file ending with its rows, exported
+ * as kcs_cuda_<name>_kernels; configure.py lists those tables in
+ * kcs_cuda_kernel_tables, which the backend below points at.
  */
 #include <cstdarg>
 #include <cstdio>

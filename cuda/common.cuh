@@ -37,7 +37,7 @@ struct kcs_device {
     int sm_count;                 /* streaming multiprocessors, for grid sizing */
     cudaStream_t stream;          /* every copy and launch goes here */
     cublasHandle_t blas;          /* bound to stream */
-    cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm_lt.cu); streams are per call */
+    cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm/fp8_cublaslt.cu); streams are per call */
     int compute_capability;       /* 10 * major + minor: 90 for sm_90 */
     cudaEvent_t start, stop;      /* recorded around the launches of one run */
     /* Holding the stream while a timed run's launches are queued (backend.cu, "Timing"). */

@@ -1,6 +1,6 @@
 /* cuda_kernels_emulation.h: just enough of CUDA, host-side, to run
- * cuda/elementwise.cu, cuda/softmax.cu and cuda/anneal.cu (their kernels and
- * their run functions) on a machine without a GPU; see
+ * cuda/elementwise.cu, cuda/softmax.cu and the anneal steps' files
+ * (their kernels and their run functions) on a machine without a GPU; see
  * tests/cuda_kernels_emulation.sh, which rewrites those sources to include
  * this instead of common.cuh.
  *

@@ -1,4 +1,4 @@
-/* gemm_lt.cu: FP8 GEMM on CUDA through cuBLASLt, the peer for kcs's FP8
+/* fp8_cublaslt.cu: FP8 GEMM on CUDA through cuBLASLt, the peer for kcs's FP8
  * cases (docs/gemm.md, "FP8"): C_out = alpha * a_scale * b_scale * op(A)
  * op(B) + beta * C, with A and B in OCP FP8 (e4m3 or e5m2), per-tensor
  * scales as cuBLASLt applies them (CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
@@ -10,7 +10,7 @@
  *              partial sums: FAST_ACCUM is left off, as the bound of
  *              docs/gemm.md assumes), f32 scale type, the default epilogue.
  *
- * The row-major mapping is gemm.cu's: the row-major C is the column-major
+ * The row-major mapping is simt.cu's: the row-major C is the column-major
  * C^T = op(B)^T op(A)^T, so cuBLASLt's A is kcs's b and its B is kcs's a,
  * and its A scale is kcs's b_scale. cuBLASLt's FP8 kernels take only the
  * "TN" layout (its A transposed, its B not) on Ada and Hopper, which is
@@ -31,7 +31,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "gemm_lt.cuh"
+#include "fp8_cublaslt.cuh"
 
 extern "C" {
 #include "op.h"
@@ -195,4 +195,4 @@ static const kcs_kernel rows[] = {
      run_cublaslt, supports_fp8, "cuBLASLt"},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_lt_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_fp8_cublaslt_kernels = KCS_KERNEL_TABLE(rows);

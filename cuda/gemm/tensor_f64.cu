@@ -1,8 +1,8 @@
-/* gemm_f64_tensor.cu: kcs's own f64 GEMM on the FP64 tensor cores (DMMA),
+/* tensor_f64.cu: kcs's own f64 GEMM on the FP64 tensor cores (DMMA),
  * C_out = alpha * op(A) * op(B) + beta * C, row-major, op = N or T
  * (docs/gemm.md is the normative definition; its section "Tensor cores"
  * says why f64's own bound holds here). Same inputs and layout as
- * cuda/gemm.cu: a is m x k (k x m when transposed), b is k x n (n x k when
+ * cuda/gemm/simt.cu: a is m x k (k x m when transposed), b is k x n (n x k when
  * transposed), c and c_out m x n.
  *
  * Row (the table at the end): `tensor`, f64, every f64 case.
@@ -101,7 +101,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
 
 namespace {
 
@@ -469,4 +469,4 @@ static const kcs_kernel rows[] = {
      run_f64_tensor, supports_f64_tensor},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_f64_tensor_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_f64_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,7 +1,7 @@
-/* gemm_tensor.cu: kcs's own GEMM on tensor cores, C_out = alpha * op(A) *
+/* tensor_mma.cu: kcs's own GEMM on tensor cores, C_out = alpha * op(A) *
  * op(B) + beta * C, row-major, op = N or T (docs/gemm.md is the normative
  * definition; its section "Tensor cores" derives the bound these rows are
- * checked against). Same inputs and layout as cuda/gemm.cu: a is m x k (k x m
+ * checked against). Same inputs and layout as cuda/gemm/simt.cu: a is m x k (k x m
  * when transposed), b is k x n (n x k when transposed), c and c_out m x n.
  *
  * Rows (the table at the end):
@@ -14,14 +14,14 @@
  *                inside the bound's 2^-10), mma.sync.m16n8k8.tf32, f32
  *                accumulators.
  *
- * f64's `tensor` row, on the FP64 tensor cores, is cuda/gemm_f64_tensor.cu:
+ * f64's `tensor` row, on the FP64 tensor cores, is cuda/gemm/tensor_f64.cu:
  * its shapes, pipeline and layouts differ from these.
  *
  * Instructions and why: mma.sync (PTX ISA 7.0+, sm_80 and later) is the
  * portable warp-level tensor-core instruction, whose register fragments are
  * documented element by element, so every index below can be checked by
  * hand against the PTX ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8").
- * On Hopper (sm_90a) the `wgmma` rows of cuda/gemm_wgmma.cu (wgmma.mma_async
+ * On Hopper (sm_90a) the `wgmma` rows of cuda/gemm/tensor_wgmma.cu (wgmma.mma_async
  * fed by TMA through an mbarrier pipeline) are about 3.7x faster; these rows
  * stay as the path for every other card and for the cases wgmma refuses
  * (docs/gemm.md, "Tensor cores", says what each row reaches).
@@ -75,7 +75,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
 
 namespace {
 
@@ -520,4 +520,4 @@ static const kcs_kernel rows[] = {
      run_tensor<float>, supports_tf32_mode},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_mma_kernels = KCS_KERNEL_TABLE(rows);

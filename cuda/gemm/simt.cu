@@ -1,6 +1,10 @@
-/* gemm.cu: GEMM on CUDA, C_out = alpha * op(A) * op(B) + beta * C, row-major,
- * op = N (as stored) or T (transposed); docs/gemm.md is the normative
- * definition and derives the bound the checker applies.
+/* simt.cu: GEMM on CUDA's cores (SIMT FMAs, no tensor cores in kcs's own
+ * kernel) and the cuBLAS peers of every mode but FP8, C_out = alpha * op(A)
+ * * op(B) + beta * C, row-major, op = N (as stored) or T (transposed);
+ * docs/gemm.md is the normative definition and derives the bound the
+ * checker applies. The other families of GEMM rows are its neighbours in
+ * cuda/gemm/: tensor_mma.cu (mma.sync), tensor_wgmma.cu (Hopper's wgmma),
+ * tensor_f64.cu (FP64 tensor cores) and fp8_cublaslt.cu (FP8, cuBLASLt).
  *
  * Inputs a, b, c and output c_out, in ops/gemm.c's order: a is m x k
  * (k x m when transposed), b is k x n (n x k when transposed), c and c_out
@@ -121,7 +125,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
 
 /* f32: 128 x 128 x 8 tiles, 8 x 8 per thread, lanes 4 x 8: 256 threads, at
  * most 128 registers each for 2 blocks per SM (64K registers). */
@@ -984,4 +988,4 @@ static const kcs_kernel rows[] = {
      run_cublas<__nv_bfloat16, false, true>, supports_tensor_only, "cuBLAS"},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_simt_kernels = KCS_KERNEL_TABLE(rows);

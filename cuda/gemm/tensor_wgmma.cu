@@ -1,8 +1,8 @@
-/* gemm_wgmma.cu: kcs's own GEMM on Hopper's tensor cores, C_out = alpha *
+/* tensor_wgmma.cu: kcs's own GEMM on Hopper's tensor cores, C_out = alpha *
  * op(A) * op(B) + beta * C, row-major, op = N or T (docs/gemm.md is the
  * normative definition; its section "Tensor cores" derives the bound these
  * rows are checked against and says what they reach). Same inputs and layout
- * as cuda/gemm_tensor.cu, whose portable mma.sync rows keep running every case
+ * as cuda/gemm/tensor_mma.cu, whose portable mma.sync rows keep running every case
  * these rows refuse.
  *
  * Rows (the table at the end):
@@ -29,7 +29,7 @@
  * matrix into shared memory in the 128-byte swizzled layout wgmma reads
  * without bank conflicts, completing on an mbarrier, zero-filling what lies
  * outside the matrix. Those two are how Hopper GEMMs get near cuBLAS;
- * mma.sync (cuda/gemm_tensor.cu) reaches about a quarter of it on an H100.
+ * mma.sync (cuda/gemm/tensor_mma.cu) reaches about a quarter of it on an H100.
  *
  * Tile shapes and pipeline: a block computes a 128 x 256 tile of C_out with
  * three warpgroups: one producer, whose one thread issues the TMA copies, and
@@ -72,7 +72,7 @@
  * f32, and wgmma accumulates them into f32 in block steps that may align and
  * truncate: the mode's bound (docs/gemm.md, "Tensor cores"). Then c_out =
  * alpha * acc (beta = 0) or fma(alpha, acc, beta * c) in f32, rounded once to
- * the output type, as cuda/gemm_tensor.cu does. f32 accumulation is the
+ * the output type, as cuda/gemm/tensor_mma.cu does. f32 accumulation is the
  * mode: wgmma's .f16 accumulator form would round every partial sum to 11
  * bits, which the bound rules out (tests/saboteur_gemm.c).
  *
@@ -99,7 +99,7 @@
 #include <cuda.h>         /* CUtensorMap and its enums: types only, no libcuda link */
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 
-#include "common.cuh"
+#include "../common.cuh"
 
 namespace {
 
@@ -574,4 +574,4 @@ static const kcs_kernel rows[] = {
      run_wgmma<float>, supports_tf32_mode},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_wgmma_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_wgmma_kernels = KCS_KERNEL_TABLE(rows);
