@@ -74,9 +74,9 @@
  * once to Out with kcs_narrow. Their cublas rows call cublasGemmEx with
  * CUBLAS_COMPUTE_32F_PEDANTIC (see cublas_gemm_ex).
  *
- *   cublas-tensor  f16 and bf16 cases with mode=tensor only (gemm-modes
- *                branch): cublasGemmEx with CUBLAS_COMPUTE_32F, which lets
- *                cuBLAS run the products on tensor cores (f32 accumulation in
+ *   cublas-tensor  f16 and bf16 cases with mode=tensor only:
+ *                cublasGemmEx with CUBLAS_COMPUTE_32F, which lets cuBLAS
+ *                run the products on tensor cores (f32 accumulation in
  *                block steps that may align and truncate: the wider bound of
  *                docs/gemm.md, "Tensor cores"). The peer of kcs's own
  *                tensor-core rows, and the f16 and bf16 ceilings' call
@@ -941,8 +941,8 @@ KCS_KERNEL_SUPPORTS(supports_tf32_only)
     return KCS_OK;
 }
 
-/* supports() of cublas-tensor (gemm-modes branch): mode=tensor cases only,
- * whose bound allows tensor-core accumulation. */
+/* supports() of cublas-tensor: mode=tensor cases only, whose bound allows
+ * tensor-core accumulation (docs/gemm.md, "Tensor cores"). */
 KCS_KERNEL_SUPPORTS(supports_tensor_only)
 {
     (void)device;
@@ -981,7 +981,7 @@ static const kcs_kernel rows[] = {
      run_cublas<__half, false>, NULL, "cuBLAS"},
     {"gemm", KCS_BF16, "cublas", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores)",
      run_cublas<__nv_bfloat16, false>, NULL, "cuBLAS"},
-    /* gemm-modes branch: the tensor-core peers */
+    /* the peers of the tensor-core mode (docs/gemm.md, "Tensor cores") */
     {"gemm", KCS_F16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16F inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
      run_cublas<__half, false, true>, supports_tensor_only, "cuBLAS"},
     {"gemm", KCS_BF16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
