@@ -327,6 +327,10 @@ LIBRARY_VERSION = "0.1.0"
 # a link error (-Wl,--no-undefined), never a silent gap.
 LIBRARY_HARNESS = ["harness/status.c", "harness/dtype.c", "harness/backend.c", "harness/op.c",
                    "harness/case_file.c", "harness/check.c", "harness/generator.c"]
+# Those of them whose functions libkcs_ref exports (status.h, dtype.h): the device libraries link them
+# from it, and hold a private copy of the others, with the op descriptors, for the buffer check of their
+# call paths (kcs_check_buffers).
+LIBRARY_EXPORTED_HARNESS = ["harness/status.c", "harness/dtype.c"]
 
 
 def test_only_ops():
@@ -407,9 +411,10 @@ def emit_libraries(n, build, backends, library_parts, prefix):
         write_table_list(tables, backend.name, kernel_tables(sources, backend.name))
         tables_object = os.path.join(build, "obj", f"lib_{backend.name}_kernel_tables.o")
         n.build(tables_object, "cc", tables)
-        # libkcs_ref holds the harness; the others link it (their .pc Requires it).
+        # libkcs_ref holds the harness; the others link it (their .pc Requires it) and hold the rest.
         objects = [api_object, tables_object] + [library_parts[backend.name][p] for p in sources]
-        objects += harness if backend.name == "reference" else [library_parts["harness"]["harness/backend.c"]]
+        objects += harness if backend.name == "reference" else [
+            o for p, o in zip(LIBRARY_HARNESS + op_files + ["lib/ops.c"], harness) if p not in LIBRARY_EXPORTED_HARNESS]
         private = "-lm" if backend.name == "reference" else f"{found[backend.name]['libs']} -lm"
         archive = os.path.join(lib, f"lib{name}.a")
         realname, soname, devname = f"lib{name}.so.{LIBRARY_VERSION}", f"lib{name}.so.{major}", f"lib{name}.so"

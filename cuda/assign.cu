@@ -475,7 +475,7 @@ kcs_assign_anchor_norms(const float *__restrict__ anchors, int m, int d, float *
     }
 }
 
-/* The assign inputs and outputs, checked. */
+/* The assign inputs and outputs. */
 template <typename P> struct assign_buffers {
     const P *x;
     const float *a;
@@ -483,20 +483,18 @@ template <typename P> struct assign_buffers {
     float *dist;
 };
 
+/* The sizes the kernels' int indices take and the op's precondition (an
+ * anchor to assign to), then the buffers (checked against the layout by
+ * kcs_cuda_timed before this). */
 template <typename P>
-kcs_status check_assign(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                        assign_buffers<P> *b, kcs_error *err)
+kcs_status assign_buffers_of(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                             assign_buffers<P> *b, kcs_error *err)
 {
     const kcs_anneal_args *a = &args->assign;
-    if (a->d > (size_t)INT_MAX / 2 || a->m > (size_t)INT_MAX || a->n > (size_t)INT_MAX ||
-        (a->d != 0 && a->n > SIZE_MAX / 4 / a->d) || (a->d != 0 && a->m > SIZE_MAX / 4 / a->d))
+    if (a->d > (size_t)INT_MAX / 2 || a->m > (size_t)INT_MAX || a->n > (size_t)INT_MAX)
         return kcs_fail(err, KCS_ERROR, "assign: n = %zu, d = %zu, m = %zu is too large", a->n, a->d, a->m);
     if (a->m == 0 && a->n > 0)
         return kcs_fail(err, KCS_ERROR, "assign needs at least one anchor (m >= 1)");
-    if (inputs[0]->bytes < a->n * a->d * sizeof(P) || inputs[1]->bytes < a->m * a->d * sizeof(float) ||
-        outputs[0]->bytes < a->n * sizeof(int) || outputs[1]->bytes < a->n * sizeof(float))
-        return kcs_fail(err, KCS_ERROR, "assign: buffers smaller than n = %zu, d = %zu, m = %zu", a->n, a->d,
-                        a->m);
     b->x = (const P *)inputs[0]->data;
     b->a = (const float *)inputs[1]->data;
     b->idx = (int *)outputs[0]->data;
@@ -546,12 +544,7 @@ kcs_status launch_tiles(kcs_device *device, const assign_buffers<P> &b, const kc
 template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
 {
     const kcs_anneal_args *a = &args->assign;
-    assign_buffers<P> b;
-    kcs_status status = check_assign<P>(args, inputs, outputs, &b, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
+    assign_buffers<P> b = {};
 
     /* Scratch for the shortlist: norms (m), the largest norm's bits and the
      * flagged count (adjacent, cleared by one memset), the flagged list (n),
@@ -561,17 +554,17 @@ template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
     const size_t list_offset = words_offset + 256;
     const size_t packed_offset = list_offset + align_up(a->n * sizeof(unsigned int));
     const size_t scratch_bytes = packed_offset + align_up(a->n * sizeof(unsigned long long));
-    if (SHORTLIST && a->n > 0 && a->d > 0) {
-        status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
-        if (status != KCS_OK)
-            return status;
-    }
     unsigned int direct_blocks = 0, shortlist_blocks = 0;
-    status = tile_blocks<P, false>(device, a->n, &direct_blocks, err);
-    if (status == KCS_OK && SHORTLIST)
-        status = tile_blocks<P, true>(device, a->n, &shortlist_blocks, err);
-    if (status != KCS_OK)
+    auto plan = [&]() -> kcs_status {
+        kcs_status status = assign_buffers_of<P>(args, inputs, outputs, &b, err);
+        if (status == KCS_OK && SHORTLIST && a->n > 0 && a->d > 0)
+            status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
+        if (status == KCS_OK)
+            status = tile_blocks<P, false>(device, a->n, &direct_blocks, err);
+        if (status == KCS_OK && SHORTLIST)
+            status = tile_blocks<P, true>(device, a->n, &shortlist_blocks, err);
         return status;
+    };
     /* gamma(k) = k u / (1 - k u) in f32, u = 2^-24, rounded up by the factor 1.0001 */
     const double u = 0x1.0p-24;
     const double gamma_d2 = (double)(a->d + 2) * u / (1.0 - (double)(a->d + 2) * u);
@@ -579,50 +572,49 @@ template <typename P, bool SHORTLIST> KCS_KERNEL_RUN(run_assign)
     /* covers the f32 sums of squares (gamma(d)) and the square roots behind ||x|| and R */
     const float norm_inflation = (float)(1.0 + gamma_d2 + 4.0 * u + 0x1.0p-20);
 
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (a->n > 0 && a->d == 0) {
-        /* Every distance is 0: every point ties at anchor 0. (0 and 0.0f are all-zero bits.) */
-        KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
-        KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
-    } else if (a->n > 0 && !SHORTLIST) {
-        status = launch_tiles<P, false>(device, b, a, direct_blocks, 1, nullptr, nullptr, nullptr, nullptr, 0.0f,
-                                        1.0f, nullptr, nullptr, nullptr, err);
-    } else if (a->n > 0) {
-        char *scratch = (char *)device->partials.data;
-        float *norms = (float *)(scratch + norms_offset);
-        unsigned int *largest_norm_bits = (unsigned int *)(scratch + words_offset);
-        unsigned int *flagged_count = largest_norm_bits + 1;
-        unsigned int *flagged = (unsigned int *)(scratch + list_offset);
-        unsigned long long *packed = (unsigned long long *)(scratch + packed_offset);
-        KCS_CUDA_CHECK(cudaMemsetAsync(largest_norm_bits, 0, 2 * sizeof(unsigned int), device->stream));
-        const size_t norm_blocks = (a->m * 32 + 255) / 256;
-        kcs_assign_anchor_norms<<<(unsigned int)norm_blocks, 256, 0, device->stream>>>(
-            b.a, (int)a->m, (int)a->d, norms, largest_norm_bits);
-        KCS_CUDA_CHECK_LAUNCH("kcs_assign_anchor_norms");
-        status = launch_tiles<P, true>(device, b, a, shortlist_blocks, 1, nullptr, nullptr, norms,
-                                       largest_norm_bits, margin_factor, norm_inflation, flagged,
-                                       flagged_count, packed, err);
-        /* The flagged points, in full: usually a few thousand, too few tiles
-         * to fill the device, so each tile's anchors are split over up to
-         * list_slices rows of blocks, merged in packed, then unpacked. The
-         * grid allows for all n. */
-        const unsigned int anchor_tiles = (unsigned int)((a->m + tile_anchors - 1) / tile_anchors);
-        const unsigned int slices = anchor_tiles < list_slices ? anchor_tiles : list_slices;
-        const unsigned int slice_blocks = (direct_blocks + slices - 1) / slices;
-        if (status == KCS_OK)
-            status = launch_tiles<P, false>(device, b, a, slice_blocks, slices, flagged, flagged_count, nullptr,
-                                            nullptr, 0.0f, 1.0f, nullptr, nullptr, packed, err);
-        if (status == KCS_OK && slices > 1) {
-            kcs_assign_unpack<<<direct_blocks, 256, 0, device->stream>>>(packed, flagged, flagged_count, b.idx,
-                                                                        b.dist);
-            KCS_CUDA_CHECK_LAUNCH("kcs_assign_unpack");
+    auto launch = [&]() -> kcs_status {
+        kcs_status status = KCS_OK;
+        if (a->n > 0 && a->d == 0) {
+            /* Every distance is 0: every point ties at anchor 0. (0 and 0.0f are all-zero bits.) */
+            KCS_CUDA_CHECK(cudaMemsetAsync(b.idx, 0, a->n * sizeof(int), device->stream));
+            KCS_CUDA_CHECK(cudaMemsetAsync(b.dist, 0, a->n * sizeof(float), device->stream));
+        } else if (a->n > 0 && !SHORTLIST) {
+            status = launch_tiles<P, false>(device, b, a, direct_blocks, 1, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                                            1.0f, nullptr, nullptr, nullptr, err);
+        } else if (a->n > 0) {
+            char *scratch = (char *)device->partials.data;
+            float *norms = (float *)(scratch + norms_offset);
+            unsigned int *largest_norm_bits = (unsigned int *)(scratch + words_offset);
+            unsigned int *flagged_count = largest_norm_bits + 1;
+            unsigned int *flagged = (unsigned int *)(scratch + list_offset);
+            unsigned long long *packed = (unsigned long long *)(scratch + packed_offset);
+            KCS_CUDA_CHECK(cudaMemsetAsync(largest_norm_bits, 0, 2 * sizeof(unsigned int), device->stream));
+            const size_t norm_blocks = (a->m * 32 + 255) / 256;
+            kcs_assign_anchor_norms<<<(unsigned int)norm_blocks, 256, 0, device->stream>>>(
+                b.a, (int)a->m, (int)a->d, norms, largest_norm_bits);
+            KCS_CUDA_CHECK_LAUNCH("kcs_assign_anchor_norms");
+            status = launch_tiles<P, true>(device, b, a, shortlist_blocks, 1, nullptr, nullptr, norms,
+                                           largest_norm_bits, margin_factor, norm_inflation, flagged,
+                                           flagged_count, packed, err);
+            /* The flagged points, in full: usually a few thousand, too few tiles
+             * to fill the device, so each tile's anchors are split over up to
+             * list_slices rows of blocks, merged in packed, then unpacked. The
+             * grid allows for all n. */
+            const unsigned int anchor_tiles = (unsigned int)((a->m + tile_anchors - 1) / tile_anchors);
+            const unsigned int slices = anchor_tiles < list_slices ? anchor_tiles : list_slices;
+            const unsigned int slice_blocks = (direct_blocks + slices - 1) / slices;
+            if (status == KCS_OK)
+                status = launch_tiles<P, false>(device, b, a, slice_blocks, slices, flagged, flagged_count, nullptr,
+                                                nullptr, 0.0f, 1.0f, nullptr, nullptr, packed, err);
+            if (status == KCS_OK && slices > 1) {
+                kcs_assign_unpack<<<direct_blocks, 256, 0, device->stream>>>(packed, flagged, flagged_count, b.idx,
+                                                                            b.dist);
+                KCS_CUDA_CHECK_LAUNCH("kcs_assign_unpack");
+            }
         }
-    }
-    if (status != KCS_OK)
         return status;
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace

@@ -49,6 +49,15 @@ kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err)
     return KCS_OK;
 }
 
+static_assert(offsetof(kcs_buffer, bytes) == 0, "a buffer begins with its size (harness/backend.h)");
+
+kcs_status kcs_cuda_begin(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                          kcs_buffer *const outputs[], kcs_error *err)
+{
+    kcs_status status = kcs_check_buffers(kcs_find_op(args->op), args, inputs, outputs, err);
+    return status == KCS_OK ? kcs_cuda_select(device, err) : status;
+}
+
 kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err)
 {
     if (bytes <= scratch->bytes && scratch->data)
@@ -117,10 +126,18 @@ static void release_hold(kcs_device *device)
     device->holding = false;
 }
 
+kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
+{
+    release_hold(device);
+    (void)cudaStreamSynchronize(device->stream);
+    (void)cudaGetLastError();
+    return status;
+}
+
 kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds, kcs_error *err)
 {
     if (device->holding) {
-        /* A run that failed between start and stop left its hold queued: end it first. */
+        /* A run that failed between start and stop without kcs_cuda_drain left its hold queued: end it first. */
         release_hold(device);
         KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     }

@@ -76,11 +76,7 @@ kcs_status time_median(kcs_device *device, int repeats, Work work, double *secon
     std::vector<double> samples;
     for (int r = -1; r < repeats; r++) {
         double sample = 0;
-        kcs_status status = kcs_cuda_timer_start(device, &sample, err);
-        if (status == KCS_OK)
-            status = work();
-        if (status == KCS_OK)
-            status = kcs_cuda_timer_stop(device, &sample, err);
+        const kcs_status status = kcs_cuda_time_launches(device, &sample, err, work);
         if (status != KCS_OK)
             return status;
         if (r >= 0)

@@ -80,42 +80,35 @@ kcs_energy_vector_grid(const float *__restrict__ dist, size_t n, double *__restr
 KCS_KERNEL_RUN(run_energy)
 {
     const size_t n = args->energy.n;
-    if (n > SIZE_MAX / sizeof(float) || inputs[0]->bytes < n * sizeof(float) ||
-        outputs[0]->bytes < sizeof(float))
-        return kcs_fail(err, KCS_ERROR, "energy: buffers smaller than n = %zu distances and one result", n);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    int per_sm = 0;
-    KCS_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_energy_vector_grid, energy_threads, 0));
-    /* One wave of resident blocks (fewer for small n), more in whole waves
-     * when a thread would read more than energy_max_vectors_per_thread. */
-    const size_t resident = wave_blocks(device, per_sm);
-    const size_t vectors = n / 4;
-    const size_t per_block = (size_t)energy_threads * energy_max_vectors_per_thread;
-    const size_t needed = (vectors + per_block - 1) / per_block;
-    size_t blocks;
-    if (needed > resident) {
-        blocks = (needed + resident - 1) / resident * resident;
-    } else {
-        const size_t useful = vectors == 0 ? 1 : (vectors + energy_threads - 1) / energy_threads;
-        blocks = useful < resident ? useful : resident;
-    }
-    if (blocks > INT_MAX)
-        return kcs_fail(err, KCS_ERROR, "energy: n = %zu needs %zu blocks, more than a grid has", n, blocks);
-    status = kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
-    if (status != KCS_OK)
-        return status;
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    kcs_energy_vector_grid<<<(unsigned int)blocks, energy_threads, 0, device->stream>>>(
-        (const float *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
-        (float *)outputs[0]->data);
-    KCS_CUDA_CHECK_LAUNCH("kcs_energy_vector_grid");
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    size_t blocks = 0;
+    auto plan = [&]() -> kcs_status {
+        int per_sm = 0;
+        KCS_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_energy_vector_grid, energy_threads, 0));
+        /* One wave of resident blocks (fewer for small n), more in whole waves
+         * when a thread would read more than energy_max_vectors_per_thread. */
+        const size_t resident = wave_blocks(device, per_sm);
+        const size_t vectors = n / 4;
+        const size_t per_block = (size_t)energy_threads * energy_max_vectors_per_thread;
+        const size_t needed = (vectors + per_block - 1) / per_block;
+        if (needed > resident) {
+            blocks = (needed + resident - 1) / resident * resident;
+        } else {
+            const size_t useful = vectors == 0 ? 1 : (vectors + energy_threads - 1) / energy_threads;
+            blocks = useful < resident ? useful : resident;
+        }
+        if (blocks > INT_MAX)
+            return kcs_fail(err, KCS_ERROR, "energy: n = %zu needs %zu blocks, more than a grid has", n, blocks);
+        return kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
+    };
+    auto launch = [&]() -> kcs_status {
+        kcs_energy_vector_grid<<<(unsigned int)blocks, energy_threads, 0, device->stream>>>(
+            (const float *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
+            (float *)outputs[0]->data);
+        KCS_CUDA_CHECK_LAUNCH("kcs_energy_vector_grid");
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace

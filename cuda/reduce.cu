@@ -537,20 +537,10 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
 {
     const kcs_anneal_args *a = &args->reduce;
     const size_t n = a->n, d = a->d, m = a->m;
-    if (n > (size_t)INT_MAX || m >= (size_t)UINT_MAX / 2 || m > (size_t)INT_MAX || d > (size_t)INT_MAX / 2 ||
-        (d != 0 && n > SIZE_MAX / 4 / d) || (d != 0 && m > SIZE_MAX / 4 / d))
-        return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, d = %zu, m = %zu is too large", n, d, m);
-    if (inputs[0]->bytes < n * d * sizeof(P) || inputs[1]->bytes < n * sizeof(int) ||
-        outputs[0]->bytes < m * sizeof(int) || outputs[1]->bytes < m * d * sizeof(float) ||
-        outputs[2]->bytes < m * d * sizeof(float))
-        return kcs_fail(err, KCS_ERROR, "reduce: buffers smaller than n = %zu, d = %zu, m = %zu", n, d, m);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    const P *x = (const P *)inputs[0]->data;
-    const int *idx = (const int *)inputs[1]->data;
-    int *count = (int *)outputs[0]->data;
-    float *mean = (float *)outputs[1]->data, *var = (float *)outputs[2]->data;
+    const P *x = nullptr;
+    const int *idx = nullptr;
+    int *count = nullptr;
+    float *mean = nullptr, *var = nullptr;
 
     /* Two ways to put each anchor's points together, in index order: the
      * tile counting sort where its per-key counters fit in shared memory
@@ -568,73 +558,85 @@ template <typename P> KCS_KERNEL_RUN(run_reduce)
     const size_t array_bytes = align_up(n * sizeof(unsigned int));
     const size_t table_bytes = align_up((m + 1) * tiles * sizeof(unsigned int));
     const size_t scratch_bytes = counting ? table_bytes + array_bytes : 4 * array_bytes + table_bytes;
-    if (counting && (m + 1) * tiles > (size_t)INT_MAX)
-        return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, m = %zu is too large", n, m);
-    size_t cub_bytes = 0;
-    if (m > 0) {
-        if (!counting && n > 0) {
-            const unsigned int *no_input = nullptr;
-            unsigned int *no_output = nullptr;
-            KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, no_input, no_output, no_input,
-                                                           no_output, (int)n, 0, end_bit, device->stream));
-        }
-        status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
-        if (status == KCS_OK && cub_bytes > 0)
-            status = kcs_cuda_reserve(&device->cub_storage, cub_bytes, err);
-        if (status != KCS_OK)
-            return status;
-    }
-    int per_sm = 0;
-    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_reduce_keys, 256, 0));
-    const size_t resident = wave_blocks(device, per_sm);
-    const size_t stream_blocks = (n + 255) / 256 < resident ? (n + 255) / 256 : resident;
-    /* a block per anchor: the hardware balances anchors of different counts */
-    const size_t anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
-
-    /* above 48 KB a block's dynamic shared memory must be allowed; a host
-     * call, kept out of the timed region like the reservations */
     const size_t sort_bytes = sort_shared_bytes(m);
-    if (counting)
-        KCS_CUDA_CHECK(cudaFuncSetAttribute(kcs_reduce_sort_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)sort_bytes));
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (m > 0) {
-        char *scratch = (char *)device->partials.data;
-        unsigned int *tile_starts, *sorted;
-        if (counting) {
-            tile_starts = (unsigned int *)scratch;
-            sorted = (unsigned int *)(scratch + table_bytes);
-            kcs_reduce_sort_tiles<<<(unsigned int)tiles, sort_threads, sort_bytes, device->stream>>>(
-                idx, n, (int)m, tile_starts, sorted);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_sort_tiles");
-        } else {
-            unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
-            unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
-            sorted = (unsigned int *)(scratch + 3 * array_bytes);
-            tile_starts = (unsigned int *)(scratch + 4 * array_bytes);
-            if (n > 0) {
-                kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
-                                                                                          points);
-                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
-                size_t storage_bytes = device->cub_storage.bytes;
-                const unsigned int *keys_in = keys, *points_in = points;
-                KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
-                                                               sorted_keys, points_in, sorted, (int)n, 0,
-                                                               end_bit, device->stream));
+    size_t stream_blocks = 0, anchor_blocks = 0;
+    auto plan = [&]() -> kcs_status {
+        if (n > (size_t)INT_MAX || m >= (size_t)UINT_MAX / 2 || m > (size_t)INT_MAX || d > (size_t)INT_MAX / 2)
+            return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, d = %zu, m = %zu is too large", n, d, m);
+        x = (const P *)inputs[0]->data;
+        idx = (const int *)inputs[1]->data;
+        count = (int *)outputs[0]->data;
+        mean = (float *)outputs[1]->data;
+        var = (float *)outputs[2]->data;
+        if (counting && (m + 1) * tiles > (size_t)INT_MAX)
+            return kcs_fail(err, KCS_ERROR, "reduce: n = %zu, m = %zu is too large", n, m);
+        kcs_status status = KCS_OK;
+        size_t cub_bytes = 0;
+        if (m > 0) {
+            if (!counting && n > 0) {
+                const unsigned int *no_input = nullptr;
+                unsigned int *no_output = nullptr;
+                KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, no_input, no_output, no_input,
+                                                               no_output, (int)n, 0, end_bit, device->stream));
             }
-            kcs_reduce_run_starts<<<(unsigned int)((m + 1 + 255) / 256), 256, 0, device->stream>>>(
-                sorted_keys, n, (int)m, tile_starts);
-            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_run_starts");
+            status = kcs_cuda_reserve(&device->partials, scratch_bytes, err);
+            if (status == KCS_OK && cub_bytes > 0)
+                status = kcs_cuda_reserve(&device->cub_storage, cub_bytes, err);
+            if (status != KCS_OK)
+                return status;
         }
-        kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
-            x, tile_starts, tiles, (size_t)sort_tile, sorted, (int)d, (int)m, count, mean, var,
-            rows_are_vectors<P>(x, d));
-        KCS_CUDA_CHECK_LAUNCH("kcs_reduce_statistics");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        int per_sm = 0;
+        KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_reduce_keys, 256, 0));
+        const size_t resident = wave_blocks(device, per_sm);
+        stream_blocks = (n + 255) / 256 < resident ? (n + 255) / 256 : resident;
+        /* a block per anchor: the hardware balances anchors of different counts */
+        anchor_blocks = m < (size_t)INT_MAX ? m : (size_t)INT_MAX;
+
+        /* above 48 KB a block's dynamic shared memory must be allowed; a host
+         * call, kept out of the timed region like the reservations */
+        if (counting)
+            KCS_CUDA_CHECK(cudaFuncSetAttribute(kcs_reduce_sort_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)sort_bytes));
+
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (m > 0) {
+            char *scratch = (char *)device->partials.data;
+            unsigned int *tile_starts, *sorted;
+            if (counting) {
+                tile_starts = (unsigned int *)scratch;
+                sorted = (unsigned int *)(scratch + table_bytes);
+                kcs_reduce_sort_tiles<<<(unsigned int)tiles, sort_threads, sort_bytes, device->stream>>>(
+                    idx, n, (int)m, tile_starts, sorted);
+                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_sort_tiles");
+            } else {
+                unsigned int *keys = (unsigned int *)scratch, *points = (unsigned int *)(scratch + array_bytes);
+                unsigned int *sorted_keys = (unsigned int *)(scratch + 2 * array_bytes);
+                sorted = (unsigned int *)(scratch + 3 * array_bytes);
+                tile_starts = (unsigned int *)(scratch + 4 * array_bytes);
+                if (n > 0) {
+                    kcs_reduce_keys<<<(unsigned int)stream_blocks, 256, 0, device->stream>>>(idx, n, (int)m, keys,
+                                                                                              points);
+                    KCS_CUDA_CHECK_LAUNCH("kcs_reduce_keys");
+                    size_t storage_bytes = device->cub_storage.bytes;
+                    const unsigned int *keys_in = keys, *points_in = points;
+                    KCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(device->cub_storage.data, storage_bytes, keys_in,
+                                                                   sorted_keys, points_in, sorted, (int)n, 0,
+                                                                   end_bit, device->stream));
+                }
+                kcs_reduce_run_starts<<<(unsigned int)((m + 1 + 255) / 256), 256, 0, device->stream>>>(
+                    sorted_keys, n, (int)m, tile_starts);
+                KCS_CUDA_CHECK_LAUNCH("kcs_reduce_run_starts");
+            }
+            kcs_reduce_statistics<P><<<(unsigned int)anchor_blocks, reduce_threads, 0, device->stream>>>(
+                x, tile_starts, tiles, (size_t)sort_tile, sorted, (int)d, (int)m, count, mean, var,
+                rows_are_vectors<P>(x, d));
+            KCS_CUDA_CHECK_LAUNCH("kcs_reduce_statistics");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace

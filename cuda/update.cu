@@ -38,36 +38,31 @@ KCS_KERNEL_RUN(run_update)
 {
     const kcs_anneal_update_args *a = &args->update;
     const size_t m = a->m, d = a->d;
-    if (d != 0 && m > SIZE_MAX / 4 / d)
-        return kcs_fail(err, KCS_ERROR, "update: m = %zu, d = %zu is too large", m, d);
-    const size_t cells = m * d;
-    if (inputs[0]->bytes < cells * 4 || inputs[1]->bytes < cells * 4 || inputs[2]->bytes < cells * 4 ||
-        inputs[3]->bytes < m * 4 || outputs[0]->bytes < cells * 4 || outputs[1]->bytes < cells * 4)
-        return kcs_fail(err, KCS_ERROR, "update: buffers smaller than m = %zu, d = %zu", m, d);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
+    const size_t cells = m * d; /* its bytes were checked against the layout: no overflow where it is used */
     /* The parameters rounded once to f32, and lr * T as one f32 product of those. */
     const float momentum = (float)a->momentum;
     const float learning_rate = (float)a->learning_rate, temperature = (float)a->temperature;
     const float rate = learning_rate * temperature;
-    int per_sm = 0;
-    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_update_elements, 256, 0));
-    const size_t resident = wave_blocks(device, per_sm);
-    size_t blocks = (cells + 255) / 256;
-    blocks = blocks < resident ? blocks : resident;
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (cells > 0) {
-        kcs_update_elements<<<(unsigned int)blocks, 256, 0, device->stream>>>(
-            (const float *)inputs[0]->data, (const float *)inputs[1]->data, (const float *)inputs[2]->data,
-            (const int *)inputs[3]->data, cells, d, momentum, rate, (float *)outputs[0]->data,
-            (float *)outputs[1]->data);
-        KCS_CUDA_CHECK_LAUNCH("kcs_update_elements");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    size_t blocks = 0;
+    auto plan = [&]() -> kcs_status {
+        int per_sm = 0;
+        KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kcs_update_elements, 256, 0));
+        const size_t resident = wave_blocks(device, per_sm);
+        blocks = (cells + 255) / 256;
+        blocks = blocks < resident ? blocks : resident;
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (cells > 0) {
+            kcs_update_elements<<<(unsigned int)blocks, 256, 0, device->stream>>>(
+                (const float *)inputs[0]->data, (const float *)inputs[1]->data, (const float *)inputs[2]->data,
+                (const int *)inputs[3]->data, cells, d, momentum, rate, (float *)outputs[0]->data,
+                (float *)outputs[1]->data);
+            KCS_CUDA_CHECK_LAUNCH("kcs_update_elements");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace
