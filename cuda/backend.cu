@@ -431,36 +431,35 @@ static void release(kcs_device *device, kcs_buffer *buffer)
     free(buffer);
 }
 
-static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
-                         kcs_error *err)
+/* Copies bytes between host memory and the buffer, host to device when
+ * uploading, and waits for it: upload() and download(). */
+static kcs_status transfer(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes, bool uploading,
+                           kcs_error *err)
 {
     if (bytes > buffer->bytes)
-        return kcs_fail(err, KCS_ERROR, "upload of %zu bytes into a buffer of %zu", bytes,
-                        buffer->bytes);
+        return kcs_fail(err, KCS_ERROR, "%s of %zu bytes %s a buffer of %zu", uploading ? "upload" : "download",
+                        bytes, uploading ? "into" : "from", buffer->bytes);
     if (bytes == 0)
         return KCS_OK;
     kcs_status status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
-    KCS_CUDA_CHECK(cudaMemcpyAsync(buffer->data, host, bytes, cudaMemcpyHostToDevice, device->stream));
+    KCS_CUDA_CHECK(cudaMemcpyAsync(uploading ? buffer->data : host, uploading ? host : buffer->data, bytes,
+                                   uploading ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, device->stream));
     KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     return KCS_OK;
+}
+
+static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                         kcs_error *err)
+{
+    return transfer(device, buffer, const_cast<void *>(host), bytes, true, err);
 }
 
 static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes,
                            kcs_error *err)
 {
-    if (bytes > buffer->bytes)
-        return kcs_fail(err, KCS_ERROR, "download of %zu bytes from a buffer of %zu", bytes,
-                        buffer->bytes);
-    if (bytes == 0)
-        return KCS_OK;
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    KCS_CUDA_CHECK(cudaMemcpyAsync(host, buffer->data, bytes, cudaMemcpyDeviceToHost, device->stream));
-    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
-    return KCS_OK;
+    return transfer(device, buffer, host, bytes, false, err);
 }
 
 /* Pinned host memory: the harness falls back to an error message on NULL. */
