@@ -137,7 +137,8 @@ kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
 kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds, kcs_error *err)
 {
     if (device->holding) {
-        /* A run that failed between start and stop without kcs_cuda_drain left its hold queued: end it first. */
+        /* A run that failed between start and stop, and was not drained
+         * (kcs_cuda_drain), left its hold queued: end it first. */
         release_hold(device);
         KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     }
