@@ -52,7 +52,7 @@ LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/
 # What a script test reads beyond the runner and the report (which every one depends on).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"]}
 
-WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "runner", "tests", "tests/cases",
+WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "cuda/gemm", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
                    "lib", "examples"]
 
@@ -159,9 +159,10 @@ class BackendRow:
         self.endings, self.sanitizer_safe = endings, sanitizer_safe
 
     def sources(self):
-        """Its source files, sorted; backend.<ending> holds the device and buffer functions."""
-        return sorted(p for ending in self.endings for p in glob.glob(f"{self.folder}/*{ending}")
-                      if not p.endswith("_test.c"))
+        """Its source files, those of its folder and of its subfolders (cuda/gemm/: one op's
+        families of rows), sorted by path; backend.<ending> holds the device and buffer functions."""
+        return sorted(p for ending in self.endings
+                      for p in glob.glob(f"{self.folder}/**/*{ending}", recursive=True) if not p.endswith("_test.c"))
 
 
 # Every backend the runner can have, in the order the runner lists them. A
@@ -326,6 +327,10 @@ LIBRARY_VERSION = "0.1.0"
 # a link error (-Wl,--no-undefined), never a silent gap.
 LIBRARY_HARNESS = ["harness/status.c", "harness/dtype.c", "harness/backend.c", "harness/op.c",
                    "harness/case_file.c", "harness/check.c", "harness/generator.c", "harness/probe.c"]
+# Those of them whose functions libkcs_ref exports (status.h, dtype.h, the probe's kcs_probe_*): the device
+# libraries link them from it, and hold a private copy of the others, with the op descriptors, for the buffer
+# check of their call paths (kcs_check_buffers).
+LIBRARY_EXPORTED_HARNESS = ["harness/status.c", "harness/dtype.c", "harness/probe.c"]
 
 
 def test_only_ops():
@@ -407,12 +412,13 @@ def emit_libraries(n, build, backends, library_parts, prefix):
         write_table_list(tables, backend.name, kernel_tables(sources, backend.name))
         tables_object = os.path.join(build, "obj", f"lib_{backend.name}_kernel_tables.o")
         n.build(tables_object, "cc", tables)
-        # libkcs_ref holds the harness; the others link it (their .pc Requires it).
+        # libkcs_ref holds the harness; the others link it (their .pc Requires it) and hold the rest.
         objects = [api_object, tables_object] + [library_parts[backend.name][p] for p in sources]
         if backend.name == "reference":  # kcs_probe_open on a context (lib/kcs_probe.h)
             objects.append(os.path.join(build, "obj", "lib_probe.o"))
             n.build(objects[-1], "cc", src("lib/probe.c"), variables={"extra_cflags": "-Ilib"})
-        objects += harness if backend.name == "reference" else [library_parts["harness"]["harness/backend.c"]]
+        objects += harness if backend.name == "reference" else [
+            o for p, o in zip(LIBRARY_HARNESS + op_files + ["lib/ops.c"], harness) if p not in LIBRARY_EXPORTED_HARNESS]
         private = "-lm" if backend.name == "reference" else f"{found[backend.name]['libs']} -lm"
         archive = os.path.join(lib, f"lib{name}.a")
         realname, soname, devname = f"lib{name}.so.{LIBRARY_VERSION}", f"lib{name}.so.{major}", f"lib{name}.so"
@@ -633,9 +639,11 @@ def emit_nvcc_rule(ctx):
                                 f"-gencode arch=compute_{arch},code=compute_{arch} {common_nvccflags}")
         # wgmma and setmaxnreg exist only in the arch-specific sm_90a target, whose
         # code runs on compute capability 9.0 alone: that file's rows refuse other
-        # devices (cuda/gemm_wgmma.cu), whatever --cuda-arch the rest is built for.
-        nvcc_file_flags["cuda/gemm_wgmma.cu"] = {
+        # devices (cuda/gemm/tensor_wgmma.cu), whatever --cuda-arch the rest is built for.
+        nvcc_file_flags["cuda/gemm/tensor_wgmma.cu"] = {
             "nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
+        for source in sorted(set(nvcc_file_flags) - set(cuda.row.sources())):
+            sys.exit(f"configure.py: nvcc flags are given for {source}, which is no CUDA source (moved?)")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",
                depfile="$out.d")
     return nvcc_file_flags
@@ -894,8 +902,8 @@ def emit_emulation_tests(ctx):
         for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
             stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "emulation_test", script,
-                    implicit=sorted(glob.glob("cuda/*.cu") + glob.glob("cuda/*.cuh") +
-                                    glob.glob("tests/cuda_*_emulation.*")),
+                    implicit=sorted(glob.glob("cuda/**/*.cu", recursive=True) +
+                                    glob.glob("cuda/**/*.cuh", recursive=True) + glob.glob("tests/cuda_*_emulation.*")),
                     variables={"arguments": arguments}, first=True)
             stamps.append(stamp)
     else:

@@ -12,9 +12,11 @@
  * every CUDA case skipped with that reason: nothing here touches CUDA before
  * device_count, so a machine without a GPU never crashes here.
  *
- * The kernels live one op per file (sumsq.cu, ...), each ending with its
- * rows, exported as kcs_cuda_<op>_kernels; configure.py lists those tables
- * in kcs_cuda_kernel_tables, which the backend below points at.
+ * The kernels live one op per file (sumsq.cu, ...; the anneal steps'
+ * assign.cu, reduce.cu, update.cu and energy.cu share anneal.cuh), GEMM's
+ * five families of rows in gemm/, each file ending with its rows, exported
+ * as kcs_cuda_<name>_kernels; configure.py lists those tables in
+ * kcs_cuda_kernel_tables, which the backend below points at.
  */
 #include <cstdarg>
 #include <cstdio>
@@ -45,6 +47,15 @@ kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err)
 {
     KCS_CUDA_CHECK(cudaSetDevice(device->ordinal));
     return KCS_OK;
+}
+
+static_assert(offsetof(kcs_buffer, bytes) == 0, "a buffer begins with its size (harness/backend.h)");
+
+kcs_status kcs_cuda_begin(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                          kcs_buffer *const outputs[], kcs_error *err)
+{
+    kcs_status status = kcs_check_buffers(kcs_find_op(args->op), args, inputs, outputs, err);
+    return status == KCS_OK ? kcs_cuda_select(device, err) : status;
 }
 
 kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err)
@@ -115,10 +126,19 @@ static void release_hold(kcs_device *device)
     device->holding = false;
 }
 
+kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
+{
+    release_hold(device);
+    (void)cudaStreamSynchronize(device->stream);
+    (void)cudaGetLastError();
+    return status;
+}
+
 kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds, kcs_error *err)
 {
     if (device->holding) {
-        /* A run that failed between start and stop left its hold queued: end it first. */
+        /* A run that failed between start and stop, and was not drained
+         * (kcs_cuda_drain), left its hold queued: end it first. */
         release_hold(device);
         KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     }
@@ -412,36 +432,35 @@ static void release(kcs_device *device, kcs_buffer *buffer)
     free(buffer);
 }
 
-static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
-                         kcs_error *err)
+/* Copies bytes between host memory and the buffer, host to device when
+ * uploading, and waits for it: upload() and download(). */
+static kcs_status transfer(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes, bool uploading,
+                           kcs_error *err)
 {
     if (bytes > buffer->bytes)
-        return kcs_fail(err, KCS_ERROR, "upload of %zu bytes into a buffer of %zu", bytes,
-                        buffer->bytes);
+        return kcs_fail(err, KCS_ERROR, "%s of %zu bytes %s a buffer of %zu", uploading ? "upload" : "download",
+                        bytes, uploading ? "into" : "from", buffer->bytes);
     if (bytes == 0)
         return KCS_OK;
     kcs_status status = kcs_cuda_select(device, err);
     if (status != KCS_OK)
         return status;
-    KCS_CUDA_CHECK(cudaMemcpyAsync(buffer->data, host, bytes, cudaMemcpyHostToDevice, device->stream));
+    KCS_CUDA_CHECK(cudaMemcpyAsync(uploading ? buffer->data : host, uploading ? host : buffer->data, bytes,
+                                   uploading ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, device->stream));
     KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     return KCS_OK;
+}
+
+static kcs_status upload(kcs_device *device, kcs_buffer *buffer, const void *host, size_t bytes,
+                         kcs_error *err)
+{
+    return transfer(device, buffer, const_cast<void *>(host), bytes, true, err);
 }
 
 static kcs_status download(kcs_device *device, kcs_buffer *buffer, void *host, size_t bytes,
                            kcs_error *err)
 {
-    if (bytes > buffer->bytes)
-        return kcs_fail(err, KCS_ERROR, "download of %zu bytes from a buffer of %zu", bytes,
-                        buffer->bytes);
-    if (bytes == 0)
-        return KCS_OK;
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    KCS_CUDA_CHECK(cudaMemcpyAsync(host, buffer->data, bytes, cudaMemcpyDeviceToHost, device->stream));
-    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
-    return KCS_OK;
+    return transfer(device, buffer, host, bytes, false, err);
 }
 
 /* Pinned host memory: the harness falls back to an error message on NULL. */

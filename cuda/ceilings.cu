@@ -16,7 +16,7 @@
  *                            rate kcs's tensor-core kernels are held to)
  *                     f64    cublasDgemm (FP64 tensor cores where there are)
  *                     FP8    cublasLtMatmul, e4m3 x e4m3 -> bf16, TN, f32
- *                            accumulation (cuda/gemm_lt.cu), on compute
+ *                            accumulation (cuda/gemm/fp8_cublaslt.cu), on compute
  *                            capability 8.9 and up; left 0 elsewhere
  *                   8192^3 keeps every mode's tensor cores busy for
  *                   milliseconds (1.1 Tflop: 1.5 ms in FP8, 20 ms in f32 on
@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "common.cuh"
-#include "gemm_lt.cuh"
+#include "gemm/fp8_cublaslt.cuh"
 
 namespace {
 
@@ -76,11 +76,7 @@ kcs_status time_median(kcs_device *device, int repeats, Work work, double *secon
     std::vector<double> samples;
     for (int r = -1; r < repeats; r++) {
         double sample = 0;
-        kcs_status status = kcs_cuda_timer_start(device, &sample, err);
-        if (status == KCS_OK)
-            status = work();
-        if (status == KCS_OK)
-            status = kcs_cuda_timer_stop(device, &sample, err);
+        const kcs_status status = kcs_cuda_time_launches(device, &sample, err, work);
         if (status != KCS_OK)
             return status;
         if (r >= 0)

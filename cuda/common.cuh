@@ -3,7 +3,8 @@
  * The device and buffer structs, one checking macro per API (CUDA runtime,
  * cuBLAS) that returns KCS_ERROR with the expression, file, line and the
  * error's name and text, reusable scratch memory, event timing, device
- * selection and the ceilings' measurement. Kernel rows are not declared
+ * selection, the ceilings' measurement, and the one path every row's run
+ * takes (kcs_cuda_timed, cuda/timed.cuh). Kernel rows are not declared
  * here: each op file defines its run functions and exports its own table.
  * The harness headers are C without extern "C" guards, so they are included
  * inside one here.
@@ -22,6 +23,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "op.h"
 }
 
 /* Device memory that grows on demand and is kept between runs, so that no
@@ -37,7 +39,7 @@ struct kcs_device {
     int sm_count;                 /* streaming multiprocessors, for grid sizing */
     cudaStream_t stream;          /* every copy and launch goes here */
     cublasHandle_t blas;          /* bound to stream */
-    cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm_lt.cu); streams are per call */
+    cublasLtHandle_t blas_lt;     /* cuBLASLt (FP8 GEMMs, cuda/gemm/fp8_cublaslt.cu); streams are per call */
     int compute_capability;       /* 10 * major + minor: 90 for sm_90 */
     cudaEvent_t start, stop;      /* recorded around the launches of one run */
     /* Holding the stream while a timed run's launches are queued (backend.cu, "Timing"). */
@@ -53,8 +55,8 @@ struct kcs_device {
 
 /* Device memory from cudaMalloc; data is NULL when bytes is 0. */
 struct kcs_buffer {
+    size_t bytes; /* first, as harness/backend.h asks */
     void *data;
-    size_t bytes;
 };
 
 /* Fills err from a failed CUDA runtime call, clears the runtime's last
@@ -96,6 +98,15 @@ kcs_status kcs_cublas_failure(kcs_error *err, cublasStatus_t result, const char 
 /* Makes device the calling thread's current CUDA device (several may be open). */
 kcs_status kcs_cuda_select(kcs_device *device, kcs_error *err);
 
+/* What every run does first (kcs_cuda_timed): checks its buffers against
+ * the op's layout (kcs_check_buffers) and selects the device. */
+kcs_status kcs_cuda_begin(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
+                          kcs_buffer *const outputs[], kcs_error *err);
+
+/* Ends a run whose launches failed (kcs_cuda_timed): releases its hold and
+ * waits for the stream, whatever that wait reports; returns status. */
+kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status);
+
 /* Ensures scratch holds at least bytes; never shrinks. Call it before the
  * timer starts: growing frees and allocates, which synchronize the device. */
 kcs_status kcs_cuda_reserve(kcs_cuda_scratch *scratch, size_t bytes, kcs_error *err);
@@ -115,21 +126,6 @@ kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *e
 kcs_status kcs_cuda_measure_ceilings(kcs_device *device, kcs_ceiling_mask wanted, kcs_ceilings *ceilings,
                                      kcs_error *err);
 
-/* KCS_OK when a GEMM's buffers hold its layout: a (m x k) and b (k x n) of
- * in_bytes-byte elements, c and c_out (m x n) of out_bytes-byte elements;
- * else KCS_ERROR naming the four sizes, m, n and k. The one check of every
- * CUDA GEMM row. */
-inline kcs_status kcs_cuda_check_gemm_buffers(const kcs_gemm_args *g, kcs_buffer *const inputs[],
-                                              kcs_buffer *const outputs[], size_t in_bytes, size_t out_bytes,
-                                              kcs_error *err)
-{
-    const size_t a = g->m * g->k * in_bytes, b = g->k * g->n * in_bytes, c = g->m * g->n * out_bytes;
-    if (inputs[0]->bytes < a || inputs[1]->bytes < b || inputs[2]->bytes < c || outputs[0]->bytes < c)
-        return kcs_fail(err, KCS_ERROR,
-                        "gemm: buffers of %zu, %zu, %zu and %zu bytes for a, b, c and c_out of m=%zu n=%zu k=%zu",
-                        inputs[0]->bytes, inputs[1]->bytes, inputs[2]->bytes, outputs[0]->bytes, g->m, g->n,
-                        g->k);
-    return KCS_OK;
-}
+#include "timed.cuh" /* kcs_cuda_timed: the one path of every row's run */
 
 #endif

@@ -208,44 +208,40 @@ template <function F, typename T> KCS_KERNEL_RUN(run)
     constexpr bool binary = is_binary(F);
     constexpr int width = vector_of<T>::width;
     const size_t n = args->elementwise.n;
-    if (n > SIZE_MAX / sizeof(T))
-        return kcs_fail(err, KCS_ERROR, "%s: n = %zu is too large", args->op, n);
-    const size_t bytes = n * sizeof(T);
-    if (inputs[0]->bytes < bytes || (binary && inputs[1]->bytes < bytes) || outputs[0]->bytes < bytes)
-        return kcs_fail(err, KCS_ERROR, "%s: buffers smaller than n = %zu elements", args->op, n);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
+    const T *x = nullptr, *y = nullptr;
+    T *out = nullptr;
+    size_t head = 0, blocks = 0;
+    bool vectors = false;
+    auto plan = [&]() -> kcs_status {
+        x = (const T *)inputs[0]->data;
+        y = binary ? (const T *)inputs[1]->data : nullptr;
+        out = (T *)outputs[0]->data;
+        const uintptr_t misalignment = reinterpret_cast<uintptr_t>(out) % 16;
+        vectors = reinterpret_cast<uintptr_t>(x) % 16 == misalignment &&
+                  (!binary || reinterpret_cast<uintptr_t>(y) % 16 == misalignment) && misalignment % sizeof(T) == 0;
+        head = misalignment == 0 ? 0 : (16 - misalignment) / sizeof(T);
 
-    const T *x = (const T *)inputs[0]->data;
-    const T *y = binary ? (const T *)inputs[1]->data : nullptr;
-    T *out = (T *)outputs[0]->data;
-    const uintptr_t misalignment = reinterpret_cast<uintptr_t>(out) % 16;
-    const bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == misalignment &&
-                         (!binary || reinterpret_cast<uintptr_t>(y) % 16 == misalignment) &&
-                         misalignment % sizeof(T) == 0;
-    const size_t head = misalignment == 0 ? 0 : (16 - misalignment) / sizeof(T);
-
-    /* One block per vectors_per_block vectors (elements in the scalar
-     * fallback: width times as many blocks), at least one for the head and
-     * tail; the last block checks bounds. */
-    const size_t clamped_head = head < n ? head : n;
-    const size_t units = vectors ? (n - clamped_head) / width : n;
-    const size_t per_block = vectors ? (size_t)vectors_per_block : (size_t)vectors_per_block * width;
-    size_t blocks = units / per_block + (units % per_block != 0);
-    blocks = blocks > 0 ? blocks : 1;
-    if (blocks > (size_t)INT_MAX)
-        return kcs_fail(err, KCS_ERROR, "%s: n = %zu needs more than %d blocks", args->op, n, INT_MAX);
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (n > 0) {
-        kcs_elementwise_vector_grid<F, T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
-            x, y, out, n, head, vectors);
-        KCS_CUDA_CHECK_LAUNCH("kcs_elementwise_vector_grid");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        /* One block per vectors_per_block vectors (elements in the scalar
+         * fallback: width times as many blocks), at least one for the head and
+         * tail; the last block checks bounds. */
+        const size_t clamped_head = head < n ? head : n;
+        const size_t units = vectors ? (n - clamped_head) / width : n;
+        const size_t per_block = vectors ? (size_t)vectors_per_block : (size_t)vectors_per_block * width;
+        blocks = units / per_block + (units % per_block != 0);
+        blocks = blocks > 0 ? blocks : 1;
+        if (blocks > (size_t)INT_MAX)
+            return kcs_fail(err, KCS_ERROR, "%s: n = %zu needs more than %d blocks", args->op, n, INT_MAX);
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (n > 0) {
+            kcs_elementwise_vector_grid<F, T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
+                x, y, out, n, head, vectors);
+            KCS_CUDA_CHECK_LAUNCH("kcs_elementwise_vector_grid");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace

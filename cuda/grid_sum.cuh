@@ -1,6 +1,6 @@
 /* grid_sum.cuh: a sum in double over a whole grid in one launch, for the
  * kernels that reduce a vector to one number (cuda/sumsq.cu's vector-grid,
- * cuda/anneal.cu's energy).
+ * cuda/energy.cu).
  *
  * Each block adds its threads' values by warp shuffles and shared memory
  * (kcs_block_sum), stores its total in partials[blockIdx.x] and counts

@@ -1,5 +1,5 @@
 /* load_streaming.cuh: a load of input that a kernel reads once, for
- * cuda/softmax.cu's rows and cuda/anneal.cu's reduce, which gathers whole
+ * cuda/softmax.cu's rows and cuda/reduce.cu, which gathers whole
  * point rows.
  *
  * 16- and 8-byte vectors go through the non-coherent path, allocating

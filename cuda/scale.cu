@@ -27,22 +27,21 @@ template <typename T> __global__ void kcs_scale(const T *x, T *y, T alpha, size_
 template <typename T> KCS_KERNEL_RUN(run)
 {
     const size_t n = args->scale.n;
-    if (inputs[0]->bytes < n * sizeof(T) || outputs[0]->bytes < n * sizeof(T))
-        return kcs_fail(err, KCS_ERROR, "scale: buffers smaller than n = %zu elements", n);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    /* Enough blocks to fill the device a few times over; the loop takes the rest. */
-    size_t blocks = (n + threads_per_block - 1) / threads_per_block;
-    const size_t most = (size_t)device->sm_count * 8;
-    blocks = blocks < 1 ? 1 : blocks > most ? most : blocks;
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    kcs_scale<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
-        (const T *)inputs[0]->data, (T *)outputs[0]->data, (T)args->scale.alpha, n);
-    KCS_CUDA_CHECK_LAUNCH("kcs_scale");
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    size_t blocks = 0;
+    auto plan = [&]() -> kcs_status {
+        /* Enough blocks to fill the device a few times over; the loop takes the rest. */
+        blocks = (n + threads_per_block - 1) / threads_per_block;
+        const size_t most = (size_t)device->sm_count * 8;
+        blocks = blocks < 1 ? 1 : blocks > most ? most : blocks;
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        kcs_scale<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
+            (const T *)inputs[0]->data, (T *)outputs[0]->data, (T)args->scale.alpha, n);
+        KCS_CUDA_CHECK_LAUNCH("kcs_scale");
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 #define ROW(suffix, T, dtype) {"scale", dtype, "grid-stride", "one thread per element, grid-stride", run<T>, NULL},

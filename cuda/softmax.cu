@@ -994,44 +994,38 @@ template <typename T, family F> KCS_KERNEL_RUN(run)
 {
     using V = typename vector_of<T>::type;
     const size_t rows = args->softmax.rows, cols = args->softmax.cols;
-    if (cols != 0 && rows > SIZE_MAX / sizeof(T) / cols)
-        return kcs_fail(err, KCS_ERROR, "softmax: %zu x %zu is too large", rows, cols);
-    const size_t bytes = rows * cols * sizeof(T);
-    if (inputs[0]->bytes < bytes || outputs[0]->bytes < bytes)
-        return kcs_fail(err, KCS_ERROR, "softmax: buffers smaller than %zu x %zu elements", rows, cols);
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-    size_t shared_available = 0;
-    status = shared_limit(device, &shared_available, err);
-    if (status != KCS_OK)
-        return status;
-    const T *x = (const T *)inputs[0]->data;
-    T *y = (T *)outputs[0]->data;
-    const bool vectors = rows_are_vectors(x, y, cols);
+    const T *x = nullptr;
+    T *y = nullptr;
+    bool vectors = false;
     const bool work = rows > 0 && cols > 0;
     plan p = {};
-    if (work) {
-        /* rows that are not 16-byte aligned take 4 or 2 times the slots supports() assumed: refused here */
-        status = plan_for<T>(F, cols, vectors ? (int)(sizeof(V) / sizeof(T)) : 1, shared_available, &p, err);
+    unsigned int blocks = 0;
+    /* launch_plan sizes the grid when not launching, and launches the grid it sized when launching */
+    auto launch_or_size = [&](bool launching) -> kcs_status {
+        if (work && vectors)
+            return launch_plan<T, V>(device, p, x, y, rows, cols, launching, &blocks, err);
+        if (work)
+            return launch_plan<T, T>(device, p, x, y, rows, cols, launching, &blocks, err);
+        return KCS_OK;
+    };
+    auto size = [&]() -> kcs_status {
+        size_t shared_available = 0;
+        kcs_status status = shared_limit(device, &shared_available, err);
         if (status != KCS_OK)
             return status;
-    }
-    unsigned int blocks = 0;
-    for (int launch = 0; launch < 2; launch++) {
-        if (launch) {
-            status = kcs_cuda_timer_start(device, kernel_seconds, err);
+        x = (const T *)inputs[0]->data;
+        y = (T *)outputs[0]->data;
+        vectors = rows_are_vectors(x, y, cols);
+        if (work) {
+            /* rows that are not 16-byte aligned take 4 or 2 times the slots supports() assumed: refused here */
+            status = plan_for<T>(F, cols, vectors ? (int)(sizeof(V) / sizeof(T)) : 1, shared_available, &p, err);
             if (status != KCS_OK)
                 return status;
         }
-        if (work && vectors)
-            status = launch_plan<T, V>(device, p, x, y, rows, cols, launch, &blocks, err);
-        else if (work)
-            status = launch_plan<T, T>(device, p, x, y, rows, cols, launch, &blocks, err);
-        if (status != KCS_OK)
-            return status;
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        return launch_or_size(false);
+    };
+    auto launch = [&]() -> kcs_status { return launch_or_size(true); };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, size, launch);
 }
 
 /* The supports() of variant F: whether family F (auto: the family it would
@@ -1042,9 +1036,7 @@ template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 {
     const size_t cols = args->softmax.cols;
     size_t shared_available = 0;
-    kcs_status status = kcs_cuda_select(device, err);
-    if (status == KCS_OK)
-        status = shared_limit(device, &shared_available, err);
+    kcs_status status = shared_limit(device, &shared_available, err); /* of device->ordinal: no need to select it */
     if (status != KCS_OK || cols == 0)
         return status;
     /* The slot width the run will use for buffers from cudaMalloc. */

@@ -225,45 +225,27 @@ size_t vector_grid_blocks(size_t n, int width, int sm_count, int blocks_per_sm)
     return useful < resident ? useful : resident;
 }
 
-/* Input and output buffers large enough for n elements and one. */
-template <typename T>
-kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[],
-                         kcs_buffer *const outputs[], kcs_error *err)
-{
-    const size_t n = args->sumsq.n;
-    if (n > SIZE_MAX / sizeof(T) || inputs[0]->bytes < n * sizeof(T))
-        return kcs_fail(err, KCS_ERROR, "sumsq: input of %zu bytes for n = %zu", inputs[0]->bytes, n);
-    if (outputs[0]->bytes < sizeof(T))
-        return kcs_fail(err, KCS_ERROR, "sumsq: output of %zu bytes", outputs[0]->bytes);
-    return KCS_OK;
-}
-
 template <typename T> KCS_KERNEL_RUN(run_vector_grid)
 {
-    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const size_t n = args->sumsq.n;
-    int blocks_per_sm = 0;
-    KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm, kcs_sumsq_vector_grid<T>, threads_per_block, 0));
-    const size_t blocks = vector_grid_blocks(n, vector_of<T>::width, device->sm_count, blocks_per_sm);
-    if (blocks > INT_MAX)
-        return kcs_fail(err, KCS_ERROR, "sumsq: n = %zu needs %zu blocks, more than a grid has", n, blocks);
-    status = kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
-    if (status != KCS_OK)
-        return status;
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    kcs_sumsq_vector_grid<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
-        (const T *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
-        (T *)outputs[0]->data);
-    KCS_CUDA_CHECK_LAUNCH("kcs_sumsq_vector_grid");
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    size_t blocks = 0;
+    auto plan = [&]() -> kcs_status {
+        int blocks_per_sm = 0;
+        KCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks_per_sm, kcs_sumsq_vector_grid<T>, threads_per_block, 0));
+        blocks = vector_grid_blocks(n, vector_of<T>::width, device->sm_count, blocks_per_sm);
+        if (blocks > INT_MAX)
+            return kcs_fail(err, KCS_ERROR, "sumsq: n = %zu needs %zu blocks, more than a grid has", n, blocks);
+        return kcs_cuda_reserve(&device->partials, blocks * sizeof(double), err);
+    };
+    auto launch = [&]() -> kcs_status {
+        kcs_sumsq_vector_grid<T><<<(unsigned int)blocks, threads_per_block, 0, device->stream>>>(
+            (const T *)inputs[0]->data, n, (double *)device->partials.data, device->blocks_done,
+            (T *)outputs[0]->data);
+        KCS_CUDA_CHECK_LAUNCH("kcs_sumsq_vector_grid");
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 /* The CUB peer's transform: the square, carried in double. */
@@ -294,68 +276,69 @@ size_t cub_chunk_elements(int sm_count)
 
 template <typename T> KCS_KERNEL_RUN(run_cub)
 {
-    kcs_status status = check_buffers<T>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const size_t n = args->sumsq.n;
-    const T *x = (const T *)inputs[0]->data;
-    T *result = (T *)outputs[0]->data;
-    auto rounded = thrust::make_transform_output_iterator(result, round_to<T>());
+    const T *x = nullptr;
+    T *result = nullptr;
     const cuda::std::plus<double> plus{};
     const size_t chunk = cub_chunk_elements(device->sm_count);
     const size_t chunk_count = (n + chunk - 1) / chunk;
+    size_t storage_bytes = 0;
+    void *storage = nullptr;
+    double *chunk_sums = nullptr;
 
     /* Sizes first, then storage, all before the timer starts. */
-    size_t storage_bytes = 0;
-    if (chunk_count == 1) {
-        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, storage_bytes, x, rounded, (int)n,
-                                                          plus, square_in_double(), 0.0,
-                                                          device->stream));
-    } else if (chunk_count > 1) {
-        size_t chunk_bytes = 0, final_bytes = 0;
-        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, chunk_bytes, x, (double *)nullptr,
-                                                          (int)chunk, plus, square_in_double(), 0.0,
-                                                          device->stream));
-        KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, final_bytes, (const double *)nullptr,
-                                                 rounded, (int)chunk_count, plus, 0.0,
-                                                 device->stream));
-        storage_bytes = chunk_bytes > final_bytes ? chunk_bytes : final_bytes;
-        status = kcs_cuda_reserve(&device->partials, chunk_count * sizeof(double), err);
-    }
-    if (status == KCS_OK)
-        status = kcs_cuda_reserve(&device->cub_storage, storage_bytes, err);
-    if (status != KCS_OK)
-        return status;
-    void *storage = device->cub_storage.data;
-    storage_bytes = device->cub_storage.bytes;
-    double *chunk_sums = (double *)device->partials.data;
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (n == 0) {
-        /* +0.0 is all zero bits in every type; CUB is not asked to reduce nothing. */
-        KCS_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(T), device->stream));
-    } else if (chunk_count == 1) {
-        KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x, rounded, (int)n,
-                                                          plus, square_in_double(), 0.0,
-                                                          device->stream));
-    } else {
-        for (size_t c = 0; c < chunk_count; c++) {
-            const size_t start = c * chunk;
-            const size_t count = n - start < chunk ? n - start : chunk;
-            KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x + start,
-                                                              chunk_sums + c, (int)count, plus,
-                                                              square_in_double(), 0.0,
+    auto plan = [&]() -> kcs_status {
+        x = (const T *)inputs[0]->data;
+        result = (T *)outputs[0]->data;
+        auto rounded = thrust::make_transform_output_iterator(result, round_to<T>());
+        kcs_status status = KCS_OK;
+        if (chunk_count == 1) {
+            KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, storage_bytes, x, rounded, (int)n,
+                                                              plus, square_in_double(), 0.0,
                                                               device->stream));
+        } else if (chunk_count > 1) {
+            size_t chunk_bytes = 0, final_bytes = 0;
+            KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, chunk_bytes, x, (double *)nullptr,
+                                                              (int)chunk, plus, square_in_double(), 0.0,
+                                                              device->stream));
+            KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, final_bytes, (const double *)nullptr,
+                                                     rounded, (int)chunk_count, plus, 0.0,
+                                                     device->stream));
+            storage_bytes = chunk_bytes > final_bytes ? chunk_bytes : final_bytes;
+            status = kcs_cuda_reserve(&device->partials, chunk_count * sizeof(double), err);
         }
-        KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(storage, storage_bytes, (const double *)chunk_sums,
-                                                 rounded, (int)chunk_count, plus, 0.0,
-                                                 device->stream));
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        if (status == KCS_OK)
+            status = kcs_cuda_reserve(&device->cub_storage, storage_bytes, err);
+        storage = device->cub_storage.data;
+        storage_bytes = device->cub_storage.bytes;
+        chunk_sums = (double *)device->partials.data;
+        return status;
+    };
+    auto launch = [&]() -> kcs_status {
+        auto rounded = thrust::make_transform_output_iterator(result, round_to<T>());
+        if (n == 0) {
+            /* +0.0 is all zero bits in every type; CUB is not asked to reduce nothing. */
+            KCS_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(T), device->stream));
+        } else if (chunk_count == 1) {
+            KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x, rounded, (int)n,
+                                                              plus, square_in_double(), 0.0,
+                                                              device->stream));
+        } else {
+            for (size_t c = 0; c < chunk_count; c++) {
+                const size_t start = c * chunk;
+                const size_t count = n - start < chunk ? n - start : chunk;
+                KCS_CUDA_CHECK(cub::DeviceReduce::TransformReduce(storage, storage_bytes, x + start,
+                                                                  chunk_sums + c, (int)count, plus,
+                                                                  square_in_double(), 0.0,
+                                                                  device->stream));
+            }
+            KCS_CUDA_CHECK(cub::DeviceReduce::Reduce(storage, storage_bytes, (const double *)chunk_sums,
+                                                     rounded, (int)chunk_count, plus, 0.0,
+                                                     device->stream));
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, plan, launch);
 }
 
 } // namespace

@@ -20,10 +20,15 @@
 #include "op_args.h"
 #include "status.h"
 
-#define KCS_BACKEND_INTERFACE_VERSION 5 /* 4: measure_ceilings takes the mask of ceilings wanted; 5: probe */
+#define KCS_BACKEND_INTERFACE_VERSION 6 /* 4: measure_ceilings takes the mask of ceilings wanted; 5: a buffer
+                                         * begins with its size (kcs_check_buffers); 6: probe */
 
 typedef struct kcs_device kcs_device; /* an opened device; each backend defines it */
-typedef struct kcs_buffer kcs_buffer; /* device memory; each backend defines it */
+/* Device memory; each backend defines it, beginning with its size as a
+ * member `size_t bytes` (the size allocate() was asked for), which
+ * kcs_check_buffers (op.h) reads to check a call's buffers against the op's
+ * layout: a backend's definition asserts offsetof(kcs_buffer, bytes) == 0. */
+typedef struct kcs_buffer kcs_buffer;
 
 /* What a device is, for the results file and the report. */
 typedef struct {
@@ -84,8 +89,9 @@ typedef struct {
 } kcs_ceilings;
 
 /* The signature of every kernel: runs one op on device buffers, inputs and
- * outputs in the op's order, and sets *kernel_seconds to the device time of
- * the kernels alone. On a backend with a synchronize function, kernel_seconds
+ * outputs in the op's order (each backend's call path checks them against
+ * the op's layout first, kcs_check_buffers), and sets *kernel_seconds to
+ * the device time of the kernels alone. On a backend with a synchronize function, kernel_seconds
  * may be NULL: the run then enqueues its kernels on the device's stream or
  * queue and returns without waiting for them (the library's asynchronous
  * call, docs/library.md). Declare a kernel as `kcs_kernel_run name;` and define

@@ -29,6 +29,60 @@ size_t kcs_array_bytes(const kcs_array_spec *spec)
     return kcs_array_element_count(spec) * kcs_dtype_size(spec->dtype);
 }
 
+/* The bytes of an array, or SIZE_MAX where they do not fit a size_t (no buffer holds them then). */
+static size_t bytes_needed(const kcs_array_spec *spec)
+{
+    size_t bytes = kcs_dtype_size(spec->dtype);
+    int too_many = 0;
+    for (int d = 0; d < spec->ndim; d++) {
+        if (spec->shape[d] == 0)
+            return 0;
+        if (bytes > SIZE_MAX / spec->shape[d])
+            too_many = 1;
+        else
+            bytes *= spec->shape[d];
+    }
+    return too_many ? SIZE_MAX : bytes;
+}
+
+/* The size of a backend's buffer: the first member of every backend's struct kcs_buffer (backend.h). */
+static size_t buffer_bytes(const struct kcs_buffer *buffer)
+{
+    return *(const size_t *)(const void *)buffer;
+}
+
+/* Checks one role's buffers ("input", "output") against their arrays. */
+static kcs_status check_role(const char *role, const kcs_array_spec *specs, int count,
+                             struct kcs_buffer *const buffers[], kcs_error *err)
+{
+    for (int i = 0; i < count; i++) {
+        size_t needed = bytes_needed(&specs[i]);
+        if (!buffers || !buffers[i])
+            return kcs_fail(err, KCS_ERROR, "%s %d (%s, %zu bytes) is NULL", role, i, specs[i].name, needed);
+        if (needed == SIZE_MAX)
+            return kcs_fail(err, KCS_ERROR, "%s %d (%s) has more bytes than a size_t counts", role, i,
+                            specs[i].name);
+        if (buffer_bytes(buffers[i]) < needed)
+            return kcs_fail(err, KCS_ERROR, "%s %d (%s) needs %zu bytes, its buffer has %zu", role, i,
+                            specs[i].name, needed, buffer_bytes(buffers[i]));
+    }
+    return KCS_OK;
+}
+
+kcs_status kcs_check_buffers(const kcs_op *op, const kcs_op_args *args, struct kcs_buffer *const inputs[],
+                             struct kcs_buffer *const outputs[], kcs_error *err)
+{
+    if (!op)
+        return kcs_fail(err, KCS_ERROR, "there is no op '%s'", args->op ? args->op : "(NULL)");
+    kcs_layout layout;
+    kcs_status status = op->layout(args, &layout, err);
+    if (status == KCS_OK)
+        status = check_role("input", layout.inputs, layout.input_count, inputs, err);
+    if (status == KCS_OK)
+        status = check_role("output", layout.outputs, layout.output_count, outputs, err);
+    return status;
+}
+
 static int in_list(const char *const *list, const char *name)
 {
     for (size_t i = 0; list[i]; i++)

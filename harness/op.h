@@ -123,6 +123,20 @@ typedef struct {
 /* The op called name, or NULL. */
 const kcs_op *kcs_find_op(const char *name);
 
+struct kcs_buffer; /* a backend's device memory (backend.h), which begins with its size in bytes */
+
+/* The one check of a call's buffers, made by every backend's call path
+ * (CUDA's kcs_cuda_timed, OpenCL's kcs_opencl_timed, the reference's
+ * kcs_reference_timed) and by the library's kcs_call (lib/device.c): that
+ * inputs[i] and outputs[o], in the op's order, as many as op's layout for
+ * args has, are buffers (not NULL) of at least the bytes of their arrays.
+ * The sizes needed come from op->layout, the sizes given from the buffers'
+ * first member (backend.h). KCS_ERROR naming the first buffer that falls
+ * short, as "input 0 (x) needs 8000 bytes, its buffer has 8" (or that
+ * there is no op, where op is NULL: kcs_find_op found none). */
+kcs_status kcs_check_buffers(const kcs_op *op, const kcs_op_args *args, struct kcs_buffer *const inputs[],
+                             struct kcs_buffer *const outputs[], kcs_error *err);
+
 /* All ops, NULL-terminated (build/ops.c, written by configure.py from the files of ops/). */
 extern const kcs_op *const kcs_ops[];
 

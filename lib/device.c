@@ -1,10 +1,12 @@
 /* device.c: the calls of kcs_device.h over any backend (docs/library.md).
  *
  * Each call checks what the backend cannot (the op exists for the dtype, the
- * device supports the case, every buffer is as large as the op's layout
- * says, from the same descriptor the runner checks cases with, in ops/)
- * and then calls the backend's own function or kernel row, so a program runs
- * exactly the kernels `ninja check` verifies. Asynchronous calls pass no
+ * device supports the case) and that every buffer is as large as the op's
+ * layout says (kcs_check_buffers, harness/op.h: the one check that every
+ * backend's call path makes too, from the same descriptor the runner checks
+ * cases with, in ops/), before anything runs, and then calls the backend's
+ * own function or kernel row, so a program runs exactly the kernels `ninja
+ * check` verifies. Asynchronous calls pass no
  * kernel_seconds to the run (harness/backend.h); on a synchronous backend
  * (the reference) they are timed and finished, the backend having no queue.
  */
@@ -129,20 +131,11 @@ void kcs_host_release(kcs_context *context, void *host)
         free(host);
 }
 
-/* Checks one array of buffers against the op's shapes and unwraps it. */
-static kcs_status unwrap(const char *role, const kcs_array_spec *specs, int count,
-                         kcs_device_buffer *const given[], kcs_buffer *unwrapped[], kcs_error *err)
+/* The backend's buffers of one array of the op's (count of them; NULL for a NULL one). */
+static void unwrap(int count, kcs_device_buffer *const given[], kcs_buffer *unwrapped[])
 {
-    for (int i = 0; i < count; i++) {
-        size_t needed = kcs_array_bytes(&specs[i]);
-        if (!given || !given[i])
-            return kcs_fail(err, KCS_ERROR, "%s %d (%s, %zu bytes) is NULL", role, i, specs[i].name, needed);
-        if (given[i]->bytes < needed)
-            return kcs_fail(err, KCS_ERROR, "%s %d (%s) needs %zu bytes, its buffer has %zu", role, i,
-                            specs[i].name, needed, given[i]->bytes);
-        unwrapped[i] = given[i]->buffer;
-    }
-    return KCS_OK;
+    for (int i = 0; i < count; i++)
+        unwrapped[i] = given && given[i] ? given[i]->buffer : NULL;
 }
 
 /* The kernel row for args on the context's backend, with the buffers checked and unwrapped. */
@@ -163,10 +156,11 @@ static kcs_status prepare(kcs_context *context, const kcs_op_args *args, const c
                         variant ? "'" : "");
     kcs_layout layout;
     kcs_status status = op->layout(args, &layout, err);
-    if (status == KCS_OK)
-        status = unwrap("input", layout.inputs, layout.input_count, inputs, in, err);
-    if (status == KCS_OK)
-        status = unwrap("output", layout.outputs, layout.output_count, outputs, out, err);
+    if (status == KCS_OK) {
+        unwrap(layout.input_count, inputs, in);
+        unwrap(layout.output_count, outputs, out);
+        status = kcs_check_buffers(op, args, in, out, err); /* the backend's sizes: those allocated */
+    }
     if (status == KCS_OK && (*kernel)->supports)
         status = (*kernel)->supports(context->device, args, err);
     if (status != KCS_OK)

@@ -243,7 +243,7 @@ static kcs_status enqueue_assign_shortlist(kcs_device *device, const kcs_op_args
     if (status != KCS_OK)
         return status;
     /* gamma(k) = k u / (1 - k u) in f32, u = 2^-24, rounded up by the factor
-     * 1.0001; the margin and the norms' inflation as cuda/anneal.cu derives them */
+     * 1.0001; the margin and the norms' inflation as cuda/assign.cu derives them */
     const double u = 0x1.0p-24;
     const double gamma_d2 = (double)(s->d + 2) * u / (1.0 - (double)(s->d + 2) * u);
     cl_float margin_factor = (float)(4.0 * gamma_d2 * 1.0001);

@@ -25,7 +25,7 @@
  *   memory by (distance, index), again ties to the smallest index.
  *
  * assign, shortlist (kcs_assign_shortlist_f32 / _f16, then kcs_assign_list_*):
- *   the CUDA shortlist algorithm (cuda/anneal.cu) in OpenCL C 1.2. Where the
+ *   the CUDA shortlist algorithm (cuda/assign.cu) in OpenCL C 1.2. Where the
  *   tiled kernel issues two instructions a term (a subtraction and a
  *   multiply-add), the shortlist pass issues one: the same tiling
  *   accumulates x . a in float (it only ranks, within the margin below
@@ -50,7 +50,7 @@
  *   gamma(d + 1) (||a_j||^2 + 2 ||x|| ||a_j||), so with R >= max ||a_j|| and
  *   X >= ||x|| every anchor that could be nearest lies within 2 gamma(d + 1)
  *   (R^2 + 2 X R) of the smallest; the test uses 4 gamma(d + 2) (R^2 + 2 X R)
- *   (norms inflated for their own rounding), as cuda/anneal.cu derives. A
+ *   (norms inflated for their own rounding), as cuda/assign.cu derives. A
  *   point whose second smallest is beyond the smallest plus that margin has
  *   its idx final, and its dist is the direct sum of (x - a)^2 to that
  *   anchor (16 work-items a point, every 16th dimension, then summed). Every
@@ -98,7 +98,7 @@
  *
  * reduce, sorted-welford (a second row; sorted-two-pass above stays for
  *   comparison and for devices without fp64): the algorithm of the CUDA
- *   sorted-welford reduce (cuda/anneal.cu), in OpenCL C 1.2 without
+ *   sorted-welford reduce (cuda/reduce.cu), in OpenCL C 1.2 without
  *   subgroups. The points are read once, where sorted-two-pass reads them
  *   twice, one float per work-item per point.
  *   Sort (kcs_reduce_tile_sort), the tile counting sort of the CUDA reduce

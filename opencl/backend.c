@@ -20,6 +20,9 @@
 #include <string.h>
 
 #include "kcs_opencl.h"
+#include "op.h"
+
+_Static_assert(offsetof(kcs_buffer, bytes) == 0, "a buffer begins with its size (harness/backend.h)");
 
 /* ocl-icd's answer when no platform is registered; defined here because it
  * lives in cl_ext.h, which a machine given only a header folder may lack. */
@@ -857,7 +860,10 @@ kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, con
     kcs_opencl_events events = {NULL, NULL};
     if (kernel_seconds)
         *kernel_seconds = 0.0;
-    kcs_status status = enqueue(device, args, inputs, outputs, &events, err);
+    kcs_status status = kcs_check_buffers(kcs_find_op(args->op), args, inputs, outputs, err);
+    if (status != KCS_OK)
+        return status;
+    status = enqueue(device, args, inputs, outputs, &events, err);
     if (status != KCS_OK) {
         clFinish(device->queue);
         kcs_opencl_events_release(&events);

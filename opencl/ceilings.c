@@ -240,7 +240,7 @@ static kcs_status measure_gemm(kcs_device *device, resources *r, size_t n, int r
             return status;
         KCS_OPENCL_CHECK(clEnqueueFillBuffer(device->queue, r->gemm[i], &value, sizeof value, 0, bytes, 0, NULL,
                                              NULL), err);
-        buffers[i] = (kcs_buffer){r->gemm[i], bytes};
+        buffers[i] = (kcs_buffer){.bytes = bytes, .memory = r->gemm[i]};
     }
     KCS_OPENCL_CHECK(clFinish(device->queue), err);
     kcs_buffer *const inputs[3] = {&buffers[0], &buffers[1], &buffers[2]}, *const outputs[1] = {&buffers[3]};

@@ -114,8 +114,8 @@ struct kcs_device {
 
 /* Device memory from allocate(). */
 struct kcs_buffer {
+    size_t bytes;  /* the size the harness asked for; first, as harness/backend.h asks */
     cl_mem memory; /* the buffer (at least one byte, even for an empty array) */
-    size_t bytes;  /* the size the harness asked for */
 };
 
 /* The first and last launch of one kernel run, whose profiling times give its device time. */
@@ -183,7 +183,8 @@ kcs_status kcs_opencl_elapsed(kcs_opencl_events *events, double *seconds, kcs_er
 typedef kcs_status kcs_opencl_enqueue(kcs_device *device, const kcs_op_args *args, kcs_buffer *const inputs[],
                                       kcs_buffer *const outputs[], kcs_opencl_events *events, kcs_error *err);
 
-/* Runs enqueue and sets *kernel_seconds from its events (0 when it launched
+/* Checks the buffers against the op's layout (kcs_check_buffers), runs
+ * enqueue and sets *kernel_seconds from its events (0 when it launched
  * nothing, for an empty input); on a failure the queue is drained and the
  * events released before the error is returned. Every kernel row's run is
  * this around its enqueue function. */

@@ -88,7 +88,7 @@ static kcs_status parse_c_dtype(const kcs_case *c, kcs_gemm_args *g, kcs_error *
                     kcs_dtype_name(c->dtype), text);
 }
 
-/* ---- FP8 (gemm-modes branch; docs/gemm.md, "FP8") ---- */
+/* ---- FP8 (docs/gemm.md, "FP8") ---- */
 
 static int is_fp8(kcs_dtype dtype)
 {
@@ -148,19 +148,19 @@ static kcs_status parse_args(const kcs_case *c, kcs_op_args *args, kcs_error *er
         ;
     else if (strcmp(mode, "tf32") == 0)
         g->tf32 = 1;
-    else if (strcmp(mode, "tensor") == 0) /* tensor-core mode (tensor-gemm branch) */
+    else if (strcmp(mode, "tensor") == 0) /* the tensor-core mode (docs/gemm.md, "Tensor cores") */
         g->tensor_cores = 1;
     else
         return kcs_fail(err, KCS_ERROR, "gemm parameter mode is default, tf32 or tensor, not '%s'", mode);
     if (g->tf32 && c->dtype != KCS_F32)
         return kcs_fail(err, KCS_ERROR, "gemm mode=tf32 is for f32 cases only, not %s",
                         kcs_dtype_name(c->dtype));
-    if (g->tensor_cores && c->dtype != KCS_F16 && c->dtype != KCS_BF16) /* tensor-gemm branch */
+    if (g->tensor_cores && c->dtype != KCS_F16 && c->dtype != KCS_BF16)
         return kcs_fail(err, KCS_ERROR,
                         "gemm mode=tensor is for f16 and bf16 cases only, not %s (f32 on tensor cores is "
                         "mode=tf32; f64 tensor cores round as FMAs do and need no mode)",
                         kcs_dtype_name(c->dtype));
-    if (parse_fp8(c, g, err) != KCS_OK) /* gemm-modes branch */
+    if (parse_fp8(c, g, err) != KCS_OK) /* the FP8 dtypes' scales and c_dtype (docs/gemm.md, "FP8") */
         return KCS_ERROR;
     if (is_fp8(c->dtype)) /* an FP8 case has set its own c_dtype */
         return KCS_OK;
@@ -379,7 +379,7 @@ static kcs_status closed_form(const kcs_case *c, const kcs_op_args *args, kcs_ex
     if (g->alpha != floor(g->alpha) || fabs(g->alpha) > 0x1.0p24 || g->beta != floor(g->beta) ||
         fabs(g->beta) > 0x1.0p24)
         return kcs_fail(err, KCS_ERROR, "gemm's closed form needs whole alpha and beta of at most 2^24");
-    if (is_fp8(args->dtype) && (g->a_scale != 1.0 || g->b_scale != 1.0)) /* gemm-modes branch */
+    if (is_fp8(args->dtype) && (g->a_scale != 1.0 || g->b_scale != 1.0))
         return kcs_fail(err, KCS_ERROR, "gemm's closed form needs a_scale = b_scale = 1 (use the oracle)");
     double *a = NULL, *b = NULL, *cv = NULL;
     kcs_status status = KCS_OK;
@@ -420,7 +420,7 @@ static kcs_dtype compute_dtype(kcs_dtype dtype)
 
 /* The relative factors of the bound on the result in the compute type, before
  * any rounding to a 16-bit C_out: on |alpha| (|op(A)||op(B)|)_ij and on |beta c_ij|. */
-/* Tensor cores (tensor-gemm branch; docs/gemm.md, "Tensor cores"): the
+/* Tensor cores (docs/gemm.md, "Tensor cores"): the
  * fewest products any NVIDIA tensor core adds in one block FMA (Fasi et al.
  * 2021: 4 on V100 and T4, 4 or 8 on A100; later generations more), so a
  * k-term dot product takes at most ceil(k / 4) block steps. */
@@ -435,7 +435,7 @@ static double tensor_accumulation_gamma(double k)
     return kcs_gamma(k + ceil(k / tensor_block_products) + 2.0, 2.0 * kcs_unit_roundoff(KCS_F32));
 }
 
-/* FP8 (gemm-modes branch; docs/gemm.md, "FP8"): products exact in f32; the
+/* FP8 (docs/gemm.md, "FP8"): products exact in f32; the
  * tensor cores add them in blocks of at least fp8_block_products, aligning
  * each addend to the block's largest and keeping fp8_accumulator_bits
  * fraction bits (about 14 significant bits on Hopper, DeepSeek-AI,
@@ -461,7 +461,7 @@ static void bound_factors(const kcs_op_args *args, double *product_factor, doubl
 {
     const kcs_gemm_args *g = &args->gemm;
     double terms = (double)g->k + 2.0;
-    if (is_fp8(args->dtype)) { /* gemm-modes branch */
+    if (is_fp8(args->dtype)) { /* docs/gemm.md, "FP8" */
         /* the tensor-core intervals, then at most k + 4 f32 roundings: the
          * sums of the intervals (or a plain f32 sum), the scaling by alpha,
          * a_scale and b_scale, and the addition of beta c */

@@ -1,9 +1,9 @@
 /* op_args.h: the arguments of each operation, as kernels receive them.
  *
  * A case file names sizes and parameters as text ("n=1000"); the op's
- * descriptor (harness/op.h) turns them into one of these typed structs, so a
- * kernel reads args->sumsq.n rather than looking a name up. Library users
- * fill the same structs when they call a backend directly.
+ * descriptor (ops/<op>.c, harness/op.h) turns them into one of these typed
+ * structs, so a kernel reads args->sumsq.n rather than looking a name up.
+ * Library users fill the same structs when they call a backend directly.
  */
 #ifndef KCS_OP_ARGS_H
 #define KCS_OP_ARGS_H
@@ -28,7 +28,7 @@ typedef struct {
                          align and truncate (its own, wider bound; docs/gemm.md, "Tensor cores") */
     kcs_dtype c_dtype; /* dtype of C and C_out: f32 for an f16 or bf16 case that says c_dtype=f32;
                           KCS_DTYPE_NONE (0) or the case dtype: the case dtype */
-    /* FP8 cases (gemm-modes branch): per-tensor scales, C_out = alpha * a_scale * b_scale *
+    /* FP8 cases (docs/gemm.md, "FP8"): per-tensor scales, C_out = alpha * a_scale * b_scale *
      * op(A) op(B) + beta * C as cuBLASLt computes it; 1 (or 0, unset) for every other dtype */
     double a_scale, b_scale;
 } kcs_gemm_args;

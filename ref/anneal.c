@@ -161,33 +161,33 @@ float kcs_ref_energy_f32(const float *dist, size_t n)
 
 /* The adapters that run the functions above on the reference backend's buffers, and their rows. */
 
-static KCS_KERNEL_RUN(kcs_reference_assign_f32)
+static KCS_REFERENCE_STEP(assign_f32)
 {
-    (void)device, (void)err;
+    (void)err;
     const kcs_anneal_args *s = &args->assign;
-    double start = kcs_reference_cpu_seconds();
     kcs_ref_assign_f32(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),
                        s->n, s->d, s->m, kcs_reference_buffer_data(outputs[0]),
                        kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }
+KCS_REFERENCE_RUN(kcs_reference_assign_f32, NULL, assign_f32)
 
-static KCS_KERNEL_RUN(kcs_reference_assign_f16)
+static KCS_REFERENCE_STEP(assign_f16)
 {
-    (void)device;
     const kcs_anneal_args *s = &args->assign;
-    double start = kcs_reference_cpu_seconds();
     int status = kcs_ref_assign_f16(
         kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]), s->n, s->d,
         s->m, kcs_reference_buffer_data(outputs[0]), kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");
 }
+KCS_REFERENCE_RUN(kcs_reference_assign_f16, NULL, assign_f16)
 
-/* The precondition of reduce, checked here so that the error names the point. */
-static kcs_status check_indices(const kcs_anneal_args *s, const int32_t *idx, kcs_error *err)
+/* The precondition of reduce, checked before the clock starts so that the error names the point. */
+static KCS_REFERENCE_STEP(check_indices)
 {
+    (void)outputs;
+    const kcs_anneal_args *s = &args->reduce;
+    const int32_t *idx = kcs_reference_buffer_data(inputs[1]);
     for (size_t i = 0; i < s->n; i++)
         if (idx[i] < 0 || (size_t)idx[i] >= s->m)
             return kcs_fail(err, KCS_ERROR, "idx[%zu] = %d is not an anchor index in [0, %zu)", i,
@@ -197,46 +197,40 @@ static kcs_status check_indices(const kcs_anneal_args *s, const int32_t *idx, kc
 
 /* The reduce adapter of one storage type of the points (KCS_ANNEAL_POINT_TYPES). */
 #define DEFINE_REDUCE_ADAPTER(suffix, T, dtype)                                                    \
-    static KCS_KERNEL_RUN(kcs_reference_reduce_##suffix)                                           \
+    static KCS_REFERENCE_STEP(reduce_##suffix)                                                     \
     {                                                                                              \
-        (void)device;                                                                              \
         const kcs_anneal_args *s = &args->reduce;                                                  \
-        const int32_t *idx = kcs_reference_buffer_data(inputs[1]);                                 \
-        if (check_indices(s, idx, err) != KCS_OK)                                                  \
-            return KCS_ERROR;                                                                      \
-        double start = kcs_reference_cpu_seconds();                                                        \
-        int status = kcs_ref_reduce_##suffix(kcs_reference_buffer_data(inputs[0]), idx, s->n, s->d, s->m, \
+        int status = kcs_ref_reduce_##suffix(kcs_reference_buffer_data(inputs[0]),                 \
+                                             kcs_reference_buffer_data(inputs[1]), s->n, s->d, s->m, \
                                              kcs_reference_buffer_data(outputs[0]),                \
                                              kcs_reference_buffer_data(outputs[1]),                \
                                              kcs_reference_buffer_data(outputs[2]));               \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         return status == 0 ? KCS_OK : kcs_fail(err, KCS_ERROR, "out of memory");                   \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(kcs_reference_reduce_##suffix, check_indices, reduce_##suffix)
 KCS_ANNEAL_POINT_TYPES(DEFINE_REDUCE_ADAPTER)
 
-static KCS_KERNEL_RUN(kcs_reference_update_f32)
+static KCS_REFERENCE_STEP(update_f32)
 {
-    (void)device, (void)err;
+    (void)err;
     const kcs_anneal_update_args *s = &args->update;
-    double start = kcs_reference_cpu_seconds();
     kcs_ref_update_f32(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),
                        kcs_reference_buffer_data(inputs[2]), kcs_reference_buffer_data(inputs[3]),
                        s->m, s->d, (float)s->temperature, (float)s->learning_rate,
                        (float)s->momentum, kcs_reference_buffer_data(outputs[0]),
                        kcs_reference_buffer_data(outputs[1]));
-    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }
+KCS_REFERENCE_RUN(kcs_reference_update_f32, NULL, update_f32)
 
-static KCS_KERNEL_RUN(kcs_reference_energy_f32)
+static KCS_REFERENCE_STEP(energy_f32)
 {
-    (void)device, (void)err;
-    double start = kcs_reference_cpu_seconds();
+    (void)err;
     float result = kcs_ref_energy_f32(kcs_reference_buffer_data(inputs[0]), args->energy.n);
-    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);
     return KCS_OK;
 }
+KCS_REFERENCE_RUN(kcs_reference_energy_f32, NULL, energy_f32)
 
 static const kcs_kernel rows[] = {
     {"assign", KCS_F32, "direct-difference", "sum of squared differences in float, strict < keeps the first",

@@ -6,6 +6,7 @@
  * naming an adapter beside it that runs a typed function of kcs_ref.h on the
  * buffers; configure.py lists those tables for this backend.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "kcs_ref.h"
+#include "op.h"
 #include "reference_backend.h"
 
 struct kcs_device {
@@ -22,9 +24,10 @@ struct kcs_device {
 };
 
 struct kcs_buffer {
-    size_t bytes;
+    size_t bytes; /* first, as harness/backend.h asks */
     unsigned char data[];
 };
+_Static_assert(offsetof(kcs_buffer, bytes) == 0, "a buffer begins with its size (harness/backend.h)");
 
 double kcs_reference_cpu_seconds(void)
 {
@@ -36,6 +39,22 @@ double kcs_reference_cpu_seconds(void)
 void *kcs_reference_buffer_data(kcs_buffer *buffer)
 {
     return buffer->data;
+}
+
+kcs_status kcs_reference_timed(kcs_reference_step *check, kcs_reference_step *compute, kcs_device *device,
+                               const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                               double *kernel_seconds, kcs_error *err)
+{
+    (void)device;
+    kcs_status status = kcs_check_buffers(kcs_find_op(args->op), args, inputs, outputs, err);
+    if (status == KCS_OK && check)
+        status = check(args, inputs, outputs, err);
+    if (status != KCS_OK)
+        return status;
+    double start = kcs_reference_cpu_seconds();
+    status = compute(args, inputs, outputs, err);
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
+    return status;
 }
 
 static kcs_status device_count(int *count, kcs_error *err)

@@ -59,26 +59,24 @@ KCS_ELEMENTWISE_TYPES(DEFINE_REFERENCE)
 /* The adapters that run the functions above on the reference backend's
  * buffers: one per op and dtype. */
 #define BINARY_ADAPTER(function)                                                                   \
-    static KCS_KERNEL_RUN(run_##function)                                                          \
+    static KCS_REFERENCE_STEP(compute_##function)                                                  \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                        \
+        (void)err;                                                                                 \
         function(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(inputs[1]),      \
                  kcs_reference_buffer_data(outputs[0]), args->elementwise.n);                      \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_##function, NULL, compute_##function)
 
 #define UNARY_ADAPTER(function)                                                                    \
-    static KCS_KERNEL_RUN(run_##function)                                                          \
+    static KCS_REFERENCE_STEP(compute_##function)                                                  \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                        \
+        (void)err;                                                                                 \
         function(kcs_reference_buffer_data(inputs[0]), kcs_reference_buffer_data(outputs[0]),      \
                  args->elementwise.n);                                                             \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_##function, NULL, compute_##function)
 
 #define DEFINE_ADAPTERS(suffix, T, dtype)                                                          \
     BINARY_ADAPTER(kcs_ref_add_##suffix)                                                           \

@@ -110,23 +110,22 @@ static void run_f32_out(const kcs_op_args *args, const void *a, const void *b, c
 /* The adapter of one dtype (alpha and beta rounded to the compute type, as a
  * BLAS call receives them). */
 #define DEFINE_RUN(suffix, T, dtype)                                                               \
-    static KCS_KERNEL_RUN(run_gemm_##suffix)                                                       \
+    static KCS_REFERENCE_STEP(compute_gemm_##suffix)                                               \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
+        (void)err;                                                                                 \
         const kcs_gemm_args *g = &args->gemm;                                                      \
         const void *a = kcs_reference_buffer_data(inputs[0]), *b = kcs_reference_buffer_data(inputs[1]); \
         const void *c = kcs_reference_buffer_data(inputs[2]);                                      \
         void *c_out = kcs_reference_buffer_data(outputs[0]);                                       \
-        double start = kcs_reference_cpu_seconds();                                                \
         if (kcs_gemm_c_dtype(args) != dtype)                                                       \
             run_f32_out(args, a, b, c, c_out);                                                     \
         else                                                                                       \
             kcs_ref_gemm_##suffix(g->transpose_a, g->transpose_b, g->m, g->n, g->k,                \
                                   (kcs_compute_##suffix)g->alpha, a, b, (kcs_compute_##suffix)g->beta, \
                                   c, c_out);                                                       \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                     \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_gemm_##suffix, NULL, compute_gemm_##suffix)
 KCS_GEMM_TYPES(DEFINE_RUN)
 
 /* FP8 (docs/gemm.md, "FP8"): the same body with the scales folded into
@@ -148,18 +147,18 @@ KCS_GEMM_FP8_PAIRS(DEFINE_GEMM_FP8)
         kcs_ref_gemm_##in##_##out(g->transpose_a, g->transpose_b, g->m, g->n, g->k, (float)g->alpha, \
                                   (float)g->a_scale, (float)g->b_scale, a, b, (float)g->beta, c, c_out);
 
-static KCS_KERNEL_RUN(run_gemm_fp8)
+static KCS_REFERENCE_STEP(compute_gemm_fp8)
 {
-    (void)device, (void)err;
+    (void)err;
     const kcs_gemm_args *g = &args->gemm;
     const void *a = kcs_reference_buffer_data(inputs[0]), *b = kcs_reference_buffer_data(inputs[1]);
     const void *c = kcs_reference_buffer_data(inputs[2]);
     void *c_out = kcs_reference_buffer_data(outputs[0]);
-    double start = kcs_reference_cpu_seconds();
     KCS_GEMM_FP8_PAIRS(CALL_FP8) /* ops/gemm.c admits exactly these pairs */
-    *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return KCS_OK;
 }
+
+KCS_REFERENCE_RUN(run_gemm_fp8, NULL, compute_gemm_fp8)
 
 #define FP8_ROW(suffix, T, dtype)                                                                  \
     {"gemm", dtype, "plain-k-order",                                                               \

@@ -42,7 +42,7 @@ KCS_GEMM_TYPES(KCS_REF_GEMM_DECLARE)
 KCS_GEMM_F32_OUTPUT_TYPES(KCS_REF_GEMM_F32_OUT_DECLARE)
 #undef KCS_REF_GEMM_F32_OUT_DECLARE
 
-/* FP8 (gemm-modes branch; docs/gemm.md, "FP8"): OCP e4m3 and e5m2 inputs,
+/* FP8 (docs/gemm.md, "FP8"): OCP e4m3 and e5m2 inputs,
  * computed in f32, with per-tensor scales, and C and C_out in f32, bf16 or
  * f16 (the case's c_dtype): X(input suffix, input C type, input dtype,
  * output suffix, output C type, output dtype), one line per pair. */

@@ -17,15 +17,14 @@
             y[i] = alpha * x[i];                                                                   \
     }                                                                                              \
                                                                                                    \
-    static KCS_KERNEL_RUN(run_scale_##suffix)                                                      \
+    static KCS_REFERENCE_STEP(compute_scale_##suffix)                                              \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                       \
+        (void)err;                                                                                 \
         kcs_ref_scale_##suffix((T)args->scale.alpha, kcs_reference_buffer_data(inputs[0]),         \
                                kcs_reference_buffer_data(outputs[0]), args->scale.n);              \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_scale_##suffix, NULL, compute_scale_##suffix)
 KCS_SCALE_TYPES(DEFINE_SCALE)
 
 #define ROW(suffix, T, dtype) {"scale", dtype, "loop", "one IEEE multiply per element", run_scale_##suffix, NULL},

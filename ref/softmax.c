@@ -79,16 +79,15 @@ static size_t split_point(size_t n)
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static KCS_KERNEL_RUN(run_softmax_##suffix)                                                    \
+    static KCS_REFERENCE_STEP(compute_softmax_##suffix)                                            \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                \
+        (void)err;                                                                                 \
         kcs_ref_softmax_##suffix(kcs_reference_buffer_data(inputs[0]),                             \
                                  kcs_reference_buffer_data(outputs[0]), args->softmax.rows,        \
                                  args->softmax.cols);                                              \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                     \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_softmax_##suffix, NULL, compute_softmax_##suffix)
 KCS_SOFTMAX_TYPES(DEFINE_SOFTMAX)
 
 #define ROW(suffix, T, dtype)                                                                      \

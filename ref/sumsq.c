@@ -66,15 +66,14 @@ static size_t split_point(size_t n)
         return kcs_narrow_double_##suffix(pairwise_##suffix(x, n));                                \
     }                                                                                              \
                                                                                                    \
-    static KCS_KERNEL_RUN(run_sumsq_##suffix)                                                      \
+    static KCS_REFERENCE_STEP(compute_sumsq_##suffix)                                              \
     {                                                                                              \
-        (void)device, (void)err;                                                                   \
-        double start = kcs_reference_cpu_seconds();                                                        \
+        (void)err;                                                                                 \
         T result = kcs_ref_sumsq_##suffix(kcs_reference_buffer_data(inputs[0]), args->sumsq.n);    \
-        *kernel_seconds = kcs_reference_cpu_seconds() - start;                                             \
         memcpy(kcs_reference_buffer_data(outputs[0]), &result, sizeof result);                     \
         return KCS_OK;                                                                             \
-    }
+    }                                                                                              \
+    KCS_REFERENCE_RUN(run_sumsq_##suffix, NULL, compute_sumsq_##suffix)
 KCS_SUMSQ_TYPES(DEFINE_SUMSQ)
 
 #define ROW(suffix, T, dtype)                                                                      \

@@ -1,7 +1,7 @@
-/* cuda_gemm_emulation.cpp: cuda/gemm.cu's tiled kernels run on the host,
+/* cuda_gemm_emulation.cpp: cuda/gemm/simt.cu's tiled kernels run on the host,
  * for machines without a GPU (tests/cuda_gemm_emulation.sh builds and runs it).
  *
- * The device code and the launch planning of cuda/gemm.cu (between
+ * The device code and the launch planning of cuda/gemm/simt.cu (between
  * "namespace {" and "End of what runs without a device") are compiled as
  * host C++: every CUDA thread of a block is a fiber, __syncthreads a barrier
  * of fibers (tests/cuda_threads_emulation.h), shared arrays are statics,
@@ -300,7 +300,7 @@ template <typename In, typename Out> int run_case(const test_case &tc, int sm_co
     return bad || !untouched || !inputs_same;
 }
 
-// A case in every pair of storage types of cuda/gemm.cu's rows: f32, f64, and
+// A case in every pair of storage types of cuda/gemm/simt.cu's rows: f32, f64, and
 // f16 and bf16 into a C_out of their own type or f32.
 static int run_every_type(const test_case &tc, int sm_count)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cuda_gemm_emulation.sh: builds and runs tests/cuda_gemm_emulation.cpp (see
-# there): cuda/gemm.cu's tiled kernels emulated on the host, no GPU needed.
+# there): cuda/gemm/simt.cu's tiled kernels emulated on the host, no GPU needed.
 #
 #     tests/cuda_gemm_emulation.sh [random SEED [COUNT]]
 #
@@ -10,7 +10,7 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$root/cuda/gemm.cu" "$work" <<'PY'
+python3 - "$root/cuda/gemm/simt.cu" "$work" <<'PY'
 import re, sys
 source = open(sys.argv[1]).read()
 tunables = source[source.index("#ifndef KCS_GEMM_F32_BLOCK_M"):source.index("namespace {")]
@@ -18,7 +18,7 @@ device = source[source.index("namespace {"):source.index("/* End of what runs wi
 # every 16-byte load and store is checked for alignment and bounds
 device, count = re.subn(r"(\*reinterpret_cast<(const )?(float4|double2) \*>\(p\))",
                         r'(emu_check(p, 16, "vector"), \1)', device)
-assert count == 4, "cuda/gemm.cu's vector loads and stores changed shape: update this script"
+assert count == 4, "cuda/gemm/simt.cu's vector loads and stores changed shape: update this script"
 open(sys.argv[2] + "/gemm_device.inc", "w").write(tunables + device + "\n} // namespace\n")
 PY
 ${CXX:-g++} -std=c++20 -O2 -fno-strict-aliasing -Wall -Wno-unknown-pragmas -Wno-unused-function -Wno-unused-variable \

@@ -1,6 +1,7 @@
-/* cuda_kernels_emulation.cpp: cuda/elementwise.cu, cuda/softmax.cu and
- * cuda/anneal.cu run on the host (tests/cuda_kernels_emulation.sh builds and
- * runs it; tests/cuda_kernels_emulation.h says what is emulated).
+/* cuda_kernels_emulation.cpp: cuda/elementwise.cu, cuda/softmax.cu and the
+ * anneal steps' cuda/assign.cu, reduce.cu, update.cu and energy.cu run on the
+ * host (tests/cuda_kernels_emulation.sh builds and runs it;
+ * tests/cuda_kernels_emulation.h says what is emulated).
  *
  * Each test takes a kernel row from the table its file exports (by op,
  * dtype and variant) and calls its run function, as the runner would, on
@@ -44,7 +45,8 @@
 #include <vector>
 
 /* The tables the sources export (cuda/<op>.cu). */
-extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_softmax_kernels, kcs_cuda_anneal_kernels;
+extern "C" const kcs_kernel_table kcs_cuda_elementwise_kernels, kcs_cuda_softmax_kernels, kcs_cuda_assign_kernels,
+    kcs_cuda_reduce_kernels, kcs_cuda_update_kernels, kcs_cuda_energy_kernels;
 
 /* The row of a table for op, dtype and variant, found as the runner finds it. */
 static const kcs_kernel &row_of(const kcs_kernel_table &table, const char *op, kcs_dtype dtype, const char *variant)
@@ -625,8 +627,8 @@ static void assign_tests()
                                    {20, 5, 8}, {129, 128, 130}, {257, 16, 300}, {130, 130, 129}, {1, 3, 1},
                                    {0, 4, 3}, {40, 6, 25}, {300, 9, 1}, {64, 0, 3}};
     for (const char *variant : {"direct", "shortlist"}) {
-        kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F32, variant).run;
-        kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "assign", KCS_F16, variant).run;
+        kcs_kernel_run *const f32 = row_of(kcs_cuda_assign_kernels, "assign", KCS_F32, variant).run;
+        kcs_kernel_run *const f16 = row_of(kcs_cuda_assign_kernels, "assign", KCS_F16, variant).run;
         for (const shape &s : shapes)
             for (int kind : {0, 1, 2, 3}) {
                 if (quick && kind >= 2)
@@ -710,8 +712,8 @@ static void reduce_tests()
                                    {4096, 4, 3}, {1000, 3, 4}, {3000, 128, 20}, {700, 130, 9}, {600, 260, 5},
                                    {0, 4, 5}, {10, 0, 3}, {5, 4, 1}, {2000, 1, 300}, {5000, 3, 40},
                                    {3000, 2, 1600}};
-    kcs_kernel_run *const f32 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F32, "sorted-welford").run;
-    kcs_kernel_run *const f16 = row_of(kcs_cuda_anneal_kernels, "reduce", KCS_F16, "sorted-welford").run;
+    kcs_kernel_run *const f32 = row_of(kcs_cuda_reduce_kernels, "reduce", KCS_F32, "sorted-welford").run;
+    kcs_kernel_run *const f16 = row_of(kcs_cuda_reduce_kernels, "reduce", KCS_F16, "sorted-welford").run;
     for (const shape &s : shapes)
         for (int kind : {0, 1, 2}) {
             if (quick && kind == 1)
@@ -747,7 +749,7 @@ static void test_update(size_t m, size_t d)
     kcs_buffer *inputs[] = {&a.buffer, &v.buffer, &mean.buffer, &count.buffer}, *outputs[] = {&a_next.buffer, &v_next.buffer};
     double seconds;
     kcs_error err{};
-    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "update", KCS_F32, "elementwise").run;
+    kcs_kernel_run *const run = row_of(kcs_cuda_update_kernels, "update", KCS_F32, "elementwise").run;
     EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "update status");
     size_t bad = 0;
     const float mu = 0.9f, rate = 0.1f * 0.5f;
@@ -773,7 +775,7 @@ static void test_energy(size_t n, int kind, size_t offset)
     kcs_buffer *inputs[] = {&dist.buffer}, *outputs[] = {&e.buffer};
     double seconds;
     kcs_error err{};
-    kcs_kernel_run *const run = row_of(kcs_cuda_anneal_kernels, "energy", KCS_F32, "vector-grid").run;
+    kcs_kernel_run *const run = row_of(kcs_cuda_energy_kernels, "energy", KCS_F32, "vector-grid").run;
     EXPECT(run(&device, &args, inputs, outputs, &seconds, &err) == KCS_OK, "energy status");
     long double sum = 0;
     for (size_t i = 0; i < n; i++)

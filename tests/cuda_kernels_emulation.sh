@@ -1,7 +1,8 @@
 #!/bin/sh
 # cuda_kernels_emulation.sh: builds and runs tests/cuda_kernels_emulation.cpp
-# (see there): cuda/elementwise.cu, cuda/softmax.cu and cuda/anneal.cu
-# emulated on the host, under AddressSanitizer and UBSan, no GPU needed.
+# (see there): cuda/elementwise.cu, cuda/softmax.cu and the anneal steps'
+# cuda/assign.cu, reduce.cu, update.cu and energy.cu emulated on the host,
+# under AddressSanitizer and UBSan, no GPU needed.
 #
 #     tests/cuda_kernels_emulation.sh [--quick] [elementwise|softmax|assign|reduce|update|energy]
 #
@@ -16,14 +17,14 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for name in elementwise softmax anneal; do
+for name in elementwise softmax assign reduce update energy; do
     python3 - "$root/cuda/$name.cu" "$work/$name.cpp" <<'PY'
 import re
 import sys
 
 source = open(sys.argv[1]).read()
 # The backend's device-only headers are inlined, to be rewritten with the source.
-for header in ("grid_sum.cuh", "load_streaming.cuh", "vector_of.cuh"):
+for header in ("anneal.cuh", "grid_sum.cuh", "load_streaming.cuh", "vector_of.cuh"):
     source = source.replace(f'#include "{header}"', open(sys.argv[1].rsplit("/", 1)[0] + "/" + header).read())
 
 
@@ -101,12 +102,13 @@ PY
 done
 flags="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-strict-aliasing -Wall"
 flags="$flags -Wno-unknown-pragmas -Wno-unused-function -I$root/harness -I$root/ops -I$root/ref -I$root/tests"
-for name in elementwise softmax anneal; do
+for name in elementwise softmax assign reduce update energy; do
     ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$work/$name.cpp" -o "$work/$name.o" &
 done
 ${CXX:-g++} $flags ${CXXFLAGS:-} -c "$root/tests/cuda_kernels_emulation.cpp" -o "$work/driver.o" &
 ${CC:-gcc} -std=c11 -O1 -g -fsanitize=address -I"$root/harness" -c "$root/harness/status.c" -o "$work/status.o" &
 wait
-${CXX:-g++} $flags "$work"/elementwise.o "$work"/softmax.o "$work"/anneal.o "$work"/driver.o "$work"/status.o \
+${CXX:-g++} $flags "$work"/elementwise.o "$work"/softmax.o "$work"/assign.o "$work"/reduce.o "$work"/update.o \
+    "$work"/energy.o "$work"/driver.o "$work"/status.o \
     -o "$work/emulation" -lboost_context -lpthread
 ASAN_OPTIONS=detect_leaks=0 "$work/emulation" "$@"

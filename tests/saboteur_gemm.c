@@ -254,7 +254,7 @@ static const kcs_kernel rows[] = {
     SABOTEUR_16_BITS("rounds-products-to-16-bits", "each product rounded to f16 or bf16 before it is added",
                      gemm_rounds_products),
     SABOTEUR_16_BITS("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
-    /* tensor-gemm branch: one tensor-core instruction's k skipped, in the TF32 and f64 modes too */
+    /* the tensor-core modes: one tensor-core instruction's k skipped, in the TF32 and f64 modes too */
     SABOTEUR("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
     SABOTEUR_FP8("scales-once", "alpha * a_scale: b_scale never applied", gemm_scales_once),
     SABOTEUR_FP8("uses-a-scale-twice", "alpha * a_scale * a_scale: b_scale read from a_scale's place",

@@ -1,4 +1,4 @@
-/* gemm_lt.cuh: one FP8 GEMM through cuBLASLt (cuda/gemm_lt.cu), shared by the
+/* fp8_cublaslt.cuh: one FP8 GEMM through cuBLASLt (cuda/gemm/fp8_cublaslt.cu), shared by the
  * FP8 peer row and the FP8 ceiling (cuda/ceilings.cu), so that both call
  * cuBLASLt the same way.
  *
@@ -10,10 +10,10 @@
  * cuBLASLt's default periodic promotion (CUBLASLT_MATMUL_DESC_FAST_ACCUM
  * left off: docs/gemm.md, "FP8").
  */
-#ifndef KCS_CUDA_GEMM_LT_CUH
-#define KCS_CUDA_GEMM_LT_CUH
+#ifndef KCS_CUDA_GEMM_FP8_CUBLASLT_CUH
+#define KCS_CUDA_GEMM_FP8_CUBLASLT_CUH
 
-#include "common.cuh"
+#include "../common.cuh"
 
 /* One FP8 GEMM, prepared (kcs_lt_fp8_prepare), run, then released. */
 struct kcs_lt_fp8_gemm {

@@ -1,4 +1,4 @@
-/* gemm_lt.cu: FP8 GEMM on CUDA through cuBLASLt, the peer for kcs's FP8
+/* fp8_cublaslt.cu: FP8 GEMM on CUDA through cuBLASLt, the peer for kcs's FP8
  * cases (docs/gemm.md, "FP8"): C_out = alpha * a_scale * b_scale * op(A)
  * op(B) + beta * C, with A and B in OCP FP8 (e4m3 or e5m2), per-tensor
  * scales as cuBLASLt applies them (CUBLASLT_MATMUL_DESC_A_SCALE_POINTER and
@@ -10,7 +10,7 @@
  *              partial sums: FAST_ACCUM is left off, as the bound of
  *              docs/gemm.md assumes), f32 scale type, the default epilogue.
  *
- * The row-major mapping is gemm.cu's: the row-major C is the column-major
+ * The row-major mapping is simt.cu's: the row-major C is the column-major
  * C^T = op(B)^T op(A)^T, so cuBLASLt's A is kcs's b and its B is kcs's a,
  * and its A scale is kcs's b_scale. cuBLASLt's FP8 kernels take only the
  * "TN" layout (its A transposed, its B not) on Ada and Hopper, which is
@@ -31,11 +31,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "gemm_lt.cuh"
-
-extern "C" {
-#include "op.h"
-}
+#include "fp8_cublaslt.cuh"
+#include "gemm.cuh"
 
 kcs_status kcs_lt_fp8_prepare(kcs_device *device, kcs_lt_fp8_gemm *gemm, size_t workspace_bytes, kcs_error *err)
 {
@@ -144,44 +141,41 @@ KCS_KERNEL_SUPPORTS(supports_fp8)
 KCS_KERNEL_RUN(run_cublaslt)
 {
     const kcs_gemm_args *g = &args->gemm;
-    const kcs_dtype out = kcs_gemm_c_dtype(args);
-    /* a and b are FP8, one byte an element */
-    kcs_status status = kcs_cuda_check_gemm_buffers(g, inputs, outputs, 1, kcs_dtype_size(out), err);
-    if (status != KCS_OK)
-        return status;
-    status = supports_fp8(device, args, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_reserve(&device->lt_workspace, scales_bytes + kcs_lt_workspace_bytes, err);
-    if (status != KCS_OK)
-        return status;
-    /* The scales, on the device before the timer: cuBLASLt reads them there. */
-    float *scales = (float *)device->lt_workspace.data;
-    /* Each scale 16-byte aligned: cuBLASLt (13.0, H100) answered
-     * CUBLAS_STATUS_NOT_SUPPORTED for a scale 4 bytes past an aligned one. */
-    const float host_scales[8] = {(float)g->a_scale, 0, 0, 0, (float)g->b_scale, 0, 0, 0};
-    KCS_CUDA_CHECK(cudaMemcpyAsync(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice, device->stream));
-    KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream)); /* host_scales goes out of scope */
-    void *workspace = (char *)device->lt_workspace.data + scales_bytes;
-
-    /* C^T = op(B)^T op(A)^T: cuBLASLt's A is b (n x k, k contiguous), its B is a (m x k). */
+    void *workspace = nullptr;
     kcs_lt_fp8_gemm gemm = {};
-    gemm.a_type = fp8_type(args->dtype);
-    gemm.b_type = fp8_type(args->dtype);
-    gemm.d_type = output_type(out);
-    gemm.rows = (int)g->n, gemm.columns = (int)g->m, gemm.depth = (int)g->k;
-    gemm.a_scale = scales + 4; /* b_scale */
-    gemm.b_scale = scales;     /* a_scale */
-    status = kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status == KCS_OK && g->m > 0 && g->n > 0)
-        status = kcs_lt_fp8_run(device, &gemm, (float)g->alpha, inputs[1]->data, inputs[0]->data, (float)g->beta,
-                                inputs[2]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_timer_stop(device, kernel_seconds, err);
-    kcs_lt_fp8_release(&gemm);
+    auto prepare = [&]() -> kcs_status {
+        kcs_status status = supports_fp8(device, args, err);
+        if (status == KCS_OK)
+            status = kcs_cuda_reserve(&device->lt_workspace, scales_bytes + kcs_lt_workspace_bytes, err);
+        if (status != KCS_OK)
+            return status;
+        /* The scales, on the device before the timer: cuBLASLt reads them there. */
+        float *scales = (float *)device->lt_workspace.data;
+        /* Each scale 16-byte aligned: cuBLASLt (13.0, H100) answered
+         * CUBLAS_STATUS_NOT_SUPPORTED for a scale 4 bytes past an aligned one. */
+        const float host_scales[8] = {(float)g->a_scale, 0, 0, 0, (float)g->b_scale, 0, 0, 0};
+        KCS_CUDA_CHECK(cudaMemcpyAsync(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice,
+                                       device->stream));
+        KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream)); /* host_scales goes out of scope */
+        workspace = (char *)device->lt_workspace.data + scales_bytes;
+
+        /* C^T = op(B)^T op(A)^T: cuBLASLt's A is b (n x k, k contiguous), its B is a (m x k). */
+        gemm.a_type = fp8_type(args->dtype);
+        gemm.b_type = fp8_type(args->dtype);
+        gemm.d_type = output_type(kcs_gemm_c_dtype(args));
+        gemm.rows = (int)g->n, gemm.columns = (int)g->m, gemm.depth = (int)g->k;
+        gemm.a_scale = scales + 4; /* b_scale */
+        gemm.b_scale = scales;     /* a_scale */
+        return kcs_lt_fp8_prepare(device, &gemm, kcs_lt_workspace_bytes, err);
+    };
+    auto launch = [&]() -> kcs_status {
+        if (g->m > 0 && g->n > 0)
+            return kcs_lt_fp8_run(device, &gemm, (float)g->alpha, inputs[1]->data, inputs[0]->data, (float)g->beta,
+                                  inputs[2]->data, outputs[0]->data, workspace, kcs_lt_workspace_bytes, err);
+        return KCS_OK;
+    };
+    const kcs_status status = kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
+    kcs_lt_fp8_release(&gemm); /* whatever prepare made, on every path */
     return status;
 }
 
@@ -195,4 +189,4 @@ static const kcs_kernel rows[] = {
      run_cublaslt, supports_fp8, "cuBLASLt"},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_lt_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_fp8_cublaslt_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,8 +1,8 @@
-/* gemm_f64_tensor.cu: kcs's own f64 GEMM on the FP64 tensor cores (DMMA),
+/* tensor_f64.cu: kcs's own f64 GEMM on the FP64 tensor cores (DMMA),
  * C_out = alpha * op(A) * op(B) + beta * C, row-major, op = N or T
  * (docs/gemm.md is the normative definition; its section "Tensor cores"
  * says why f64's own bound holds here). Same inputs and layout as
- * cuda/gemm.cu: a is m x k (k x m when transposed), b is k x n (n x k when
+ * cuda/gemm/simt.cu: a is m x k (k x m when transposed), b is k x n (n x k when
  * transposed), c and c_out m x n.
  *
  * Row (the table at the end): `tensor`, f64, every f64 case.
@@ -101,7 +101,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
+#include "gemm.cuh"
 
 namespace {
 
@@ -402,50 +403,45 @@ f64_kernel kernel_for(int transpose_a, int transpose_b, size_t *shared_bytes)
 KCS_KERNEL_RUN(run_f64_tensor)
 {
     const kcs_gemm_args *g = &args->gemm;
-    /* rows, columns and k are int, a tile past the end included; the grid's blocks an int too */
-    const size_t most = (size_t)INT_MAX - 1024;
     const size_t blocks = ((g->m + BLOCK_M - 1) / BLOCK_M) * ((g->n + BLOCK_N - 1) / BLOCK_N);
-    if (g->m > most || g->n > most || g->k > most || blocks > (size_t)INT_MAX)
-        return kcs_fail(err, KCS_UNSUPPORTED,
-                        "gemm: m, n and k at most %zu and at most %d tiles of %dx%d here (m=%zu n=%zu k=%zu)", most,
-                        INT_MAX, BLOCK_M, BLOCK_N, g->m, g->n, g->k);
-    kcs_status status = kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(double), sizeof(double), err);
-    if (status != KCS_OK)
-        return status;
-    status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
-
     f64_params p = {};
-    p.a = (const double *)inputs[0]->data;
-    p.b = (const double *)inputs[1]->data;
-    p.c = g->beta != 0.0 ? (const double *)inputs[2]->data : nullptr;
-    p.out = (double *)outputs[0]->data;
-    p.m = (int)g->m;
-    p.n = (int)g->n;
-    p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
-    p.lda = (int)(g->transpose_a ? g->m : g->k);
-    p.ldb = (int)(g->transpose_b ? g->k : g->n);
-    p.blocks_m = (p.m + BLOCK_M - 1) / BLOCK_M;
-    p.blocks_n = (p.n + BLOCK_N - 1) / BLOCK_N;
-    p.alpha = g->alpha;
-    p.beta = g->beta;
-    p.vector_a = p.lda % 2 == 0 && aligned16(p.a);
-    p.vector_b = p.ldb % 2 == 0 && aligned16(p.b);
-
     size_t shared_bytes = 0;
     const f64_kernel kernel = kernel_for(g->transpose_a, g->transpose_b, &shared_bytes);
-    /* past the default 48 KB of shared memory a block must ask */
-    KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+    auto prepare = [&]() -> kcs_status {
+        const kcs_status fits = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
+        if (fits != KCS_OK)
+            return fits;
+        if (blocks > (size_t)INT_MAX) /* the grid's blocks are an int */
+            return kcs_fail(err, KCS_UNSUPPORTED, "gemm: at most %d tiles of %dx%d here (m=%zu n=%zu)", INT_MAX,
+                            BLOCK_M, BLOCK_N, g->m, g->n);
+        p.a = (const double *)inputs[0]->data;
+        p.b = (const double *)inputs[1]->data;
+        p.c = g->beta != 0.0 ? (const double *)inputs[2]->data : nullptr;
+        p.out = (double *)outputs[0]->data;
+        p.m = (int)g->m;
+        p.n = (int)g->n;
+        p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
+        p.lda = (int)(g->transpose_a ? g->m : g->k);
+        p.ldb = (int)(g->transpose_b ? g->k : g->n);
+        p.blocks_m = (p.m + BLOCK_M - 1) / BLOCK_M;
+        p.blocks_n = (p.n + BLOCK_N - 1) / BLOCK_N;
+        p.alpha = g->alpha;
+        p.beta = g->beta;
+        p.vector_a = p.lda % 2 == 0 && aligned16(p.a);
+        p.vector_b = p.ldb % 2 == 0 && aligned16(p.b);
 
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (g->m > 0 && g->n > 0) {
-        kernel<<<(unsigned int)blocks, THREADS, shared_bytes, device->stream>>>(p);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_f64_tensor");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        /* past the default 48 KB of shared memory a block must ask */
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (g->m > 0 && g->n > 0) {
+            kernel<<<(unsigned int)blocks, THREADS, shared_bytes, device->stream>>>(p);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_f64_tensor");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
 }
 
 /* supports(): every f64 case, on a card with the f64 mma shapes of sm_90. */
@@ -469,4 +465,4 @@ static const kcs_kernel rows[] = {
      run_f64_tensor, supports_f64_tensor},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_f64_tensor_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_f64_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,8 +1,8 @@
-/* gemm_wgmma.cu: kcs's own GEMM on Hopper's tensor cores, C_out = alpha *
+/* tensor_wgmma.cu: kcs's own GEMM on Hopper's tensor cores, C_out = alpha *
  * op(A) * op(B) + beta * C, row-major, op = N or T (docs/gemm.md is the
  * normative definition; its section "Tensor cores" derives the bound these
  * rows are checked against and says what they reach). Same inputs and layout
- * as cuda/gemm_tensor.cu, whose portable mma.sync rows keep running every case
+ * as cuda/gemm/tensor_mma.cu, whose portable mma.sync rows keep running every case
  * these rows refuse.
  *
  * Rows (the table at the end):
@@ -29,7 +29,7 @@
  * matrix into shared memory in the 128-byte swizzled layout wgmma reads
  * without bank conflicts, completing on an mbarrier, zero-filling what lies
  * outside the matrix. Those two are how Hopper GEMMs get near cuBLAS;
- * mma.sync (cuda/gemm_tensor.cu) reaches about a quarter of it on an H100.
+ * mma.sync (cuda/gemm/tensor_mma.cu) reaches about a quarter of it on an H100.
  *
  * Tile shapes and pipeline: a block computes a 128 x 256 tile of C_out with
  * three warpgroups: one producer, whose one thread issues the TMA copies, and
@@ -72,7 +72,7 @@
  * f32, and wgmma accumulates them into f32 in block steps that may align and
  * truncate: the mode's bound (docs/gemm.md, "Tensor cores"). Then c_out =
  * alpha * acc (beta = 0) or fma(alpha, acc, beta * c) in f32, rounded once to
- * the output type, as cuda/gemm_tensor.cu does. f32 accumulation is the
+ * the output type, as cuda/gemm/tensor_mma.cu does. f32 accumulation is the
  * mode: wgmma's .f16 accumulator form would round every partial sum to 11
  * bits, which the bound rules out (tests/saboteur_gemm.c).
  *
@@ -99,7 +99,8 @@
 #include <cuda.h>         /* CUtensorMap and its enums: types only, no libcuda link */
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 
-#include "common.cuh"
+#include "../common.cuh"
+#include "gemm.cuh"
 
 namespace {
 
@@ -441,76 +442,61 @@ kcs_status encode_map(CUtensorMap *map, const In *base, size_t inner, size_t out
     return KCS_OK;
 }
 
-/* The sizes the int-indexed kernel takes, and buffers that hold the layout. */
-template <typename In, typename Out>
-kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                         kcs_error *err)
-{
-    const kcs_gemm_args *g = &args->gemm;
-    const size_t most = (size_t)INT_MAX - 1024, most_m = (size_t)65535 * BLOCK_M;
-    if (g->m > most || g->n > most || g->k > most || g->m > most_m)
-        return kcs_fail(err, KCS_UNSUPPORTED,
-                        "gemm: m at most %zu, n and k at most %zu here (m=%zu n=%zu k=%zu)", most_m, most, g->m,
-                        g->n, g->k);
-    return kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(In), sizeof(Out), err);
-}
-
 /* The wgmma kernel with a and b stored as In, c and c_out as Out. */
 template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
 {
-    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const kcs_gemm_args *g = &args->gemm;
-    const In *a = (const In *)inputs[0]->data, *b = (const In *)inputs[1]->data;
+    const In *a = nullptr, *b = nullptr;
     wgmma_params<Out> p = {};
-    p.c = g->beta != 0.0 ? (const Out *)inputs[2]->data : nullptr;
-    p.out = (Out *)outputs[0]->data;
-    p.m = (int)g->m;
-    p.n = (int)g->n;
-    p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
-    p.alpha = (float)g->alpha;
-    p.beta = (float)g->beta;
-
     CUtensorMap a_map = {}, b_map = {};
-    if (p.k > 0) {
-        if ((uintptr_t)a % 16 != 0 || (uintptr_t)b % 16 != 0)
-            return kcs_fail(err, KCS_ERROR, "gemm wgmma: TMA needs a and b 16-byte aligned (a at %p, b at %p)",
-                            (const void *)a, (const void *)b);
-        /* a is m x k as stored (k x m transposed), b k x n (n x k transposed) */
-        status = g->transpose_a ? encode_map(&a_map, a, g->m, g->k, g->m, block_k<In>, "a", err)
-                                : encode_map(&a_map, a, g->k, g->m, g->k, BLOCK_M, "a", err);
-        if (status == KCS_OK)
-            status = g->transpose_b ? encode_map(&b_map, b, g->k, g->n, g->k, BLOCK_N, "b", err)
-                                    : encode_map(&b_map, b, g->n, g->k, g->n, block_k<In>, "b", err);
-        if (status != KCS_OK)
-            return status;
-    }
     const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
-    KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
     const dim3 grid((unsigned int)((g->n + BLOCK_N - 1) / BLOCK_N), (unsigned int)((g->m + BLOCK_M - 1) / BLOCK_M));
+    auto prepare = [&]() -> kcs_status {
+        /* m: a grid has at most 65535 rows of blocks */
+        const kcs_status fits = kcs_gemm_sizes_fit(g, (size_t)65535 * BLOCK_M, err);
+        if (fits != KCS_OK)
+            return fits;
+        a = (const In *)inputs[0]->data, b = (const In *)inputs[1]->data;
+        p.c = g->beta != 0.0 ? (const Out *)inputs[2]->data : nullptr;
+        p.out = (Out *)outputs[0]->data;
+        p.m = (int)g->m;
+        p.n = (int)g->n;
+        p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
+        p.alpha = (float)g->alpha;
+        p.beta = (float)g->beta;
 
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (g->m > 0 && g->n > 0) {
-        kernel<<<grid, THREADS, SHARED_BYTES, device->stream>>>(a_map, b_map, p);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_wgmma");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        if (p.k > 0) {
+            if ((uintptr_t)a % 16 != 0 || (uintptr_t)b % 16 != 0)
+                return kcs_fail(err, KCS_ERROR, "gemm wgmma: TMA needs a and b 16-byte aligned (a at %p, b at %p)",
+                                (const void *)a, (const void *)b);
+            /* a is m x k as stored (k x m transposed), b k x n (n x k transposed) */
+            kcs_status status = g->transpose_a ? encode_map(&a_map, a, g->m, g->k, g->m, block_k<In>, "a", err)
+                                               : encode_map(&a_map, a, g->k, g->m, g->k, BLOCK_M, "a", err);
+            if (status == KCS_OK)
+                status = g->transpose_b ? encode_map(&b_map, b, g->k, g->n, g->k, BLOCK_N, "b", err)
+                                        : encode_map(&b_map, b, g->n, g->k, g->n, block_k<In>, "b", err);
+            if (status != KCS_OK)
+                return status;
+        }
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (g->m > 0 && g->n > 0) {
+            kernel<<<grid, THREADS, SHARED_BYTES, device->stream>>>(a_map, b_map, p);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_wgmma");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
 }
 
-/* The wgmma row of storage type In: c and c_out in In, or in f32 where a
- * 16-bit case says c_dtype=f32. */
+/* The wgmma row of storage type In, c and c_out of the type kcs_gemm_with_output chooses. */
 template <typename In> KCS_KERNEL_RUN(run_wgmma)
 {
-    if constexpr (sizeof(In) == 2) {
-        if (kcs_gemm_c_dtype(args) == KCS_F32)
-            return run_wgmma_typed<In, float>(device, args, inputs, outputs, kernel_seconds, err);
-    }
-    return run_wgmma_typed<In, In>(device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_gemm_with_output<In>(args, [&](auto out) {
+        return run_wgmma_typed<In, typename decltype(out)::type>(device, args, inputs, outputs, kernel_seconds, err);
+    });
 }
 
 /* Compute capability 9.0 (sm_90a code runs there alone), and rows of a and b
@@ -574,4 +560,4 @@ static const kcs_kernel rows[] = {
      run_wgmma<float>, supports_tf32_mode},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_wgmma_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_wgmma_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,7 +1,7 @@
-/* gemm_tensor.cu: kcs's own GEMM on tensor cores, C_out = alpha * op(A) *
+/* tensor_mma.cu: kcs's own GEMM on tensor cores, C_out = alpha * op(A) *
  * op(B) + beta * C, row-major, op = N or T (docs/gemm.md is the normative
  * definition; its section "Tensor cores" derives the bound these rows are
- * checked against). Same inputs and layout as cuda/gemm.cu: a is m x k (k x m
+ * checked against). Same inputs and layout as cuda/gemm/simt.cu: a is m x k (k x m
  * when transposed), b is k x n (n x k when transposed), c and c_out m x n.
  *
  * Rows (the table at the end):
@@ -14,14 +14,14 @@
  *                inside the bound's 2^-10), mma.sync.m16n8k8.tf32, f32
  *                accumulators.
  *
- * f64's `tensor` row, on the FP64 tensor cores, is cuda/gemm_f64_tensor.cu:
+ * f64's `tensor` row, on the FP64 tensor cores, is cuda/gemm/tensor_f64.cu:
  * its shapes, pipeline and layouts differ from these.
  *
  * Instructions and why: mma.sync (PTX ISA 7.0+, sm_80 and later) is the
  * portable warp-level tensor-core instruction, whose register fragments are
  * documented element by element, so every index below can be checked by
  * hand against the PTX ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8").
- * On Hopper (sm_90a) the `wgmma` rows of cuda/gemm_wgmma.cu (wgmma.mma_async
+ * On Hopper (sm_90a) the `wgmma` rows of cuda/gemm/tensor_wgmma.cu (wgmma.mma_async
  * fed by TMA through an mbarrier pipeline) are about 3.7x faster; these rows
  * stay as the path for every other card and for the cases wgmma refuses
  * (docs/gemm.md, "Tensor cores", says what each row reaches).
@@ -75,7 +75,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
+#include "gemm.cuh"
 
 namespace {
 
@@ -409,70 +410,52 @@ bool aligned16(const void *p)
     return (uintptr_t)p % 16 == 0;
 }
 
-/* The sizes the int-indexed kernel takes, and buffers that hold the layout:
- * a and b of storage type In, c and c_out of Out. */
-template <typename In, typename Out>
-kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                         kcs_error *err)
-{
-    const kcs_gemm_args *g = &args->gemm;
-    /* rows, columns and k are int, a tile past the end included; a grid has at most 65535 rows of blocks */
-    const size_t most = (size_t)INT_MAX - 1024, most_m = (size_t)65535 * tensor_shape<In>::block_m;
-    if (g->m > most || g->n > most || g->k > most || g->m > most_m)
-        return kcs_fail(err, KCS_UNSUPPORTED,
-                        "gemm: m at most %zu, n and k at most %zu here (m=%zu n=%zu k=%zu)", most_m, most, g->m,
-                        g->n, g->k);
-    return kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(In), sizeof(Out), err);
-}
-
 /* The tensor-core kernel with a and b stored as In, c and c_out as Out. */
 template <typename In, typename Out> KCS_KERNEL_RUN(run_tensor_typed)
 {
     using S = tensor_shape<In>;
     using T = kcs_compute<In>;
-    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const kcs_gemm_args *g = &args->gemm;
     tensor_params<In, Out> p = {};
-    p.a = (const In *)inputs[0]->data;
-    p.b = (const In *)inputs[1]->data;
-    p.c = g->beta != 0.0 ? (const Out *)inputs[2]->data : nullptr;
-    p.out = (Out *)outputs[0]->data;
-    p.m = (int)g->m;
-    p.n = (int)g->n;
-    p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
-    p.lda = (int)(g->transpose_a ? g->m : g->k);
-    p.ldb = (int)(g->transpose_b ? g->k : g->n);
-    p.alpha = (T)g->alpha;
-    p.beta = (T)g->beta;
-    p.vector_a = (size_t)p.lda % S::vector == 0 && aligned16(p.a);
-    p.vector_b = (size_t)p.ldb % S::vector == 0 && aligned16(p.b);
     const tensor_kernel<In, Out> kernel = tensor_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
     const dim3 grid((unsigned int)((g->n + S::block_n - 1) / S::block_n),
                     (unsigned int)((g->m + S::block_m - 1) / S::block_m));
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (g->m > 0 && g->n > 0) {
-        kernel<<<grid, S::threads, 0, device->stream>>>(p);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tensor");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    auto prepare = [&]() -> kcs_status {
+        /* m: a grid has at most 65535 rows of blocks */
+        const kcs_status fits = kcs_gemm_sizes_fit(g, (size_t)65535 * S::block_m, err);
+        if (fits != KCS_OK)
+            return fits;
+        p.a = (const In *)inputs[0]->data;
+        p.b = (const In *)inputs[1]->data;
+        p.c = g->beta != 0.0 ? (const Out *)inputs[2]->data : nullptr;
+        p.out = (Out *)outputs[0]->data;
+        p.m = (int)g->m;
+        p.n = (int)g->n;
+        p.k = g->alpha != 0.0 ? (int)g->k : 0; /* alpha = 0: a and b are not read */
+        p.lda = (int)(g->transpose_a ? g->m : g->k);
+        p.ldb = (int)(g->transpose_b ? g->k : g->n);
+        p.alpha = (T)g->alpha;
+        p.beta = (T)g->beta;
+        p.vector_a = (size_t)p.lda % S::vector == 0 && aligned16(p.a);
+        p.vector_b = (size_t)p.ldb % S::vector == 0 && aligned16(p.b);
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (g->m > 0 && g->n > 0) {
+            kernel<<<grid, S::threads, 0, device->stream>>>(p);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tensor");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
 }
 
-/* The tensor row of storage type In: c and c_out in In, or in f32 where a
- * 16-bit case says c_dtype=f32. */
+/* The tensor row of storage type In, c and c_out of the type kcs_gemm_with_output chooses. */
 template <typename In> KCS_KERNEL_RUN(run_tensor)
 {
-    if constexpr (sizeof(In) == 2) {
-        if (kcs_gemm_c_dtype(args) == KCS_F32)
-            return run_tensor_typed<In, float>(device, args, inputs, outputs, kernel_seconds, err);
-    }
-    return run_tensor_typed<In, In>(device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_gemm_with_output<In>(args, [&](auto out) {
+        return run_tensor_typed<In, typename decltype(out)::type>(device, args, inputs, outputs, kernel_seconds, err);
+    });
 }
 
 /* Tensor cores with these instructions: compute capability 8.0 or later. */
@@ -520,4 +503,4 @@ static const kcs_kernel rows[] = {
      run_tensor<float>, supports_tf32_mode},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_tensor_mma_kernels = KCS_KERNEL_TABLE(rows);

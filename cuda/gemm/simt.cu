@@ -1,6 +1,10 @@
-/* gemm.cu: GEMM on CUDA, C_out = alpha * op(A) * op(B) + beta * C, row-major,
- * op = N (as stored) or T (transposed); docs/gemm.md is the normative
- * definition and derives the bound the checker applies.
+/* simt.cu: GEMM on CUDA's cores (SIMT FMAs, no tensor cores in kcs's own
+ * kernel) and the cuBLAS peers of every mode but FP8, C_out = alpha * op(A)
+ * * op(B) + beta * C, row-major, op = N (as stored) or T (transposed);
+ * docs/gemm.md is the normative definition and derives the bound the
+ * checker applies. The other families of GEMM rows are its neighbours in
+ * cuda/gemm/: tensor_mma.cu (mma.sync), tensor_wgmma.cu (Hopper's wgmma),
+ * tensor_f64.cu (FP64 tensor cores) and fp8_cublaslt.cu (FP8, cuBLASLt).
  *
  * Inputs a, b, c and output c_out, in ops/gemm.c's order: a is m x k
  * (k x m when transposed), b is k x n (n x k when transposed), c and c_out
@@ -70,9 +74,9 @@
  * once to Out with kcs_narrow. Their cublas rows call cublasGemmEx with
  * CUBLAS_COMPUTE_32F_PEDANTIC (see cublas_gemm_ex).
  *
- *   cublas-tensor  f16 and bf16 cases with mode=tensor only (gemm-modes
- *                branch): cublasGemmEx with CUBLAS_COMPUTE_32F, which lets
- *                cuBLAS run the products on tensor cores (f32 accumulation in
+ *   cublas-tensor  f16 and bf16 cases with mode=tensor only:
+ *                cublasGemmEx with CUBLAS_COMPUTE_32F, which lets cuBLAS
+ *                run the products on tensor cores (f32 accumulation in
  *                block steps that may align and truncate: the wider bound of
  *                docs/gemm.md, "Tensor cores"). The peer of kcs's own
  *                tensor-core rows, and the f16 and bf16 ceilings' call
@@ -121,7 +125,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "common.cuh"
+#include "../common.cuh"
+#include "gemm.cuh"
 
 /* f32: 128 x 128 x 8 tiles, 8 x 8 per thread, lanes 4 x 8: 256 threads, at
  * most 128 registers each for 2 blocks per SM (64K registers). */
@@ -721,19 +726,24 @@ unsigned int elementwise_blocks(size_t count, int sm_count)
     return (unsigned int)(needed < most ? (needed > 0 ? needed : 1) : most);
 }
 
-/* Sizes the int-based kernels and cuBLAS take, and buffers that hold the
- * layout: a and b of storage type In, c and c_out of Out. */
+/* A GEMM call's operands as its rows' storage types: a and b of In, c and c_out of Out. */
+template <typename In, typename Out> struct gemm_operands {
+    const In *a, *b;
+    const Out *c;
+    Out *c_out;
+};
+
+/* The operands of a call whose buffers kcs_cuda_timed has checked, where its sizes are those the
+ * tiled kernel and cuBLAS take (kcs_gemm_sizes_fit). */
 template <typename In, typename Out>
-kcs_status check_buffers(const kcs_op_args *args, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
-                         kcs_error *err)
+kcs_status operands_of(const kcs_gemm_args *g, kcs_buffer *const inputs[], kcs_buffer *const outputs[],
+                       gemm_operands<In, Out> *o, kcs_error *err)
 {
-    const kcs_gemm_args *g = &args->gemm;
-    /* cuBLAS takes int sizes; the tiled kernel indexes rows and k in int, a tile past the end included */
-    const size_t most = (size_t)INT_MAX - 1024;
-    if (g->m > most || g->n > most || g->k > most)
-        return kcs_fail(err, KCS_UNSUPPORTED, "gemm: m, n and k must be at most %zu here (m=%zu n=%zu k=%zu)",
-                        most, g->m, g->n, g->k);
-    return kcs_cuda_check_gemm_buffers(g, inputs, outputs, sizeof(In), sizeof(Out), err);
+    const kcs_status status = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
+    if (status == KCS_OK)
+        *o = {(const In *)inputs[0]->data, (const In *)inputs[1]->data, (const Out *)inputs[2]->data,
+              (Out *)outputs[0]->data};
+    return status;
 }
 
 template <typename Out>
@@ -750,68 +760,57 @@ kcs_status launch_scale(kcs_device *device, const kcs_gemm_args *g, const Out *c
 template <typename In, typename Out> KCS_KERNEL_RUN(run_tiled_typed)
 {
     using T = kcs_compute<In>;
-    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const kcs_gemm_args *g = &args->gemm;
-    const In *a = (const In *)inputs[0]->data, *b = (const In *)inputs[1]->data;
-    const Out *c = (const Out *)inputs[2]->data;
-    Out *c_out = (Out *)outputs[0]->data;
     const gemm_plan plan = plan_of(g);
-
     /* one slice: a launch writing c_out; several: one writing T partial sums, then the split sum */
-    tiled_launch<In, Out> launch = {};
+    tiled_launch<In, Out> single = {};
     tiled_launch<In, T> sliced = {};
-    if (plan == plan_gemm) {
+    gemm_operands<In, Out> o = {};
+    auto prepare = [&]() -> kcs_status {
+        kcs_status status = operands_of(g, inputs, outputs, &o, err);
+        if (status != KCS_OK || plan != plan_gemm)
+            return status;
         const tiled_split split = split_of<T>(g, device->sm_count);
         if (split.tiles > INT_MAX)
             return kcs_fail(err, KCS_UNSUPPORTED, "gemm: %zu tiles are more than a grid has", split.tiles);
         if (split.splits > 1) {
             status = kcs_cuda_reserve(&device->partials, split.workspace_bytes, err);
-            if (status != KCS_OK)
-                return status;
-            sliced = tiled_launch_of<In, T>(g, split, a, b, nullptr, (T *)device->partials.data);
+            if (status == KCS_OK)
+                sliced = tiled_launch_of<In, T>(g, split, o.a, o.b, nullptr, (T *)device->partials.data);
         } else {
-            launch = tiled_launch_of<In, Out>(g, split, a, b, c, c_out);
+            single = tiled_launch_of<In, Out>(g, split, o.a, o.b, o.c, o.c_out);
         }
-    }
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
         return status;
-    if (plan == plan_scale) {
-        status = launch_scale<Out>(device, g, c, c_out, err);
-        if (status != KCS_OK)
-            return status;
-    } else if (plan == plan_gemm && sliced.splits > 1) {
-        sliced.kernel<<<sliced.grid, shape<T>::threads, 0, device->stream>>>(sliced.params);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
-        const size_t count = g->m * g->n;
-        kcs_gemm_split_sum<T, Out><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0,
-                                     device->stream>>>(sliced.params.out, sliced.splits, count, c, c_out,
-                                                       (T)g->alpha, (T)g->beta);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_split_sum");
-    } else if (plan == plan_gemm) {
-        launch.kernel<<<launch.grid, shape<T>::threads, 0, device->stream>>>(launch.params);
-        KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+    };
+    auto launch = [&]() -> kcs_status {
+        if (plan == plan_scale) {
+            return launch_scale<Out>(device, g, o.c, o.c_out, err);
+        } else if (plan == plan_gemm && sliced.splits > 1) {
+            sliced.kernel<<<sliced.grid, shape<T>::threads, 0, device->stream>>>(sliced.params);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
+            const size_t count = g->m * g->n;
+            kcs_gemm_split_sum<T, Out><<<elementwise_blocks(count, device->sm_count), elementwise_threads, 0,
+                                         device->stream>>>(sliced.params.out, sliced.splits, count, o.c, o.c_out,
+                                                           (T)g->alpha, (T)g->beta);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_split_sum");
+        } else if (plan == plan_gemm) {
+            single.kernel<<<single.grid, shape<T>::threads, 0, device->stream>>>(single.params);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_tiled");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
 }
 
 /* Whether storage type In is 16 bits, computed in f32 (its cases may say c_dtype=f32). */
 template <typename In> constexpr bool sixteen_bits = sizeof(In) == 2;
 
-/* The tiled row of storage type In: c and c_out in In, or in f32 where a
- * 16-bit case says c_dtype=f32. */
+/* The tiled row of storage type In, c and c_out of the type kcs_gemm_with_output chooses. */
 template <typename In> KCS_KERNEL_RUN(run_tiled)
 {
-    if constexpr (sixteen_bits<In>) {
-        if (kcs_gemm_c_dtype(args) == KCS_F32)
-            return run_tiled_typed<In, float>(device, args, inputs, outputs, kernel_seconds, err);
-    }
-    return run_tiled_typed<In, In>(device, args, inputs, outputs, kernel_seconds, err);
+    return kcs_gemm_with_output<In>(args, [&](auto out) {
+        return run_tiled_typed<In, typename decltype(out)::type>(device, args, inputs, outputs, kernel_seconds, err);
+    });
 }
 
 /* cuBLAS, column-major: C^T = op(B)^T op(A)^T (docs/gemm.md), into c_out:
@@ -868,52 +867,46 @@ kcs_status cublas_gemm_ex(kcs_device *device, const kcs_gemm_args *g, const In *
  * f64) or cublas_gemm_ex<In, Out> (f16, bf16; on tensor cores when Tensor). */
 template <typename In, typename Out, bool TF32, bool Tensor = false> KCS_KERNEL_RUN(run_cublas_typed)
 {
-    kcs_status status = check_buffers<In, Out>(args, inputs, outputs, err);
-    if (status == KCS_OK)
-        status = kcs_cuda_select(device, err);
-    if (status != KCS_OK)
-        return status;
     const kcs_gemm_args *g = &args->gemm;
-    const In *a = (const In *)inputs[0]->data, *b = (const In *)inputs[1]->data;
-    const Out *c = (const Out *)inputs[2]->data;
-    Out *c_out = (Out *)outputs[0]->data;
     const gemm_plan plan = plan_of(g);
-    /* The handle is shared: pin its modes on every run (ceilings.cu sets the math mode too). */
-    KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
-    KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
-
-    status = kcs_cuda_timer_start(device, kernel_seconds, err);
-    if (status != KCS_OK)
-        return status;
-    if (plan == plan_scale) {
-        status = launch_scale<Out>(device, g, c, c_out, err);
+    gemm_operands<In, Out> o = {};
+    auto prepare = [&]() -> kcs_status {
+        const kcs_status status = operands_of(g, inputs, outputs, &o, err);
         if (status != KCS_OK)
             return status;
-    } else if (plan == plan_gemm) {
-        if (g->beta != 0.0 && (const void *)c != (const void *)c_out)
-            KCS_CUDA_CHECK(cudaMemcpyAsync(c_out, c, g->m * g->n * sizeof(Out), cudaMemcpyDeviceToDevice,
-                                           device->stream));
-        if constexpr (sixteen_bits<In> && Tensor)
-            status = cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F>(device, g, a, b, c_out, err);
-        else if constexpr (sixteen_bits<In>)
-            status = cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F_PEDANTIC>(device, g, a, b, c_out, err);
-        else
-            status = cublas_gemm<In, TF32>(device, g, a, b, c_out, err);
-        if (status != KCS_OK)
-            return status;
-    }
-    return kcs_cuda_timer_stop(device, kernel_seconds, err);
+        /* The handle is shared: pin its modes on every run (ceilings.cu sets the math mode too). */
+        KCS_CUBLAS_CHECK(cublasSetPointerMode(device->blas, CUBLAS_POINTER_MODE_HOST));
+        KCS_CUBLAS_CHECK(cublasSetMathMode(device->blas, CUBLAS_DEFAULT_MATH));
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (plan == plan_scale) {
+            return launch_scale<Out>(device, g, o.c, o.c_out, err);
+        } else if (plan == plan_gemm) {
+            if (g->beta != 0.0 && (const void *)o.c != (const void *)o.c_out)
+                KCS_CUDA_CHECK(cudaMemcpyAsync(o.c_out, o.c, g->m * g->n * sizeof(Out), cudaMemcpyDeviceToDevice,
+                                               device->stream));
+            if constexpr (sixteen_bits<In> && Tensor)
+                return cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F>(device, g, o.a, o.b, o.c_out, err);
+            else if constexpr (sixteen_bits<In>)
+                return cublas_gemm_ex<In, Out, CUBLAS_COMPUTE_32F_PEDANTIC>(device, g, o.a, o.b, o.c_out, err);
+            else
+                return cublas_gemm<In, TF32>(device, g, o.a, o.b, o.c_out, err);
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
 }
 
-/* A cuBLAS row of storage type T: c and c_out in T, or in f32 where a
- * 16-bit case says c_dtype=f32. */
+/* A cuBLAS row of storage type T, c and c_out of the type kcs_gemm_with_output chooses (TF32 is an f32
+ * mode: false for the 16-bit rows, whose output may be f32). */
 template <typename T, bool TF32, bool Tensor = false> KCS_KERNEL_RUN(run_cublas)
 {
-    if constexpr (sixteen_bits<T>) {
-        if (kcs_gemm_c_dtype(args) == KCS_F32)
-            return run_cublas_typed<T, float, false, Tensor>(device, args, inputs, outputs, kernel_seconds, err);
-    }
-    return run_cublas_typed<T, T, TF32, Tensor>(device, args, inputs, outputs, kernel_seconds, err);
+    static_assert(!TF32 || !sixteen_bits<T>, "TF32 is an f32 mode");
+    return kcs_gemm_with_output<T>(args, [&](auto out) {
+        return run_cublas_typed<T, typename decltype(out)::type, TF32, Tensor>(device, args, inputs, outputs,
+                                                                               kernel_seconds, err);
+    });
 }
 
 /* supports() of the plain f32 rows: mode=tf32 cases are the cublas-tf32 row's. */
@@ -937,8 +930,8 @@ KCS_KERNEL_SUPPORTS(supports_tf32_only)
     return KCS_OK;
 }
 
-/* supports() of cublas-tensor (gemm-modes branch): mode=tensor cases only,
- * whose bound allows tensor-core accumulation. */
+/* supports() of cublas-tensor: mode=tensor cases only, whose bound allows
+ * tensor-core accumulation (docs/gemm.md, "Tensor cores"). */
 KCS_KERNEL_SUPPORTS(supports_tensor_only)
 {
     (void)device;
@@ -977,11 +970,11 @@ static const kcs_kernel rows[] = {
      run_cublas<__half, false>, NULL, "cuBLAS"},
     {"gemm", KCS_BF16, "cublas", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores)",
      run_cublas<__nv_bfloat16, false>, NULL, "cuBLAS"},
-    /* gemm-modes branch: the tensor-core peers */
+    /* the peers of the tensor-core mode (docs/gemm.md, "Tensor cores") */
     {"gemm", KCS_F16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16F inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
      run_cublas<__half, false, true>, supports_tensor_only, "cuBLAS"},
     {"gemm", KCS_BF16, "cublas-tensor", "peer: cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F (tensor cores; mode=tensor cases)",
      run_cublas<__nv_bfloat16, false, true>, supports_tensor_only, "cuBLAS"},
 };
 
-extern "C" const kcs_kernel_table kcs_cuda_gemm_kernels = KCS_KERNEL_TABLE(rows);
+extern "C" const kcs_kernel_table kcs_cuda_gemm_simt_kernels = KCS_KERNEL_TABLE(rows);
