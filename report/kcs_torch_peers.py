@@ -40,6 +40,7 @@ has no CUDA device (the message says which and with which python); nothing is wr
 
 import argparse
 import datetime
+import importlib
 import json
 import math
 import os
@@ -165,9 +166,9 @@ def cases_from_plain_list(text, cases_dir):
     return cases
 
 
-def list_cases(kcs, cases_dir, patterns):
-    """The perf cases the patterns select, from `kcs list --json` (falling back to the plain list
-    where this kcs has no --json)."""
+def list_cases(kcs, cases_dir, patterns, perf_only=True):
+    """The perf cases the patterns select (every case they select, with perf_only false), from `kcs
+    list --json` (falling back to the plain list where this kcs has no --json)."""
     where = ["--cases", cases_dir] if cases_dir else []
     try:
         listed = subprocess.run([kcs, "list", "--json"] + where + patterns, capture_output=True, text=True)
@@ -189,9 +190,9 @@ def list_cases(kcs, cases_dir, patterns):
             raise UsageError(f"{kcs} list --json: not JSON: {error}") from error
         entries = data.get("cases", []) if isinstance(data, dict) else data
         cases = [case_from_json(entry) for entry in entries]
-    perf = [c for c in cases if "perf" in c["tags"]]
+    perf = [c for c in cases if "perf" in c["tags"] or not perf_only]
     if not perf:
-        raise UsageError(f"no perf case matches {' '.join(patterns) or 'the case files'}")
+        raise UsageError(f"no {'perf ' if perf_only else ''}case matches {' '.join(patterns) or 'the case files'}")
     return perf
 
 
@@ -297,7 +298,8 @@ class NumpyArrays:
 
 
 class TorchArrays:
-    """The same operations on torch tensors on one device."""
+    """The same operations on torch tensors on one device (all but the normal distribution's, which
+    is made with NumPy: generate)."""
 
     def __init__(self, torch, device):
         self.torch, self.device = torch, device
@@ -305,24 +307,17 @@ class TorchArrays:
     def counters(self, count):
         return self.torch.arange(count, dtype=self.torch.int64, device=self.device)
 
+    def from_numpy(self, array):
+        return self.torch.from_numpy(array).to(self.device)
+
     def f64(self, tensor):
         return tensor.to(self.torch.float64)
-
-    def frexp(self, x):
-        mantissa, exponent = self.torch.frexp(x)
-        return mantissa, exponent
-
-    def sqrt(self, x):
-        return self.torch.sqrt(x)
 
     def full(self, count, value):
         return self.torch.full((count,), value, dtype=self.torch.float64, device=self.device)
 
     def where(self, condition, a, b):
         return self.torch.where(condition, a, b)
-
-    def any(self, condition):
-        return bool(condition.any().item())
 
     def isnan(self, x):
         return self.torch.isnan(x)
@@ -428,9 +423,19 @@ def _round_to_odd_f32(xp, values):
 
 
 def generate(xp, spec, case_name, input_name, count, dtype):
-    """The input's count elements as kcs makes them, in its storage dtype ('i32' for an integer input)."""
+    """The input's count elements as kcs makes them, in its storage dtype ('i32' for an integer input).
+    A normal input's values are made with NumPy, on the host, whatever xp is: its square root is
+    IEEE's, correctly rounded, where PyTorch's on the CPU (MKL's) is not always."""
     seed = spec["seed"] if spec.get("seed") is not None else fnv1a(f"{case_name}:{input_name}")
-    values = _values(xp, spec, seed, count)
+    if spec["distribution"] == "normal" and not isinstance(xp, NumpyArrays):
+        values = xp.from_numpy(_values(NumpyArrays(), spec, seed, count))
+    else:
+        values = _values(xp, spec, seed, count)
+    return rounded(xp, values, dtype)
+
+
+def rounded(xp, values, dtype):
+    """f64 values rounded once to dtype, to nearest even (integers exact)."""
     if dtype == "f64":
         return values
     if dtype == "f32":
@@ -495,10 +500,7 @@ def chosen(total, wanted, seed):
     import random
     if total <= wanted:
         return list(range(total))
-    picked = set(random.Random(seed).sample(range(total), wanted - 2)) | {0, total - 1}
-    while len(picked) < wanted:
-        picked.add(random.Random(seed + len(picked)).randrange(total))
-    return sorted(picked)
+    return sorted({0, total - 1} | set(random.Random(seed).sample(range(1, total - 1), wanted - 2)))
 
 
 def gemm_arrays(case):
@@ -577,8 +579,10 @@ def softmax_form(case, torch):
     return (lambda x: torch.softmax(x, dim=-1)), "torch.softmax(x, dim=-1)", {}, []
 
 
-def row_subset(arrays_out, rows_total, per_row, seed, rows_wanted=CHECKED_ROWS, keep_inputs=()):
-    """Whole rows of every input and output but those in keep_inputs (given whole)."""
+def row_subset(arrays_out, rows_total, per_row, seed, rows_wanted=None, keep_inputs=()):
+    """Whole rows (CHECKED_ROWS unless rows_wanted says) of every input and output but those in
+    keep_inputs (given whole)."""
+    rows_wanted = rows_wanted or CHECKED_ROWS
     if rows_total <= rows_wanted:
         return everything(arrays_out)
     rows = chosen(rows_total, rows_wanted, seed)
@@ -778,14 +782,16 @@ def read_check(text, outputs, subset):
     return status, message, accuracy, explanation
 
 
-def run_check(kcs, case, arrays_in, arrays_out, parts_in, parts_out, subset, folder):
+def run_check(kcs, case, arrays_in, arrays_out, parts_in, parts_out, subset, folder, inputs_folder=None):
     """Writes the checked parts of the inputs and outputs (NumPy arrays, subset's picks) as .npy
-    under folder and runs `kcs check` on them: (status, message, accuracy, explanation, command)."""
+    under folder (the inputs under inputs_folder where given, once for every variant) and runs `kcs
+    check` on them: (status, message, accuracy, explanation, command)."""
     os.makedirs(folder, exist_ok=True)
     command = [kcs, "check", case["op"], "--dtype", case["dtype"]]
     for array, value in zip(arrays_in, parts_in):
-        path = os.path.join(folder, f"{array.name}.npy")
-        save_npy(path, value)
+        path = os.path.join(inputs_folder or folder, f"{array.name}.npy")
+        if not os.path.exists(path):
+            save_npy(path, value)
         command += ["--input", f"{array.name}={path}"]
     for array, value in zip(arrays_out, parts_out):
         path = os.path.join(folder, f"out.{array.name}.npy")
@@ -1011,24 +1017,29 @@ def run_case(torch, device, case, options, clock, work_dir):
         if device.type == "cpu" and case["dtype"].startswith("fp8"):
             raise Unsupported("FP8 GEMM (torch._scaled_mm) needs a CUDA device")
         inputs = make_inputs(torch, device, case, arrays_in)
+        extra = [torch.tensor(s, dtype=torch.float32, device=device) for s in scalars]
+        subset = subset_of(case, fnv1a(case["name"] + ":peers") & 0x7FFFFFFF)
+        parts_in = [to_numpy(torch, subset.pick_input(a.name, t), a.dtype) for a, t in zip(arrays_in, inputs)]
     except Unsupported as why:
         return [Row(case, v, "skip", f"not measured: {why}") for v in variants]
-    extra = [torch.tensor(s, dtype=torch.float32, device=device) for s in scalars]
-    seed = fnv1a(case["name"] + ":peers") & 0x7FFFFFFF
-    subset = subset_of(case, seed)
+    except Exception as error:  # out of memory making the inputs: the rows say so, the run goes on
+        return [Row(case, v, "error", f"making the inputs: {type(error).__name__}: {error}"[:500]) for v in variants]
+    folder = os.path.join(work_dir, case["name"].replace("/", "--"))
     rows = []
     old = apply_settings(torch, settings)
     try:
         for variant in variants:
             rows.append(run_variant(torch, case, variant, function, text, settings, inputs, extra, arrays_in,
-                                    arrays_out, subset, options, clock, work_dir))
+                                    arrays_out, subset, parts_in, options, clock, folder))
     finally:
         apply_settings(torch, old)
+        if not options.keep_files:
+            shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
-def run_variant(torch, case, variant, function, text, settings, inputs, extra, arrays_in, arrays_out, subset, options,
-                clock, work_dir):
+def run_variant(torch, case, variant, function, text, settings, inputs, extra, arrays_in, arrays_out, subset, parts_in,
+                options, clock, case_folder):
     """One variant: compile (torch.compile), run once, check with kcs check, time if it passed."""
     notes = {"form": text, "settings": {k.rsplit(".", 1)[-1]: v for k, v in settings.items()},
              "torch_version": torch.__version__}
@@ -1038,7 +1049,7 @@ def run_variant(torch, case, variant, function, text, settings, inputs, extra, a
         notes["compile"] = {"mode": COMPILE_MODE, "dynamic": False, "fullgraph": True}
     else:
         run = function
-    folder = os.path.join(work_dir, case["name"].replace("/", "--"), variant)
+    folder = os.path.join(case_folder, variant)
     try:
         started = time.perf_counter()
         outputs = run(*inputs, *extra)
@@ -1046,13 +1057,12 @@ def run_variant(torch, case, variant, function, text, settings, inputs, extra, a
         if inputs[0].device.type == "cuda":
             torch.cuda.synchronize()
         notes["first_call_s"] = time.perf_counter() - started
-        parts_in = [to_numpy(torch, subset.pick_input(a.name, t), a.dtype) for a, t in zip(arrays_in, inputs)]
         parts_out = [to_numpy(torch, subset.pick_output(a.name, t), a.dtype) for a, t in zip(arrays_out, outputs)]
         del outputs
         notes["checked"] = ("every output element" if subset.whole else
                             f"{subset.elements} output elements (whole rows and columns, seeded)")
         status, message, accuracy, explanation, command = run_check(
-            options.kcs, case, arrays_in, arrays_out, parts_in, parts_out, subset, folder)
+            options.kcs, case, arrays_in, arrays_out, parts_in, parts_out, subset, folder, case_folder)
         notes["check_command"] = " ".join(command)
         if status != "pass":
             return Row(case, variant, status, message, accuracy, explanation, None, notes)
@@ -1066,12 +1076,6 @@ def run_variant(torch, case, variant, function, text, settings, inputs, extra, a
         message = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         return Row(case, variant, "error", message[:500], None, None, None, notes)
     finally:
-        if not options.keep_files:
-            shutil.rmtree(folder, ignore_errors=True)
-            try:
-                os.rmdir(os.path.dirname(folder))  # the case's folder, once its last variant is gone
-            except OSError:
-                pass
         if inputs[0].device.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -1093,13 +1097,16 @@ def torch_device_record(torch, device, kcs_devices):
                 "shares_host_cores": True, "ceilings": None}, None
     index = device.index if device.index is not None else torch.cuda.current_device()
     properties = torch.cuda.get_device_properties(index)
-    uuid = str(getattr(properties, "uuid", "") or "")
-    uuid = uuid if not uuid or uuid.startswith("GPU-") else "GPU-" + uuid
+    uuid = str(getattr(properties, "uuid", "") or "").lower()  # as kcs writes it: GPU-, lower-case hex
+    uuid = "GPU-" + uuid[4:] if uuid.startswith("gpu-") else "GPU-" + uuid if uuid else ""
     cuda_devices = [d for d in kcs_devices if d.get("backend") == "cuda"]
-    twin = next((d for d in cuda_devices if uuid and device_uuid(d) == uuid), None)
-    if twin is None:
+    twin = next((d for d in cuda_devices if uuid and (device_uuid(d) or "").lower() == uuid.lower()), None)
+    if twin is None and not uuid:  # a PyTorch that tells no uuid: the only CUDA device of its name
         named = [d for d in cuda_devices if d.get("name") == properties.name]
         twin = named[0] if len(named) == 1 else None
+        uuid = (device_uuid(twin) or "") if twin else ""
+    elif twin is not None:
+        uuid = device_uuid(twin)  # its spelling, which the report matches cards by
     try:
         import triton
         compiler = f", Triton {triton.__version__}"
@@ -1163,7 +1170,8 @@ def result_entry(row, device_id, document, twin, arrays):
         for measure in ("bytes", "flops"):
             if isinstance(entry.get(measure), (int, float)):
                 timing[f"kernel_{measure}_per_s"] = entry[measure] / median
-        held_to = next((r["timing"]["ceiling"] for r in same_card_results(document, case["name"], twin)
+        same_card = sorted(same_card_results(document, case["name"], twin), key=lambda r: r.get("device") != twin["id"])
+        held_to = next((r["timing"]["ceiling"] for r in same_card  # the CUDA device's own first
                         if isinstance((r.get("timing") or {}).get("ceiling"), dict)), None)
         if held_to:
             ceiling = {k: held_to[k] for k in ("kind", "ceiling_key", "measure") if k in held_to}
@@ -1269,6 +1277,9 @@ def line_of(entry, best):
     if best:
         text += f"; kcs's best {best[0]} {best[1] * 1e3:.4f} ms: " + (
             f"PyTorch ahead, x{best[1] / median:.3g}" if median < best[1] else f"kcs ahead, x{median / best[1]:.3g}")
+    first = entry.get("pytorch", {}).get("first_call_s")
+    if entry["kernel"] == KERNELS["compile"] and first is not None:
+        text += f"; compiled and first run in {first:.1f} s"
     return text
 
 
@@ -1311,7 +1322,7 @@ def parse_arguments(argv):
 def import_torch(device_text):
     """(torch, device), or (None, why it cannot run here)."""
     try:
-        import numpy  # noqa: F401  (the .npy files for kcs check)
+        importlib.import_module("numpy")  # the .npy files for kcs check
         import torch
     except ImportError as error:
         return None, (f"PyTorch cannot be imported by {sys.executable} (Python {sys.version.split()[0]}): {error}. "
@@ -1357,7 +1368,7 @@ def main(argv=None):
     print(f"kcs_torch_peers: PyTorch {torch.__version__} on {record['id']} ({record['name']})"
           + (f", the card of {twin['id']}" if twin else ", matched to no kcs device of the results file")
           + f"; {len(cases)} perf cases, variants {', '.join(args.variants)}", flush=True)
-    entries = []
+    entries, started = [], time.perf_counter()
     for case in cases:
         for row in run_case(torch, device, case, args, clock, args.work_dir):
             try:
@@ -1383,8 +1394,8 @@ def main(argv=None):
         print(f"kcs_torch_peers: cannot write {target}: {error}", file=sys.stderr)
         return EXIT_USAGE
     counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("pass", "fail", "skip", "error")}
-    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors; "
-          f"rows written to {target}")
+    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors "
+          f"in {time.perf_counter() - started:.0f} s; rows written to {target}")
     return EXIT_FAILED if counts["fail"] or counts["error"] else EXIT_OK
 
 
