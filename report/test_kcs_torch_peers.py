@@ -122,6 +122,24 @@ class CaseListTests(unittest.TestCase):
         self.assertEqual(listed["inputs"]["b"], {"distribution": "normal", "params": {"stddev": "2"}, "seed": None})
         self.assertEqual(listed["tags"], ["perf", "large"])
 
+    def test_json_cases_as_kcs_list_writes_them(self):
+        # The layout of `kcs list --json` (docs/runner.md): numbers as numbers, the seed as decimal text
+        # (64 bits do not survive a JSON reader's doubles), the list under "cases".
+        text = json.dumps({"schema": "kcs-cases", "version": 1, "cases_dir": "cases", "problems": [], "cases": [
+            {"name": "sumsq/f16-n100000000", "file": "cases/sumsq.md", "line": 300, "op": "sumsq", "dtype": "f16",
+             "sizes": {"n": 100000000}, "params": {},
+             "inputs": [{"name": "x", "distribution": "uniform", "params": {"lo": -0.03125, "hi": 0.03125},
+                         "seed": str(peers.fnv1a("sumsq/f16-n100000000:x"))}],
+             "expect": "oracle", "sample": 0, "tags": ["perf", "large"], "bound_tight": None}]})
+        listed = peers.case_from_json(json.loads(text)["cases"][0])
+        spec = listed["inputs"]["x"]
+        self.assertEqual(spec["seed"], peers.fnv1a("sumsq/f16-n100000000:x"))
+        self.assertEqual((float(spec["params"]["lo"]), float(spec["params"]["hi"])), (-0.03125, 0.03125))
+        xp = peers.NumpyArrays()
+        self.assertEqual(peers.generate(xp, spec, "renamed", "x", 50, "f16").tobytes(),
+                         peers.generate(xp, peers.parse_distribution("uniform lo=-0.03125 hi=0.03125"),
+                                        "sumsq/f16-n100000000", "x", 50, "f16").tobytes())
+
     def test_plain_list_fallback_reads_params_and_inputs_from_the_block(self):
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "gemm.md"), "w", encoding="utf-8") as handle:
