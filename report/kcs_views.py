@@ -16,9 +16,11 @@ every figure a view shows is decided here, once:
   flops / kernel median), against the device's copy bandwidth and every compute rate it measured
   (FMA, GEMM), one set per file when runs are overlaid.
 - **Peers.** Per perf case and card (the same uuid, else the same name: a card's CUDA and OpenCL
-  devices are one card), every backend and variant side by side; the peer is the vendor library
-  where one ran ("kernel_library": cuBLAS, CUB), else the fastest kcs variant on that card; the
-  scalar reference is compared with too.
+  devices are one card), every backend and variant side by side; the peer is the fastest library
+  row where one ran ("kernel_library": cuBLAS, CUB, and PyTorch's rows, which
+  kcs_torch_peers.py adds), else the fastest kcs variant on that card; the scalar reference is
+  compared with too. A case where a library row is faster than kcs's fastest own row on the
+  card is named, with the ratio (docs/peers.md).
 - **Flags.** An end-to-end time below the kernel time (the two measurements disagree), a rate
   above the ceiling it is held to (the ceiling does not apply, or was measured low).
 - **Accuracy.** The distribution of the fraction of the bound used (the check's
@@ -296,11 +298,15 @@ def card_of(device):
 
 def peers(lines, case_order, fmt_time):
     """Per perf case (any run timed it), its rows side by side: [{'case', 'first' (a result, for its
-    facts), 'rows': [row]}], in case-file order. A row: 'line' (per run, a result or None), 'latest',
-    'ratios' (each run's median over the first's), 'speed' (speed() of the latest), 'peer' (the
-    peer's label, or None for the peer itself or a kernel without one), 'versus_peer' (the
-    peer's median over this one's: 1 as fast, 0.5 half as fast), 'is_peer', 'versus_reference'
-    (the reference's median over this one's, same run), 'flags'."""
+    facts), 'rows': [row], 'ahead': [ahead]}], in case-file order. A row: 'line' (per run, a result
+    or None), 'latest', 'ratios' (each run's median over the first's), 'speed' (speed() of the
+    latest), 'peer' (the peer's label, or None for the peer itself or a kernel without one),
+    'versus_peer' (the peer's median over this one's: 1 as fast, 0.5 half as fast), 'is_peer',
+    'versus_reference' (the reference's median over this one's, same run), 'flags'. An ahead
+    entry is a library row faster than kcs's fastest own row on its card, or on a card where no kcs
+    row was timed: {'row', 'kcs' (that kcs row, or None), 'kcs_speed' (the library row's median over
+    kcs's: 0.81, kcs at 81% of its speed; None without a kcs row)}, those without a kcs row first,
+    then kcs furthest behind first."""
     cases = {}
     for key, line in lines.lines.items():
         if any(is_timed(r) for r in line):
@@ -329,6 +335,17 @@ def peers(lines, case_order, fmt_time):
             for row in same:
                 row["peer"] = (best["library"] or f"fastest kcs variant ({best['latest'].get('kernel')})")
                 row["versus_peer"] = best["speed"]["median"] / row["speed"]["median"]
+        # Library rows (cuBLAS, CUB, PyTorch) faster than kcs's fastest own row on their card.
+        ahead = []
+        for card in {row["card"] for row in rows}:
+            own = [row for row in rows if row["card"] == card and not row["library"]]
+            best = min(own, key=lambda row: row["speed"]["median"], default=None)
+            ahead += [{"row": row, "kcs": best,
+                       "kcs_speed": row["speed"]["median"] / best["speed"]["median"] if best else None}
+                      for row in rows if row["card"] == card and row["library"]
+                      and (best is None or row["speed"]["median"] < best["speed"]["median"])]
+        ahead.sort(key=lambda entry: (entry["kcs_speed"] is not None, entry["kcs_speed"] or 0,
+                                      entry["row"]["speed"]["median"]))
         # The scalar reference, where it ran in the same file as the row's latest result.
         for row in rows:
             reference = next((other["latest"] for other in rows if other["latest"].get("backend") == "reference"
@@ -338,8 +355,14 @@ def peers(lines, case_order, fmt_time):
         rows.sort(key=lambda row: (row["latest"]["backend"] != "reference",
                                    row["latest"]["column"].position if "column" in row["latest"] else 0,
                                    str(row["latest"].get("kernel") or "")))
-        tables.append({"case": case, "first": rows[0]["latest"], "rows": rows})
+        tables.append({"case": case, "first": rows[0]["latest"], "rows": rows, "ahead": ahead})
     return tables
+
+
+def peers_ahead(tables):
+    """Every perf case where a library row ran faster than kcs's fastest own row on the same card (or
+    where kcs timed none there): [(table, ahead entry)], the cases in their order."""
+    return [(table, entry) for table in tables for entry in table["ahead"]]
 
 
 # ---- accuracy -----------------------------------------------------------------------------------
