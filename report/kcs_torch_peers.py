@@ -136,60 +136,23 @@ def case_from_json(entry):
             "expect": expect.get("source") if isinstance(expect, dict) else expect}
 
 
-def cases_from_plain_list(text, cases_dir):
-    """TEMPORARY, until every kcs in use has `kcs list --json`: the plain `kcs list` columns (name,
-    op, dtype, sizes, tags), and each case's params and inputs from its block in the case file,
-    whose other keys this does not read. Delete with the fallback in list_cases."""
-    cases = []
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) < 4:
-            continue
-        name, op, dtype = words[:3]
-        sizes = {k: float(v) for k, v in (w.split("=", 1) for w in words[3:] if "=" in w and w[0] != "[")}
-        tags = [w.strip("[]") for w in words if w.startswith("[") and w.endswith("]")]
-        stem, short = name.split("/", 1)
-        params, inputs = {}, {}
-        path = os.path.join(cases_dir, stem + ".md")
-        with open(path, encoding="utf-8") as handle:
-            for block in re.findall(r"```kcs-case\n(.*?)```", handle.read(), re.S):
-                fields = [(k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in block.splitlines())]
-                if ("case", short) not in fields:
-                    continue
-                for key, value in fields:
-                    if key == "params":
-                        params = dict(w.split("=", 1) for w in value.split() if "=" in w)
-                    elif key.startswith("input "):
-                        inputs[key[6:].strip()] = parse_distribution(value)
-        cases.append({"name": name, "op": op, "dtype": dtype, "sizes": sizes, "params": params, "inputs": inputs,
-                      "tags": tags, "file": path, "line": None, "bound_tight": None, "expect": None})
-    return cases
-
-
 def list_cases(kcs, cases_dir, patterns, perf_only=True):
     """The perf cases the patterns select (every case they select, with perf_only false), from `kcs
-    list --json` (falling back to the plain list where this kcs has no --json)."""
+    list --json`: the runner's own parse of the case files, the only one (docs/runner.md)."""
     where = ["--cases", cases_dir] if cases_dir else []
     try:
         listed = subprocess.run([kcs, "list", "--json"] + where + patterns, capture_output=True, text=True)
     except OSError as error:
         raise UsageError(f"cannot run {kcs}: {error.strerror or error} (build it first: ninja, or "
                          f"tools/gpu-check.sh on a GPU machine; or give --kcs)") from error
-    if listed.returncode == 2 and "--json" in listed.stderr:
-        # TEMPORARY: a kcs from before `kcs list --json`.
-        listed = subprocess.run([kcs, "list"] + where + patterns, capture_output=True, text=True)
-        if listed.returncode not in (0, 1):
-            raise UsageError(f"{kcs} list: exit {listed.returncode}: {listed.stderr.strip()}")
-        cases = cases_from_plain_list(listed.stdout, cases_dir or os.path.join(REPOSITORY, "cases"))
-    else:
-        if listed.returncode not in (0, 1):
-            raise UsageError(f"{kcs} list --json: exit {listed.returncode}: {listed.stderr.strip()}")
-        try:
-            data = json.loads(listed.stdout)
-        except ValueError as error:
-            raise UsageError(f"{kcs} list --json: not JSON: {error}") from error
-        entries = data.get("cases", []) if isinstance(data, dict) else data
-        cases = [case_from_json(entry) for entry in entries]
+    if listed.returncode not in (0, 1):
+        raise UsageError(f"{kcs} list --json: exit {listed.returncode}: {listed.stderr.strip()}")
+    try:
+        data = json.loads(listed.stdout)
+    except ValueError as error:
+        raise UsageError(f"{kcs} list --json: not JSON: {error}") from error
+    entries = data.get("cases", []) if isinstance(data, dict) else data
+    cases = [case_from_json(entry) for entry in entries]
     perf = [c for c in cases if "perf" in c["tags"] or not perf_only]
     if not perf:
         raise UsageError(f"no {'perf ' if perf_only else ''}case matches {' '.join(patterns) or 'the case files'}")

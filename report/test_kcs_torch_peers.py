@@ -140,21 +140,6 @@ class CaseListTests(unittest.TestCase):
                          peers.generate(xp, peers.parse_distribution("uniform lo=-0.03125 hi=0.03125"),
                                         "sumsq/f16-n100000000", "x", 50, "f16").tobytes())
 
-    def test_plain_list_fallback_reads_params_and_inputs_from_the_block(self):
-        with tempfile.TemporaryDirectory() as folder:
-            with open(os.path.join(folder, "gemm.md"), "w", encoding="utf-8") as handle:
-                handle.write("# g\n\n```kcs-case\ncase: nt\nop: gemm\ndtype: f32\nsizes: m=2 n=3 k=4\n"
-                             "params: mode=tf32 transb=T\ninput a: uniform lo=-1 hi=1 seed=7\n"
-                             "input b: normal\ninput c: constant value=0\nexpect: oracle\ntags: perf\n```\n")
-            listed = peers.cases_from_plain_list(
-                "gemm/nt      gemm     f32  m=2 n=3 k=4  expect oracle [perf] [large]\n", folder)
-        self.assertEqual(len(listed), 1)
-        self.assertEqual(listed[0]["params"], {"mode": "tf32", "transb": "T"})
-        self.assertEqual(listed[0]["sizes"], {"m": 2.0, "n": 3.0, "k": 4.0})
-        self.assertEqual(listed[0]["tags"], ["perf", "large"])
-        self.assertEqual(listed[0]["inputs"]["a"]["seed"], 7)
-        self.assertEqual(sorted(listed[0]["inputs"]), ["a", "b", "c"])
-
 
 class SubsetTests(unittest.TestCase):
     def setUp(self):
