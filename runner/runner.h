@@ -3,8 +3,10 @@
  *   kcs.c             main: reads the options and the cases, then one command
  *   cli.c             the options: usage text, parsing, which cases are selected
  *   devices.c         opening the wanted devices, their ceilings, `kcs devices`
- *   run.c             `kcs run`: every case on every device and kernel, the results files
- *   worker.c          running the cases in a worker process, and the pipe protocol
+ *   run_command.c     `kcs run`: checks before the run, the results files, the summary
+ *   run.c             every selected case on every device and kernel, sent to a sink
+ *   worker.c          running the cases in worker processes, and the pipe protocol
+ *   sink.c            where results go: into the results, or down a worker's pipe
  *   console.c         the lines a run prints: devices, one per result, the summary
  *   rerun.c           where disagreeing devices' outputs differ: their case rerun, element by element
  *   list.c            `kcs list`
@@ -59,7 +61,7 @@ typedef struct {
     int in_process;    /* no worker process: faster to debug, but a hang or crash ends the run */
     double time_limit; /* --time-limit: seconds without progress before a worker is killed; 0: none;
                           KCS_TIME_LIMIT_DERIVED: each unit's own (kcs_unit_time_limit) */
-    int jobs;          /* --jobs: workers at once, each device its own; 0: the default lanes (lanes.c) */
+    int jobs;          /* --jobs: workers at once, each device its own; 0: the default lanes (devices.c) */
     kcs_expectations expectations; /* expected failures and skips (--expectations) */
     const char *save_dir; /* NULL: save nothing */
     int save_all;
@@ -95,7 +97,7 @@ int kcs_kernel_selected(const kcs_runner_options *o, const kcs_kernel *kernel, c
  * out, for the runs and for the ceilings those runs need. */
 const char *kcs_case_left_out(const kcs_runner_options *o, const kcs_case *c, const kcs_backend *backend);
 
-/* ---- lanes: the devices that run at once (lanes.c, docs/runner.md "All devices at once") ---- */
+/* ---- lanes: the devices that run at once (devices.c, docs/runner.md "All devices at once") ---- */
 
 #define KCS_MAX_LANE_DEVICES 64
 
@@ -217,6 +219,11 @@ void kcs_measure_device_ceilings(kcs_open_device *device, kcs_ceiling_mask wante
 /* A device's ceilings when this run measured them, else NULL. */
 const kcs_ceilings *kcs_device_ceilings(const kcs_open_device *device);
 
+/* ---- the sink: where a run's results go (sink.c) ----
+ * run.c sends what happens to a sink, and worker.c gives each worker one
+ * that writes to its pipe: both use the sink, so neither calls the other
+ * back (run_command.c -> worker.c -> run.c -> sink.c). */
+
 /* Where a run's results go: added to the results in this process, or sent
  * to the supervising runner by a worker (worker.c), which starts another
  * worker after a unit that hung or crashed. */
@@ -259,11 +266,25 @@ int kcs_sink_resumes_after(const kcs_sink *out, int case_index);
  * skip it (an earlier worker did it, or hung or died there). */
 int kcs_sink_begin(kcs_sink *out, int case_index, int unit, const kcs_result_entry *identity);
 
+/* Tells the runner that the worker ran every case ("E"); it then exits. */
+void kcs_sink_finished(kcs_sink *out);
+
+/* ---- running the cases (run.c, worker.c, run_command.c) ---- */
+
 /* Runs the selected cases in worker processes, adding their results. */
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results);
 
 /* Runs the selected cases on every wanted device, sending what happens to out. */
 void kcs_run_cases(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out);
+
+/* Records (and prints) an error result for each problem of the case files:
+ * a case that cannot be read is an error of the run, which goes on. */
+void kcs_record_file_problems(const kcs_runner_options *o, const kcs_case_list *cases, kcs_sink *out);
+
+/* Starts the clock of the progress lines' times and estimates; called
+ * before any worker starts, so that a worker started after a crash counts
+ * from the same start. */
+void kcs_start_run_clock(void);
 
 /* Prints the line that names a device the run uses (unless --quiet). */
 void kcs_print_device(const kcs_runner_options *o, const kcs_open_device *device);
@@ -334,7 +355,7 @@ int kcs_command_check(int argc, char **argv);
 /* `kcs probe ...`: argv as main's; returns the exit status (probe.c). */
 int kcs_command_probe(int argc, char **argv);
 
-/* The source tree's revision (git describe), or "unknown", for a results file (run.c). */
+/* The source tree's revision (git describe), or "unknown", for a results file (run_command.c). */
 void kcs_read_revision(char *revision, size_t size);
 
 /* ---- arrays given as .npy files: `kcs apply` and `kcs check` (given_arrays.c) ---- */
