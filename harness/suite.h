@@ -39,7 +39,8 @@ typedef struct kcs_prepared_case {
     kcs_layout_sizes sizes; /* of layout's arrays */
     void *inputs[KCS_MAX_INPUTS];
     kcs_expected expected[KCS_MAX_OUTPUTS];
-    char expected_from[300]; /* "golden golden/sumsq/x.s.npy", "oracle", "closed form", ... */
+    char expected_from[300]; /* "golden", "oracle", "oracle, sample of N", "closed form"; given
+                                to kcs apply and kcs check: "files", or "none" */
     int expected_given;      /* the expected values came from the command line (kcs apply,
                                 kcs check), not from the op's golden data, oracle or closed form */
 } kcs_prepared_case;

@@ -3,8 +3,8 @@
  * "canary-<pattern>" (docs/canaries.md). A canary runs on the op's cases of at
  * most KCS_OPENCL_CANARY_MOST elements and skips larger ones, with that
  * reason: it is a test of the compiler, not a kernel to time. Where a device
- * is known to have the bug, tests/known-bugs.txt expects the failure, with
- * the reason.
+ * is known to have the bug, expectations/known-bugs.txt expects the failure,
+ * with the reason.
  *
  * Run only them: build/kcs run --backend opencl --kernel 'canary-*'
  */
