@@ -50,7 +50,10 @@ LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/
               "tests/hang_limit_test.sh"]
 
 # What a script test reads beyond the runner and the report (which every one depends on).
-SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"]}
+# The references test reads the whole tree: it runs at every `ninja check` (`always`).
+SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"],
+                      "tests/references_test.sh": ["tests/references.py", "tests/references-pending.txt",
+                                                   "always"]}
 
 WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "cuda/gemm", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
