@@ -10,13 +10,13 @@
  * corresponding row's arithmetic: the order of the sums and where it rounds,
  * not its tiling or speed.
  *
- *   gemm-tensor  as gemm_tensor.cu's `tensor` row: mma.sync.m16n8k16 bf16 x
+ *   gemm-tensor  as cuda/gemm/tensor_mma.cu's `tensor` row: mma.sync.m16n8k16 bf16 x
  *                bf16 into f32 accumulators, k ascending 16 at a time, c_out
  *                = the accumulator (alpha = 1, beta = 0). A block of 4 warps
  *                owns a 64 x 64 tile, each warp 32 x 32 (2 x 4 instructions);
  *                fragments are read straight from global memory (the tiles
  *                are L1- and L2-resident), with no shared-memory pipeline.
- *   gemm-fma     as gemm.cu's `tiled` row in f32: one fmaf per term, k
+ *   gemm-fma     as cuda/gemm/simt.cu's `tiled` row in f32: one fmaf per term, k
  *                ascending, into an f32 accumulator; 256 threads, 4 x 4
  *                outputs each, 32-deep k tiles through shared memory.
  *   softmax      as softmax.cu's warp-groups row for 1024 f32 columns: a warp
