@@ -83,7 +83,8 @@ def widen(document, gpus_per_node):
     results = list(by_device.get(None, []))
     for device in devices:
         for result in by_device.get(origin[device["id"]], []):
-            results.append(dict(result, device=device["id"]))
+            # Nothing shared between copies: one card's planted faults stay its own.
+            results.append(dict(copy.deepcopy(result), device=device["id"]))
     widened["devices"], widened["results"] = devices, results
     counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
     if isinstance(document.get("summary"), dict):
