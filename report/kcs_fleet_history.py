@@ -27,17 +27,19 @@ model's unless "missing" names it; a result that passed, agreed and was untimed 
 nothing beyond its counts. About 200 bytes a card untimed, 40 more a timed result.
 
 The changes, for each card of this merge against its earlier runs:
-- outputs: its answer to a result differs from its own in its latest earlier run of the same
-  model (same build and driver: the bits must be the same), or it now disagrees with its peers
-  where it agreed before. Two peers that differ have no majority; their own earlier answers tell
-  which one changed.
+- outputs: its answer to a result is not the one it gave in an earlier run of the same model
+  (same build and driver: the bits must be the same), "since" the newest such run; or, for a
+  result that no earlier run of its model answered (a new build or driver), it now disagrees
+  with its peers where it agreed before. Two peers that differ have no majority; their own
+  earlier answers tell which one changed, and the one that did not is not named.
 - fails: it has failures or errors now and had none in an earlier run ("since" the latest such).
 - slower: a kernel's timing now against the card's own earlier timings of the same model, by
   the straggler rule (kcs_fleet.straggler_verdicts, with the earlier runs as the peers).
 "since" is the date of the latest earlier run in which the card did not show the change.
 Memory: the summaries are read one at a time; kept of them are each current card's counts per
-run, the answers of its latest earlier run of the same model, and its earlier timings of the
-results timed now (cards x timed results x KEEP).
+run, its own answers where they are not its model's (each run's answers of a model are kept once
+for all its cards), and its earlier timings of the results timed now (cards x timed results x
+KEEP).
 """
 
 import datetime
@@ -185,7 +187,7 @@ class CardPast:
     def __init__(self):
         self.runs = []          # [(run number, {results, failures, disagrees, straggles, same_model})]
         self.agreement = []     # [(run number, {KEY} it did not agree on)]
-        self.same_model = None  # (run number, model answers, its own answers, its missing keys)
+        self.answers = []       # runs of its model: [(run number, model's answers, its own, its missing keys)]
         self.times = defaultdict(list)  # KEY -> [(run number, [median, lower, upper, repeats])]
 
 
@@ -245,8 +247,8 @@ class History:
                                              if isinstance(value, list) and len(value) == 2
                                              and value[1] in AGREEMENT_PROBLEMS}))
                 if same:
-                    card.same_model = (run, data["models"][entry["model"]]["answers"], entry["answers"],
-                                       set(entry["missing"]))
+                    card.answers.append((run, data["models"][entry["model"]]["answers"], entry["answers"],
+                                         set(entry["missing"])))
                     for key, value in entry["times"].items():
                         if key in now_times.get(device.number, {}):
                             card.times[key].append((run, value))
@@ -260,11 +262,11 @@ class History:
             changes = self._changes(fleet, device, now, card, model_answers, differing_keys,
                                     now_times.get(device.number, {}))
             if changes:
-                changes.sort(key=lambda change: change["since"])
+                changes.sort(key=lambda change: change["since_run"])
                 device.changes = changes
                 self.changed.append(device)
             device.timeline = self._timeline(device, now, card, changes)
-        self.changed.sort(key=lambda device: (device.changes[0]["since"], device.id))
+        self.changed.sort(key=lambda device: (device.changes[0]["since_run"], device.id))
 
     def _date(self, run):
         return display_date(self.runs[run]["created"])
@@ -272,36 +274,50 @@ class History:
     def _changes(self, fleet, device, now, card, model_answers, differing_keys, now_times):
         changes, seen = [], set()
 
-        def add(kind, key, since, text):
+        def add(kind, key, run, text):
+            """A change since the earlier run numbered run (self.runs)."""
             if len(changes) < CHANGES_KEPT:
                 case, backend, kernel, dtype = split_key(key) if key else (None, None, None, None)
                 changes.append({"kind": kind, "case": case, "backend": backend, "kernel": kernel, "dtype": dtype,
-                                "since": since, "text": text})
+                                "since": self._date(run), "since_run": self.runs[run]["created"], "text": text})
             seen.add((kind, key))
 
-        # Its own answers against its latest earlier run of the same model.
-        if card.same_model is not None:
-            run, then_model, then_own, then_missing = card.same_model
-            now_model, now_own, now_missing = model_answers[now["model"]], now["answers"], set(now["missing"])
+        # Its own answers against its earlier runs of the same model, the newest first: a result
+        # whose answer is not the one it gave in a run changed after that run.
+        now_model, now_own, now_missing = model_answers[now["model"]], now["answers"], set(now["missing"])
+
+        def mine(key):
+            return now_own.get(key) or (now_model.get(key) if key not in now_missing else None)
+
+        def then(past, key):
+            _, then_model, then_own, then_missing = past
+            return then_own.get(key) or (then_model.get(key) if key not in then_missing else None)
+
+        decided = set()
+        for past in reversed(card.answers):
+            run, then_model, then_own, _ = past
             cache = (now["model"], run)
-            if cache not in differing_keys:
+            if cache not in differing_keys:  # where the two runs' model answers differ, once a pair of runs
                 differing_keys[cache] = {k for k in set(now_model) | set(then_model)
                                          if now_model.get(k) != then_model.get(k)}
-            for key in sorted(differing_keys[cache] | set(now_own) | set(then_own)):
-                mine = now_own.get(key) or (now_model.get(key) if key not in now_missing else None)
-                before = then_own.get(key) or (then_model.get(key) if key not in then_missing else None)
-                if mine and before and mine != before:
+            for key in sorted((differing_keys[cache] | set(now_own) | set(then_own)) - decided):
+                answer, before = mine(key), then(past, key)
+                if answer and before and answer != before:
+                    decided.add(key)
                     case, backend, kernel, _ = split_key(key)
-                    add("outputs", key, self._date(run),
+                    add("outputs", key, run,
                         f"{case} [{backend} {kernel}]: its outputs differ from its own in the run of {self._date(run)}")
-        # Disagreeing with its peers where it agreed before.
+        # Disagreeing with its peers where it agreed before, for a result that no earlier run of its
+        # model answered (a new build or driver): where one did and it gave the same answer, a peer
+        # changed, not it (two peers that differ have no majority to say which).
         for key, value in sorted(now["problems"].items()):
-            if value[1] not in AGREEMENT_PROBLEMS or ("outputs", key) in seen:
+            if value[1] not in AGREEMENT_PROBLEMS or key in decided or \
+                    any(then(past, key) for past in card.answers):
                 continue
             for run, keys in reversed(card.agreement):
                 if key not in keys:
                     case, backend, kernel, _ = split_key(key)
-                    add("outputs", key, self._date(run),
+                    add("outputs", key, run,
                         f"{case} [{backend} {kernel}]: {value[1]} with its peers; "
                         f"agreed in the run of {self._date(run)}")
                     break
@@ -309,7 +325,7 @@ class History:
         if now["failures"]:
             for run, counts in reversed(card.runs):
                 if counts["failures"] == 0:
-                    add("fails", None, self._date(run),
+                    add("fails", None, run,
                         f"{now['failures']} failed or errors; none in the run of {self._date(run)}")
                     break
         # Slower than its own earlier runs, by the straggler rule.
@@ -335,13 +351,14 @@ class History:
                     since = run
                     break
             case, backend, kernel, _ = split_key(key)
-            add("slower", key, self._date(since),
+            add("slower", key, since,
                 f"{case} [{backend} {kernel}]: {kcs_fleet.fmt_time(now_times[key]['median_s'])} against "
                 f"{kcs_fleet.fmt_time(before)} in its {len(earlier)} earlier run{'s' if len(earlier) != 1 else ''}: "
                 f"{speed.reason}")
         if len(seen) > len(changes):
+            latest = max(changes, key=lambda change: change["since_run"])
             changes.append({"kind": "more", "case": None, "backend": None, "kernel": None, "dtype": None,
-                            "since": max(c["since"] for c in changes),
+                            "since": latest["since"], "since_run": latest["since_run"],
                             "text": f"and {len(seen) - len(changes)} more changes"})
         return changes
 
@@ -399,5 +416,6 @@ class History:
         return {"folder": self.folder, "keep": self.keep, "created": self.created,
                 "compared": [run["created"] for run in self.runs],
                 "bad_inputs": [{"file": path, "error": error} for path, error in self.bad_inputs],
-                "changed": [{"device": d.id, "card": d.card, "since": d.changes[0]["since"], "changes": d.changes}
+                "changed": [{"device": d.id, "card": d.card, "since": d.changes[0]["since"],
+                             "since_run": d.changes[0]["since_run"], "changes": d.changes}
                             for d in self.changed]}
