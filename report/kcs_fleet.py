@@ -3,7 +3,7 @@ GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
                                          [--expect-tasks N] [--min-effect F] [--significance L]
-                                         [--history DIR [--history-keep K]]
+                                         [--jobs N] [--history DIR [--history-keep K]]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
 (member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
@@ -38,8 +38,10 @@ grows with the distinct cases and devices, not with the files' text. Kept per de
 counts, per op counts, its first FAILURES_KEPT failures (and how many more), what the verdicts
 found about it. Kept per model, case, backend, kernel and dtype: each distinct answer (the output
 hashes) with the numbers of the devices that gave it, and each timed device's kernel timing
-summary (timing_summary). A file that cannot be read or is malformed is named with its cause and
-left out; the others are merged, the report is written, and the exit status is 2.
+summary (timing_summary). Files are read by --jobs worker processes (read_member), each
+returning only that reduction of its file. A file that cannot be read or is malformed is named
+with its cause and left out; the others are merged, the report is written, and the exit status
+is 2.
 
 Writes OUTPUT/index.html (report/templates/fleet.html: the verdict, what disagrees, straggles,
 fails or changed, counts per model, a link to each node's page), OUTPUT/nodes/<task>.html (one
@@ -385,7 +387,6 @@ class Device:
         self.disagrees, self.undecided, self.straggles = [], [], []
         self.largest_ratio = None
         self.changes = []  # what the history found (kcs_fleet_history)
-        self.timeline = None
 
     def model_text(self):
         backend, name, platform, driver, build = self.model
@@ -756,7 +757,7 @@ def write_report(fleet, output_dir, json_path):
         path = os.path.join(output_dir, node_page(task))
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(node_template.render(fleet=fleet, task=task, members=members, devices=devices_of[task],
-                                              generated=generated, kept=FAILURES_KEPT))
+                                              verdict=summary["verdict"], generated=generated, kept=FAILURES_KEPT))
         written.add(os.path.basename(path))
     for name in os.listdir(os.path.join(output_dir, "nodes")):
         if name.endswith(".html") and name not in written:

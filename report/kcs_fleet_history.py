@@ -57,6 +57,7 @@ CHANGES_KEPT = 20   # changes named per card; the rest counted
 TIMELINE_KEYS = 3   # slower results whose medians a card's timeline shows
 NAME = re.compile(r"^(\d{8}T\d{6}\.\d{6})Z\.json$")
 AGREEMENT_PROBLEMS = ("disagrees", "undecided")
+NONE, NO_ANSWERS = frozenset(), {}
 
 
 class HistoryError(Exception):
@@ -185,7 +186,7 @@ class CardPast:
     """What the earlier runs say of one card of this merge."""
 
     def __init__(self):
-        self.runs = []          # [(run number, {results, failures, disagrees, straggles, same_model})]
+        self.runs = []          # [(run number, results, failures, disagrees, straggles, same model)]
         self.agreement = []     # [(run number, {KEY} it did not agree on)]
         self.answers = []       # runs of its model: [(run number, model's answers, its own, its missing keys)]
         self.times = defaultdict(list)  # KEY -> [(run number, [median, lower, upper, repeats])]
@@ -204,6 +205,7 @@ class History:
         self.changed = []       # devices of this merge with changes
         self.created = None
         self._snapshot = None
+        self._past, self._now = {}, {}  # card -> CardPast, its entry in this merge's summary
 
     def _names(self):
         if not os.path.isdir(self.folder):
@@ -211,8 +213,8 @@ class History:
         return sorted(name for name in os.listdir(self.folder) if NAME.match(name))
 
     def compare(self, fleet):
-        """Reads the earlier summaries (oldest first) and sets each device's changes and
-        timeline; fleet.history becomes this history."""
+        """Reads the earlier summaries (oldest first) and sets each device's changes (its
+        timeline is made when its page is written); fleet.history becomes this history."""
         fleet.history = self
         now = datetime.datetime.now(datetime.timezone.utc)
         self.created = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -240,15 +242,16 @@ class History:
                 device, now = cards[entry["card"]]
                 card = past[entry["card"]]
                 same = entry["model"] == now["model"]
-                card.runs.append((run, {"results": entry["results"], "failures": entry["failures"],
-                                        "disagrees": entry["disagrees"], "straggles": entry["straggles"],
-                                        "same_model": same}))
-                card.agreement.append((run, {key for key, value in entry["problems"].items()
-                                             if isinstance(value, list) and len(value) == 2
-                                             and value[1] in AGREEMENT_PROBLEMS}))
+                # Tuples, and one shared empty set and dict: a card's thirty runs cost a few
+                # hundred bytes, not kilobytes.
+                card.runs.append((run, entry["results"], entry["failures"], entry["disagrees"], entry["straggles"],
+                                  same))
+                card.agreement.append((run, frozenset(key for key, value in entry["problems"].items()
+                                                      if isinstance(value, list) and len(value) == 2
+                                                      and value[1] in AGREEMENT_PROBLEMS) or NONE))
                 if same:
-                    card.answers.append((run, data["models"][entry["model"]]["answers"], entry["answers"],
-                                         set(entry["missing"])))
+                    card.answers.append((run, data["models"][entry["model"]]["answers"], entry["answers"] or NO_ANSWERS,
+                                         frozenset(entry["missing"]) or NONE))
                     for key, value in entry["times"].items():
                         if key in now_times.get(device.number, {}):
                             card.times[key].append((run, value))
@@ -265,8 +268,9 @@ class History:
                 changes.sort(key=lambda change: change["since_run"])
                 device.changes = changes
                 self.changed.append(device)
-            device.timeline = self._timeline(device, now, card, changes)
         self.changed.sort(key=lambda device: (device.changes[0]["since_run"], device.id))
+        self._past = dict(past)
+        self._now = {name: now for name, (_, now) in cards.items()}
 
     def _date(self, run):
         return display_date(self.runs[run]["created"])
@@ -323,8 +327,8 @@ class History:
                     break
         # Failing where it had no failure.
         if now["failures"]:
-            for run, counts in reversed(card.runs):
-                if counts["failures"] == 0:
+            for run, _, failures, _, _, _ in reversed(card.runs):
+                if failures == 0:
                     add("fails", None, run,
                         f"{now['failures']} failed or errors; none in the run of {self._date(run)}")
                     break
@@ -362,16 +366,21 @@ class History:
                             "text": f"and {len(seen) - len(changes)} more changes"})
         return changes
 
-    def _timeline(self, device, now, card, changes):
-        """Rows, oldest first, of the card's earlier runs and this one: counts and the medians of
-        up to TIMELINE_KEYS results that became slower."""
+    def timeline(self, device):
+        """The card's timeline, made when its node page is written: rows, oldest first, of its
+        earlier runs and this one (counts, and the medians of up to TIMELINE_KEYS results that
+        became slower); None for a card with no earlier run."""
+        if device.card not in self._past:
+            return None
+        card, now, changes = self._past[device.card], self._now[device.card], device.changes
         keys = [result_key((c["case"], c["backend"], c["kernel"], c["dtype"]))
                 for c in changes if c["kind"] == "slower"][:TIMELINE_KEYS]
         medians = {key: dict((run, value[0]) for run, value in card.times.get(key, [])) for key in keys}
         rows = []
-        for run, counts in card.runs:
-            rows.append(dict(counts, created=self._date(run), now=False,
-                             medians=[medians[key].get(run) for key in keys]))
+        for run, results, failures, disagrees, straggles, same in card.runs:
+            rows.append({"created": self._date(run), "now": False, "same_model": same, "results": results,
+                         "failures": failures, "disagrees": disagrees, "straggles": straggles,
+                         "medians": [medians[key].get(run) for key in keys]})
         rows.append({"created": display_date(self.created) + " (this merge)", "now": True, "same_model": True,
                      "results": now["results"], "failures": now["failures"], "disagrees": now["disagrees"],
                      "straggles": now["straggles"],
