@@ -85,6 +85,7 @@ MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
 KERNEL_LINE = re.compile(r"^\s+kernel (\S+) (\S+) ([^:]+):")
 DEVICE_LINE = re.compile(r"^(\S+:\d+)\s")
+NOT_QUOTE_OR_BRACKET = bytes(b for b in range(256) if b not in b'"[]{}')
 # What is kept, and shown, of lists that grow with the fleet.
 FAILURES_KEPT = 20      # failures and errors kept per device (and per member, of no device); the rest counted
 DEVICES_NAMED = 20      # devices named per answer of the majority (the odd ones are all named)
@@ -121,21 +122,19 @@ def member_index(path):
 
 def nesting_depth(data):
     """How deep the JSON text (bytes) nests arrays and objects, brackets inside strings not
-    counted: what kcs_results.check_depth measures, in numpy's loops (check_depth's token loop
-    in Python takes longer than parsing the file). Escaped backslashes and quotes are dropped
-    first, left to right as a reader pairs them, so that every remaining quote opens or closes a
-    string; a bracket with an odd number of quotes before it is inside one."""
-    text = numpy.frombuffer(data.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=numpy.uint8)
-    folded = text | 0x20  # '[' -> '{', ']' -> '}'
-    brackets = numpy.flatnonzero((folded == 0x7b) | (folded == 0x7d))
-    if not len(brackets):
-        return 0
-    quotes = numpy.flatnonzero(text == 0x22)
-    outside = brackets[numpy.searchsorted(quotes, brackets) % 2 == 0]
+    counted: what kcs_results.check_depth measures, in C and numpy loops (check_depth's token
+    loop in Python takes longer than parsing the file). Escaped backslashes and quotes are
+    dropped first, left to right as a reader pairs them, so that every remaining quote opens or
+    closes a string; then only quotes and brackets are kept, and a bracket with an even number
+    of quotes before it is outside every string."""
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = numpy.frombuffer(data.translate(None, NOT_QUOTE_OR_BRACKET), dtype=numpy.uint8)
+    quotes_before = numpy.cumsum(marks == 0x22)
+    outside = marks[(quotes_before % 2 == 0) & (marks != 0x22)]
     if not len(outside):
         return 0
-    steps = numpy.where(folded[outside] == 0x7b, 1, -1)
-    return int(numpy.cumsum(steps).max())
+    return int(numpy.cumsum(numpy.where((outside | 0x20) == 0x7b, 1, -1)).max())  # '[' | 0x20 is '{'
 
 
 def read_results(path, label):
@@ -251,7 +250,7 @@ def read_member(path, label):
         devices.append({"record": {key: record.get(key) for key in DEVICE_FIELDS}, "uuid": device_uuid(record),
                         "results": 0, "hashed": 0, "outcomes": defaultdict(int), "ops": {}, "failures": [],
                         "failure_count": 0, "unexercised": []})
-    answers, timings, cases, checked = [], [], set(), set()
+    answers, timings, cases, checked, same = [], [], set(), set(), {}
     ran = defaultdict(set)  # device position -> {(op, dtype, kernel)} that passed or failed
     early_errors, early_error_count, unhashed = [], 0, 0
     for result in run.results:
@@ -292,11 +291,15 @@ def read_member(path, label):
         if status not in ("pass", "fail"):
             continue
         ran[number].add((result["op"], result.get("dtype") or "", result.get("kernel") or ""))
+        # One object for equal identities and answers (several devices ran them): the worker's
+        # pickle of this file names each once.
         identity = result_identity(result)
+        identity = same.setdefault(identity, identity)
         hashes = result.get("output_hashes")
         if isinstance(hashes, dict):
             device["hashed"] += 1
-            answers.append((number, identity, tuple(sorted(hashes.items()))))
+            answer = tuple(sorted(hashes.items()))
+            answers.append((number, identity, same.setdefault(answer, answer)))
         else:
             unhashed += 1
         if status == "pass":
