@@ -588,6 +588,7 @@ class Fleet:
         devices against peers."""
         counts = {kcs_peers.AGREE: 0, kcs_peers.DISAGREE: 0, kcs_peers.NOT_COMPARED: 0}
         disagreements, stragglers = [], []
+        self.ratios = {}  # the timings' key -> array of each timing's ratio to its peers' median (NaN: not judged)
         for key, group in sorted(self.answers.items(), key=lambda item: item[0][1:]):
             member = self.member_of[key]
             recorded = member >= 0 and self.members[member].agreement_recorded
@@ -622,11 +623,14 @@ class Fleet:
                                     kcs_peers.judge_group_speed([float(t["median_s"]) for _, t in judged], noise)))
                 speeds = [None if verdicts.get(n) is None else verdicts[n]._asdict() for n, _, _ in timed]
             _, case, backend, kernel, dtype = key
-            for (number, timing, _), speed in zip(timed, speeds):
+            ratios = self.ratios[key] = array("d", [math.nan] * len(timed))
+            for place, ((number, timing, _), speed) in enumerate(zip(timed, speeds)):
                 if speed is None:
                     continue
                 device = self.device_list[number]
                 ratio = speed["ratio"]
+                if isinstance(ratio, (int, float)):
+                    ratios[place] = ratio
                 if isinstance(ratio, (int, float)) and (device.largest_ratio is None or ratio > device.largest_ratio):
                     device.largest_ratio = ratio
                 if not speed["straggler"]:
@@ -642,6 +646,14 @@ class Fleet:
                 stragglers.append(entry)
                 device.straggles.append(entry)
         return disagreements, stragglers, counts
+
+    @property
+    def time_ratio(self):
+        """{(device id, case, backend, kernel, dtype): its timing's ratio to its peers' median} of
+        every judged timing: made when asked (8 bytes a timing are kept, not this dict)."""
+        return {(self.device_list[number].id,) + key[1:]: ratio
+                for key, timed in self.timings.items()
+                for (number, _, _), ratio in zip(timed, self.ratios[key]) if not math.isnan(ratio)}
 
     def _disagreement(self, key, group, verdict, recorded):
         """A disagreeing group's entry ({answer: device numbers}); its odd devices learn of it."""

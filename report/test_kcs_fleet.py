@@ -182,8 +182,7 @@ class FleetTest(unittest.TestCase):
         fleet = self.merge([node([3e-3, 1.5e-3]), node([1e-3, 1.5e-3], recorded=slow_peer)])
         self.assertEqual([(s["device"], s["judged_by"], s["peers"]) for s in fleet.stragglers],
                          [("results-0/cuda:0", "fleet", 3)])
-        # Its ratio to its peers' median (the largest of its results': it has one timed).
-        self.assertEqual(fleet.devices["results-1/cuda:1"].largest_ratio, 1.0)
+        self.assertEqual(fleet.time_ratio[("results-1/cuda:1", "sumsq/f64-n93", "cuda", "blocked", "f64")], 1.0)
 
     def test_a_missing_task_is_named(self):
         fleet = self.merge([member(A), member(A)], expect=3)
