@@ -2,7 +2,7 @@
 GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
-                                         [--expect-tasks N]
+                                         [--expect-tasks N] [--jobs N] [--history DIR [--history-keep K]]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
 (member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
@@ -13,9 +13,9 @@ stay apart. What it finds:
   kcs build (revision and comparability record). A group of peers that ran a case with one
   kernel is judged once: within one results file the fleet takes the verdicts its run wrote
   ("agreement", "speed"); a group that spans several files (several hosts or tasks) is judged
-  by report/kcs_peers.py, the rule's Python twin, over all its members (_judge_peers is the one
-  place either happens). So a device's verdict in a run's results and in a fleet report of that
-  run are the same; merged with more peers, the rule is applied to the larger group.
+  by report/kcs_peers.py, the rule's Python twin, over all its members (Fleet._judge_peers is
+  the one place either happens). So a device's verdict in a run's results and in a fleet report
+  of that run are the same; merged with more peers, the rule is applied to the larger group.
   Disagreement: peers whose kernel was proved deterministic (--determinism) must return the
   same bits ("output_hashes", {output name: sha256 hex}); the devices outside a strict majority
   are the odd ones out, every device where there is none (undecided). A check within the bound
@@ -24,9 +24,8 @@ stay apart. What it finds:
   runner reran the case on both and recorded it in "agreement"; each odd device's entry is
   shown as "located". Stragglers: a device whose kernel median exceeds the median of its peers'
   medians by more than the group's noise (largest relative interquartile range) and 10%.
-- The matrix: a row per device, a column per case; each cell the worst status over the case's
-  kernels, the largest fraction of the bound used and the largest time ratio to the peers'
-  median. Disagreeing devices come first, then stragglers, then devices with failures.
+- Failures and errors, of a device or of a case before any device ran it. Any case counts, a
+  case of cases/*.md or not (kcs probe's "probe/<kernel>" items are results like any other).
 - Missing members: with --expect-tasks N, results-0.json .. results-(N-1).json must all be
   there (a task whose node died writes nothing); each one missing is named.
 - Kernel rows that ran nothing: where a member left its runner's `kcs devices` listing beside
@@ -35,9 +34,23 @@ stay apart. What it finds:
   at least once (docs/fleet.md). Only ops and dtypes the member ran cases of count: a test-only
   op (scale) has no case that any level could select.
 
-Writes OUTPUT/index.html (jinja2, report/templates/fleet.html, self-contained) and a JSON summary
-(--json, default OUTPUT/fleet.json) whose layout is at the top of docs/fleet.md. Results files
-are read and checked by kcs_results.load_results; output hashes are checked here.
+The merge streams: each results file is read, checked and folded in, then let go, so that memory
+grows with the distinct cases and devices, not with the files' text. Kept per device: its outcome
+counts, per op counts, its first FAILURES_KEPT failures (and how many more), what the verdicts
+found about it. Kept per model, case, backend, kernel and dtype: each distinct answer (the output
+hashes) with the numbers of the devices that gave it, whether every one of them was proved
+deterministic, each timed device's kernel timing summary (timing_summary), and what the file's
+own run wrote of the group ("agreement", "speed"), used where the group lies in that one file. Files are read by --jobs worker processes (read_member), each
+returning only that reduction of its file. A file that cannot be read or is malformed is named
+with its cause and left out; the others are merged, the report is written, and the exit status
+is 2.
+
+Writes OUTPUT/index.html (report/templates/fleet.html: the verdict, what disagrees, straggles,
+fails or changed, counts per model, a link to each node's page), OUTPUT/nodes/<task>.html (one
+small page per array task, report/templates/fleet_node.html: its devices, their problems and,
+with --history, each card's timeline) and a JSON summary (--json, default OUTPUT/fleet.json)
+whose layout is in docs/fleet.md. With --history DIR, a compact summary of this merge is written
+to DIR/<UTC timestamp>.json and compared with the earlier ones kept there (kcs_fleet_history.py).
 
 Exit status: 0 the fleet agrees, every result passed or was skipped, nothing missing; 3 a
 disagreement, a failure or error, a missing member or a kernel row that ran nothing; 4 only
@@ -46,28 +59,38 @@ stragglers; 2 bad input (an unreadable or malformed results file, a bad option, 
 
 import argparse
 import datetime
+import gc
 import glob
 import json
 import math
+import multiprocessing
 import os
 import re
 import sys
+from array import array
 from collections import defaultdict
 
 import jinja2
+import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcs_peers  # noqa: E402
-from kcs_results import ResultsError, first_difference_text, kernel_timing, load_results, outcome  # noqa: E402
+from kcs_results import (MAX_DEPTH, ResultsError, check_depth, device_uuid, first_difference_text,  # noqa: E402
+                         kernel_timing, outcome, results_from_data)
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
-SCHEMA, VERSION = "kcs-fleet", 1
+SCHEMA, VERSION = "kcs-fleet", 3
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
-# How bad each outcome is, for a matrix cell that holds several kernels' results.
+# How bad each outcome is, for a summary that holds several kernels' results.
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
 KERNEL_LINE = re.compile(r"^\s+kernel (\S+) (\S+) ([^:]+):")
 DEVICE_LINE = re.compile(r"^(\S+:\d+)\s")
+NOT_QUOTE_OR_BRACKET = bytes(b for b in range(256) if b not in b'"[]{}')
+# What is kept, and shown, of lists that grow with the fleet.
+FAILURES_KEPT = 20      # failures and errors kept per device (and per member, of no device); the rest counted
+DEVICES_NAMED = 20      # devices named per answer of the majority (the odd ones are all named)
+INDEX_ROWS = 200        # rows of each table of index.html; the rest are on the node pages and in the JSON
 
 
 class FleetError(Exception):
@@ -98,6 +121,52 @@ def member_index(path):
     return int(match.group(1)) if match else None
 
 
+def nesting_depth(data):
+    """How deep the JSON text (bytes) nests arrays and objects, brackets inside strings not
+    counted: what kcs_results.check_depth measures, in C and numpy loops (check_depth's token
+    loop in Python takes longer than parsing the file). Escaped backslashes and quotes are
+    dropped first, left to right as a reader pairs them, so that every remaining quote opens or
+    closes a string; then only quotes and brackets are kept, and a bracket with an even number
+    of quotes before it is outside every string."""
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = numpy.frombuffer(data.translate(None, NOT_QUOTE_OR_BRACKET), dtype=numpy.uint8)
+    quotes_before = numpy.cumsum(marks == 0x22)
+    outside = marks[(quotes_before % 2 == 0) & (marks != 0x22)]
+    if not len(outside):
+        return 0
+    return int(numpy.cumsum(numpy.where((outside | 0x20) == 0x7b, 1, -1)).max())  # '[' | 0x20 is '{'
+
+
+def read_results(path, label):
+    """kcs_results.load_results, its checks and messages, with the nesting measured first by
+    nesting_depth: only a file nested too deeply goes through check_depth (which names the line
+    and column)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = data.decode("utf-8")
+    except OSError as error:
+        raise ResultsError(f"{path}: cannot read: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{path}: not valid JSON: not UTF-8 text ({error.reason} at byte "
+                           f"{error.start})") from error
+    if not text.strip():
+        raise ResultsError(f"{path}: empty file{' (only white space)' if text else ''}: not a results file "
+                           "(a run that was stopped before it wrote its results leaves one)")
+    if nesting_depth(data) > MAX_DEPTH:
+        check_depth(text, path)
+    del data
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise ResultsError(f"{path}: not valid JSON: {error}") from error
+    except RecursionError:
+        raise ResultsError(f"{path}: JSON nested too deeply to read: not a results file") from None
+    del text
+    return results_from_data(document, path, label)
+
+
 def check_hashes(run):
     """Refuses a result whose "output_hashes" is not {output name: 64 lowercase hex digits}."""
     problems = []
@@ -121,35 +190,271 @@ def kernels_listed(path):
     if not os.path.exists(path):
         return None
     listed, device = {}, None
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            match = DEVICE_LINE.match(line)
-            if match:
-                device = match.group(1)
-                listed.setdefault(device, set())
-            match = KERNEL_LINE.match(line)
-            if match and device:
-                listed[device].add((match.group(1), match.group(2), match.group(3).strip()))
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                match = DEVICE_LINE.match(line)
+                if match:
+                    device = match.group(1)
+                    listed.setdefault(device, set())
+                match = KERNEL_LINE.match(line)
+                if match and device:
+                    listed[device].add((match.group(1), match.group(2), match.group(3).strip()))
+    except OSError as error:
+        raise FleetError(f"{path}: cannot read the kernel listing: {error.strerror or error}") from error
     return listed
+
+
+def result_identity(result):
+    return (result["case"], result.get("backend") or "", result.get("kernel") or "", result.get("dtype") or "")
+
+
+def timing_summary(kernel):
+    """What the rule and the history read of a kernel timing (kcs_results.kernel_timing): median,
+    quartiles and repeats (the rule needs no repeats themselves: none are kept)."""
+    return {key: kernel[key] for key in ("median_s", "lower_quartile_s", "upper_quartile_s", "repeats")
+            if key in kernel}
+
+
+def compact_failure(result):
+    """A failed or erring result as the pages and the JSON show it."""
+    explanation = result.get("explanation")
+    return {"case": result["case"], "backend": result.get("backend"), "kernel": result.get("kernel"),
+            "dtype": result.get("dtype"), "status": result["status"], "outcome": outcome(result),
+            "message": result["message"],
+            "explanation": {"text": explanation["text"]} if isinstance(explanation, dict) else None}
+
+
+# ---- one results file, reduced ---------------------------------------------------------------
+
+def read_member(path, label):
+    """One results file read, checked (kcs_results, check_hashes) and reduced to what the merge
+    keeps of it: a dict of the member's records, each device's counts, failures (the first
+    FAILURES_KEPT) and kernel rows that ran nothing, and per result of a device only its
+    identity, answer (output hashes) and timing summary. Or ("bad", the cause) for a file that
+    cannot be used. Runs in a worker process (--jobs): what it returns is all that travels."""
+    try:
+        run = read_results(path, label)
+        check_hashes(run)
+        suffix = label[len("results"):] if label.startswith("results") else "-" + label
+        listed = kernels_listed(os.path.join(os.path.dirname(path), f"devices{suffix}.txt"))
+    except (ResultsError, FleetError) as error:
+        return ("bad", str(error))
+    devices, position = [], {}
+    for record in run.devices.values():
+        position[str(record["id"])] = len(devices)
+        devices.append({"record": {key: record.get(key) for key in DEVICE_FIELDS}, "uuid": device_uuid(record),
+                        "results": 0, "hashed": 0, "outcomes": defaultdict(int), "ops": {}, "failures": [],
+                        "failure_count": 0, "unexercised": []})
+    answers, timings, cases, checked, same = [], [], set(), set(), {}
+    deterministic = run.options.get("determinism") is True
+    # The groups' identities within the file (the build is the file's): each device's.
+    number_models = [kcs_peers.identity(d["record"]) for d in devices]
+    written_speed = recorded_speed(run) if "speed" in run.data else None
+    written_agreement = recorded_agreements(run) if "agreement" in run.data else None
+    hashed_in = defaultdict(list)  # (identity, case, backend, kernel, dtype) -> device positions hashed
+    ran = defaultdict(set)  # device position -> {(op, dtype, kernel)} that passed or failed
+    early_errors, early_error_count, unhashed = [], 0, 0
+    for result in run.results:
+        cases.add(result["case"])
+        checked.add((result["op"], result.get("dtype") or ""))
+        kind = outcome(result)
+        severity = SEVERITY.get(kind, 0)
+        if result.get("device") is None:
+            # A problem found before any device ran the case (an error) or a skip of the case
+            # itself (tagged large under --skip-large, a backend without a device): only the
+            # first kind fails the fleet, as it fails the run.
+            if severity >= SEVERITY["error"]:
+                early_error_count += 1
+                if len(early_errors) < FAILURES_KEPT:
+                    early_errors.append(compact_failure(result))
+            continue
+        number = position[str(result["device"])]
+        device = devices[number]
+        device["results"] += 1
+        device["outcomes"][kind] += 1
+        op = device["ops"].get(result["op"])
+        if op is None:
+            op = device["ops"][result["op"]] = [0, 0, 0, None]
+        op[0] += 1
+        if severity >= SEVERITY["error"]:
+            op[1] += 1
+            device["failure_count"] += 1
+            if len(device["failures"]) < FAILURES_KEPT:
+                device["failures"].append(compact_failure(result))
+        elif severity == SEVERITY["skip"]:
+            op[2] += 1
+        accuracy = result.get("accuracy")
+        if accuracy and isinstance(accuracy.get("fraction_of_bound"), (int, float)):
+            fraction = accuracy["fraction_of_bound"]
+            if op[3] is None or fraction > op[3] or (math.isnan(fraction) and not math.isnan(op[3])):
+                op[3] = fraction
+        # One object for equal identities and answers (several devices ran them): the worker's
+        # pickle of this file names each once.
+        identity = result_identity(result)
+        identity = same.setdefault(identity, identity)
+        timing = kernel_timing(result)
+        if timing:
+            recorded = None
+            if written_speed is not None:
+                recorded = written_speed.get((result["case"], result.get("kernel") or "", str(result["device"])))
+            timings.append((number, identity, timing_summary(timing), recorded))
+        status = result["status"]
+        if status not in ("pass", "fail"):
+            continue
+        ran[number].add((result["op"], result.get("dtype") or "", result.get("kernel") or ""))
+        hashes = result.get("output_hashes")
+        if isinstance(hashes, dict):
+            device["hashed"] += 1
+            answer = tuple(sorted(hashes.items()))
+            proved = determinism_of(deterministic, result) == kcs_peers.PROVED
+            answers.append((number, identity, same.setdefault(answer, answer), proved))
+            if written_agreement is not None:
+                hashed_in[(number_models[number],) + identity].append(number)
+        else:
+            unhashed += 1
+    located = []  # what the run found rerunning a disagreement of its own devices (docs/results.md)
+    for verdict in run.data.get("agreement") or []:
+        if not isinstance(verdict, dict):
+            continue
+        for differing in verdict.get("differing") or []:
+            number = position.get(str(differing.get("device"))) if isinstance(differing, dict) else None
+            text = first_difference_text(differing) if number is not None else ""
+            if text:
+                located.append((number, verdict.get("case"), verdict.get("kernel"), text))
+    unexercised = []
+    if listed is not None:
+        # Only ops and dtypes that this member ran cases of: a kernel row of a test-only op
+        # (scale) has no case in cases/, and no level can reach it.
+        for device_id, rows in sorted(listed.items()):
+            number = position.get(device_id)
+            for op, dtype, kernel in sorted(r for r in rows - ran.get(number, set()) if r[:2] in checked):
+                entry = {"device": f"{label}/{device_id}", "op": op, "dtype": dtype, "kernel": kernel}
+                unexercised.append(entry)
+                if number is not None:
+                    devices[number]["unexercised"].append(entry)
+    # What the run wrote of each group's agreement, where it wrote an "agreement" (None: nothing).
+    agreement = None
+    if written_agreement is not None:
+        agreement = {key: recorded_agreement(written_agreement, key[1], key[3], numbers, devices)
+                     for key, numbers in hashed_in.items()}
+    # Each result points at its run and the run at its results: unlinked, the file's objects go
+    # when this returns, without the cyclic collector (Fleet turns it off while it reads).
+    run.data = run.results = None
+    return {"path": path, "label": label, "host": run.machine.get("hostname"), "revision": run.kcs.get("revision"),
+            "created": run.created, "command": run.command, "listed": listed is not None,
+            "build": (str(run.kcs.get("revision") or ""),) + tuple(sorted(run.comparability.items())),
+            "devices": devices, "answers": answers, "timings": timings, "unhashed": unhashed, "cases": cases,
+            "early_errors": early_errors, "early_error_count": early_error_count, "located": located,
+            "unexercised": unexercised, "agreement": agreement, "speed_recorded": written_speed is not None}
+
+
+def determinism_of(deterministic, result):
+    """What a result's run proved of its kernel's bits (kcs_peers; agreement.c's determinism_of):
+    deterministic is whether the run was made with --determinism."""
+    if not deterministic:
+        return kcs_peers.NOT_PROVED
+    return kcs_peers.NONDETERMINISTIC if "nondeterministic" in (result.get("message") or "") else kcs_peers.PROVED
+
+
+def recorded_agreements(run):
+    """{(case, kernel): [the run's "agreement" entries of it]}, in the run's order."""
+    found = defaultdict(list)
+    for entry in run.data.get("agreement") or []:
+        if isinstance(entry, dict):
+            found[(entry.get("case"), entry.get("kernel"))].append(entry)
+    return found
+
+
+def recorded_agreement(written, case, kernel, numbers, devices):
+    """What the run wrote of the agreement of a group of its devices (the positions numbers, in
+    devices), as Fleet._judge_peers judges one: {"verdict", "decided", "odd": [position]}, or
+    None where it wrote nothing of it."""
+    ids = {str(devices[n]["record"]["id"]): n for n in numbers}
+    for entry in written.get((case, kernel), []):
+        if not set(str(i) for i in entry.get("devices") or []) & set(ids):
+            continue
+        verdict = entry.get("verdict")
+        if verdict not in (kcs_peers.AGREE, kcs_peers.DISAGREE, kcs_peers.NOT_COMPARED):
+            return None
+        differing = [d for d in entry.get("differing") or [] if isinstance(d, dict)]
+        odd = [ids[str(d.get("device"))] for d in differing if str(d.get("device")) in ids]
+        decided = verdict == kcs_peers.DISAGREE and all(d.get("majority") is True for d in differing)
+        return {"verdict": verdict, "decided": decided, "odd": odd}
+    return None
+
+
+def recorded_speed(run):
+    """{(case, kernel, device id): what the run wrote of that timing ("speed"), as
+    kcs_peers.SpeedVerdict's fields}."""
+    written = {}
+    for entry in run.data.get("speed") or []:
+        if not isinstance(entry, dict):
+            continue
+        members = [m for m in entry.get("devices") or [] if isinstance(m, dict)]
+        for member in members:
+            written[(entry.get("case"), entry.get("kernel"), str(member.get("device")))] = {
+                "peers": len(members) - 1, "peer_median_s": member.get("peer_median_s"),
+                "threshold": entry.get("threshold"), "ratio": member.get("ratio"),
+                "straggler": member.get("straggler") is True}
+    return written
+
+
+def _read_member(pair):
+    return read_member(*pair)
+
+
+def default_jobs():
+    """Worker processes that read files: the CPUs this process may use, at most 8."""
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:
+        return max(1, min(8, os.cpu_count() or 1))
 
 
 # ---- the fleet -------------------------------------------------------------------------------
 
-class Device:
-    """One device of one member: its record, its results, what the fleet found about it."""
+DEVICE_FIELDS = ("id", "backend", "name", "platform", "driver_version", "runtime_version")
 
-    def __init__(self, member, record):
-        self.member, self.record = member, record
-        self.id = f"{member.label}/{record['id']}"
-        self.host = str(member.run.machine.get("hostname") or "?")
-        self.name = str(record.get("name") or record["id"])
-        self.backend = str(record.get("backend") or "")
-        run = member.run
-        build = (str(run.kcs.get("revision") or ""),) + tuple(sorted(run.comparability.items()))
-        # Peers share this (docs/runner.md, "Peers: one rule"): the runner's identity, and the build.
-        self.model = (kcs_peers.identity(record), build)
-        self.results = []
-        self.disagrees, self.undecided, self.straggles, self.unexercised = [], [], [], []
+
+class Member:
+    """One results file (one array task, or a further step of one): what the pages say of it."""
+
+    def __init__(self, digest):
+        self.path, self.label = digest["path"], digest["label"]
+        self.index = member_index(self.path)
+        self.host = digest["host"]
+        self.revision = digest["revision"]
+        self.created = digest["created"]
+        self.command = digest["command"]
+        self.listed = digest["listed"]
+        self.speed_recorded = digest["speed_recorded"]
+        self.agreement_recorded = digest["agreement"] is not None
+        # The task a member belongs to: results-3.json and results-3.saboteur.json are task 3.
+        self.task = f"results-{self.index}" if self.index is not None else self.label
+
+
+class Device:
+    """One device of one member: its identity, counts of its results, what the fleet found
+    about it. Its results themselves are not kept (the merge streams)."""
+
+    def __init__(self, member, digest, number, model):
+        self.member, self.number, self.model = member, number, model
+        self.record = digest["record"]
+        self.id = f"{member.label}/{self.record['id']}"
+        self.host = str(member.host or "?")
+        self.name = str(self.record.get("name") or self.record["id"])
+        self.backend = str(self.record.get("backend") or "")
+        self.uuid = digest["uuid"]
+        self.card = None  # its identity across runs (Fleet._name_cards)
+        self.result_count, self.hashed_count = digest["results"], digest["hashed"]
+        self.outcomes = dict(digest["outcomes"])
+        self.ops = digest["ops"]  # op -> [results, failed or errors, skipped, largest fraction of the bound]
+        self.failures, self.failure_count = digest["failures"], digest["failure_count"]
+        self.unexercised = digest["unexercised"]
+        self.disagrees, self.undecided, self.straggles = [], [], []
+        self.largest_ratio = None
+        self.changes = []  # what the history found (kcs_fleet_history)
 
     def model_text(self):
         record = self.record
@@ -158,225 +463,283 @@ class Device:
                 f"kcs {self.model[1][0] or '?'})")
 
     def counts(self):
-        counts = defaultdict(int)
-        for result in self.results:
-            counts[outcome(result)] += 1
-        return counts
+        return self.outcomes
 
     def failing(self):
-        return sum(1 for r in self.results if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"])
+        return self.failure_count
 
-
-class Member:
-    """One results file: one array task."""
-
-    def __init__(self, path):
-        self.path = path
-        self.index = member_index(path)
-        self.label = os.path.splitext(os.path.basename(path))[0]
-        self.run = load_results(path, self.label)
-        check_hashes(self.run)
-        folder = os.path.dirname(path)
-        suffix = self.label[len("results"):] if self.label.startswith("results") else "-" + self.label
-        self.listing_path = os.path.join(folder, f"devices{suffix}.txt")
-        self.listed = kernels_listed(self.listing_path)
-
-
-def result_identity(result):
-    return (result["case"], result.get("backend") or "", result.get("kernel") or "", result.get("dtype") or "")
+    def problems(self):
+        return bool(self.disagrees or self.undecided or self.straggles or self.failure_count or self.unexercised)
 
 
 class Fleet:
-    def __init__(self, paths, expect_tasks=None):
+    """The merge of many results files, read one at a time (see the module's docstring)."""
+
+    def __init__(self, paths, expect_tasks=None, jobs=1):
         self.minimum_effect = kcs_peers.MINIMUM_EFFECT
-        self.members = []
-        labels = set()
+        self.members, self.bad_inputs = [], []
+        self.devices, self.device_list = {}, []
+        self.models = {}
+        self.answers = {}    # (model, case, backend, kernel, dtype) -> {answer: array of device numbers}
+        self.unproved = set()  # the keys of groups with an answer not proved deterministic
+        self.timings = {}    # the same key -> [(device number, timing_summary, what its run wrote or None)]
+        self.member_of = {}  # the same key -> the number of its one member (results file), or -1 for several
+        self.recorded = {}   # the same key -> what its member's run wrote of its agreement (or None)
+        self._located = {}   # (device number, case, kernel) -> [first differing element, as text]
+        self.hashed = self.unhashed = 0
+        self.early_errors, self.early_error_count = [], 0
+        self.unexercised = []
+        self.history = None
+        cases, labels, pairs = set(), set(), []
         for path in paths:
-            member = Member(path)
-            if member.label in labels:
-                raise FleetError(f"{path}: a second results file named {member.label}: members must differ")
-            labels.add(member.label)
-            self.members.append(member)
+            label = os.path.splitext(os.path.basename(path))[0]
+            if label in labels:
+                self.bad_inputs.append((path, f"{path}: a second results file named {label}: members must differ"))
+            else:
+                labels.add(label)
+                pairs.append((path, label))
+        # Parsing a file makes hundreds of thousands of containers, each allocation counting
+        # towards a collection of every object kept so far: the collector is off while files are
+        # read (read_member unlinks what would be cycles), in the workers too (they fork from here).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if jobs > 1 and len(pairs) >= 2 * jobs:
+                # Workers read and check files in order; this process folds each in as it comes.
+                with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                    for (path, _), digest in zip(pairs, pool.imap(_read_member, pairs, chunksize=1)):
+                        self._fold(path, digest, cases)
+            else:
+                for path, label in pairs:
+                    self._fold(path, read_member(path, label), cases)
+        finally:
+            if collecting:
+                gc.enable()
         self.missing = []
         if expect_tasks is not None:
             present = {m.index for m in self.members}
-            self.missing = [f"results-{i}.json" for i in range(expect_tasks) if i not in present]
-        self.devices = {}
-        self.unhashed = 0
-        self.hashed = 0
-        for member in self.members:
-            for record in member.run.devices.values():
-                device = Device(member, record)
-                self.devices[device.id] = device
-            for result in member.run.results:
-                if result.get("device") is None:
-                    continue
-                device = self.devices[f"{member.label}/{result['device']}"]
-                device.results.append(result)
-                if result["status"] in ("pass", "fail"):
-                    if isinstance(result.get("output_hashes"), dict):
-                        self.hashed += 1
-                    else:
-                        self.unhashed += 1
-        # A result of no device is a problem found before any device ran the case (an error) or a
-        # skip of the case itself (tagged large under --skip-large, a backend without a device):
-        # only the first kind fails the fleet, as it fails the run.
-        no_device = [(m.label, r) for m in self.members for r in m.run.results if r.get("device") is None]
-        self.early_errors = [(label, r) for label, r in no_device
-                             if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"]]
-        self.cases = sorted({r["case"] for d in self.devices.values() for r in d.results}
-                            | {r["case"] for _, r in no_device})
-        self.disagreements, self.stragglers, self.time_ratio, self.groups = self._judge_peers()
-        self.unexercised = self._find_unexercised()
-        self.revisions = sorted({str(m.run.kcs.get("revision") or "?") for m in self.members})
+            broken = {member_index(path) for path, _ in self.bad_inputs}
+            self.missing = [f"results-{i}.json" for i in range(expect_tasks) if i not in present and i not in broken]
+        self.cases = sorted(cases)
+        self.disagreements, self.stragglers, self.groups = self._judge_peers()
+        self.revisions = sorted({str(m.revision or "?") for m in self.members})
+        self._name_cards()
 
-    def peer_groups(self):
-        """{(model, case, kernel): [(device, result)]}: the results of one case and kernel on peers."""
-        groups = defaultdict(list)
-        for device in self.devices.values():
-            for result in device.results:
-                groups[(device.model, result["case"], result.get("kernel") or "")].append((device, result))
-        return groups
+    def _fold(self, path, digest, cases):
+        """One member's digest (read_member) added to the fleet."""
+        if isinstance(digest, tuple):
+            self.bad_inputs.append((path, digest[1]))
+            return
+        member = Member(digest)
+        self.members.append(member)
+        numbers = []
+        for device_digest in digest["devices"]:
+            record = device_digest["record"]
+            # Peers share this (docs/runner.md, "Peers: one rule"): the runner's identity, and the build.
+            model = (kcs_peers.identity(record), digest["build"])
+            model = self.models.setdefault(model, model)
+            device = Device(member, device_digest, len(self.device_list), model)
+            self.devices[device.id] = device
+            self.device_list.append(device)
+            numbers.append(device.number)
+        cases.update(digest["cases"])
+        answers, member_of, this = self.answers, self.member_of, len(self.members) - 1
+        for position, identity, answer, proved in digest["answers"]:
+            number = numbers[position]
+            key = (self.device_list[number].model,) + identity
+            group = answers.get(key)
+            if group is None:
+                group = answers[key] = {}
+            devices = group.get(answer)
+            if devices is None:
+                devices = group[answer] = array("I")
+            devices.append(number)
+            if not proved:
+                self.unproved.add(key)
+            if member_of.setdefault(key, this) != this:
+                member_of[key] = -1
+        self.hashed += len(digest["answers"])
+        self.unhashed += digest["unhashed"]
+        for position, identity, summary, recorded in digest["timings"]:
+            number = numbers[position]
+            key = (self.device_list[number].model,) + identity
+            self.timings.setdefault(key, []).append((number, summary, recorded))
+            if member_of.setdefault(key, this) != this:
+                member_of[key] = -1
+        for (identity, *result), verdict in (digest["agreement"] or {}).items():
+            if verdict is not None:
+                verdict = dict(verdict, odd=[numbers[n] for n in verdict["odd"]])
+            key = (self.models[(identity, digest["build"])],) + tuple(result)
+            self.recorded[key] = verdict
+        for position, case, kernel, text in digest["located"]:
+            device = self.device_list[numbers[position]]
+            self._located.setdefault((device.number, case, kernel), []).append({"device": device.id, "text": text})
+        self.early_errors += [(member.label, failure) for failure in digest["early_errors"]]
+        self.early_error_count += digest["early_error_count"]
+        self.unexercised += digest["unexercised"]
+
+
+    # -- the verdicts --------------------------------------------------------------------------
 
     def _judge_peers(self):
-        """(disagreements, stragglers, {(device id,) + result_identity: time ratio to its peers'
-        median}, {verdict: how many groups}) by the one rule (docs/runner.md, "Peers: one rule"),
-        group of peers by group: within one results file as its run wrote them, across files by
-        kcs_peers over the whole group. The one place the fleet judges devices against peers."""
-        disagreements, stragglers, ratios = [], [], {}
+        """(disagreements, stragglers, {verdict: how many groups}) by the one rule (docs/runner.md,
+        "Peers: one rule"), group of peers by group: within one results file as its run wrote
+        them, across files by kcs_peers over the whole group. The one place the fleet judges
+        devices against peers."""
         counts = {kcs_peers.AGREE: 0, kcs_peers.DISAGREE: 0, kcs_peers.NOT_COMPARED: 0}
-        for key, members in sorted(self.peer_groups().items(), key=lambda item: item[0][1:]):
-            _, case, kernel = key
-            run = members[0][0].member.run
-            one_file = all(device.member is members[0][0].member for device, _ in members)
-            hashed = [(d, r) for d, r in members
-                      if r["status"] in ("pass", "fail") and isinstance(r.get("output_hashes"), dict)]
-            timed = [(d, r, kernel_timing(r)) for d, r in members if kernel_timing(r)]
-            agreement_recorded = one_file and "agreement" in run.data
-            verdict = (recorded_agreement(run, case, kernel, hashed) if agreement_recorded
-                       else judged_agreement(hashed))
-            if verdict:
-                counts[verdict["verdict"]] += 1
-                if verdict["verdict"] == kcs_peers.DISAGREE:
-                    disagreements.append(self._disagreement(case, kernel, hashed, verdict, agreement_recorded))
-            speed_recorded = one_file and "speed" in run.data
-            speeds = recorded_speed(run, case, kernel, timed) if speed_recorded else judged_speed(timed)
-            for (device, result, timing), speed in zip(timed, speeds):
+        disagreements, stragglers = [], []
+        self.ratios = {}  # the timings' key -> array of each timing's ratio to its peers' median (NaN: not judged)
+        for key, group in sorted(self.answers.items(), key=lambda item: item[0][1:]):
+            member = self.member_of[key]
+            recorded = member >= 0 and self.members[member].agreement_recorded
+            if recorded:
+                verdict = self.recorded.get(key)
+                if verdict is not None:
+                    verdict = dict(verdict, odd=set(verdict["odd"]))
+            else:
+                kind, majority = kcs_peers.judge_group_agreement({answer: len(numbers) for answer, numbers
+                                                                  in group.items()}, key not in self.unproved)
+                verdict = None
+                if kind != kcs_peers.ALONE:
+                    verdict = {"verdict": kind, "decided": kind == kcs_peers.DISAGREE and majority is not None,
+                               "odd": set(n for answer, numbers in group.items() for n in numbers
+                                          if majority is None or answer != majority)
+                               if kind == kcs_peers.DISAGREE else set()}
+            if verdict is None:
+                continue
+            counts[verdict["verdict"]] += 1
+            if verdict["verdict"] == kcs_peers.DISAGREE:
+                disagreements.append(self._disagreement(key, group, verdict, recorded))
+        for key, timed in sorted(self.timings.items(), key=lambda item: item[0][1:]):
+            member = self.member_of[key]
+            recorded = member >= 0 and self.members[member].speed_recorded
+            if recorded:
+                speeds = [written for _, _, written in timed]
+            else:
+                judged = [(n, t) for n, t, _ in timed if kcs_peers._is_timed(kcs_peers._number(t.get("median_s")))]
+                noise = kcs_peers.group_noise([(float(t["median_s"]), t.get("lower_quartile_s"),
+                                                t.get("upper_quartile_s")) for _, t in judged])
+                verdicts = dict(zip((n for n, _ in judged),
+                                    kcs_peers.judge_group_speed([float(t["median_s"]) for _, t in judged], noise)))
+                speeds = [None if verdicts.get(n) is None else verdicts[n]._asdict() for n, _, _ in timed]
+            _, case, backend, kernel, dtype = key
+            ratios = self.ratios[key] = array("d", [math.nan] * len(timed))
+            for place, ((number, timing, _), speed) in enumerate(zip(timed, speeds)):
                 if speed is None:
                     continue
-                ratios[(device.id,) + result_identity(result)] = speed["ratio"]
-                if speed["straggler"]:
-                    entry = {"device": device.id, "host": device.host, "case": case,
-                             "backend": result.get("backend") or "", "kernel": kernel,
-                             "dtype": result.get("dtype") or "", "model": device.model_text(),
-                             "median_s": timing["median_s"], "peer_median_s": speed["peer_median_s"],
-                             "ratio": speed["ratio"], "threshold": speed["threshold"], "peers": speed["peers"],
-                             "judged_by": "run" if speed_recorded else "fleet",
-                             "reason": f"{speed['ratio']:.2f}x the median of its {speed['peers']} "
-                                       f"peer{'s' if speed['peers'] != 1 else ''}' medians, beyond their noise and "
-                                       f"the minimum effect ({speed['threshold']:.0%})"}
-                    stragglers.append(entry)
-                    device.straggles.append(entry)
-        return disagreements, stragglers, ratios, counts
+                device = self.device_list[number]
+                ratio = speed["ratio"]
+                if isinstance(ratio, (int, float)):
+                    ratios[place] = ratio
+                if isinstance(ratio, (int, float)) and (device.largest_ratio is None or ratio > device.largest_ratio):
+                    device.largest_ratio = ratio
+                if not speed["straggler"]:
+                    continue
+                peers = speed["peers"]
+                entry = {"device": device.id, "host": device.host, "case": case, "backend": backend,
+                         "kernel": kernel, "dtype": dtype, "model": device.model_text(),
+                         "median_s": timing["median_s"], "peer_median_s": speed["peer_median_s"],
+                         "ratio": ratio, "threshold": speed["threshold"], "peers": peers,
+                         "judged_by": "run" if recorded else "fleet",
+                         "reason": f"{ratio:.2f}x the median of its {peers} peer{'s' if peers != 1 else ''}' "
+                                   f"medians, beyond their noise and the minimum effect ({speed['threshold']:.0%})"}
+                stragglers.append(entry)
+                device.straggles.append(entry)
+        return disagreements, stragglers, counts
 
-    def _disagreement(self, case, kernel, hashed, verdict, recorded):
-        """A disagreeing group's entry; its odd devices learn of it."""
-        by_id = {device.id: (device, result) for device, result in hashed}
-        odd = [by_id[ident][0] for ident in verdict["odd"]]
-        majority = [by_id[ident] for ident in verdict["majority"]]
-        by_answer = defaultdict(list)
-        for device, result in hashed:
-            by_answer[tuple(sorted(result["output_hashes"].items()))].append(device)
-        answers = sorted(by_answer.items(), key=lambda item: -len(item[1]))
-        _, first = hashed[0]
-        entry = {"case": case, "backend": first.get("backend") or "", "kernel": kernel,
-                 "dtype": first.get("dtype") or "", "model": odd[0].model_text(), "decided": verdict["decided"],
-                 "peers": len(hashed), "odd_devices": [d.id for d in odd],
-                 "majority_devices": [d.id for d, _ in majority],
-                 "majority_hashes": dict(majority[0][1]["output_hashes"]) if majority else None,
-                 "answers": [{"devices": [d.id for d in devices], "hashes": dict(answer)}
-                             for answer, devices in answers],
+    @property
+    def time_ratio(self):
+        """{(device id, case, backend, kernel, dtype): its timing's ratio to its peers' median} of
+        every judged timing: made when asked (8 bytes a timing are kept, not this dict)."""
+        return {(self.device_list[number].id,) + key[1:]: ratio
+                for key, timed in self.timings.items()
+                for (number, _, _), ratio in zip(timed, self.ratios[key]) if not math.isnan(ratio)}
+
+    def _disagreement(self, key, group, verdict, recorded):
+        """A disagreeing group's entry ({answer: device numbers}); its odd devices learn of it."""
+        _, case, backend, kernel, dtype = key
+        odd = verdict["odd"]
+        answers = sorted(group.items(), key=lambda item: -len(item[1]))
+        majority = None
+        if verdict["decided"]:
+            majority = next((answer for answer, numbers in answers if any(n not in odd for n in numbers)), None)
+        majority_numbers = [n for n in group[majority] if n not in odd] if majority is not None else []
+        odd_devices = [(self.device_list[n], answer) for answer, numbers in answers for n in numbers if n in odd]
+        entry = {"case": case, "backend": backend, "kernel": kernel, "dtype": dtype,
+                 "model": (odd_devices[0][0] if odd_devices else self.device_list[answers[0][1][0]]).model_text(),
+                 "decided": verdict["decided"], "peers": sum(len(numbers) for numbers in group.values()),
+                 "odd_devices": [d.id for d, _ in odd_devices],
+                 "majority_devices": [self.device_list[n].id for n in majority_numbers[:DEVICES_NAMED]],
+                 "majority_count": len(majority_numbers),
+                 "majority_hashes": dict(majority) if majority is not None else None,
+                 "answers": [{"count": len(numbers), "hashes": dict(answer),
+                              "devices": [self.device_list[n].id for n in
+                                          (numbers if answer != majority else numbers[:DEVICES_NAMED])]}
+                             for answer, numbers in answers],
                  "judged_by": "run" if recorded else "fleet",
-                 "located": [located for d in odd for located in self._located(d, case, kernel)]}
-        for device in odd:
-            (device.disagrees if verdict["decided"] else device.undecided).append(entry)
+                 "located": [located for d, _ in odd_devices
+                             for located in self._located.get((d.number, case, kernel), [])]}
+        for device, answer in odd_devices:
+            (device.disagrees if verdict["decided"] else device.undecided).append((entry, dict(answer)))
         return entry
 
-    @staticmethod
-    def _located(device, case, kernel):
-        """What device's own run found rerunning its disagreement on case and kernel: the first
-        differing element from a peer in the same run (docs/results.md), as text."""
-        found = []
-        for verdict in device.member.run.data.get("agreement") or []:
-            if not isinstance(verdict, dict) or verdict.get("case") != case or verdict.get("kernel") != kernel:
-                continue
-            for differing in verdict.get("differing") or []:
-                if isinstance(differing, dict) and differing.get("device") == device.record["id"]:
-                    text = first_difference_text(differing)
-                    if text:
-                        found.append({"device": device.id, "text": text})
-        return found
+    def _name_cards(self):
+        """Each device's identity across runs, for the history: its uuid where its record gives
+        one, else host/device id; where two devices of this merge would share one (several tasks
+        on one host, a file copied), the member's label is added."""
+        base = {d.id: d.uuid or f"{d.host}/{d.record['id']}" for d in self.device_list}
+        counts = defaultdict(int)
+        for name in base.values():
+            counts[name] += 1
+        for device in self.device_list:
+            name = base[device.id]
+            device.card = name if counts[name] == 1 else f"{name} in {device.member.label}"
 
-    def _find_unexercised(self):
-        found = []
-        for member in self.members:
-            if member.listed is None:
-                continue
-            # Only ops and dtypes that this member ran cases of: a kernel row of a test-only op
-            # (scale) has no case in cases/, and no level can reach it.
-            checked = {(r["op"], r.get("dtype") or "") for r in member.run.results}
-            for device_id, rows in sorted(member.listed.items()):
-                device = self.devices.get(f"{member.label}/{device_id}")
-                ran = {(r["op"], r.get("dtype") or "", r.get("kernel") or "")
-                       for r in (device.results if device else []) if r["status"] in ("pass", "fail")}
-                for op, dtype, kernel in sorted(r for r in rows - ran if r[:2] in checked):
-                    entry = {"device": f"{member.label}/{device_id}", "op": op, "dtype": dtype, "kernel": kernel}
-                    found.append(entry)
-                    if device:
-                        device.unexercised.append(entry)
-        return found
+    # -- views ---------------------------------------------------------------------------------
 
     def ordered_devices(self):
         """Disagreeing devices first, then undecided, stragglers, failing, the rest; by id within."""
         def rank(device):
             return (0 if device.disagrees else 1 if device.undecided else 2 if device.straggles
                     else 3 if device.failing() or device.unexercised else 4, device.id)
-        return sorted(self.devices.values(), key=rank)
-
-    def cell(self, device, case):
-        results = [r for r in device.results if r["case"] == case]
-        if not results:
-            return None
-        worst = max(results, key=lambda r: SEVERITY.get(outcome(r), 0))
-        fractions = [r["accuracy"]["fraction_of_bound"] for r in results
-                     if r.get("accuracy") and isinstance(r["accuracy"].get("fraction_of_bound"), (int, float))]
-        ratios = [self.time_ratio[(device.id,) + result_identity(r)] for r in results
-                  if (device.id,) + result_identity(r) in self.time_ratio]
-        return {"outcome": outcome(worst), "kernels": len(results),
-                "fraction": max(fractions) if fractions else None,
-                "ratio": max(ratios) if ratios else None,
-                "disagrees": any(e["case"] == case for e in device.disagrees + device.undecided),
-                "straggles": any(e["case"] == case for e in device.straggles),
-                "message": "; ".join(f"{r.get('kernel')}: {r['message']}" for r in results if r["message"])}
+        return sorted(self.device_list, key=rank)
 
     def failures(self):
-        return [(d, r) for d in self.ordered_devices() for r in d.results
-                if SEVERITY.get(outcome(r), 0) >= SEVERITY["error"]]
+        """(device, failure) for each failure kept (FAILURES_KEPT a device), devices in page order."""
+        return [(d, f) for d in self.ordered_devices() for f in d.failures]
+
+    def failure_total(self):
+        """Every failure and error, of devices and of no device, kept or only counted."""
+        return sum(d.failure_count for d in self.device_list) + self.early_error_count
+
+    def tasks(self):
+        """{task: [members]} in the order the members were read; a task is one node page."""
+        tasks = {}
+        for member in self.members:
+            tasks.setdefault(member.task, []).append(member)
+        return tasks
 
     def verdict(self):
         """(exit status, one line)."""
         problems = []
         if self.disagreements:
             problems.append(f"{len(self.disagreements)} disagreement{'s' if len(self.disagreements) != 1 else ''}")
-        failed = len(self.failures()) + len(self.early_errors)
+        failed = self.failure_total()
         if failed:
             problems.append(f"{failed} failed or errors")
         if self.missing:
             problems.append(f"{len(self.missing)} missing results file{'s' if len(self.missing) != 1 else ''}")
         if self.unexercised:
             problems.append(f"{len(self.unexercised)} kernel rows ran nothing")
+        if self.bad_inputs:
+            problems.append(f"{len(self.bad_inputs)} unreadable or malformed results file"
+                            f"{'s' if len(self.bad_inputs) != 1 else ''}")
+        history_bad = self.history.bad_inputs if self.history is not None else []
+        if history_bad:
+            problems.append(f"{len(history_bad)} unreadable history summar{'ies' if len(history_bad) != 1 else 'y'}")
         if problems:
-            return EXIT_CORRECTNESS, "FLEET FAILED: " + ", ".join(problems)
+            status = EXIT_BAD_INPUT if self.bad_inputs or history_bad else EXIT_CORRECTNESS
+            return status, "FLEET FAILED: " + ", ".join(problems)
         if self.stragglers:
             return EXIT_SPEED, f"FLEET SLOW: {len(self.stragglers)} straggling kernel results"
         return EXIT_OK, "FLEET OK: every device agrees with its peers and passed"
@@ -385,91 +748,36 @@ class Fleet:
         status, line = self.verdict()
         devices = []
         for device in self.ordered_devices():
-            counts = device.counts()
-            devices.append({"id": device.id, "member": device.member.label, "host": device.host,
+            devices.append({"id": device.id, "member": device.member.label, "task": device.member.task,
+                            "page": node_page(device.member.task), "host": device.host,
                             "device": device.record["id"], "backend": device.backend, "name": device.name,
-                            "model": device.model_text(), "results": len(device.results),
-                            "outcomes": dict(sorted(counts.items())),
+                            "model": device.model_text(), "uuid": device.uuid, "card": device.card,
+                            "results": device.result_count, "outcomes": dict(sorted(device.outcomes.items())),
+                            "failures": device.failure_count,
                             "disagrees": bool(device.disagrees), "undecided": bool(device.undecided),
-                            "straggler": bool(device.straggles), "unexercised_kernels": len(device.unexercised)})
-        return {"schema": SCHEMA, "version": VERSION, "verdict": line, "exit_status": status,
-                "members": [{"label": m.label, "file": m.path, "host": m.run.machine.get("hostname"),
-                             "revision": m.run.kcs.get("revision"), "created": m.run.created,
-                             "command": m.run.command} for m in self.members],
-                "missing": self.missing, "revisions": self.revisions,
-                "hashes": {"results_with": self.hashed, "results_without": self.unhashed},
-                "devices": devices, "disagreements": self.disagreements, "stragglers": self.stragglers,
-                "unexercised_kernels": self.unexercised,
-                "failures": [{"device": d.id, "case": r["case"], "kernel": r.get("kernel"), "status": r["status"],
-                              "message": r["message"]} for d, r in self.failures()]
-                + [{"device": None, "member": label, "case": r["case"], "kernel": None, "status": r["status"],
-                    "message": r["message"]} for label, r in self.early_errors],
-                "peer_groups": dict(self.groups),
-                "rule": {"definition": "docs/runner.md, Peers: one rule", "minimum_effect": self.minimum_effect}}
+                            "straggler": bool(device.straggles), "unexercised_kernels": len(device.unexercised),
+                            "changed": bool(device.changes)})
+        summary = {
+            "schema": SCHEMA, "version": VERSION, "verdict": line, "exit_status": status,
+            "members": [{"label": m.label, "file": m.path, "task": m.task, "host": m.host, "revision": m.revision,
+                         "created": m.created, "command": m.command} for m in self.members],
+            "bad_inputs": [{"file": path, "error": error} for path, error in self.bad_inputs],
+            "missing": self.missing, "revisions": self.revisions,
+            "hashes": {"results_with": self.hashed, "results_without": self.unhashed},
+            "devices": devices, "disagreements": self.disagreements, "stragglers": self.stragglers,
+            "unexercised_kernels": self.unexercised,
+            "failures": [dict(f, device=d.id) for d, f in self.failures()]
+            + [dict(f, device=None, member=label) for label, f in self.early_errors],
+            "failures_total": self.failure_total(),
+            "limits": {"failures_kept_per_device": FAILURES_KEPT, "majority_devices_named": DEVICES_NAMED},
+            "peer_groups": dict(self.groups),
+            "rule": {"definition": "docs/runner.md, Peers: one rule", "minimum_effect": self.minimum_effect}}
+        if self.history is not None:
+            summary["history"] = self.history.summary()
+        return summary
 
 
-def determinism_of(device, result):
-    """What a result's run proved of its kernel's bits (kcs_peers; agreement.c's determinism_of)."""
-    if device.member.run.options.get("determinism") is not True:
-        return kcs_peers.NOT_PROVED
-    return kcs_peers.NONDETERMINISTIC if "nondeterministic" in (result.get("message") or "") else kcs_peers.PROVED
-
-
-def judged_agreement(hashed):
-    """The rule's verdict on a group of peers' answers ([(device, result)]): None for fewer than
-    two, else {"verdict", "decided", "odd": [device id], "majority": [device id]}."""
-    verdicts = kcs_peers.judge_agreement([(d.model, r["output_hashes"], determinism_of(d, r)) for d, r in hashed])
-    if not verdicts or verdicts[0].verdict == kcs_peers.ALONE:
-        return None
-    return {"verdict": verdicts[0].verdict, "decided": verdicts[0].decided,
-            "odd": [d.id for (d, _), v in zip(hashed, verdicts) if v.differs],
-            "majority": [d.id for (d, _), v in zip(hashed, verdicts)
-                         if v.verdict == kcs_peers.DISAGREE and v.decided and not v.differs]}
-
-
-def recorded_agreement(run, case, kernel, hashed):
-    """What the run wrote of this group's agreement, as judged_agreement says it; None where it
-    wrote nothing of it."""
-    ids = {d.record["id"]: d.id for d, _ in hashed}
-    for entry in run.data.get("agreement") or []:
-        if (not isinstance(entry, dict) or entry.get("case") != case or entry.get("kernel") != kernel
-                or not set(entry.get("devices") or []) & set(ids)):
-            continue
-        verdict = entry.get("verdict")
-        if verdict not in (kcs_peers.AGREE, kcs_peers.DISAGREE, kcs_peers.NOT_COMPARED):
-            return None
-        differing = [d for d in entry.get("differing") or [] if isinstance(d, dict)]
-        odd = [ids[d.get("device")] for d in differing if d.get("device") in ids]
-        decided = verdict == kcs_peers.DISAGREE and all(d.get("majority") is True for d in differing)
-        return {"verdict": verdict, "decided": decided, "odd": odd,
-                "majority": [ids[i] for i in entry.get("devices") or [] if i in ids and ids[i] not in odd]
-                if decided else []}
-    return None
-
-
-def judged_speed(timed):
-    """The rule's verdicts on a group of peers' timings ([(device, result, kernel timing)]), one
-    per timing: None where not judged, else {"peers", "peer_median_s", "threshold", "ratio", "straggler"}."""
-    verdicts = kcs_peers.judge_speed([(d.model, t.get("median_s"), t.get("lower_quartile_s"),
-                                       t.get("upper_quartile_s")) for d, _, t in timed])
-    return [None if v is None else v._asdict() for v in verdicts]
-
-
-def recorded_speed(run, case, kernel, timed):
-    """What the run wrote of these timings ("speed"), as judged_speed says it."""
-    written = {}
-    for entry in run.data.get("speed") or []:
-        if not isinstance(entry, dict) or entry.get("case") != case or entry.get("kernel") != kernel:
-            continue
-        members = [m for m in entry.get("devices") or [] if isinstance(m, dict)]
-        for member in members:
-            written[member.get("device")] = {"peers": len(members) - 1, "peer_median_s": member.get("peer_median_s"),
-                                             "threshold": entry.get("threshold"), "ratio": member.get("ratio"),
-                                             "straggler": member.get("straggler") is True}
-    return [written.get(d.record["id"]) for d, _, _ in timed]
-
-
-# ---- the page --------------------------------------------------------------------------------
+# ---- the pages -------------------------------------------------------------------------------
 
 def fmt_fraction(value):
     if value is None:
@@ -492,22 +800,56 @@ def fmt_time(seconds):
     return f"{seconds / 1e-9:.3g} ns"
 
 
+def node_page(task):
+    """The node page of a task, relative to the index: nodes/<task>.html, the name kept to
+    letters, digits, '.', '_' and '-'."""
+    return "nodes/" + re.sub(r"[^A-Za-z0-9._-]", "_", task) + ".html"
+
+
 PAGES = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                                        "templates")),
                            autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
                            trim_blocks=True, lstrip_blocks=True)
-PAGES.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time)
+PAGES.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time, node_page=node_page)
 
 
 def write_report(fleet, output_dir, json_path):
-    os.makedirs(output_dir, exist_ok=True)
+    """index.html, a page per task under nodes/ (pages of tasks no longer in the fleet are
+    removed) and the JSON summary; (index path, summary)."""
+    os.makedirs(os.path.join(output_dir, "nodes"), exist_ok=True)
     summary = fleet.summary()
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    page = PAGES.get_template("fleet.html").render(fleet=fleet, summary=summary, generated=generated,
-                                                   devices=fleet.ordered_devices())
+    devices = fleet.ordered_devices()
+    problem_devices = [d for d in devices if d.problems() or d.changes]
+    by_model = defaultdict(lambda: {"devices": 0, "tasks": set(), "results": 0, "problems": 0})
+    for device in fleet.device_list:
+        model = by_model[device.model_text()]
+        model["devices"] += 1
+        model["tasks"].add(device.member.task)
+        model["results"] += device.result_count
+        model["problems"] += bool(device.problems())
+    tasks = fleet.tasks()
+    devices_of = defaultdict(list)
+    for device in fleet.device_list:
+        devices_of[device.member.task].append(device)
+    page = PAGES.get_template("fleet.html").render(
+        fleet=fleet, summary=summary, generated=generated, problem_devices=problem_devices,
+        models=sorted(by_model.items()), tasks=tasks, troubled={d.member.task for d in problem_devices},
+        rows=INDEX_ROWS, named=DEVICES_NAMED)
     index = os.path.join(output_dir, "index.html")
     with open(index, "w", encoding="utf-8") as handle:
         handle.write(page)
+    node_template = PAGES.get_template("fleet_node.html")
+    written = set()
+    for task, members in tasks.items():
+        path = os.path.join(output_dir, node_page(task))
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(node_template.render(fleet=fleet, task=task, members=members, devices=devices_of[task],
+                                              verdict=summary["verdict"], generated=generated, kept=FAILURES_KEPT))
+        written.add(os.path.basename(path))
+    for name in os.listdir(os.path.join(output_dir, "nodes")):
+        if name.endswith(".html") and name not in written:
+            os.remove(os.path.join(output_dir, "nodes", name))
     with open(json_path, "w", encoding="utf-8") as handle:
         json.dump(summary, handle, indent=1, allow_nan=False, default=str)
         handle.write("\n")
@@ -518,27 +860,40 @@ def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="kcs_fleet.py", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Merge the results files of a kcs fleet job (one per array task) into a fleet report: "
-                    "a device x case matrix, devices whose outputs disagree with identical peers, stragglers "
-                    "(docs/fleet.md).",
+                    "devices whose outputs disagree with identical peers, stragglers, failures, with a page "
+                    "per node and, with --history, what changed since earlier runs (docs/fleet.md).",
         epilog="""\
 Exit status:
   0  every device agrees with its peers, every result passed or was skipped
-  2  bad input: a bad option, no results files, an unreadable or malformed one
+  2  bad input: a bad option, no results files, an unreadable or malformed one (each
+     such file is named and left out; the report of the others is still written), an
+     unreadable history summary
   3  a disagreement, a failure or error, a missing results file (--expect-tasks) or a
      kernel row that ran no case
-  4  only stragglers""")
+  4  only stragglers
+What the history finds (--history) is shown, and changes no exit status.""")
     parser.add_argument("inputs", nargs="+", metavar="RESULTS",
                         help="results files, or folders of results-<array index>.json")
     parser.add_argument("--output", metavar="DIR", default="fleet-report",
-                        help="folder for index.html (default: fleet-report)")
+                        help="folder for index.html and nodes/ (default: fleet-report)")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="the JSON summary (default: OUTPUT/fleet.json)")
     parser.add_argument("--expect-tasks", type=int, default=None, metavar="N",
                         help="results-0.json .. results-(N-1).json must all be present")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes that read results files at once (default: the CPUs this process may "
+                             "use, at most 8; 1 reads them here)")
+    parser.add_argument("--history", metavar="DIR", default=None,
+                        help="folder of this fleet's summaries by date: this merge's is written to "
+                             "DIR/<UTC timestamp>.json and compared with the earlier ones")
+    parser.add_argument("--history-keep", type=int, default=None, metavar="K",
+                        help="summaries kept in the history folder, the newest (default 30); older ones are "
+                             "deleted")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
+    import kcs_fleet_history  # here, not at the top: it imports this module
     try:
         args = parse_arguments(sys.argv[1:] if argv is None else argv)
     except SystemExit as done:
@@ -546,32 +901,74 @@ def main(argv=None):
     try:
         if args.expect_tasks is not None and args.expect_tasks < 1:
             raise FleetError("--expect-tasks needs a count >= 1")
-        fleet = Fleet(results_paths(args.inputs), args.expect_tasks)
+        if args.history_keep is not None and (args.history is None or args.history_keep < 1):
+            raise FleetError("--history-keep needs --history and a count >= 1")
+        if args.jobs is not None and args.jobs < 1:
+            raise FleetError("--jobs needs a count >= 1")
+        fleet = Fleet(results_paths(args.inputs), args.expect_tasks,
+                      jobs=args.jobs if args.jobs is not None else default_jobs())
     except (FleetError, ResultsError) as error:
         print(f"kcs_fleet: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for path, error in fleet.bad_inputs:
+        print(f"kcs_fleet: left out: {error}", file=sys.stderr)
+    history = None
+    if args.history:
+        try:
+            history = kcs_fleet_history.History(args.history, args.history_keep or kcs_fleet_history.KEEP)
+            history.compare(fleet)
+        except kcs_fleet_history.HistoryError as error:
+            print(f"kcs_fleet: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        for path, error in history.bad_inputs:
+            print(f"kcs_fleet: history: left out: {error}", file=sys.stderr)
     json_path = args.json or os.path.join(args.output, "fleet.json")
     try:
         index, summary = write_report(fleet, args.output, json_path)
+        if history is not None:
+            written, removed = history.record(fleet)
     except OSError as error:
         print(f"kcs_fleet: cannot write the fleet report: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except kcs_fleet_history.HistoryError as error:
+        print(f"kcs_fleet: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    shown = 0
     for entry in fleet.disagreements:
-        who = ", ".join(entry["odd_devices"])
+        shown += 1
+        if shown > INDEX_ROWS:
+            print(f"... and {len(fleet.disagreements) - INDEX_ROWS} more disagreements ({json_path})")
+            break
+        who = ", ".join(entry["odd_devices"][:DEVICES_NAMED])
+        more = len(entry["odd_devices"]) - DEVICES_NAMED
         print(f"DISAGREES: {entry['case']} [{entry['backend']} {entry['kernel']}] on {entry['model']}: {who}"
+              + (f" and {more} more" if more > 0 else "")
               + ("" if entry["decided"] else " (no majority among the peers)"))
-        for located in entry["located"]:
+        for located in entry["located"][:DEVICES_NAMED]:
             print(f"    first differing element, {located['device']}: {located['text']}")
-    for entry in fleet.stragglers:
+    for entry in fleet.stragglers[:INDEX_ROWS]:
         print(f"STRAGGLER: {entry['device']} {entry['case']} [{entry['backend']} {entry['kernel']}]: {entry['reason']}")
-    for device, result in fleet.failures():
-        print(f"{result['status'].upper()}: {device.id} {result['case']} [{result.get('kernel')}]: {result['message']}")
-    for label, result in fleet.early_errors:
-        print(f"{result['status'].upper()}: {label} {result['case']}: {result['message']}")
+    if len(fleet.stragglers) > INDEX_ROWS:
+        print(f"... and {len(fleet.stragglers) - INDEX_ROWS} more straggling results ({json_path})")
+    failures = fleet.failures()
+    for device, failure in failures[:INDEX_ROWS]:
+        print(f"{failure['status'].upper()}: {device.id} {failure['case']} [{failure['kernel']}]: {failure['message']}")
+    for label, failure in fleet.early_errors[:INDEX_ROWS]:
+        print(f"{failure['status'].upper()}: {label} {failure['case']}: {failure['message']}")
+    listed = min(len(failures), INDEX_ROWS) + min(len(fleet.early_errors), INDEX_ROWS)
+    if fleet.failure_total() > listed:
+        print(f"... and {fleet.failure_total() - listed} more failures or errors (the node pages, {json_path})")
     for name in fleet.missing:
         print(f"MISSING: {name} (its task wrote no results)")
-    for entry in fleet.unexercised:
+    for entry in fleet.unexercised[:INDEX_ROWS]:
         print(f"UNEXERCISED: {entry['device']} kernel {entry['op']} {entry['dtype']} {entry['kernel']}: ran no case")
+    for path, _ in fleet.bad_inputs:
+        print(f"BAD INPUT: {path} (left out; the cause is above)")
+    if history is not None:
+        for device in [d for d in fleet.device_list if d.changes][:INDEX_ROWS]:
+            print(f"CHANGED: {device.id} ({device.card}) since {device.changes[0]['since']}: "
+                  f"{'; '.join(change['text'] for change in device.changes[:3])}")
+        print(f"history: {written} ({history.kept_text(removed)})")
     if fleet.members and not fleet.hashed:
         print("WARNING: no result records output hashes: agreement between devices was not checked")
     elif fleet.groups[kcs_peers.NOT_COMPARED]:

@@ -10,11 +10,16 @@ harness/agreement_test.c): a change to the rule is a change to both and to the f
                                   case and kernel -> [SpeedVerdict or None], in the same order
     judge_agreement(answers)      [(identity, hashes, determinism)] of one case and kernel
                                   -> [AgreementVerdict], in the same order
+    judge_group_speed, judge_group_agreement
+                                  the same rule on one group already formed, from compact
+                                  inputs (medians and the group's noise; answer -> count), for
+                                  the fleet's groups of thousands
 
 The arithmetic is the runner's, operation for operation (IEEE doubles both), so that a verdict at
 the threshold falls the same way in both.
 """
 
+import bisect
 import math
 from typing import NamedTuple, Optional
 
@@ -62,37 +67,58 @@ def _relative_spread(median, lower, upper):
     return (upper - lower) / median
 
 
-def _median_of(values):
-    ordered = sorted(values)
-    count = len(ordered)
-    return ordered[count // 2] if count % 2 else 0.5 * (ordered[count // 2 - 1] + ordered[count // 2])
-
-
 def judge_speed(timings):
     """Judges the timings of one case and kernel, of any identities, each against the others of its
     identity: [(identity, median_s, lower_quartile_s, upper_quartile_s)] -> a SpeedVerdict per
     timing, or None where it is not judged (no finite positive median, or no timed peer)."""
     cleaned = [(key, _number(median), _number(lower), _number(upper)) for key, median, lower, upper in timings]
-    verdicts = []
+    groups = {}
     for m, (key, median, _, _) in enumerate(cleaned):
-        if not _is_timed(median):
-            verdicts.append(None)
-            continue
+        if _is_timed(median):
+            groups.setdefault(key, []).append(m)
+    verdicts = [None] * len(cleaned)
+    for members in groups.values():
         # The noise is the group's, the judged device's own timing included: one threshold for all.
-        noise, peers = 0.0, []
-        for n, (other_key, other_median, lower, upper) in enumerate(cleaned):
-            if not _is_timed(other_median) or other_key != key:
-                continue
-            spread = _relative_spread(other_median, lower, upper)
+        noise = 0.0
+        for m in members:
+            _, median, lower, upper = cleaned[m]
+            spread = _relative_spread(median, lower, upper)
             noise = spread if spread > noise else noise
-            if n != m:
-                peers.append(other_median)
-        if not peers:
-            verdicts.append(None)
-            continue
-        threshold = noise if noise > MINIMUM_EFFECT else MINIMUM_EFFECT
-        peer_median = _median_of(peers)
-        verdicts.append(SpeedVerdict(len(peers), peer_median, threshold, median / peer_median,
+        for m, verdict in zip(members, judge_group_speed([cleaned[m][1] for m in members], noise)):
+            verdicts[m] = verdict
+    return verdicts
+
+
+def group_noise(quartiles):
+    """The noise of a group of timed peers: [(median_s, lower_quartile_s, upper_quartile_s)], every
+    median finite and positive, a quartile None where not recorded -> the largest relative spread."""
+    noise = 0.0
+    for median, lower, upper in quartiles:
+        spread = _relative_spread(median, _number(lower), _number(upper))
+        noise = spread if spread > noise else noise
+    return noise
+
+
+def judge_group_speed(medians, noise):
+    """The rule on one group of peers already formed: medians (each finite and positive) and the
+    group's noise (group_noise) -> a SpeedVerdict per median, None where it has no peer. The
+    median of the others' medians is read from one sorted list (taking one device out of it
+    leaves the same values whichever of equal medians it was), so a group of n costs n log n."""
+    count = len(medians)
+    if count < 2:
+        return [None] * count
+    threshold = noise if noise > MINIMUM_EFFECT else MINIMUM_EFFECT
+    ordered = sorted(medians)
+    peers = count - 1
+    half = peers // 2
+    verdicts = []
+    for median in medians:
+        out = bisect.bisect_left(ordered, median)  # its place: the others are ordered without it
+
+        def other(j):
+            return ordered[j] if j < out else ordered[j + 1]
+        peer_median = other(half) if peers % 2 else 0.5 * (other(half - 1) + other(half))
+        verdicts.append(SpeedVerdict(peers, peer_median, threshold, median / peer_median,
                                      median > peer_median * (1.0 + threshold)))
     return verdicts
 
@@ -112,32 +138,41 @@ def _answer(hashes):
     return tuple(sorted((hashes or {}).items()))
 
 
+def judge_group_agreement(counts, compared):
+    """The rule on one group of peers already formed, its answers counted: counts is
+    {answer: how many members gave it} (any hashable answer), compared whether every member's
+    kernel was proved deterministic -> (verdict, majority answer or None). The verdict is the
+    group's (ALONE, AGREE, DISAGREE, NOT_COMPARED); the majority is an answer held by more than
+    half of the group (on DISAGREE: the members outside it differ; none there, every one does)."""
+    members = sum(counts.values())
+    majority = next((answer for answer, count in counts.items() if 2 * count > members), None)
+    if members < 2:
+        return ALONE, majority
+    if not compared:
+        return NOT_COMPARED, majority
+    return (AGREE if len(counts) == 1 else DISAGREE), majority
+
+
 def judge_agreement(answers):
     """Judges the answers of one case and kernel, of any identities, group by group:
     [(identity, {output: hash}, PROVED | NOT_PROVED | NONDETERMINISTIC)] -> an AgreementVerdict
     per answer. A group is compared only where every member's kernel was proved deterministic;
     the majority is an answer held by more than half of the group."""
-    first = {}
-    groups = [first.setdefault(key, m) for m, (key, _, _) in enumerate(answers)]
+    first, members_of = {}, {}
+    for m, (key, _, _) in enumerate(answers):
+        members_of.setdefault(first.setdefault(key, m), []).append(m)
     values = [_answer(hashes) for _, hashes, _ in answers]
     verdicts = [None] * len(answers)
-    for g in sorted(set(groups)):
-        members = [m for m, group in enumerate(groups) if group == g]
-        nondeterministic = [m for m in members if answers[m][2] == NONDETERMINISTIC]
-        unproved = [m for m in members if answers[m][2] == NOT_PROVED]
-        majority = next((m for m in members if 2 * sum(values[n] == values[m] for n in members) > len(members)),
-                        None)
-        if len(members) < 2:
-            kind = ALONE
-        elif nondeterministic or unproved:
-            kind = NOT_COMPARED
-        elif all(values[m] == values[g] for m in members):
-            kind = AGREE
-        else:
-            kind = DISAGREE
-        because = (nondeterministic or unproved)[0] if kind == NOT_COMPARED else None
+    for g, members in members_of.items():
+        counts = {}
         for m in members:
-            disagree = kind == DISAGREE
+            counts[values[m]] = counts.get(values[m], 0) + 1
+        nondeterministic = next((m for m in members if answers[m][2] == NONDETERMINISTIC), None)
+        unproved = next((m for m in members if answers[m][2] == NOT_PROVED), None)
+        kind, majority = judge_group_agreement(counts, nondeterministic is None and unproved is None)
+        because = (nondeterministic if nondeterministic is not None else unproved) if kind == NOT_COMPARED else None
+        disagree = kind == DISAGREE
+        for m in members:
             verdicts[m] = AgreementVerdict(g, len(members), kind, disagree and majority is not None,
-                                           disagree and (majority is None or values[m] != values[majority]), because)
+                                           disagree and (majority is None or values[m] != majority), because)
     return verdicts

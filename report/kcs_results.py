@@ -27,6 +27,7 @@ an unexpected pass as failed.
 
 import json
 import math
+import operator
 import os
 import re
 
@@ -246,13 +247,15 @@ def _check_histogram(problems, where, histogram):
     if not isinstance(uppers, list) or not uppers:
         problems.add(where, f"fraction_histogram.log2_upper: not a list of numbers: {_short(uppers)}")
         return
-    if not all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in uppers) or \
-            any(b <= a for a, b in zip(uppers, uppers[1:])):
+    # Each check first in C loops over what JSON gives (ints and floats), then item by item.
+    numbers = set(map(type, uppers)) <= {int, float} or \
+        all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in uppers)
+    if not numbers or any(map(operator.le, uppers[1:], uppers)):
         problems.add(where, f"fraction_histogram.log2_upper: not rising numbers: {_short(uppers)}")
     if not isinstance(counts, list) or len(counts) != len(uppers):
         problems.add(where, f"fraction_histogram.counts: not a list of {len(uppers)} counts (one per log2_upper): "
                             f"{_short(counts)}")
-    elif not all(_is_count(c) for c in counts):
+    elif not ((set(map(type, counts)) <= {int} and min(counts) >= 0) or all(_is_count(c) for c in counts)):
         problems.add(where, f"fraction_histogram.counts: not counts: {_short(counts)}")
     if not _is_count(histogram.get("above")):
         problems.add(where, f"fraction_histogram.above: not a count: {_short(histogram.get('above'))}")

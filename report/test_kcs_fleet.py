@@ -195,9 +195,12 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(fleet.missing, [])
         self.assertIn("results-1.extra/cuda:0", fleet.devices)
 
-    def test_a_malformed_hash_is_refused_naming_the_file(self):
-        with self.assertRaisesRegex(kcs_fleet.FleetError, r"results-0\.json.*not a sha256"):
-            self.merge([member("not hex")])
+    def test_a_malformed_hash_is_named_and_its_file_left_out(self):
+        fleet = self.merge([member("not hex"), member(A)])
+        self.assertEqual(len(fleet.bad_inputs), 1)
+        self.assertRegex(fleet.bad_inputs[0][1], r"results-0\.json.*not a sha256")
+        self.assertEqual([m.label for m in fleet.members], ["results-1"])
+        self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_BAD_INPUT)
 
     def test_a_failure_fails_the_fleet(self):
         document = member(A)

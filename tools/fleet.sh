@@ -15,8 +15,10 @@
 #       submits it with a merge job that runs when every task has ended.
 #   tools/fleet.sh task OUTPUT LEVEL KCS [-- KCS_OPTIONS...]
 #       what one array task runs (fleet.sbatch calls it).
-#   tools/fleet.sh merge OUTPUT [KCS_FLEET_OPTIONS...]
-#       the fleet report: report/kcs_fleet.py over OUTPUT's results files.
+#   tools/fleet.sh merge OUTPUT [--history DIR] [KCS_FLEET_OPTIONS...]
+#       the fleet report: report/kcs_fleet.py over OUTPUT's results files,
+#       its summary kept in the history folder DIR (default OUTPUT/history)
+#       and compared with the earlier ones there.
 #
 # Why a script over sbatch and not a `kcs fleet` command: the job is Slurm's
 # (its options are sbatch's, passed through as written), the merge is
@@ -29,7 +31,7 @@ python=${KCS_PYTHON:-/usr/bin/python3}
 expected=${KCS_PROBE_RECORD:-} # the probe level's record (level --expected, or the environment for tasks)
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 die() { echo "fleet.sh: $*" >&2; exit 2; }
@@ -155,11 +157,19 @@ merge)
     [ $# -ge 1 ] || usage
     output=$1
     shift
-    exec "$python" "$source/report/kcs_fleet.py" "$output" --output "$output/report" "$@"
+    # The history of this fleet's merges (docs/fleet.md, "History"): a folder that outlives one
+    # run's OUTPUT when each run has its own (submit --history DIR).
+    history="$output/history"
+    if [ "${1:-}" = --history ]; then
+        [ $# -ge 2 ] || die "--history needs a folder"
+        history=$2
+        shift 2
+    fi
+    exec "$python" "$source/report/kcs_fleet.py" "$output" --output "$output/report" --history "$history" "$@"
     ;;
 submit)
     partition="" account="" time_limit="00:30:00" nodes=1 gpus=0 level=quick output="" kcs="$source/build/kcs"
-    wait=0 dry_run=0 extra_step="" sbatch_extra=""
+    wait=0 dry_run=0 extra_step="" sbatch_extra="" history=""
     while [ $# -gt 0 ]; do
         case $1 in
         --partition) partition=$2; shift 2 ;;
@@ -171,6 +181,7 @@ submit)
         --output) output=$2; shift 2 ;;
         --kcs) kcs=$2; shift 2 ;;
         --extra-step) extra_step=$2; shift 2 ;;
+        --history) history=$2; shift 2 ;;
         --sbatch) sbatch_extra="$sbatch_extra $2"; shift 2 ;;
         --wait) wait=1; shift ;;
         --dry-run) dry_run=1; shift ;;
@@ -185,6 +196,12 @@ submit)
     [ "$tasks" -ge 1 ] || die "--nodes needs a count >= 1"
     mkdir -p "$output"
     output=$(cd "$output" && pwd)
+    if [ -n "$history" ]; then
+        mkdir -p "$history"
+        history=$(cd "$history" && pwd)
+    else
+        history="$output/history"
+    fi
     script="$output/fleet.sbatch"
     {
         echo "#!/bin/sh"
@@ -213,14 +230,14 @@ submit)
     if [ "$wait" -eq 1 ]; then
         # Waits for every task, then merges here: the report is ready when this returns.
         sbatch --wait "$script" || echo "fleet.sh: some tasks failed (their results say why)"
-        exec "$0" merge "$output" --expect-tasks "$tasks"
+        exec "$0" merge "$output" --history "$history" --expect-tasks "$tasks"
     fi
     job=$(sbatch --parsable "$script")
     job=${job%%;*}
     echo "fleet.sh: submitted job array $job"
     merge_job=$(sbatch --parsable --job-name=kcs-fleet-merge --dependency="afterany:$job" --ntasks=1 \
         ${partition:+--partition="$partition"} ${account:+--account="$account"} --time=00:10:00 \
-        --output="$output/merge.log" --wrap="'$source/tools/fleet.sh' merge '$output' --expect-tasks $tasks")
+        --output="$output/merge.log" --wrap="'$source/tools/fleet.sh' merge '$output' --history '$history' --expect-tasks $tasks")
     echo "fleet.sh: the merge, job ${merge_job%%;*}, writes $output/report/index.html when every task has ended"
     ;;
 *) usage ;;
