@@ -12,7 +12,8 @@
 #   2. a record made on card 0, card 1 compared with it;
 #   3. both cards against the record, a bit flip planted in block 7 of card 1
 #      (probability 0.2 a launch): every flip named with SM and slice, card 0 passes;
-#      the fleet report over that results file;
+#      the fleet report over that results file, with a history whose earlier run is a healthy
+#      run of both cards just before: the history names card 1 as changed since then;
 #   4. both cards without a record: decided by their majority;
 #   5. the cost of a step call and of a cycle: 5000 steps of a 1 ms and of a 50 us
 #      budget, and 5 whole cycles, on card 0;
@@ -64,6 +65,16 @@ timeout 60 $kcs probe --backend cuda --device 1 --expected $record --cycles 2 --
 fi
 if want 3 && [ "$cards" -ge 2 ]; then
 echo "== 3. both cards against the record, flips planted in block 7 of card 1 $(elapsed)"
+# First a healthy run of both cards, merged into a fresh history: the earlier run that the
+# flipped run's merge compares each card with.
+rm -rf $work/history
+timeout 120 $kcs probe --backend cuda --device all --expected $record --cycles 3 --results $out/healthy.json \
+    > $work/healthy.log; echo "healthy exit $?"
+grep -E '^cuda:' $work/healthy.log | cut -c1-200
+python3 report/kcs_fleet.py $out/healthy.json --output $work/fleet-healthy --json $out/fleet-healthy.json \
+    --history $work/history | tail -3
+echo "healthy fleet exit ${PIPESTATUS[0]}"
+sleep 1   # the history names its summaries by time
 timeout 120 $kcs probe --backend cuda --device all --expected $record --cycles 3 --inject-flip 7:0.2:42:cuda:1 \
     --results $out/flip.json > $work/flip.log
 echo "exit $?"
@@ -72,8 +83,21 @@ injected=$(grep '^cuda:1 ' $work/flip.log | sed -n 's/.*; \([0-9]*\) flips injec
 named=$(grep -c '^  MISMATCH cuda:1: .*\[injected\]' $work/flip.log)
 others=$(grep '^  MISMATCH ' $work/flip.log | grep -vc '^  MISMATCH cuda:1: .*\[injected\]')
 echo "flips injected on cuda:1: $injected; named: $named (the first $((16)) of each step are named); other blocks named: $others"
-python3 report/kcs_fleet.py $out/flip.json --output $work/fleet --json $out/fleet-flip.json | tail -12
+python3 report/kcs_fleet.py $out/flip.json --output $work/fleet --json $out/fleet-flip.json \
+    --history $work/history | tail -12
 echo "fleet exit ${PIPESTATUS[0]}"
+# What the history says: the cards changed since the healthy run, and what changed.
+python3 - $out/fleet-flip.json <<'PY'
+import json, sys
+fleet = json.load(open(sys.argv[1]))
+history = fleet.get("history") or {}
+print(f"history: compared with {history.get('compared')}; {len(history.get('changed', []))} card(s) changed")
+for device in history.get("changed", []):
+    kinds = sorted({change["kind"] for change in device["changes"]})
+    print(f"  changed: {device['device']} (card {device['card']}) since {device['since']}: {', '.join(kinds)};"
+          f" first: {device['changes'][0]['text'][:160]}")
+PY
+cp -r $work/fleet $out/fleet-flip-report 2>/dev/null
 
 fi
 if want 4 && [ "$cards" -ge 2 ]; then
