@@ -59,6 +59,7 @@ if "copy_async_commit" in source:
 
 for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
                 "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
+                "#include <cooperative_groups.h>",  # the cluster kernel: tests/cuda_kernels_emulation.h has its cluster_group
                 "#include <cub/device/device_scan.cuh>"]:
     source = source.replace(include, "")
 source = source.replace('#include "common.cuh"', '#include "cuda_kernels_emulation.h"')
