@@ -764,14 +764,14 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
  * the blocks store into each other's copy. All of it is dynamic: no __shared__ variable, so that the host
  * emulation, which keeps one copy of each static one, can run a cluster's blocks side by side. */
-template <typename C> __host__ __device__ constexpr size_t cluster_arrays_at(size_t slice_bytes)
+__host__ __device__ constexpr size_t cluster_arrays_at(size_t slice_bytes)
 {
     return (slice_bytes + 15) / 16 * 16;
 }
 
 template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(size_t slice_bytes)
 {
-    return cluster_arrays_at<C>(slice_bytes) +
+    return cluster_arrays_at(slice_bytes) +
            (size_t)(2 * (cluster_block_threads / 32) + 2 * cluster_most_blocks) * sizeof(C);
 }
 
@@ -798,7 +798,7 @@ __global__ void __launch_bounds__(cluster_block_threads, MIN_BLOCKS)
 kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, size_t slice_slots)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    __trap(); /* clusters need sm_90: clusters_built refuses this build's kernel before any launch */
+    __trap(); /* clusters need sm_90: limits_of finds this stub (its ptxVersion) and no family launches it */
 #else
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
@@ -810,7 +810,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
     V *const slice = reinterpret_cast<V *>(dynamic_shared); /* [slice_slots] */
-    C *const partial_max = reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at<C>(slice_slots * sizeof(V)));
+    C *const partial_max = reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(slice_slots * sizeof(V)));
     C *const partial_sum = partial_max + warps;
     C *const block_max = partial_sum + warps;           /* [cluster_most_blocks]: m_b of block b */
     C *const block_sum = block_max + cluster_most_blocks; /* s_b */

@@ -13,17 +13,22 @@
  *                bf16 widened, computed in float, rounded once), over
  *                special values, sizes around the vector width, misaligned
  *                and differently aligned arrays, in all four types;
- *   softmax      every row (auto and the three kernel families) on every
+ *   softmax      every row (auto and the four kernel families) on every
  *                shape its supports() takes: against long double within
  *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
  *                entries exactly 0, for shapes that select every
  *                configuration (warp groups of 1 to 32 lanes, the block
  *                of 128, 256 and 512 threads with and without
- *                shared-memory slots, the online kernel, vector and scalar
- *                slots); auto bit for bit the same as the family it picks;
- *                the block size the block family picks for a row length,
- *                a block a row; where each family's supports() stops, and
- *                run() refusing rows that misalignment makes too long;
+ *                shared-memory slots, clusters of 2 to 16 blocks with
+ *                slices of nothing but -inf, the online kernel, vector and
+ *                scalar slots); auto bit for bit the same as the family it
+ *                picks; the block size the block family picks for a row
+ *                length, a block a row, and the cluster size the cluster
+ *                family picks; auto without clusters (compute capability
+ *                8.0, or a stub built below sm_90); where each family's
+ *                supports() stops, and run() refusing rows that
+ *                misalignment makes too long or clusters the device
+ *                cannot place;
  *   assign       both variants, f32 and f16: idx against long double (only
  *                near ties of random data may differ; ties of integer data
  *                must go to the smallest index) and dist within gamma(d + 2);
