@@ -12,14 +12,15 @@
  * they enter the arithmetic; every output is rounded once (kcs_narrow) as it
  * is stored. Register slots are counted in widened values, so f16 and bf16
  * take half the slots of f32 (8 floats each) and every type keeps the same
- * register bytes. Three kernel families, each a variant of its own (rows of
+ * register bytes. Four kernel families, each a variant of its own (rows of
  * the table at the end of this file, one per dtype), so that the runner
  * runs, times and reports each on its own; their supports() refuses, with
  * the reason, the rows a family cannot hold:
  *
  *   auto            what library users call: the first family below that
- *                   holds the row, so that each row is read from memory
- *                   once where it fits on chip, and online beyond.
+ *                   holds the row (cluster only where the device runs
+ *                   clusters), so that each row is read from memory once
+ *                   where it fits on chip, and online beyond.
  *   warp-groups     rows of at most 32 lanes x 32 values (1024 f32, f16 or
  *                   bf16 or 512 f64 columns when aligned):
  *                   kcs_softmax_registers with GROUP lanes of a warp a row:
@@ -45,6 +46,24 @@
  *                   96 KB a block, two blocks an SM; bf16: 2 uint4 and 6),
  *                   cols = 4096 256 (f32: 4 float4 a thread, all in
  *                   registers), cols = 2048 128.
+ *   cluster         rows whose slices fit 16 blocks' shared memory (up to
+ *                   about 925000 f32, 462000 f64 or 1.85e6 f16/bf16 columns
+ *                   on a 227-KB H100/H200) on devices and builds that run
+ *                   thread-block clusters (sm_90); rows of at least 27
+ *                   columns (the depth rule, below). kcs_softmax_cluster:
+ *                   a row over a cluster of 2, 4, 8 or 16 blocks of 256
+ *                   threads, the fewest whose slices are at most 64 KB
+ *                   (KCS_SOFTMAX_CLUSTER_SLICE_BYTES; 262144 f32 columns:
+ *                   16 blocks of 64 KB, three blocks an SM; 131072 f32 or
+ *                   262144 bf16: 8; 131072 bf16: 4), else 16. Each block
+ *                   reads its slice once into shared memory (cp.async),
+ *                   takes its max and sum, and stores the pair into every
+ *                   block of the cluster (distributed shared memory); after
+ *                   one cluster barrier every block combines the pairs in
+ *                   the same order (the same bits in each) and writes its
+ *                   slice's outputs. A grid that covers every row, no block
+ *                   beyond its row: clusters of other rows share each SM
+ *                   and stream while one waits for its slowest block.
  *   online          rows within the depth rule (below): kcs_softmax_online,
  *                   a block of 1024 threads (512 for f64) a row. Pass 1
  *                   reads the row once keeping a running max m and a sum s
@@ -98,6 +117,11 @@
  * are not 16-byte aligned), and below about 108 columns, where the count
  * (which does not credit merges with an empty side for being exact) passes
  * cols - 1; auto never gives such short rows to the online kernel.
+ * Cluster: a thread's chain over its slots of the slice (at most 57 slots
+ * of 16 bytes: 228 f32 or 456 16-bit values), a butterfly of 5 levels, a
+ * chain over the 8 warp sums, one rescaling (counted 8) and a butterfly of
+ * 5 levels over the blocks: supports() refuses rows below 27 columns, where
+ * that count passes cols - 1; auto gives it only rows beyond the block.
  *
  * Speed (memory-bound: an element is read once and written once; 3 TB/s
  * over 132 SMs is 23 bytes a ns an SM, and with latency under load well
@@ -147,9 +171,10 @@
  * expf on an H100 on every perf shape, so plain expf is kept.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
- * kernels; the online kernel reads twice.
+ * and cluster kernels; the online kernel reads twice.
  *
- * Tunables (-D on the nvcc line): KCS_SOFTMAX_ONLINE_THREADS.
+ * Tunables (-D on the nvcc line): KCS_SOFTMAX_ONLINE_THREADS,
+ * KCS_SOFTMAX_CLUSTER_SLICE_BYTES.
  *
  * Run only it: ./build/kcs run --backend cuda softmax (every row, each
  * reported on its own; add --benchmark to time the perf cases).
@@ -161,6 +186,7 @@
 #include <initializer_list>
 #include <type_traits>
 
+#include <cooperative_groups.h>
 #include <cuda/std/limits>
 
 #include "common.cuh"
@@ -214,6 +240,21 @@ constexpr int largest_block_threads = 512;
  * (block_min_blocks), which is also what plan_for counts on. */
 constexpr int block_registers = 64;
 template <int THREADS> constexpr int block_min_blocks = sm_registers / (block_registers * THREADS);
+
+/* The cluster kernel (rows split over a cluster of blocks): threads a block, and the most blocks a cluster (16
+ * needs cudaFuncAttributeNonPortableClusterSizeAllowed; 8 is the portable limit). Its register cap leaves four
+ * blocks an SM; its shared memory (a slice of about cluster_slice_bytes) three. */
+constexpr int cluster_block_threads = 256;
+constexpr int cluster_most_blocks = 16;
+constexpr int cluster_portable_blocks = 8;
+constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
+/* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
+ * slices are at most this, so that three blocks (rows of different clusters) share an SM (docs/softmax.md,
+ * "The cluster kernel"). */
+#ifndef KCS_SOFTMAX_CLUSTER_SLICE_BYTES
+#define KCS_SOFTMAX_CLUSTER_SLICE_BYTES 65536
+#endif
+constexpr size_t cluster_slice_bytes = KCS_SOFTMAX_CLUSTER_SLICE_BYTES;
 
 static_assert(KCS_SOFTMAX_ONLINE_THREADS % 64 == 0 && KCS_SOFTMAX_ONLINE_THREADS <= 1024,
               "KCS_SOFTMAX_ONLINE_THREADS must be a multiple of 64, at most 1024");
@@ -719,13 +760,154 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
     }
 }
 
-/* The most shared memory one block may have on this device (opt-in). */
-kcs_status shared_limit(kcs_device *device, size_t *bytes, kcs_error *err)
+/* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
+ * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
+ * the blocks store into each other's copy. All of it is dynamic: no __shared__ variable, so that the host
+ * emulation, which keeps one copy of each static one, can run a cluster's blocks side by side. */
+__host__ __device__ constexpr size_t cluster_arrays_at(size_t slice_bytes)
 {
-    int limit = 0;
-    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device->ordinal));
-    *bytes = limit > 0 ? (size_t)limit : 0;
+    return (slice_bytes + 15) / 16 * 16;
+}
+
+template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(size_t slice_bytes)
+{
+    return cluster_arrays_at(slice_bytes) +
+           (size_t)(2 * (cluster_block_threads / 32) + 2 * cluster_most_blocks) * sizeof(C);
+}
+
+/* The cluster kernel: a row split over the blocks of a cluster (cluster.num_blocks(), 2 to 16; the grid has
+ * rows times that many blocks, cluster c taking row c), each block holding slice_slots consecutive slots of it
+ * (the last block fewer, or none) in shared memory, read once from global memory by cp.async. Per block: the
+ * slice's max m_b and sum s_b of exp(x - m_b) (a thread's slots in one chain, a butterfly, then the warps in
+ * order), stored into every block's pair array through distributed shared memory; a cluster barrier; then in
+ * every warp of every block the same combine of the pairs in the same order, M = max_b m_b and S = sum_b s_b
+ * exp(m_b - M) (butterflies over the lanes, one lane a block), so that every block has the same bits of M and S;
+ * then y = exp(x - M) * (1 / S) from the slice, streaming stores. Each term is rescaled once (the sum's
+ * exp(m_b - M)), as in an online softmax: supports() counts it as eight additions (docs/softmax.md,
+ * "Algorithm"). Special values: a slice with no finite max (nothing but -inf, no slots, or -inf and NaN) sums
+ * exp(x - 0) instead, which is 0 for -inf and NaN for NaN, and its rescaling exp(-inf - M) = 0 keeps an empty
+ * slice out of a row with a finite max; a NaN or +inf makes its slice's sum NaN (exp(+inf - +inf) for +inf), and
+ * so S and every output of the row; a row of nothing but -inf has M = -inf and S = NaN (exp(-inf - (-inf))):
+ * NaN throughout, as docs/softmax.md asks. The cluster's barrier phases: every thread arrives as it starts and
+ * waits before its block's first store into another block's shared memory (so that every block of the cluster
+ * is running: distributed shared memory may be used only then), then arrives after those stores and waits
+ * before reading its pair array: all stores into a block are done before it reads, and no block stores into
+ * another after that, so a block may exit as soon as it has written its outputs. */
+template <typename T, typename V, int MIN_BLOCKS>
+__global__ void __launch_bounds__(cluster_block_threads, MIN_BLOCKS)
+kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, size_t slice_slots)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    __trap(); /* clusters need sm_90: limits_of finds this stub (its ptxVersion) and no family launches it */
+#else
+    using C = kcs_compute<T>;
+    constexpr int width = slot_width<T, V>;
+    constexpr int threads = cluster_block_threads;
+    constexpr int warps = threads / 32;
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    cluster.barrier_arrive(); /* phase 1: this block has started */
+
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    V *const slice = reinterpret_cast<V *>(dynamic_shared); /* [slice_slots] */
+    C *const partial_max = reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(slice_slots * sizeof(V)));
+    C *const partial_sum = partial_max + warps;
+    C *const block_max = partial_sum + warps;           /* [cluster_most_blocks]: m_b of block b */
+    C *const block_sum = block_max + cluster_most_blocks; /* s_b */
+
+    const unsigned int blocks = cluster.num_blocks();
+    const unsigned int rank = cluster.block_rank();
+    const size_t row = blockIdx.x / blocks;
+    const size_t row_slots = cols / width;
+    const size_t first = (size_t)rank * slice_slots;
+    const size_t held = first >= row_slots ? 0 : row_slots - first < slice_slots ? row_slots - first : slice_slots;
+    const V *in = reinterpret_cast<const V *>(x + row * cols) + first;
+
+    /* The slice, once: a thread copies, and later reads, slots threadIdx.x, + threads, ... only. */
+    for (size_t q = threadIdx.x; q < held; q += threads)
+        copy_async<sizeof(V)>(slice + q, in + q);
+    copy_async_commit();
+    copy_async_wait_all();
+
+    C local = minus_infinity<C>();
+    for (size_t q = threadIdx.x; q < held; q += threads) {
+        C s[width];
+        widen_slot<T, V>(slice[q], s);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            local = max_of(local, s[e]);
+    }
+    const C slice_max = block_reduce<threads>(local, maximum(), partial_max);
+    const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
+    C sum = C(0);
+    for (size_t q = threadIdx.x; q < held; q += threads) {
+        C s[width];
+        widen_slot<T, V>(slice[q], s);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            sum += exp_of(s[e] - shift);
+    }
+    const C slice_sum = block_reduce<threads>(sum, plus(), partial_sum);
+
+    /* This block's pair into every block's arrays (its own included), then the cluster barrier. */
+    cluster.barrier_wait();
+    if (threadIdx.x < blocks) {
+        *cluster.map_shared_rank(block_max + rank, (int)threadIdx.x) = slice_max;
+        *cluster.map_shared_rank(block_sum + rank, (int)threadIdx.x) = slice_sum;
+    }
+    cluster.barrier_arrive(); /* phase 2: release of the stores above */
+    cluster.barrier_wait();   /* acquire of every block's stores into this one */
+
+    /* M and S, the same bits in every warp of every block: lane b holds block b's pair. */
+    const int lane = threadIdx.x % 32;
+    const C pair_max = lane < (int)blocks ? block_max[lane] : minus_infinity<C>();
+    const C row_max = group_reduce<32>(pair_max, maximum());
+    const C rescaled = lane < (int)blocks ? block_sum[lane] * exp_of(pair_max - row_max) : C(0);
+    const C row_sum = group_reduce<32>(rescaled, plus());
+    const C inverse = C(1) / row_sum;
+
+    /* y = exp(x - M) / S, rounded once to T. */
+    V *out = reinterpret_cast<V *>(y + row * cols) + first;
+    for (size_t q = threadIdx.x; q < held; q += threads) {
+        C s[width];
+        widen_slot<T, V>(slice[q], s);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            s[e] = exp_of(s[e] - row_max) * inverse;
+        __stcs(out + q, narrow_slot<T, V>(s));
+    }
+#endif
+}
+
+/* What the families' plans need to know of the device: the most shared memory one block may have (opt-in), and
+ * whether it runs thread-block clusters: compute capability 9.0 or later, and the cluster kernel built for it
+ * (a --cuda-arch below 90 builds it as a stub, which PTX compiled on the device keeps). */
+struct device_limits {
+    size_t shared_available;
+    bool clusters;
+};
+
+kcs_status limits_of(kcs_device *device, device_limits *limits, kcs_error *err)
+{
+    int shared = 0;
+    KCS_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device->ordinal));
+    limits->shared_available = shared > 0 ? (size_t)shared : 0;
+    limits->clusters = false;
+    if (device->compute_capability >= 90) {
+        cudaFuncAttributes attributes = {};
+        KCS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kcs_softmax_cluster<float, float4, cluster_min_blocks>));
+        limits->clusters = attributes.ptxVersion >= 90;
+    }
     return KCS_OK;
+}
+
+/* Additions (the rescaling counted 8) a term passes through in the cluster kernel for slices of slice_slots
+ * slots of width elements: its thread's chain, a butterfly of 5 levels and the chain over the warps, its slice
+ * sum's rescaling, then a butterfly of 5 levels over the blocks' sums. */
+inline size_t cluster_depth(size_t slice_slots, int width)
+{
+    const size_t per_thread = (slice_slots + cluster_block_threads - 1) / cluster_block_threads * (size_t)width;
+    return per_thread + 5 + (cluster_block_threads / 32 - 1) + 8 + 5;
 }
 
 /* Additions (rescalings counted 8) a term passes through in the online
@@ -846,9 +1028,54 @@ kcs_status launch_online(kcs_device *device, const T *x, T *y, size_t rows, size
     return KCS_OK;
 }
 
+/* The cluster kernel: a cluster of p.cluster blocks a row (p.slice_slots slots each), a grid that covers every
+ * row. Sizing checks that a cluster of that many blocks and that much shared memory can be placed at all
+ * (cudaOccupancyMaxActiveClusters): 16 blocks are beyond the portable 8, which a device may not place. */
+template <typename T, typename V, typename P>
+kcs_status launch_cluster(kcs_device *device, const P &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
+                          unsigned int *blocks, kcs_error *err)
+{
+    auto kernel = kcs_softmax_cluster<T, V, cluster_min_blocks>;
+    cudaLaunchAttribute attribute[1] = {};
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = (unsigned int)p.cluster;
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(cluster_block_threads);
+    config.dynamicSmemBytes = p.shared_bytes;
+    config.stream = device->stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    if (!launch) {
+        if (rows > (size_t)INT_MAX / (size_t)p.cluster)
+            return kcs_fail(err, KCS_UNSUPPORTED,
+                            "softmax: %zu rows of %zu columns take %d blocks each, more than a grid holds (%d)", rows,
+                            cols, p.cluster, INT_MAX);
+        *blocks = (unsigned int)(rows * (size_t)p.cluster);
+        KCS_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.shared_bytes));
+        if (p.cluster > cluster_portable_blocks)
+            KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        config.gridDim = dim3(*blocks);
+        int clusters = 0;
+        KCS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+        if (clusters < 1)
+            return kcs_fail(err, KCS_UNSUPPORTED,
+                            "softmax rows of %zu columns: this device places no cluster of %d blocks of %d threads "
+                            "and %zu bytes of shared memory",
+                            cols, p.cluster, cluster_block_threads, p.shared_bytes);
+        return KCS_OK;
+    }
+    config.gridDim = dim3(*blocks);
+    KCS_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, x, y, cols, p.slice_slots));
+    KCS_CUDA_CHECK_LAUNCH("kcs_softmax_cluster");
+    return KCS_OK;
+}
+
 /* The kernel families, a row of the table each, in the order in which
  * "auto" tries them; automatic stands for "auto" itself. */
-enum class family { warp_groups, block_resident, online, automatic };
+enum class family { warp_groups, block_resident, cluster, online, automatic };
 
 /* A family and the configuration in which it holds rows of one length. */
 struct plan {
@@ -858,6 +1085,8 @@ struct plan {
     int shared_slots;    /* block-resident: shared-memory slots a thread (the stash) */
     size_t shared_bytes; /* block-resident: the stash's dynamic shared memory */
     int threads;         /* block-resident: threads a block (a row), one of block_thread_choices */
+    int cluster;         /* cluster: blocks a row (a cluster), 2 to cluster_most_blocks */
+    size_t slice_slots;  /* cluster: slots of the row a block holds (the last block fewer) */
 };
 
 /* Shared-memory slots a thread of a block of threads holds beyond reg in registers, for rows of row_slots. */
@@ -868,12 +1097,13 @@ inline size_t stash_slots(size_t row_slots, int threads, int reg)
 }
 
 /* How family f holds rows of cols elements in slots of width elements on a
- * device with shared_available bytes of shared memory a block, or
- * KCS_UNSUPPORTED with the reason when it cannot hold them. automatic takes
- * the first family that can; the online kernel holds any row. */
+ * device of these limits, or KCS_UNSUPPORTED with the reason when it cannot
+ * hold them. automatic takes the first family that can (the cluster kernel
+ * only where the device runs clusters); the online kernel holds any row. */
 template <typename T>
-kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, plan *p, kcs_error *err)
+kcs_status plan_for(family f, size_t cols, int width, const device_limits &limits, plan *p, kcs_error *err)
 {
+    const size_t shared_available = limits.shared_available;
     const size_t row_slots = cols / (size_t)width;
     switch (f) {
     case family::warp_groups:
@@ -882,12 +1112,12 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
          * 32 lanes of one float4 ran 2% faster than 8 lanes of four, as fast as a copy kernel). */
         for (int group = 1; group <= 32; group *= 2)
             if (row_slots <= (size_t)group) {
-                *p = plan{f, group, 1, 0, 0, 0};
+                *p = plan{f, group, 1, 0, 0, 0, 0, 0};
                 return KCS_OK;
             }
         for (int registers = 2; registers <= wide_group_registers<T>; registers *= 2)
             if (row_slots <= (size_t)32 * registers) {
-                *p = plan{f, 32, registers, 0, 0, 0};
+                *p = plan{f, 32, registers, 0, 0, 0, 0, 0};
                 return KCS_OK;
             }
         return kcs_fail(err, KCS_UNSUPPORTED,
@@ -926,7 +1156,7 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
             if (better) {
                 most_resident = resident;
                 enough_rows = enough;
-                *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, threads};
+                *p = plan{f, 0, block_register_slots<T>, (int)shared_slots, shared_bytes, threads, 0, 0};
             }
         }
         if (most_resident > 0)
@@ -938,17 +1168,45 @@ kcs_status plan_for(family f, size_t cols, int width, size_t shared_available, p
                         cols, shared_slots * largest_block_threads * slot_bytes, largest_block_threads, shared_slots,
                         width, block_register_slots<T>, shared_available);
     }
+    case family::cluster: {
+        /* The fewest blocks a row (a power of two from 2) whose slices are at most cluster_slice_bytes; where
+         * even 16 blocks' are larger, 16 blocks while their slices fit a block's shared memory (1 KB of it
+         * reserved, as above). */
+        if (!limits.clusters)
+            return kcs_fail(err, KCS_UNSUPPORTED,
+                            "softmax rows of %zu columns: the cluster kernel needs thread-block clusters (compute "
+                            "capability 9.0, and a build for sm_90 or later); this device or build has none",
+                            cols);
+        const size_t slot_bytes = (size_t)width * sizeof(T);
+        for (int blocks = 2; blocks <= cluster_most_blocks; blocks *= 2) {
+            const size_t slice_slots = (row_slots + blocks - 1) / blocks;
+            const size_t shared_bytes = cluster_shared_bytes<kcs_compute<T>>(slice_slots * slot_bytes);
+            const bool fits = shared_bytes + 1024 <= shared_available;
+            if (fits && (slice_slots * slot_bytes <= cluster_slice_bytes || blocks == cluster_most_blocks)) {
+                *p = plan{f, 0, 0, 0, shared_bytes, cluster_block_threads, blocks, slice_slots};
+                return KCS_OK;
+            }
+        }
+        const size_t slice_slots = (row_slots + cluster_most_blocks - 1) / cluster_most_blocks;
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "softmax rows of %zu columns need %zu bytes of shared memory a block in clusters of %d "
+                        "blocks (%zu slots of %d a block); this device has %zu, 1 KB of it reserved",
+                        cols, cluster_shared_bytes<kcs_compute<T>>(slice_slots * slot_bytes), cluster_most_blocks,
+                        slice_slots, width, shared_available);
+    }
     case family::online:
-        *p = plan{f, 0, 0, 0, 0, 0};
+        *p = plan{f, 0, 0, 0, 0, 0, 0, 0};
         return KCS_OK;
     case family::automatic:
         break;
     }
     kcs_error not_this_one = {{0}};
     for (family each : {family::warp_groups, family::block_resident})
-        if (plan_for<T>(each, cols, width, shared_available, p, &not_this_one) == KCS_OK)
+        if (plan_for<T>(each, cols, width, limits, p, &not_this_one) == KCS_OK)
             return KCS_OK;
-    return plan_for<T>(family::online, cols, width, shared_available, p, err);
+    if (limits.clusters && plan_for<T>(family::cluster, cols, width, limits, p, &not_this_one) == KCS_OK)
+        return KCS_OK;
+    return plan_for<T>(family::online, cols, width, limits, p, err);
 }
 
 /* Sizes (launch false) or launches (launch true) the kernel of plan p, in
@@ -975,6 +1233,8 @@ kcs_status launch_plan(kcs_device *device, const plan &p, const T *x, T *y, size
         }
     case family::block_resident:
         return launch_block_resident<T, V>(device, p, x, y, rows, cols, launch, blocks, err);
+    case family::cluster:
+        return launch_cluster<T, V>(device, p, x, y, rows, cols, launch, blocks, err);
     default:
         return launch_online<T, V>(device, x, y, rows, cols, launch, blocks, err);
     }
@@ -1009,8 +1269,8 @@ template <typename T, family F> KCS_KERNEL_RUN(run)
         return KCS_OK;
     };
     auto size = [&]() -> kcs_status {
-        size_t shared_available = 0;
-        kcs_status status = shared_limit(device, &shared_available, err);
+        device_limits limits = {};
+        kcs_status status = limits_of(device, &limits, err);
         if (status != KCS_OK)
             return status;
         x = (const T *)inputs[0]->data;
@@ -1018,7 +1278,7 @@ template <typename T, family F> KCS_KERNEL_RUN(run)
         vectors = rows_are_vectors(x, y, cols);
         if (work) {
             /* rows that are not 16-byte aligned take 4 or 2 times the slots supports() assumed: refused here */
-            status = plan_for<T>(F, cols, vectors ? (int)(sizeof(V) / sizeof(T)) : 1, shared_available, &p, err);
+            status = plan_for<T>(F, cols, vectors ? (int)(sizeof(V) / sizeof(T)) : 1, limits, &p, err);
             if (status != KCS_OK)
                 return status;
         }
@@ -1035,22 +1295,24 @@ template <typename T, family F> KCS_KERNEL_RUN(run)
 template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 {
     const size_t cols = args->softmax.cols;
-    size_t shared_available = 0;
-    kcs_status status = shared_limit(device, &shared_available, err); /* of device->ordinal: no need to select it */
+    device_limits limits = {};
+    kcs_status status = limits_of(device, &limits, err); /* of device->ordinal: no need to select it */
     if (status != KCS_OK || cols == 0)
         return status;
     /* The slot width the run will use for buffers from cudaMalloc. */
     const int width = (cols * sizeof(T)) % 16 == 0 ? 16 / (int)sizeof(T) : 1;
     plan p = {};
-    status = plan_for<T>(F, cols, width, shared_available, &p, err);
-    if (status != KCS_OK || p.kernel != family::online)
+    status = plan_for<T>(F, cols, width, limits, &p, err);
+    if (status != KCS_OK || (p.kernel != family::online && p.kernel != family::cluster))
         return status;
-    const size_t depth = online_depth<T>(cols / (size_t)width, width);
+    const bool online = p.kernel == family::online;
+    const size_t depth =
+        online ? online_depth<T>(cols / (size_t)width, width) : cluster_depth(p.slice_slots, width);
     if (depth > depth_limit(cols))
         return kcs_fail(err, KCS_UNSUPPORTED,
-                        "softmax rows of %zu columns: the online kernel's summation depth (%zu) would "
+                        "softmax rows of %zu columns: the %s kernel's summation depth (%zu) would "
                         "exceed docs/softmax.md's D(cols) = %zu",
-                        cols, depth, depth_limit(cols));
+                        cols, online ? "online" : "cluster", depth, depth_limit(cols));
     return KCS_OK;
 }
 
@@ -1066,13 +1328,17 @@ template <typename T, family F> KCS_KERNEL_SUPPORTS(supports)
 static const kcs_kernel rows[] = {
     SOFTMAX_ROWS("auto", family::automatic,
                  "what library users call: warp-groups to 128 bytes of values a lane (1024 f32 or 16-bit columns), "
-                 "block-resident while shared memory holds the row, online beyond"),
+                 "block-resident while shared memory holds the row, then cluster (sm_90: while 16 blocks' shared "
+                 "memory holds it), online beyond"),
     SOFTMAX_ROWS("warp-groups", family::warp_groups,
                  "1-32 lanes of a warp a row (one 16-byte slot a lane, else 32 lanes of up to 128 bytes of "
                  "values), the whole row in registers, a grid that covers every row, shuffles only, read once"),
     SOFTMAX_ROWS("block-resident", family::block_resident,
                  "a block of 128, 256 or 512 threads a row (by row length), 16 values a thread in registers and "
                  "the rest in shared memory (cp.async), read once"),
+    SOFTMAX_ROWS("cluster", family::cluster,
+                 "a cluster of 2 to 16 blocks of 256 threads a row (by row length; sm_90), each block's slice in "
+                 "shared memory (cp.async), (max, sum) pairs exchanged in distributed shared memory, read once"),
     SOFTMAX_ROWS("online", family::online,
                  "a 1024-thread block a row (f64: 512), two reads: running max and rescaled sum, then the outputs"),
 };

@@ -13,17 +13,22 @@
  *                bf16 widened, computed in float, rounded once), over
  *                special values, sizes around the vector width, misaligned
  *                and differently aligned arrays, in all four types;
- *   softmax      every row (auto and the three kernel families) on every
+ *   softmax      every row (auto and the four kernel families) on every
  *                shape its supports() takes: against long double within
  *                1e-5 (f32) or 1e-13 (f64) relative, NaN rows, masked
  *                entries exactly 0, for shapes that select every
  *                configuration (warp groups of 1 to 32 lanes, the block
  *                of 128, 256 and 512 threads with and without
- *                shared-memory slots, the online kernel, vector and scalar
- *                slots); auto bit for bit the same as the family it picks;
- *                the block size the block family picks for a row length,
- *                a block a row; where each family's supports() stops, and
- *                run() refusing rows that misalignment makes too long;
+ *                shared-memory slots, clusters of 2 to 16 blocks with
+ *                slices of nothing but -inf, the online kernel, vector and
+ *                scalar slots); auto bit for bit the same as the family it
+ *                picks; the block size the block family picks for a row
+ *                length, a block a row, and the cluster size the cluster
+ *                family picks; auto without clusters (compute capability
+ *                8.0, or a stub built below sm_90); where each family's
+ *                supports() stops, and run() refusing rows that
+ *                misalignment makes too long or clusters the device
+ *                cannot place;
  *   assign       both variants, f32 and f16: idx against long double (only
  *                near ties of random data may differ; ties of integer data
  *                must go to the smallest index) and dist within gamma(d + 2);
@@ -90,11 +95,14 @@ struct host_buffer {
     template <typename T> T *as() { return (T *)buffer.data; }
 };
 
+static int emu_compute_capability = 90; /* the emulated device's, as kcs_device has it: 90 runs clusters */
+
 static kcs_device make_device(int sm_count, int blocks_per_sm)
 {
     emu_blocks_per_sm = blocks_per_sm;
     kcs_device d{};
     d.sm_count = sm_count;
+    d.compute_capability = emu_compute_capability;
     static unsigned int counter = 0;
     d.blocks_done = &counter;
     return d;
@@ -219,7 +227,7 @@ static void elementwise_tests()
 /* ---------------------------------------------------------------- softmax */
 
 /* cuda/softmax.cu's rows: "auto", then the families in the order auto tries them. */
-static const char *const softmax_variants[] = {"auto", "warp-groups", "block-resident", "online"};
+static const char *const softmax_variants[] = {"auto", "warp-groups", "block-resident", "cluster", "online"};
 
 static kcs_op_args softmax_args(size_t rows, size_t cols)
 {
@@ -258,8 +266,12 @@ template <typename T> static std::vector<T> softmax_input(size_t rows, size_t co
         if (kind == 5) v = 9990.0 + (double)(rng() % 1000) / 100.0;  /* near 1e4 */
         if (kind == 6) v = (i % cols) * 0.5;                         /* ramp: underflow */
         if (kind == 7 && rng() % 5 == 0) v = (rng() % 2 ? 1 : -1) * 3e38;
+        if (kind == 8 && i % cols >= cols / 3) v = -INFINITY;        /* the row's last two thirds masked */
+        if (kind == 9 && i % cols < cols / 2) v = -INFINITY;         /* the first half masked, */
         x[i] = from_double<T>(v);
     }
+    if (kind == 9 && rows > 1 && cols > 1)
+        x[cols + cols / 4] = from_double<T>(NAN); /* and in row 1 a NaN among them: row 1 is NaN throughout */
     if (kind == 2 && rows > 1) {
         for (size_t k = 0; k < cols; k++) x[k] = from_double<T>(NAN); /* a whole NaN row */
     }
@@ -398,6 +410,16 @@ static void test_softmax_reach()
         /* 28 shared slots of 8 a thread beyond 2 in registers */
         {"block-resident", KCS_BF16, 122880, true}, {"block-resident", KCS_BF16, 122888, false},
         {"online", KCS_F16, 128, true},       {"online", KCS_BF16, 104, false},
+        /* the cluster kernel: 16 blocks of at most 227 KB less 1 KB and its 192 bytes of arrays, 14452 slots of 16
+         * bytes; the depth rule (33 columns: 1 + 25 additions, D = 32; 27 columns: D = 26; 26 columns: D = 25) */
+        {"cluster", KCS_F32, 262144, true},   {"cluster", KCS_F32, 924928, true},
+        {"cluster", KCS_F32, 925000, false},  {"cluster", KCS_F64, 262144, true},
+        {"cluster", KCS_BF16, 262144, true},  {"cluster", KCS_F16, 1849856, true},
+        {"cluster", KCS_F16, 1850000, false}, {"cluster", KCS_F32, 33, true},
+        {"cluster", KCS_F32, 27, true},       {"cluster", KCS_F32, 26, false},
+        {"cluster", KCS_F64, 4, false},
+        /* auto: the cluster kernel beyond the block's reach while it holds the row, online beyond it */
+        {"auto", KCS_F32, 925000, true},
     };
     for (const reach &r : reaches) {
         kcs_device device = make_device(1, 1);
@@ -468,6 +490,88 @@ static void test_softmax_block_sizes()
     expect_block_size<float>(4097, 256);
 }
 
+/* The cluster kernel's blocks a row for rows of cols (cuda/softmax.cu, plan_for): the fewest of 2, 4, 8 and 16
+ * whose slices are at most 64 KB, else 16; a grid of rows times that, and auto taking the cluster kernel beyond
+ * the block kernel's reach. */
+template <typename T> static void expect_cluster_size(const char *variant, size_t rows, size_t cols, unsigned blocks)
+{
+    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
+    std::vector<T> output;
+    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
+           "softmax %s %s %zu columns: refused", variant, type_name<T>(), cols);
+    EXPECT(emu_last_cluster == blocks && emu_last_grid.x == rows * blocks && emu_last_block.x == 256,
+           "softmax %s %s %zu columns: %u blocks of %u threads in clusters of %u, not %zu of 256 in clusters of %u",
+           variant, type_name<T>(), cols, emu_last_grid.x, emu_last_block.x, emu_last_cluster, rows * blocks, blocks);
+}
+
+/* The cluster kernel (cuda/softmax.cu, kcs_softmax_cluster): slices of every size and ragged ends, masked slices,
+ * a NaN in a slice with no finite max, every type; auto's choice on devices with and without clusters. */
+static void test_softmax_clusters()
+{
+    /* 2 blocks: to 32768 f32 columns (64 KB slices); 4 to 65536; 8 to 131072; then 16 */
+    expect_cluster_size<float>("cluster", 3, 1000, 2);
+    expect_cluster_size<float>("cluster", 1, 32769, 4);
+    expect_cluster_size<float>("auto", 1, 65540, 8);
+    if (!quick) {
+        expect_cluster_size<float>("cluster", 1, 131076, 16);
+        expect_cluster_size<__nv_bfloat16>("auto", 1, 262144, 8);
+        expect_cluster_size<double>("auto", 1, 70000, 16);
+    }
+    expect_cluster_size<__half>("auto", 1, 130000, 4);
+    /* slices of nothing but -inf (the last two thirds of a row; the first half) in rows with a finite max, a
+     * NaN among them, the other special values; a slice with no slots (33 columns over 2 blocks of 17 hold all;
+     * 3 rows of 70001 over 8) */
+    for (int kind : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+        test_softmax<float>(3, 300, kind, 0, 1, 1);
+        test_softmax<float>(2, 70001, kind, 0, 1, 1);
+        if (quick && kind % 3 != 0)
+            continue;
+        test_softmax<double>(2, 40001, kind, 0, 1, 1);
+        test_softmax<__half>(2, 130001, kind, 0, 1, 1);
+        test_softmax<__nv_bfloat16>(3, 123000, kind, 0, 1, 1);
+    }
+    /* ragged: rows not 16-byte aligned (element slots; 2-byte ones copied without cp.async) */
+    test_softmax<float>(3, 70000, 1, 4, 1, 1);
+    test_softmax<__nv_bfloat16>(2, 130000, 9, 2, 1, 1);
+    if (!quick)
+        test_softmax<double>(2, 40000, 8, 8, 1, 1);
+    /* 16 blocks a row */
+    test_softmax<float>(1, 262147, 9, 0, 1, 1);
+    {
+        /* no clusters (compute capability 8.0, or code built below sm_90): auto takes the online kernel, the cluster
+         * row refuses with the reason; a cluster this device cannot place: run() refuses */
+        const kcs_kernel &cluster = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F32, "cluster");
+        const kcs_kernel &automatic = row_of(kcs_cuda_softmax_kernels, "softmax", KCS_F32, "auto");
+        const kcs_op_args args = softmax_args(2, 70001);
+        for (int setting = 0; setting < 2; setting++) {
+            (setting == 0 ? emu_compute_capability : emu_ptx_version) = 80;
+            kcs_device device = make_device(1, 1);
+            kcs_error err{};
+            EXPECT(cluster.supports(&device, &args, &err) == KCS_UNSUPPORTED &&
+                       std::strstr(err.message, "softmax rows of 70001 columns: the cluster kernel needs") ==
+                           err.message,
+                   "softmax cluster without clusters: supports() took it, or said \"%s\"", err.message);
+            std::vector<float> output;
+            EXPECT(check_softmax<float>(automatic, softmax_input<float>(2, 70001, 1), 2, 70001, 1, 0, 1, 1, &output) &&
+                       emu_last_cluster == 1 && emu_last_block.x == 1024,
+                   "softmax auto without clusters: not the online kernel (clusters of %u, blocks of %u)",
+                   emu_last_cluster, emu_last_block.x);
+            emu_compute_capability = 90;
+            emu_ptx_version = 90;
+        }
+        emu_active_clusters = 0;
+        kcs_device device = make_device(1, 1);
+        host_buffer x(2 * 70001 * 4), y(2 * 70001 * 4);
+        kcs_buffer *inputs[] = {&x.buffer}, *outputs[] = {&y.buffer};
+        double seconds;
+        kcs_error err{};
+        EXPECT(cluster.run(&device, &args, inputs, outputs, &seconds, &err) == KCS_UNSUPPORTED &&
+                   std::strstr(err.message, "this device places no cluster of 8 blocks"),
+               "softmax cluster: a cluster the device cannot place was not refused (\"%s\")", err.message);
+        emu_active_clusters = 1;
+    }
+}
+
 static void softmax_tests()
 {
     struct shape { size_t rows, cols; };
@@ -532,6 +636,7 @@ static void softmax_tests()
         test_softmax<float>(3, 32768, 0, 4, 1, 2);
     test_softmax_reach();
     test_softmax_block_sizes();
+    test_softmax_clusters();
 }
 
 /* ---------------------------------------------------------------- assign */

@@ -12,7 +12,16 @@
  * instead of passing); __shared__ becomes static (one block at a time); dynamic shared
  * memory and scratch start as garbage; cp.async is a memcpy; CUB's radix
  * sort is a stable sort on the same key bits; the runtime calls the run
- * functions make succeed, with the occupancy the test sets. It checks index
+ * functions make succeed, with the occupancy the test sets. A launch with a
+ * cluster dimension (cudaLaunchKernelEx) runs each cluster's blocks side by
+ * side, one team of fibers, each block with its own barriers and dynamic
+ * shared memory (a cluster kernel may have no __shared__ variable: there is
+ * one copy of each); cooperative_groups' cluster barrier is a barrier of the
+ * whole team that a thread arrives at and later waits on, and
+ * map_shared_rank points into another block's dynamic shared memory, only
+ * once every block has arrived at the barrier once (all have started) and
+ * never into a block whose threads have all returned (its memory is
+ * poisoned as they do). It checks index
  * arithmetic, bounds (with AddressSanitizer), alignment of vector accesses
  * (UBSan, the vector types being aligned as on the device), barrier and
  * shuffle discipline and the arithmetic's semantics, not the GPU's memory
@@ -58,14 +67,21 @@ using ::std::numeric_limits;
 }
 } // namespace cuda
 
-inline dim3 threadIdx, blockIdx; /* threadIdx: set as each fiber resumes */
+inline dim3 threadIdx, blockIdx; /* set as each fiber resumes (emu_launcher) */
 inline dim3 gridDim, blockDim;
+/* The running fiber's block: its rank in the team (its cluster; 0 without clusters), barrier and dynamic shared
+ * memory, set as each fiber resumes. */
+inline unsigned emu_block_in_team;
 inline emu_barrier *emu_block_barrier;
-inline std::vector<std::unique_ptr<emu_barrier>> emu_warp_barriers;
+inline std::vector<std::unique_ptr<emu_barrier>> emu_warp_barriers; /* the team's warps, block after block */
 inline unsigned char *emu_dynamic_shared;
 inline std::mutex emu_atomic_mutex;
 struct alignas(8) emu_word { unsigned char bytes[8]; };
-inline emu_word emu_exchange[1024];
+constexpr unsigned emu_most_team_threads = 16 * 1024; /* a cluster of 16 blocks of 1024 */
+inline emu_word emu_exchange[emu_most_team_threads];
+
+/* The running thread's index in its team: warps of different blocks of a cluster never share a shuffle. */
+static inline unsigned emu_team_thread() { return emu_block_in_team * blockDim.x + threadIdx.x; }
 
 static inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
 static inline int __syncthreads_or(int predicate)
@@ -87,8 +103,8 @@ static inline void __threadfence() {}
 template <typename T> static inline T emu_shuffle_from(T value, int source)
 {
     static_assert(sizeof(T) <= 8, "emulated shuffles move at most 8 bytes");
-    const int warp = threadIdx.x / 32;
-    std::memcpy(emu_exchange[threadIdx.x].bytes, &value, sizeof(T));
+    const int warp = emu_team_thread() / 32;
+    std::memcpy(emu_exchange[emu_team_thread()].bytes, &value, sizeof(T));
     emu_warp_barriers[warp]->arrive_and_wait();
     T result;
     std::memcpy(&result, emu_exchange[warp * 32 + source].bytes, sizeof(T));
@@ -127,7 +143,7 @@ template <typename T> static inline T __shfl_up_sync(unsigned mask, T value, uns
     return emu_shuffle_from(value, source);
 }
 
-static inline void __syncwarp() { emu_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+static inline void __syncwarp() { emu_warp_barriers[emu_team_thread() / 32]->arrive_and_wait(); }
 /* The lanes of the warp whose predicate is true. */
 static inline unsigned __ballot_sync(unsigned mask, int predicate)
 {
@@ -135,9 +151,9 @@ static inline unsigned __ballot_sync(unsigned mask, int predicate)
         std::fprintf(stderr, "emulation: partial ballot masks are not emulated\n");
         std::abort();
     }
-    const int warp = threadIdx.x / 32;
+    const int warp = emu_team_thread() / 32;
     const unsigned value = predicate != 0;
-    std::memcpy(emu_exchange[threadIdx.x].bytes, &value, sizeof value);
+    std::memcpy(emu_exchange[emu_team_thread()].bytes, &value, sizeof value);
     emu_warp_barriers[warp]->arrive_and_wait();
     unsigned lanes = 0;
     for (int lane = 0; lane < 32; lane++) {
@@ -204,11 +220,14 @@ typedef void *cudaStream_t;
 enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 enum cudaFuncAttribute {
     cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
-    cudaFuncAttributePreferredSharedMemoryCarveout = 9
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+    cudaFuncAttributeNonPortableClusterSizeAllowed = 11
 };
 enum cudaSharedCarveout { cudaSharedmemCarveoutMaxShared = 100 };
 inline int emu_blocks_per_sm = 2;
 inline int emu_shared_optin = 232448;
+inline int emu_active_clusters = 1;  /* what cudaOccupancyMaxActiveClusters answers */
+inline int emu_ptx_version = 90;     /* the virtual architecture cudaFuncGetAttributes reports */
 static inline const char *cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
 static inline const char *cudaGetErrorString(cudaError_t) { return "emulated failure"; }
 static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
@@ -223,28 +242,125 @@ static inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr, int
     *value = emu_shared_optin;
     return cudaSuccess;
 }
+struct cudaFuncAttributes {
+    int ptxVersion, binaryVersion;
+};
+template <typename K> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attributes, K)
+{
+    attributes->ptxVersion = emu_ptx_version;
+    attributes->binaryVersion = emu_ptx_version;
+    return cudaSuccess;
+}
+/* cudaLaunchKernelEx's configuration, as far as a cluster launch uses it. */
+enum cudaLaunchAttributeID { cudaLaunchAttributeClusterDimension = 4 };
+struct cudaLaunchAttributeValue {
+    struct {
+        unsigned x, y, z;
+    } clusterDim;
+};
+struct cudaLaunchAttribute {
+    cudaLaunchAttributeID id;
+    cudaLaunchAttributeValue val;
+};
+struct cudaLaunchConfig_t {
+    dim3 gridDim, blockDim;
+    size_t dynamicSmemBytes;
+    cudaStream_t stream;
+    cudaLaunchAttribute *attrs;
+    unsigned numAttrs;
+};
+template <typename K> static inline cudaError_t cudaOccupancyMaxActiveClusters(int *n, K, const cudaLaunchConfig_t *)
+{
+    *n = emu_active_clusters;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t)
 {
     std::memset(p, value, bytes);
     return cudaSuccess;
 }
 
-/* A launch: blocks one after another (x fastest, then y), run by one team of
- * fibers, one per thread of a block, made once per launch. The team waits at
- * a barrier of its own between blocks, so a thread that returns while others
- * of its block wait in __syncthreads still deadlocks the run, as it would
- * with a team per block. */
+/* A cluster barrier (barrier.cluster.arrive and .wait): every thread of the team arrives once in each phase and
+ * may wait, later, for the phase it arrived in to complete. */
+class emu_cluster_barrier {
+public:
+    explicit emu_cluster_barrier(unsigned expected) : expected_(expected), arrived_in_(expected, none) {}
+    unsigned long completed() const { return phase_; }
+    void arrive(unsigned thread)
+    {
+        if (arrived_in_[thread] != none) {
+            std::fprintf(stderr, "emulation: a thread arrives at the cluster barrier twice without waiting\n");
+            std::abort();
+        }
+        arrived_in_[thread] = phase_;
+        if (++arrived_ == expected_) {
+            phase_++;
+            arrived_ = 0;
+            emu_threads::make_ready(waiting_);
+            waiting_.clear();
+        }
+    }
+    void wait(unsigned thread)
+    {
+        if (arrived_in_[thread] == none) {
+            std::fprintf(stderr, "emulation: a thread waits at the cluster barrier without arriving\n");
+            std::abort();
+        }
+        if (arrived_in_[thread] == phase_) { /* its phase is not complete: wait for the last to arrive */
+            waiting_.push_back(emu_threads::running);
+            emu_threads::yield();
+        }
+        arrived_in_[thread] = none;
+    }
+    /* Every thread that arrived has waited: a thread that returns with its arrival pending breaks the next phase. */
+    bool settled() const { return std::all_of(arrived_in_.begin(), arrived_in_.end(), [](unsigned long a) { return a == none; }); }
+
+private:
+    static constexpr unsigned long none = ~0ul;
+    unsigned expected_, arrived_ = 0;
+    unsigned long phase_ = 0;
+    std::vector<unsigned long> arrived_in_; /* per team thread: the phase it arrived in, or none */
+    std::vector<unsigned> waiting_;
+};
+
+/* The running launch's team: the blocks of one cluster (one block without clusters), run side by side. */
+struct emu_team_state {
+    unsigned block_threads, cluster;
+    dim3 first_block;        /* blockIdx of the running cluster's rank 0 */
+    size_t shared_bytes;     /* dynamic shared memory a block */
+    std::vector<std::unique_ptr<emu_barrier>> block_barriers;
+    std::vector<unsigned char *> shared;  /* each block's dynamic shared memory */
+    std::vector<unsigned> returned;       /* threads of each block that returned from the kernel */
+    std::unique_ptr<emu_cluster_barrier> cluster_barrier;
+};
+inline emu_team_state *emu_team;
+
+/* Garbage, as on a GPU: a block's dynamic shared memory before it starts, and after it has exited. */
+static inline void emu_poison_shared(unsigned char *shared, size_t bytes, unsigned char seed)
+{
+    for (size_t i = 0; i < bytes; i++)
+        shared[i] = (unsigned char)(seed ^ i);
+}
+
+/* A launch: clusters (or blocks) one after another (x fastest, then y), each
+ * run by one team of fibers, one per thread of its blocks, made once per
+ * launch. The team waits at a barrier of its own between clusters, so a
+ * thread that returns while others of its block wait in __syncthreads still
+ * deadlocks the run, as it would with a team per block. */
 inline long emu_launches = 0;
 inline dim3 emu_last_grid, emu_last_block; /* the newest launch's sizes, for tests of how a launcher sizes it */
+inline unsigned emu_last_cluster;          /* and its blocks a cluster */
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
     dim3 grid, block;
     size_t shared_bytes;
+    unsigned cluster = 1;
     template <typename... A> void operator()(A &&...args) const
     {
         emu_launches++;
-        if (block.x == 0 || block.x > 1024 || block.x % 32 != 0 || grid.x == 0 || grid.y == 0 || grid.z != 1) {
-            std::fprintf(stderr, "emulation: bad launch %u x %u\n", grid.x, block.x);
+        if (block.x == 0 || block.x > 1024 || block.x % 32 != 0 || grid.x == 0 || grid.y == 0 || grid.z != 1 ||
+            cluster == 0 || cluster > 16 || grid.x % cluster != 0) {
+            std::fprintf(stderr, "emulation: bad launch %u x %u, clusters of %u\n", grid.x, block.x, cluster);
             std::abort();
         }
         if (shared_bytes > (size_t)emu_shared_optin) {
@@ -254,30 +370,61 @@ template <typename... P> struct emu_launcher {
         std::tuple<P...> converted((P)args...);
         emu_last_grid = grid;
         emu_last_block = block;
+        emu_last_cluster = cluster;
         gridDim = grid;
         blockDim = block;
-        std::vector<unsigned char> shared(shared_bytes + 16);
-        emu_dynamic_shared = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
-        emu_barrier block_barrier(block.x), between_blocks(block.x);
-        emu_block_barrier = &block_barrier;
+        const unsigned team_threads = cluster * block.x;
+        const size_t stride = (shared_bytes + 15) / 16 * 16;
+        std::vector<unsigned char> shared(stride * cluster + 16);
+        unsigned char *base = (unsigned char *)(((uintptr_t)shared.data() + 15) / 16 * 16);
+        emu_team_state team;
+        team.block_threads = block.x;
+        team.cluster = cluster;
+        team.shared_bytes = shared_bytes;
+        for (unsigned r = 0; r < cluster; r++) {
+            team.block_barriers.emplace_back(new emu_barrier(block.x));
+            team.shared.push_back(base + r * stride);
+        }
+        team.returned.assign(cluster, 0);
+        team.cluster_barrier.reset(new emu_cluster_barrier(team_threads));
+        emu_team = &team;
+        emu_barrier between_clusters(team_threads);
         emu_warp_barriers.clear();
-        for (unsigned w = 0; w < block.x / 32; w++)
+        for (unsigned w = 0; w < team_threads / 32; w++)
             emu_warp_barriers.emplace_back(new emu_barrier(32));
         auto thread = [&](unsigned t) {
             for (unsigned by = 0; by < grid.y; by++)
-                for (unsigned b = 0; b < grid.x; b++) {
-                    if (t == 0) /* garbage, as on a GPU, once the previous block is done with it */
-                        for (size_t i = 0; i < shared_bytes; i++)
-                            emu_dynamic_shared[i] = (unsigned char)(0xa5 ^ i);
-                    between_blocks.arrive_and_wait();
-                    blockIdx = dim3(b, by);
+                for (unsigned b = 0; b < grid.x; b += cluster) {
+                    if (t == 0) {
+                        team.first_block = dim3(b, by);
+                        std::fill(team.returned.begin(), team.returned.end(), 0u);
+                        for (unsigned r = 0; r < cluster; r++) /* once the previous cluster is done with it */
+                            emu_poison_shared(team.shared[r], shared_bytes, 0xa5);
+                    }
+                    between_clusters.arrive_and_wait(); /* resumed: blockIdx is this cluster's */
                     std::apply(kernel, converted);
-                    between_blocks.arrive_and_wait();
+                    const unsigned rank = t / block.x;
+                    if (++team.returned[rank] == block.x) /* its block has exited: nothing may read it now */
+                        emu_poison_shared(team.shared[rank], shared_bytes, 0x5a);
+                    between_clusters.arrive_and_wait();
+                    if (t == 0 && !team.cluster_barrier->settled()) {
+                        std::fprintf(stderr, "emulation: a thread returned with its cluster barrier arrival "
+                                             "not waited on\n");
+                        std::abort();
+                    }
                 }
         };
         emu_team_run(
-            block.x, [](unsigned t, void *argument) { (*static_cast<decltype(thread) *>(argument))(t); }, &thread,
-            [](unsigned t) { threadIdx = dim3(t); });
+            team_threads, [](unsigned t, void *argument) { (*static_cast<decltype(thread) *>(argument))(t); },
+            &thread, [](unsigned t) {
+                const unsigned rank = t / emu_team->block_threads;
+                emu_block_in_team = rank;
+                threadIdx = dim3(t % emu_team->block_threads);
+                blockIdx = dim3(emu_team->first_block.x + rank, emu_team->first_block.y);
+                emu_block_barrier = emu_team->block_barriers[rank].get();
+                emu_dynamic_shared = emu_team->shared[rank];
+            });
+        emu_team = nullptr;
     }
 };
 template <typename... P>
@@ -286,6 +433,67 @@ static inline emu_launcher<P...> emu_launch(void (*kernel)(P...), dim3 grid, dim
 {
     return emu_launcher<P...>{kernel, grid, block, shared_bytes};
 }
+/* cudaLaunchKernelEx: a launch in clusters of the configuration's cluster dimension (1 without one). */
+template <typename... P, typename... A>
+static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(P...), A &&...args)
+{
+    unsigned cluster = 1;
+    for (unsigned i = 0; i < config->numAttrs; i++)
+        if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+            const auto &dim = config->attrs[i].val.clusterDim;
+            if (dim.y != 1 || dim.z != 1) {
+                std::fprintf(stderr, "emulation: clusters of %u x %u x %u: only x is emulated\n", dim.x, dim.y, dim.z);
+                std::abort();
+            }
+            cluster = dim.x;
+        }
+    emu_launcher<P...>{kernel, config->gridDim, config->blockDim, config->dynamicSmemBytes, cluster}(
+        std::forward<A>(args)...);
+    return cudaSuccess;
+}
+
+/* cooperative_groups' cluster, as the cluster kernels use it. */
+namespace cooperative_groups {
+struct cluster_group {
+    struct arrival_token {};
+    static unsigned num_blocks() { return emu_team->cluster; }
+    static unsigned block_rank() { return emu_block_in_team; }
+    static arrival_token barrier_arrive()
+    {
+        emu_team->cluster_barrier->arrive(emu_team_thread());
+        return {};
+    }
+    static void barrier_wait() { emu_team->cluster_barrier->wait(emu_team_thread()); }
+    static void barrier_wait(arrival_token &&) { barrier_wait(); }
+    static void sync()
+    {
+        barrier_arrive();
+        barrier_wait();
+    }
+    /* The same place in block rank's dynamic shared memory as address in this block's. */
+    template <typename T> static T *map_shared_rank(T *address, int rank)
+    {
+        const unsigned char *at = reinterpret_cast<const unsigned char *>(address);
+        if (rank < 0 || (unsigned)rank >= emu_team->cluster || at < emu_dynamic_shared ||
+            at + sizeof(T) > emu_dynamic_shared + emu_team->shared_bytes) {
+            std::fprintf(stderr, "emulation: map_shared_rank of a place outside this block's dynamic shared memory "
+                                 "or to rank %d of %u\n", rank, emu_team->cluster);
+            std::abort();
+        }
+        if (emu_team->cluster_barrier->completed() == 0) {
+            std::fprintf(stderr, "emulation: distributed shared memory used before the cluster barrier showed "
+                                 "every block running\n");
+            std::abort();
+        }
+        if (emu_team->returned[rank] == emu_team->block_threads) {
+            std::fprintf(stderr, "emulation: distributed shared memory of block %d used after it exited\n", rank);
+            std::abort();
+        }
+        return reinterpret_cast<T *>(emu_team->shared[rank] + (at - emu_dynamic_shared));
+    }
+};
+static inline cluster_group this_cluster() { return {}; }
+} // namespace cooperative_groups
 
 /* common.cuh, for the emulation */
 struct kcs_cuda_scratch {
@@ -295,6 +503,7 @@ struct kcs_cuda_scratch {
 struct kcs_device {
     int ordinal;
     int sm_count;
+    int compute_capability;
     cudaStream_t stream;
     unsigned int *blocks_done;
     kcs_cuda_scratch partials;

@@ -8,8 +8,9 @@
 #
 # Each source is rewritten as host C++ (the Python below): common.cuh becomes
 # tests/cuda_kernels_emulation.h, __shared__ becomes static, the qualifiers
-# and launch bounds go, cp.async becomes memcpy, and kernel<<<...>>>(args)
-# becomes emu_launch(kernel, ...)(args). Needs g++ with C++20.
+# and launch bounds go, cp.async becomes memcpy, kernel<<<...>>>(args)
+# becomes emu_launch(kernel, ...)(args), and cooperative_groups is the
+# emulation's (clusters: cudaLaunchKernelEx). Needs g++ with C++20.
 # Every CUDA thread is a fiber (tests/cuda_threads_emulation.h); --quick (a
 # subset that still reaches every kernel configuration; see the .cpp) takes
 # about 70 CPU seconds, most of them the build under AddressSanitizer.
@@ -59,6 +60,7 @@ if "copy_async_commit" in source:
 
 for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
                 "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
+                "#include <cooperative_groups.h>",  # the cluster kernel: tests/cuda_kernels_emulation.h has its cluster_group
                 "#include <cub/device/device_scan.cuh>"]:
     source = source.replace(include, "")
 source = source.replace('#include "common.cuh"', '#include "cuda_kernels_emulation.h"')

@@ -9,7 +9,7 @@
  * roundings of each output where the spec allows one).
  *
  * The last mistake is a saboteur per kernel variant, each cutting a row into
- * the pieces that variant's work-items, lanes or threads hold (as
+ * the pieces that variant's work-items, lanes, threads or blocks hold (as
  * opencl/softmax.c and cuda/softmax.cu size them; a layout below per
  * variant). Each piece is summed against its own max and the pieces merged
  * by rescaling, as online and FlashAttention-style kernels do, without
@@ -452,6 +452,30 @@ static kcs_status cuda_online_layout(size_t cols, kcs_dtype dtype, row_layout *l
     return KCS_OK;
 }
 
+/* CUDA cluster: a row over a cluster of 2, 4, 8 or 16 blocks, each a slice of ceil(slots / blocks) consecutive
+ * slots (the last block fewer, or none), as plan_for in cuda/softmax.cu picks it on an H100: the fewest blocks
+ * whose slices are at most 64 KB, else 16, while a slice, rounded to 16 bytes, and the kernel's arrays (8 warps'
+ * two partials and 16 blocks' pairs in the compute type) and 1 KB of reserve fit 227 KB; refused where its
+ * summation depth (cluster_depth: a thread's chain over its slots of 256 threads, plus 25) exceeds D(cols). */
+static kcs_status cuda_cluster_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
+{
+    const size_t width = cuda_slot_width(cols, dtype), size = kcs_dtype_size(dtype), slots = cols / width;
+    const size_t compute = size == 8 ? 8 : 4, slot_bytes = width * size;
+    for (size_t blocks = 2; blocks <= 16; blocks *= 2) {
+        size_t slice = ceil_div(slots, blocks), shared = ceil_div(slice * slot_bytes, 16) * 16 + (16 + 32) * compute;
+        if (shared + 1024 > 232448 || (slice * slot_bytes > 65536 && blocks < 16))
+            continue;
+        size_t depth = ceil_div(slice, 256) * width + 25, log2_cols = 0;
+        while (((size_t)1 << log2_cols) < cols)
+            log2_cols++;
+        if (depth > (cols - 1 < 2048 + log2_cols ? cols - 1 : 2048 + log2_cols))
+            return kcs_fail(err, KCS_UNSUPPORTED, "CUDA cluster refuses rows this short (depth rule)");
+        *layout = (row_layout){1, blocks, slice * width};
+        return KCS_OK;
+    }
+    return kcs_fail(err, KCS_UNSUPPORTED, "CUDA cluster holds rows of at most 16 slices of 227 KB");
+}
+
 /* Softmax of each row from pieces cut by layout, each summed against its own
  * max and merged by rescaling, an empty piece not kept out. Pieces that hold
  * none of the row (the row ends before their first slot) take no part. */
@@ -528,6 +552,7 @@ PIECES_SABOTEUR(empty_piece_opencl_cpu_rows, opencl_cpu_rows_layout)
 PIECES_SABOTEUR(empty_piece_cuda_warp_groups, cuda_warp_groups_layout)
 PIECES_SABOTEUR(empty_piece_cuda_block_resident, cuda_block_resident_layout)
 PIECES_SABOTEUR(empty_piece_cuda_online, cuda_online_layout)
+PIECES_SABOTEUR(empty_piece_cuda_cluster, cuda_cluster_layout)
 
 /* Pieces as OpenCL group-online's work-items, an empty one merged as 1: its
  * rescaling guarded against exp(-inf - (-inf)) by a factor of 1, and its sum
@@ -602,6 +627,9 @@ static const kcs_kernel rows[] = {
     PIECES("empty-piece-cuda-online",
            "pieces as CUDA online's threads, an empty one merged as NaN",
            empty_piece_cuda_online),
+    PIECES("empty-piece-cuda-cluster",
+           "pieces as CUDA cluster's blocks (slices of a row), an empty one merged as NaN",
+           empty_piece_cuda_cluster),
 
     EVERY_TYPE_SABOTEUR("wrong-axis", "the softmax of each column instead of each row", softmax_wrong_axis),
     EVERY_TYPE_SABOTEUR("minus-inf-to-nan", "a -inf entry's term is NaN instead of 0: masked rows are NaN",
