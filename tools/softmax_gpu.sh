@@ -1,10 +1,10 @@
 #!/bin/bash
-# gpu_softmax.sh: issue 34's checks and figures for CUDA's cluster softmax kernel (cuda/softmax.cu,
+# softmax_gpu.sh: issue 34's checks and figures for CUDA's cluster softmax kernel (cuda/softmax.cu,
 # kcs_softmax_cluster), on one H100 or H200, in one call.
 #
-#     OUT=DIR ./gpu_softmax.sh        (from the repository root, build/kcs built)
+#     OUT=DIR tools/softmax_gpu.sh        (from the repository root, build/kcs built)
 #
-# Everything printed also goes to $OUT/gpu_softmax.log; the results files to $OUT/*.json. In order:
+# Everything printed also goes to $OUT/softmax_gpu.log; the results files to $OUT/*.json. In order:
 #   1. the long-row perf cases (512 x 262144, then 16384 x 131072; f32 and bf16) with the rows cluster,
 #      online and auto (--kernel '[coa]*': kcs takes one glob, and those are the softmax rows that
 #      start with c, o or a), timed (--benchmark, --min-time 0.2); each line says "GB/s = F of copy",
@@ -22,7 +22,7 @@
 set -u
 out=${OUT:?"set OUT to a folder for the log and results"}
 kcs=build/kcs
-exec > >(tee "$out/gpu_softmax.log") 2>&1
+exec > >(tee "$out/softmax_gpu.log") 2>&1
 started=$(date +%s)
 elapsed() { echo "[$(($(date +%s) - started)) s]"; }
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm --format=csv,noheader
@@ -59,6 +59,6 @@ for tool in memcheck racecheck; do
 done
 
 echo "== summary: the long rows against the copy ceiling"
-grep -E "of copy" "$out/gpu_softmax.log" | grep -v "^grep" | cut -c1-200
+grep -E "of copy" "$out/softmax_gpu.log" | grep -v "^grep" | cut -c1-200
 nvidia-smi --query-gpu=temperature.gpu,clocks.sm --format=csv,noheader
 echo "done $(elapsed)"
