@@ -419,11 +419,26 @@ static kcs_status choose_dtype(kcs_given *g, const kcs_op *op, kcs_error *err)
     return KCS_OK;
 }
 
+/* Whether a parameter of the case that names an array's type (such as
+ * gemm's c_dtype, for C and C_out: bf16 with FP8 inputs) names this one. */
+static int named_by_dtype_param(const kcs_case *c, kcs_dtype stored)
+{
+    for (int i = 0; i < c->param_count; i++) {
+        size_t length = strlen(c->params[i].name);
+        if (length >= 6 && strcmp(c->params[i].name + length - 6, "_dtype") == 0 &&
+            kcs_npy_dtype_matches(stored, kcs_dtype_from_name(c->params[i].text)))
+            return 1;
+    }
+    return 0;
+}
+
 /* numpy has no bf16 or FP8: their values are given as their bits, '<u2'
  * (uint16) and '|u1' (uint8), which the reader reads as bf16 and FP8. A
  * uint16 or uint8 array is as likely plain integers, so it is taken as such
  * bits only when --dtype asks for that type; otherwise it is refused, saying
- * how to ask. */
+ * how to ask. An array of another type than --dtype (C of an FP8 GEMM whose
+ * c_dtype is bf16) is read as the type a *_dtype parameter names; the
+ * layout then checks each array against its own type. */
 static kcs_status check_bit_arrays(const kcs_given *g, kcs_error *err)
 {
     const kcs_named_file *lists[] = {g->inputs, g->expected, g->actual};
@@ -443,7 +458,7 @@ static kcs_status check_bit_arrays(const kcs_given *g, kcs_error *err)
             if (!g->dtype_name)
                 return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads as %s only when asked: give %s",
                                 options[l], lists[l][i].name, lists[l][i].file, held, as, ask);
-            if (!kcs_npy_dtype_matches(stored, g->c.dtype))
+            if (!kcs_npy_dtype_matches(stored, g->c.dtype) && !named_by_dtype_param(&g->c, stored))
                 return kcs_fail(err, KCS_ERROR, "--%s %s=%s holds %s, which kcs reads only as %s (%s), but --dtype "
                                 "is %s", options[l], lists[l][i].name, lists[l][i].file, held, as, ask,
                                 g->dtype_name);

@@ -173,6 +173,18 @@ expect_refused "unknown dtype 'f128' (known: f16, bf16, f32, f64, i32, i64, fp8_
     --input x=bits16.npy --actual out=bits16_out.npy
 "$kcs" check relu --dtype bf16 --input x=bits16.npy --actual out=bits16_out.npy > bits.log 2>&1 ||
     { cat bits.log; echo "FAIL: uint16 with --dtype bf16 was not read as bf16 bits"; fails=$((fails + 1)); }
+# An FP8 GEMM whose C is bf16 (c_dtype=bf16): C's uint16 is read as bf16 bits, as c_dtype says
+# (PyTorch's _scaled_mm peer gives exactly this); with c_dtype=f32 the same file is refused.
+$python -c "
+import numpy as np
+np.save('fp8_a.npy', np.full((4, 16), 0x38, np.uint8)); np.save('fp8_b.npy', np.full((4, 16), 0x40, np.uint8))
+np.save('fp8_c.npy', np.zeros((4, 4), np.uint16))
+np.save('fp8_out.npy', np.full((4, 4), np.array([32.0], np.float32).view(np.uint32)[0] >> 16, np.uint16))"
+fp8="--dtype fp8_e4m3 --input a=fp8_a.npy --input b=fp8_b.npy --input c=fp8_c.npy --actual c_out=fp8_out.npy
+    --param transb=T --param beta=0"
+"$kcs" check gemm $fp8 --param c_dtype=bf16 > fp8.log 2>&1 && grep -q "expected 32, got 32" fp8.log ||
+    { cat fp8.log; echo "FAIL: an FP8 GEMM's bf16 C (c_dtype=bf16) was not read as bf16 bits"; fails=$((fails + 1)); }
+expect_refused "but --dtype is fp8_e4m3" gemm $fp8 --param c_dtype=f32
 
 # Exact expected values (docs/take-away.md): the exact float64 product of two float32 arrays is
 # rounded to float32 (saying so), as mul's bound is measured from the correctly rounded product,
