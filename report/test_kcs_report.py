@@ -1375,9 +1375,14 @@ class ViewTests(Scratch):
     """The views a GPU engineer reads: rooflines, peers, runs overlaid, accuracy, flags, and an index
     that fits a screen, on a whole suite run on an H100 machine (kcs_fixtures.perf_suite)."""
 
+    @classmethod
+    def setUpClass(cls):
+        # Made once (a quarter of a second each); each test gets its own copy to change.
+        cls.perf_suite = fx.perf_suite(seed=1)
+
     def setUp(self):
         super().setUp()
-        self.perf = fx.perf_suite(seed=1)
+        self.perf = copy.deepcopy(self.perf_suite)
 
     def index_of(self, *docs, extra=()):
         paths = [self.write(f"run-{n}.json", doc) for n, doc in enumerate(docs)]
