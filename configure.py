@@ -893,26 +893,37 @@ def emit_emulation_tests(ctx):
     launch configuration of cuda/*.cu runs under ASan without a GPU. They need
     g++ with C++20, not nvcc, and Boost.Context for the CUDA threads' fibers
     (tests/cuda_threads_emulation.h); --quick is the subset that reaches every
-    configuration. Left out, and said so, without them. Returns their stamps."""
-    n, stamps = ctx.n, []
+    configuration. Each is built by `ninja` with the other test binaries
+    (--build: its build under AddressSanitizer is most of its CPU time) and
+    only run by `ninja check` (--built). Left out, and said so, without them.
+    Returns (their binaries, their stamps)."""
+    n, binaries, stamps = ctx.n, [], []
     gxx = shutil.which("g++")
     fibers = ("#include <boost/context/fiber.hpp>\n"
               "int main(){namespace c = boost::context; int n = 0;\n"
               "c::fiber f([&](c::fiber &&s){ n++; return std::move(s); }); std::move(f).resume(); return n != 1;}\n")
     if gxx and probe(gxx, fibers, "-std=c++20 -x c++", "-lboost_context"):
-        n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+        n.rule("emulation_build", "sh $in --build $folder > $out.log 2>&1 || (cat $out.log; exit 1)",
+               "BUILD $out (CUDA kernels emulated on the host)", first=True)
+        n.rule("emulation_test", "sh $in --built $folder $arguments > $out.log 2>&1 && touch $out "
+                                 "|| (cat $out.log; exit 1)",
                "TEST $in (CUDA kernels emulated on the host)", first=True)
-        for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
+        sources = sorted(glob.glob("cuda/**/*.cu", recursive=True) + glob.glob("cuda/**/*.cuh", recursive=True) +
+                         glob.glob("tests/cuda_*_emulation.*") + ["harness/status.c"])
+        for script, name, arguments in (("tests/cuda_kernels_emulation.sh", "kernels", "--quick"),
+                                        ("tests/cuda_gemm_emulation.sh", "gemm", "")):
+            folder = ctx.built(f"emulation/{name}")
+            binary = os.path.join(folder, "emulation")
+            n.build(binary, "emulation_build", script, implicit=sources, variables={"folder": folder}, first=True)
             stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
-            n.build(stamp, "emulation_test", script,
-                    implicit=sorted(glob.glob("cuda/**/*.cu", recursive=True) +
-                                    glob.glob("cuda/**/*.cuh", recursive=True) + glob.glob("tests/cuda_*_emulation.*")),
-                    variables={"arguments": arguments}, first=True)
+            n.build(stamp, "emulation_test", script, implicit=[binary],
+                    variables={"folder": folder, "arguments": arguments}, first=True)
+            binaries.append(binary)
             stamps.append(stamp)
     else:
         print("  left out       CUDA emulation tests: no g++ with C++20 and Boost.Context "
               "(install g++ and libboost-context-dev)")
-    return stamps
+    return binaries, stamps
 
 
 def emit_opencl_mutants(ctx, core, runner):
@@ -1184,7 +1195,8 @@ def main():
     asan_runner, asan_stamps = emit_sanitizer_build(ctx, core)
     cases_log = emit_cases_run(ctx, runner)
     test_stamps += emit_script_tests(ctx, runner)
-    test_stamps += emit_emulation_tests(ctx)
+    emulation_binaries, emulation_stamps = emit_emulation_tests(ctx)
+    test_stamps += emulation_stamps
     mutant_runners, opencl_stamps = emit_opencl_mutants(ctx, core, runner)
     test_stamps += opencl_stamps
     test_stamps += emit_opencl_sanitize(ctx, runner, mutant_runners)
@@ -1194,7 +1206,7 @@ def main():
     emit_check_targets(ctx, runner, cases_log, test_stamps, asan_runner, asan_stamps)
     emit_fuzzers(ctx, op_files)
     emit_suite_and_report(ctx, runner)
-    n.build("all", "phony", [runner] + test_binaries + library_products)
+    n.build("all", "phony", [runner] + test_binaries + emulation_binaries + library_products)
     n.line("default all")
     n.close()
     print(f"  wrote          {ninja_file} (build products under {build})")
