@@ -1206,7 +1206,9 @@ def main():
     emit_check_targets(ctx, runner, cases_log, test_stamps, asan_runner, asan_stamps)
     emit_fuzzers(ctx, op_files)
     emit_suite_and_report(ctx, runner)
-    n.build("all", "phony", [runner] + test_binaries + emulation_binaries + library_products)
+    # Every binary the tests run is built by `ninja`, so that `ninja check` after it only runs tests.
+    n.build("all", "phony", [runner] + test_binaries + [ctx.built("kcs-saboteur")] + mutant_runners +
+            emulation_binaries + library_products)
     n.line("default all")
     n.close()
     print(f"  wrote          {ninja_file} (build products under {build})")
