@@ -57,7 +57,9 @@ SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"],
 
 WATCHED_FOLDERS = ["harness", "ops", "ref", "opencl", "cuda", "cuda/gemm", "runner", "tests", "tests/cases",
                    "tests/saboteur-expectations", "tests/opencl-mutants", "report/templates",
-                   "lib", "examples"]
+                   "lib", "examples",
+                   # report/ by its full path: plain "report" is the target `ninja report`
+                   os.path.join(SOURCE, "report")]
 
 
 def parse_arguments():
@@ -893,26 +895,37 @@ def emit_emulation_tests(ctx):
     launch configuration of cuda/*.cu runs under ASan without a GPU. They need
     g++ with C++20, not nvcc, and Boost.Context for the CUDA threads' fibers
     (tests/cuda_threads_emulation.h); --quick is the subset that reaches every
-    configuration. Left out, and said so, without them. Returns their stamps."""
-    n, stamps = ctx.n, []
+    configuration. Each is built by `ninja` with the other test binaries
+    (--build: its build under AddressSanitizer is most of its CPU time) and
+    only run by `ninja check` (--built). Left out, and said so, without them.
+    Returns (their binaries, their stamps)."""
+    n, binaries, stamps = ctx.n, [], []
     gxx = shutil.which("g++")
     fibers = ("#include <boost/context/fiber.hpp>\n"
               "int main(){namespace c = boost::context; int n = 0;\n"
               "c::fiber f([&](c::fiber &&s){ n++; return std::move(s); }); std::move(f).resume(); return n != 1;}\n")
     if gxx and probe(gxx, fibers, "-std=c++20 -x c++", "-lboost_context"):
-        n.rule("emulation_test", "sh $in $arguments > $out.log 2>&1 && touch $out || (cat $out.log; exit 1)",
+        n.rule("emulation_build", "sh $in --build $folder > $out.log 2>&1 || (cat $out.log; exit 1)",
+               "BUILD $out (CUDA kernels emulated on the host)", first=True)
+        n.rule("emulation_test", "sh $in --built $folder $arguments > $out.log 2>&1 && touch $out "
+                                 "|| (cat $out.log; exit 1)",
                "TEST $in (CUDA kernels emulated on the host)", first=True)
-        for script, arguments in (("tests/cuda_kernels_emulation.sh", "--quick"), ("tests/cuda_gemm_emulation.sh", "")):
+        sources = sorted(glob.glob("cuda/**/*.cu", recursive=True) + glob.glob("cuda/**/*.cuh", recursive=True) +
+                         glob.glob("tests/cuda_*_emulation.*") + ["harness/status.c"])
+        for script, name, arguments in (("tests/cuda_kernels_emulation.sh", "kernels", "--quick"),
+                                        ("tests/cuda_gemm_emulation.sh", "gemm", "")):
+            folder = ctx.built(f"emulation/{name}")
+            binary = os.path.join(folder, "emulation")
+            n.build(binary, "emulation_build", script, implicit=sources, variables={"folder": folder}, first=True)
             stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
-            n.build(stamp, "emulation_test", script,
-                    implicit=sorted(glob.glob("cuda/**/*.cu", recursive=True) +
-                                    glob.glob("cuda/**/*.cuh", recursive=True) + glob.glob("tests/cuda_*_emulation.*")),
-                    variables={"arguments": arguments}, first=True)
+            n.build(stamp, "emulation_test", script, implicit=[binary],
+                    variables={"folder": folder, "arguments": arguments}, first=True)
+            binaries.append(binary)
             stamps.append(stamp)
     else:
         print("  left out       CUDA emulation tests: no g++ with C++20 and Boost.Context "
               "(install g++ and libboost-context-dev)")
-    return stamps
+    return binaries, stamps
 
 
 def emit_opencl_mutants(ctx, core, runner):
@@ -1016,14 +1029,23 @@ def emit_test_ops_run(ctx, runner):
 
 def emit_report_unittest(ctx):
     """The report's own tests (Python unittest, report/test_*.py), where
-    Python has what the report needs. Returns their stamp, in a list."""
+    Python has what the report needs: a test edge per module, so that they
+    run beside each other and the other tests rather than one after another
+    in one process (report/ is a watched folder: a new module gets its edge).
+    The longest (test_kcs_report.py, over half a minute of CPU) is declared
+    first. Returns their stamps."""
     if not ctx.python:
         return []
-    ctx.n.rule("python_test", f"{ctx.python} -m unittest discover -s report -p 'test_*.py' > $out.log 2>&1 "
-                              "&& touch $out || (cat $out.log; exit 1)", "TEST report/test_*.py", first=True)
-    stamp = ctx.built("tests/report_unittest.passed")
-    ctx.n.build(stamp, "python_test", implicit=report_sources(), first=True)
-    return [stamp]
+    ctx.n.rule("python_test", f"{ctx.python} -m unittest discover -s report -p $module > $out.log 2>&1 "
+                              "&& touch $out || (cat $out.log; exit 1)", "TEST report/$module", first=True)
+    modules = sorted((os.path.basename(p) for p in glob.glob("report/test_*.py")),
+                     key=lambda m: (m != "test_kcs_report.py", m))
+    stamps = []
+    for module in modules:
+        stamp = ctx.built(f"tests/report_{module[:-3]}.passed")
+        ctx.n.build(stamp, "python_test", implicit=report_sources(), variables={"module": module}, first=True)
+        stamps.append(stamp)
+    return stamps
 
 
 def emit_timing_tests(ctx, runner):
@@ -1184,7 +1206,8 @@ def main():
     asan_runner, asan_stamps = emit_sanitizer_build(ctx, core)
     cases_log = emit_cases_run(ctx, runner)
     test_stamps += emit_script_tests(ctx, runner)
-    test_stamps += emit_emulation_tests(ctx)
+    emulation_binaries, emulation_stamps = emit_emulation_tests(ctx)
+    test_stamps += emulation_stamps
     mutant_runners, opencl_stamps = emit_opencl_mutants(ctx, core, runner)
     test_stamps += opencl_stamps
     test_stamps += emit_opencl_sanitize(ctx, runner, mutant_runners)
@@ -1194,7 +1217,9 @@ def main():
     emit_check_targets(ctx, runner, cases_log, test_stamps, asan_runner, asan_stamps)
     emit_fuzzers(ctx, op_files)
     emit_suite_and_report(ctx, runner)
-    n.build("all", "phony", [runner] + test_binaries + library_products)
+    # Every binary the tests run is built by `ninja`, so that `ninja check` after it only runs tests.
+    n.build("all", "phony", [runner] + test_binaries + [ctx.built("kcs-saboteur")] + mutant_runners +
+            emulation_binaries + library_products)
     n.line("default all")
     n.close()
     print(f"  wrote          {ninja_file} (build products under {build})")

@@ -25,12 +25,41 @@ sys.path.insert(0, HERE)
 
 import browser_check  # noqa: E402
 import kcs_fixtures as fx  # noqa: E402
+import kcs_plots  # noqa: E402
 import kcs_report  # noqa: E402
 from kcs_compare import CompareError, Comparison, Options, classify_correctness, classify_speed  # noqa: E402
 from kcs_results import ResultsError, device_uuid, results_from_data  # noqa: E402
 from kcs_stats import quantile, rank_sum_test  # noqa: E402
 
 SCRIPT = os.path.join(HERE, "kcs_report.py")
+
+
+# A roofline is a function of its plot data and element id alone (kcs_plots.roofline_svg; the
+# fixed svg.hashsalt makes its ids the same at every call), and it is most of what these tests
+# spend: about 0.25 s of matplotlib layout and drawing each, and the tests' reports draw the same
+# device's roofline from the same data again and again (173 drawings of 91 distinct inputs). So
+# this module draws each distinct (plot, id) once, through the real function, and gives the same
+# text back when a later report asks for it again: every report still holds what kcs_plots
+# draws for its data. The key is the repr of the plain data (dicts, lists, tuples, strings,
+# numbers: equal reprs are equal values), so anything that differs draws afresh.
+_drawn_rooflines = {}
+_draw_roofline = kcs_plots.roofline_svg
+
+
+def _roofline_once(plot, ident):
+    key = repr((plot, ident))
+    if key not in _drawn_rooflines:
+        _drawn_rooflines[key] = _draw_roofline(plot, ident)
+    return _drawn_rooflines[key]
+
+
+def setUpModule():
+    kcs_plots.roofline_svg = _roofline_once
+
+
+def tearDownModule():
+    kcs_plots.roofline_svg = _draw_roofline
+    _drawn_rooflines.clear()
 
 CASE_FILE = """# Sum of squares <for tests>
 
@@ -1346,9 +1375,14 @@ class ViewTests(Scratch):
     """The views a GPU engineer reads: rooflines, peers, runs overlaid, accuracy, flags, and an index
     that fits a screen, on a whole suite run on an H100 machine (kcs_fixtures.perf_suite)."""
 
+    @classmethod
+    def setUpClass(cls):
+        # Made once (a quarter of a second each); each test gets its own copy to change.
+        cls.perf_suite = fx.perf_suite(seed=1)
+
     def setUp(self):
         super().setUp()
-        self.perf = fx.perf_suite(seed=1)
+        self.perf = copy.deepcopy(self.perf_suite)
 
     def index_of(self, *docs, extra=()):
         paths = [self.write(f"run-{n}.json", doc) for n, doc in enumerate(docs)]
