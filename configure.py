@@ -41,13 +41,27 @@ TIMING_TESTS = ["tests/compare_timing_test.sh"]
 # The compiler and driver bugs kcs has found, expected where they are known
 # (docs/canaries.md): every run of `ninja check` and of the main job reads it.
 KNOWN_BUGS = "expectations/known-bugs.txt"
-# Script tests that take over 25 seconds on a 2-core machine, of CPU or of
-# waiting (the Slurm and multi-device tests): declared first in build.ninja,
-# to start first (class Ninja). The CUDA emulations, the case run and the
-# report's unit tests are declared first too.
-LONG_TESTS = ["tests/fleet_slurm_test.sh", "tests/multi_device_test.sh", "tests/report_test.sh",
-              "tests/opencl_sanitize.sh", "tests/opencl_paths.sh", "tests/compare_test.sh",
-              "tests/hang_limit_test.sh"]
+# The edges of `ninja check` that take longest, by their output under the build
+# folder: seconds on a 2-core machine with nothing else running, CPU (user + sys,
+# /usr/bin/time) for those that compute and the wall for those that mostly wait
+# (the hang, Slurm and multi-device tests, the saboteur run's hung kernels).
+# build.ninja declares them first, longest first (class Ninja), so that ninja
+# starts them first: the longest do not end `ninja check` alone on one core, and
+# the waiting ones hold a job while the others compute. Measured again when one
+# of them changes much (docs/checking.md, "What each costs").
+LONG_EDGES = {"tests/opencl_sanitize.passed": 81, "tests/hang_limit_test.passed": 62,
+              "tests/opencl_paths.passed": 45, "tests/report_test_kcs_report.passed": 40,
+              "tests/report_test.passed": 30, "tests/saboteur_gemm_test.passed": 28,
+              "tests/multi_device_test.passed": 26, "tests/saboteur_run.passed": 25,
+              "tests/fleet_slurm_test.passed": 23, "tests/compare_test.passed": 20, "check-cases.log": 15,
+              "tests/saboteur_sumsq_test.passed": 13, "tests/cuda_gemm_emulation.passed": 13,
+              "tests/results_doc_test.passed": 12, "tests/check_command_test.passed": 8,
+              "tests/cuda_kernels_emulation.passed": 7, "tests/opencl_sanitize_mutants.passed": 7,
+              "tests/probe_command_test.passed": 7, "tests/take_away_unfinished_test.passed": 7,
+              "tests/empty_run_test.passed": 7, "tests/saboteur_softmax_test.passed": 6,
+              "tests/report_test_kcs_torch_peers.passed": 6,
+              # not tests: the emulations' build, the longest edge of a fresh `ninja check` (CI)
+              "emulation/kernels/emulation": 60, "emulation/gemm/emulation": 9}
 
 # What a script test reads beyond the runner and the report (which every one depends on).
 # The references test reads the whole tree: it runs at every `ninja check` (`always`).
@@ -255,15 +269,21 @@ def find_python(args):
 class Ninja:
     """A small writer of build.ninja statements.
 
-    Statements written with first=True go to the place mark_first() marked,
-    ahead of the others: ninja (before 1.12) starts the edges that are ready
-    in the order the file declares them, so the longest tests, declared
-    first, start first and do not end `ninja check` alone on one core."""
+    ninja before 1.12 (Debian 12 has 1.11) starts the edges that are ready in
+    the order the file declares them, whatever order a target lists them in
+    (tried on 1.11.1), so the longest edges must come first in the file to
+    start first and not end `ninja check` alone on one core. A build whose
+    output long_edges lists (path: seconds) goes to the place mark_first()
+    marked, ahead of every other build, the longest first; lines and rules
+    written with first=True go there too, ahead of those builds (a rule must
+    come before the builds that use it)."""
 
-    def __init__(self, path):
+    def __init__(self, path, long_edges):
         self.path = path
         self.lines = []
         self.first_at = None
+        self.long_edges = long_edges
+        self.long_builds = []  # (-seconds, order written, lines of the build)
 
     def mark_first(self):
         self.first_at = len(self.lines)
@@ -291,26 +311,31 @@ class Ninja:
             self.line(f"  pool = {pool}", first)
         self.line("", first)
 
-    def build(self, outputs, rule, inputs=(), implicit=(), order_only=(), variables=None, first=False):
-        outputs = " ".join(outputs) if isinstance(outputs, (list, tuple)) else outputs
+    def build(self, outputs, rule, inputs=(), implicit=(), order_only=(), variables=None):
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
         inputs = " ".join(inputs) if isinstance(inputs, (list, tuple)) else inputs
-        text = f"build {outputs}: {rule}"
+        text = f"build {' '.join(outputs)}: {rule}"
         if inputs:
             text += " " + inputs
         if implicit:
             text += " | " + " ".join(implicit)
         if order_only:
             text += " || " + " ".join(order_only)
-        self.line(text, first)
-        for name, value in (variables or {}).items():
-            self.line(f"  {name} = {value}", first)
+        lines = [text] + [f"  {name} = {value}" for name, value in (variables or {}).items()]
+        seconds = max(self.long_edges.get(output, 0) for output in outputs)
+        if seconds:
+            self.long_builds.append((-seconds, len(self.long_builds), lines))
+        else:
+            self.lines += lines
 
     def close(self):
         # Written every time, unlike the generated sources (write_generated):
         # build.ninja must end newer than configure.py and the watched folders,
         # or ninja would run configure.py again at every build.
+        long_builds = [line for _, _, lines in sorted(self.long_builds) for line in lines]
+        lines = self.lines[:self.first_at] + long_builds + self.lines[self.first_at:]
         with open(self.path, "w") as out:
-            out.write("".join(line + "\n" for line in self.lines))
+            out.write("".join(line + "\n" for line in lines))
 
 
 def src(path):
@@ -578,7 +603,7 @@ def start_build_file(args, build, python):
     # `ninja` works; another folder gets its own (`ninja -f DIR/build.ninja`),
     # so that several builds can live side by side.
     ninja_file = "build.ninja" if build == "build" else os.path.join(build, "build.ninja")
-    n = Ninja(ninja_file)
+    n = Ninja(ninja_file, {os.path.join(build, output): seconds for output, seconds in LONG_EDGES.items()})
     n.line("# Generated by configure.py; edit configure.py instead.")
     n.line(f"# configure.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     n.line("ninja_required_version = 1.10")
@@ -622,7 +647,7 @@ def start_build_file(args, build, python):
     # Directories change when a file is added, removed or renamed in them.
     n.build(ninja_file, "configure", implicit=[src("configure.py")] + WATCHED_FOLDERS)
     n.line()
-    # The longest tests go here (first=True), to start first (class Ninja).
+    # The longest edges go here (LONG_EDGES), to start first (class Ninja).
     n.mark_first()
     return n, ninja_file
 
@@ -853,7 +878,7 @@ def emit_cases_run(ctx, runner):
     nothing, so it runs beside the other tests (it spends much of its time
     waiting, not computing), and again at each `ninja check` (its input
     `always` is never built). `check` prints its last line at the end.
-    Started first of all: the longest wall of the tests. Returns its log."""
+    Returns its log."""
     n, built = ctx.n, ctx.built
     results = built("results.json")
     failures = built("failures")
@@ -863,7 +888,7 @@ def emit_cases_run(ctx, runner):
                         f"--save-failures {failures} --expectations {src(KNOWN_BUGS)} > $out 2>&1 "
                         f"|| (cat $out; exit 1)",
            "CHECK every case on every backend built", first=True)
-    n.build(cases_log, "cases_run", runner, implicit=["always", src(KNOWN_BUGS)], first=True)
+    n.build(cases_log, "cases_run", runner, implicit=["always", src(KNOWN_BUGS)])
     return cases_log
 
 
@@ -885,7 +910,7 @@ def emit_script_tests(ctx, runner):
         stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
         ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur")] + report_sources() +
                                                         SCRIPT_TEST_INPUTS.get(script, []),
-                    variables={"runner": runner}, first=script in LONG_TESTS)
+                    variables={"runner": runner})
         stamps.append(stamp)
     return stamps
 
@@ -916,10 +941,10 @@ def emit_emulation_tests(ctx):
                                         ("tests/cuda_gemm_emulation.sh", "gemm", "")):
             folder = ctx.built(f"emulation/{name}")
             binary = os.path.join(folder, "emulation")
-            n.build(binary, "emulation_build", script, implicit=sources, variables={"folder": folder}, first=True)
+            n.build(binary, "emulation_build", script, implicit=sources, variables={"folder": folder})
             stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
             n.build(stamp, "emulation_test", script, implicit=[binary],
-                    variables={"folder": folder, "arguments": arguments}, first=True)
+                    variables={"folder": folder, "arguments": arguments})
             binaries.append(binary)
             stamps.append(stamp)
     else:
@@ -980,7 +1005,7 @@ def emit_opencl_mutants(ctx, core, runner):
     stamp = built("tests/opencl_paths.passed")
     n.build(stamp, "opencl_test", src("tests/opencl_paths.sh"),
             implicit=[runner, src(KNOWN_BUGS)] + mutant_runners,
-            variables={"arguments": f"{runner} {built('mutants')}"}, first=True)
+            variables={"arguments": f"{runner} {built('mutants')}"})
     stamps.append(stamp)
     return mutant_runners, stamps
 
@@ -1007,7 +1032,7 @@ def emit_opencl_sanitize(ctx, runner, mutant_runners):
         n.build(stamp, "opencl_test", src(script),
                 implicit=[runner, src("tests/oclgrind_run.sh")] + mutant_runners +
                          sorted(glob.glob("cases/*.md") + glob.glob("tests/cases/*.md")),
-                variables={"arguments": arguments}, first=script in LONG_TESTS)
+                variables={"arguments": arguments})
         sanitize_stamps.append(stamp)
     n.build("opencl-sanitize", "phony", sanitize_stamps)
     n.line()
@@ -1032,18 +1057,16 @@ def emit_report_unittest(ctx):
     Python has what the report needs: a test edge per module, so that they
     run beside each other and the other tests rather than one after another
     in one process (report/ is a watched folder: a new module gets its edge).
-    The longest (test_kcs_report.py, over half a minute of CPU) is declared
-    first. Returns their stamps."""
+    Returns their stamps."""
     if not ctx.python:
         return []
     ctx.n.rule("python_test", f"{ctx.python} -m unittest discover -s report -p $module > $out.log 2>&1 "
                               "&& touch $out || (cat $out.log; exit 1)", "TEST report/$module", first=True)
-    modules = sorted((os.path.basename(p) for p in glob.glob("report/test_*.py")),
-                     key=lambda m: (m != "test_kcs_report.py", m))
+    modules = sorted(os.path.basename(p) for p in glob.glob("report/test_*.py"))
     stamps = []
     for module in modules:
         stamp = ctx.built(f"tests/report_{module[:-3]}.passed")
-        ctx.n.build(stamp, "python_test", implicit=report_sources(), variables={"module": module}, first=True)
+        ctx.n.build(stamp, "python_test", implicit=report_sources(), variables={"module": module})
         stamps.append(stamp)
     return stamps
 
