@@ -5,7 +5,7 @@
 #     OUT=DIR tools/softmax_gpu.sh        (from the repository root, build/kcs built)
 #
 # Everything printed also goes to $OUT/softmax_gpu.log; the results files to $OUT/*.json. In order:
-#   1. the long-row perf cases (512 x 262144, then 16384 x 131072; f32 and bf16) with the rows cluster,
+#   1. the long-row perf cases (512 x 262144; f32 and bf16) with the rows cluster,
 #      online and auto (--kernel '[coa]*': kcs takes one glob, and those are the softmax rows that
 #      start with c, o or a), timed (--benchmark, --min-time 0.2); each line says "GB/s = F of copy",
 #      F the fraction of the copy ceiling kcs measures in the same run. Issue 34 asks 0.9 of copy.
@@ -16,9 +16,8 @@
 #   3. compute-sanitizer memcheck and racecheck on small cases that reach the cluster kernel at
 #      each of its sizes (2, 4, 8, 16 blocks a row), aligned and ragged rows, every type, masked
 #      slices and NaN rows (--kernel cluster, in-process so that the tool sees the kernels).
-# Budget: about 150 s on an H100 if the host makes the inputs of 16384 x 131072 (2^31 elements, on
-# one core; 75 s a case on the 2-core test machine, most of it page faults) in under 30 s a case;
-# each step is bounded by timeout (at most 450 s in all), and every step prints the seconds elapsed.
+# Budget: about 150 s on an H100 (measured 2026-11-28: 1 took 37 s, 2 115 s, 3 under 10 s); each step is
+# bounded by timeout, and every step prints the seconds elapsed.
 set -u
 out=${OUT:?"set OUT to a folder for the log and results"}
 kcs=build/kcs
@@ -32,13 +31,8 @@ echo "== 1a. long rows, 512 x 262144: cluster, online and auto, timed $(elapsed)
 timeout 60 $kcs run --backend cuda --benchmark --min-time 0.2 --kernel '[coa]*' --no-save \
     --results "$out/long-rows-512.json" 'softmax/*-512x262144'
 echo "exit $?"
-echo "== 1b. long rows, 16384 x 131072 (2^31 elements: most of the time is the host making the input) $(elapsed)"
-timeout 150 $kcs run --backend cuda --benchmark --min-time 0.2 --kernel '[coa]*' --no-save \
-    --results "$out/long-rows-16384.json" 'softmax/*-16384x131072'
-echo "exit $?"
-
 echo "== 2. every other softmax case, every row, twice each (--determinism) $(elapsed)"
-others=$($kcs list 'softmax/*' | awk '{print $1}' | grep -v -e '-512x262144$' -e '-16384x131072$')
+others=$($kcs list 'softmax/*' | awk '{print $1}' | grep -v -e '-512x262144$')
 timeout 120 $kcs run --backend cuda --determinism --quiet --no-save --results "$out/softmax-all.json" $others
 echo "exit $?"
 
