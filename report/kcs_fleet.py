@@ -394,13 +394,17 @@ def _reduce_member(path, label):
                 unexercised.append(entry)
                 if number is not None:
                     devices[number]["unexercised"].append(entry)
-    # What the run wrote of each group's agreement, where it wrote an "agreement" (None: nothing).
+    # What the run wrote of each group's agreement, where it wrote an "agreement" (None: nothing);
+    # a group it wrote nothing of is left out (Fleet reads it as None).
     agreement = None
     if "agreement" in run.data:
-        written = recorded_agreements(run)
-        agreement = {key: recorded_agreement(written, key[1], key[3],
+        written, agreement = recorded_agreements(run), {}
+        for key, group in answers.items():
+            if (key[1], key[3]) in written:
+                verdict = recorded_agreement(written, key[1], key[3],
                                              [n for numbers in group[1].values() for n in numbers], devices)
-                     for key, group in answers.items()}
+                if verdict is not None:
+                    agreement[key] = verdict
     # Each result points at its run and the run at its results: unlinked, the file's objects go
     # when this returns, without the cyclic collector (Fleet turns it off while it reads).
     run.data = run.results = None
@@ -562,7 +566,7 @@ class Fleet:
         self.unproved = set()  # the keys of groups with an answer not proved deterministic
         self.timings = {}    # the same key -> [(device number, timing_summary, what its run wrote or None)]
         self.member_of = {}  # the same key -> the number of its one member (results file), or -1 for several
-        self.recorded = {}   # the same key -> what its member's run wrote of its agreement (or None)
+        self.recorded = {}   # the same key -> what its member's run wrote of its agreement (absent: nothing)
         self._located = {}   # (device number, case, kernel) -> [first differing element, as text]
         self.hashed = self.unhashed = 0
         self.early_errors, self.early_error_count = [], 0
