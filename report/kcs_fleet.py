@@ -58,6 +58,7 @@ stragglers; 2 bad input (an unreadable or malformed results file, a bad option, 
 """
 
 import argparse
+import ctypes
 import datetime
 import gc
 import glob
@@ -75,12 +76,14 @@ import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcs_peers  # noqa: E402
-from kcs_results import (MAX_DEPTH, ResultsError, check_depth, device_uuid, first_difference_text,  # noqa: E402
-                         kernel_timing, outcome, results_from_data)
+from kcs_results import (MAX_DEPTH, ResultsError, check_depth, checked_results, device_uuid,  # noqa: E402
+                         first_difference_text, kernel_timing, outcome, results_from_data)
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
 SCHEMA, VERSION = "kcs-fleet", 3
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+HEX_DIGITS = b"0123456789abcdef"
+_TEXT, _SHA256_LENGTH = frozenset((str,)), frozenset((64,))
 MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
 # How bad each outcome is, for a summary that holds several kernels' results.
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
@@ -131,17 +134,24 @@ def nesting_depth(data):
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     marks = numpy.frombuffer(data.translate(None, NOT_QUOTE_OR_BRACKET), dtype=numpy.uint8)
-    quotes_before = numpy.cumsum(marks == 0x22)
-    outside = marks[(quotes_before % 2 == 0) & (marks != 0x22)]
+    quote = marks == 0x22
+    inside = numpy.bitwise_xor.accumulate(quote.view(numpy.uint8))  # 1 from a string's opening quote on
+    outside = marks[(inside | quote.view(numpy.uint8)) == 0]
     if not len(outside):
         return 0
-    return int(numpy.cumsum(numpy.where((outside | 0x20) == 0x7b, 1, -1)).max())  # '[' | 0x20 is '{'
+    steps = numpy.where((outside | 0x20) == 0x7b, numpy.int32(1), numpy.int32(-1))  # '[' | 0x20 is '{'
+    return int(numpy.cumsum(steps, dtype=numpy.int64).max())
 
 
 def read_results(path, label):
-    """kcs_results.load_results, its checks and messages, with the nesting measured first by
-    nesting_depth: only a file nested too deeply goes through check_depth (which names the line
-    and column)."""
+    """kcs_results.load_results, its checks and messages (read_document)."""
+    return results_from_data(read_document(path), path, label)
+
+
+def read_document(path):
+    """A results file parsed, as kcs_results.load_results reads one, with its messages, and
+    with the nesting measured first by nesting_depth: only a file nested too deeply goes through
+    check_depth (which names the line and column)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -151,7 +161,7 @@ def read_results(path, label):
     except UnicodeDecodeError as error:
         raise ResultsError(f"{path}: not valid JSON: not UTF-8 text ({error.reason} at byte "
                            f"{error.start})") from error
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(), without its copy of the text
         raise ResultsError(f"{path}: empty file{' (only white space)' if text else ''}: not a results file "
                            "(a run that was stopped before it wrote its results leaves one)")
     if nesting_depth(data) > MAX_DEPTH:
@@ -164,7 +174,7 @@ def read_results(path, label):
     except RecursionError:
         raise ResultsError(f"{path}: JSON nested too deeply to read: not a results file") from None
     del text
-    return results_from_data(document, path, label)
+    return document
 
 
 def check_hashes(run):
@@ -185,6 +195,18 @@ def check_hashes(run):
         raise FleetError(f"{run.path}: malformed output hashes:\n" + "\n".join(f"  {run.path}: {p}" for p in problems))
 
 
+def check_hashes_alike(digests):
+    """True where every one of digests (a file's output hashes) is a text of 64 lowercase hex
+    digits, looked at all at once: then check_hashes would refuse none of them. False where it
+    must look (it names what it refuses; SHA256_HEX decides)."""
+    if not (_TEXT.issuperset(map(type, digests)) and _SHA256_LENGTH.issuperset(map(len, digests))):
+        return False
+    try:
+        return not "".join(digests).encode("ascii").translate(None, HEX_DIGITS)
+    except UnicodeEncodeError:
+        return False
+
+
 def kernels_listed(path):
     """{device id: {(op, dtype, kernel)}} from a `kcs devices` listing; None when absent."""
     if not os.path.exists(path):
@@ -203,10 +225,6 @@ def kernels_listed(path):
     except OSError as error:
         raise FleetError(f"{path}: cannot read the kernel listing: {error.strerror or error}") from error
     return listed
-
-
-def result_identity(result):
-    return (result["case"], result.get("backend") or "", result.get("kernel") or "", result.get("dtype") or "")
 
 
 def timing_summary(kernel):
@@ -230,89 +248,131 @@ def compact_failure(result):
 def read_member(path, label):
     """One results file read, checked (kcs_results, check_hashes) and reduced to what the merge
     keeps of it: a dict of the member's records, each device's counts, failures (the first
-    FAILURES_KEPT) and kernel rows that ran nothing, and per result of a device only its
-    identity, answer (output hashes) and timing summary. Or ("bad", the cause) for a file that
-    cannot be used. Runs in a worker process (--jobs): what it returns is all that travels."""
+    FAILURES_KEPT) and kernel rows that ran nothing, each group of its devices' answers (output
+    hashes) and each timed result's summary. Or ("bad", the cause) for a file that cannot be
+    used. Runs in a worker process (--jobs): what it returns is all that travels."""
     try:
-        run = read_results(path, label)
-        check_hashes(run)
-        suffix = label[len("results"):] if label.startswith("results") else "-" + label
-        listed = kernels_listed(os.path.join(os.path.dirname(path), f"devices{suffix}.txt"))
+        return _reduce_member(path, label)
     except (ResultsError, FleetError) as error:
         return ("bad", str(error))
-    devices, position = [], {}
+
+
+def _reduce_member(path, label):
+    """read_member's work, raising ResultsError or FleetError for a file that cannot be used.
+    One pass over the results: each is reduced as kcs_results.checked_results hands it over,
+    checked; what is made of a file refused at the end of that pass goes with it."""
+    run, results = checked_results(read_document(path), path, label)
+    devices, position, models, slots = [], {}, [], []
+
+    def add_device(record):
+        number = position[str(record["id"])] = len(devices)
+        device = {"record": {key: record.get(key) for key in DEVICE_FIELDS}, "uuid": device_uuid(record),
+                  "results": 0, "hashed": 0, "outcomes": defaultdict(int), "ops": {}, "failures": [],
+                  "failure_count": 0, "unexercised": []}
+        devices.append(device)
+        # The groups' identities within the file (the build is the file's): each device's.
+        model = kcs_peers.identity(device["record"])
+        models.append(same.setdefault(model, model))
+        slots.append((device, device["outcomes"], device["ops"], set(), [0]))
+        return number
+
+    timings, cases, checked, same = [], set(), set(), {}
     for record in run.devices.values():
-        position[str(record["id"])] = len(devices)
-        devices.append({"record": {key: record.get(key) for key in DEVICE_FIELDS}, "uuid": device_uuid(record),
-                        "results": 0, "hashed": 0, "outcomes": defaultdict(int), "ops": {}, "failures": [],
-                        "failure_count": 0, "unexercised": []})
-    answers, timings, cases, checked, same = [], [], set(), set(), {}
+        add_device(record)
+    # (device identity, case, backend, kernel, dtype) -> [every answer proved deterministic,
+    # {answer: [device positions]}], in the order the file first gives each.
+    answers = {}
     deterministic = run.options.get("determinism") is True
-    # The groups' identities within the file (the build is the file's): each device's.
-    number_models = [kcs_peers.identity(d["record"]) for d in devices]
     written_speed = recorded_speed(run) if "speed" in run.data else None
-    written_agreement = recorded_agreements(run) if "agreement" in run.data else None
-    hashed_in = defaultdict(list)  # (identity, case, backend, kernel, dtype) -> device positions hashed
-    ran = defaultdict(set)  # device position -> {(op, dtype, kernel)} that passed or failed
-    early_errors, early_error_count, unhashed = [], 0, 0
-    for result in run.results:
-        cases.add(result["case"])
-        checked.add((result["op"], result.get("dtype") or ""))
-        kind = outcome(result)
+    early_errors, early_error_count, unhashed, hashes_alike = [], 0, 0, True
+    digests = []
+    cases_add, checked_add, same_setdefault, digests_extend = cases.add, checked.add, same.setdefault, digests.extend
+    failing, skipped = SEVERITY["error"], SEVERITY["skip"]
+    for result in results:
+        get = result.get
+        hashes = get("output_hashes")
+        if hashes is not None:
+            if type(hashes) is dict:
+                digests_extend(hashes.values())  # their form: check_hashes_alike, once for the file
+            else:
+                hashes_alike = False  # check_hashes decides, after this loop
+                if not isinstance(hashes, dict):
+                    hashes = None  # (a file check_hashes refuses: what this loop makes of it goes)
+        case, op_name, status = result["case"], result["op"], result["status"]
+        kernel, dtype = get("kernel") or "", get("dtype") or ""
+        cases_add(case)
+        checked_add((op_name, dtype))
+        kind = outcome(result) if get("expected") else status
         severity = SEVERITY.get(kind, 0)
-        if result.get("device") is None:
+        device_id = get("device")
+        if device_id is None:
             # A problem found before any device ran the case (an error) or a skip of the case
             # itself (tagged large under --skip-large, a backend without a device): only the
             # first kind fails the fleet, as it fails the run.
-            if severity >= SEVERITY["error"]:
+            if severity >= failing:
                 early_error_count += 1
                 if len(early_errors) < FAILURES_KEPT:
                     early_errors.append(compact_failure(result))
             continue
-        number = position[str(result["device"])]
-        device = devices[number]
-        device["results"] += 1
-        device["outcomes"][kind] += 1
-        op = device["ops"].get(result["op"])
+        number = position.get(device_id)
+        if number is None:  # a device the file does not list (kcs_results describes it by its id)
+            number = add_device(result["device_record"])
+        device, outcomes, ops, ran, hashed = slots[number]
+        outcomes[kind] += 1
+        op = ops.get(op_name)
         if op is None:
-            op = device["ops"][result["op"]] = [0, 0, 0, None]
+            op = ops[op_name] = [0, 0, 0, None]
         op[0] += 1
-        if severity >= SEVERITY["error"]:
+        if severity >= failing:
             op[1] += 1
             device["failure_count"] += 1
             if len(device["failures"]) < FAILURES_KEPT:
                 device["failures"].append(compact_failure(result))
-        elif severity == SEVERITY["skip"]:
+        elif severity == skipped:
             op[2] += 1
-        accuracy = result.get("accuracy")
-        if accuracy and isinstance(accuracy.get("fraction_of_bound"), (int, float)):
-            fraction = accuracy["fraction_of_bound"]
-            if op[3] is None or fraction > op[3] or (math.isnan(fraction) and not math.isnan(op[3])):
+        accuracy = result["accuracy"]  # a dict or None (kcs_results), its numbers floats
+        if accuracy:
+            fraction = accuracy.get("fraction_of_bound")
+            if type(fraction) is float and (op[3] is None or fraction > op[3] or
+                                             (math.isnan(fraction) and not math.isnan(op[3]))):
                 op[3] = fraction
-        # One object for equal identities and answers (several devices ran them): the worker's
-        # pickle of this file names each once.
-        identity = result_identity(result)
-        identity = same.setdefault(identity, identity)
-        timing = kernel_timing(result)
-        if timing:
-            recorded = None
-            if written_speed is not None:
-                recorded = written_speed.get((result["case"], result.get("kernel") or "", str(result["device"])))
-            timings.append((number, identity, timing_summary(timing), recorded))
-        status = result["status"]
-        if status not in ("pass", "fail"):
+        # A result's identity: what its peers ran. One object for equal identities and answers
+        # (several devices ran them): the worker's pickle of this file names each once.
+        identity = (case, get("backend") or "", kernel, dtype)
+        identity = same_setdefault(identity, identity)
+        if result["timing"] is not None:
+            timing = kernel_timing(result)
+            if timing:
+                recorded = None
+                if written_speed is not None:
+                    recorded = written_speed.get((case, kernel, device_id))
+                timings.append((number, identity, timing_summary(timing), recorded))
+        if status != "pass" and status != "fail":
             continue
-        ran[number].add((result["op"], result.get("dtype") or "", result.get("kernel") or ""))
-        hashes = result.get("output_hashes")
-        if isinstance(hashes, dict):
-            device["hashed"] += 1
-            answer = tuple(sorted(hashes.items()))
-            proved = determinism_of(deterministic, result) == kcs_peers.PROVED
-            answers.append((number, identity, same.setdefault(answer, answer), proved))
-            if written_agreement is not None:
-                hashed_in[(number_models[number],) + identity].append(number)
-        else:
+        ran.add((op_name, dtype, kernel))
+        if hashes is None:
             unhashed += 1
+            continue
+        hashed[0] += 1
+        answer = tuple(sorted(hashes.items()))
+        key = (models[number],) + identity
+        group = answers.get(key)
+        if group is None:
+            group = answers[key] = [True, {}]
+        if group[0] and determinism_of(deterministic, result) != kcs_peers.PROVED:
+            group[0] = False
+        numbers = group[1].get(answer)
+        if numbers is None:
+            numbers = group[1][same_setdefault(answer, answer)] = []
+        numbers.append(number)
+    # The loop ran to its end: the file passed kcs_results' checks. Its hashes' form next.
+    if not (hashes_alike and check_hashes_alike(digests)):
+        check_hashes(run)
+    del digests
+    suffix = label[len("results"):] if label.startswith("results") else "-" + label
+    listed = kernels_listed(os.path.join(os.path.dirname(path), f"devices{suffix}.txt"))
+    for device, slot in zip(devices, slots):
+        device["results"], device["hashed"] = sum(device["outcomes"].values()), slot[4][0]
     located = []  # what the run found rerunning a disagreement of its own devices (docs/results.md)
     for verdict in run.data.get("agreement") or []:
         if not isinstance(verdict, dict):
@@ -328,16 +388,23 @@ def read_member(path, label):
         # (scale) has no case in cases/, and no level can reach it.
         for device_id, rows in sorted(listed.items()):
             number = position.get(device_id)
-            for op, dtype, kernel in sorted(r for r in rows - ran.get(number, set()) if r[:2] in checked):
+            for op, dtype, kernel in sorted(r for r in rows - (slots[number][3] if number is not None else set())
+                                             if r[:2] in checked):
                 entry = {"device": f"{label}/{device_id}", "op": op, "dtype": dtype, "kernel": kernel}
                 unexercised.append(entry)
                 if number is not None:
                     devices[number]["unexercised"].append(entry)
-    # What the run wrote of each group's agreement, where it wrote an "agreement" (None: nothing).
+    # What the run wrote of each group's agreement, where it wrote an "agreement" (None: nothing);
+    # a group it wrote nothing of is left out (Fleet reads it as None).
     agreement = None
-    if written_agreement is not None:
-        agreement = {key: recorded_agreement(written_agreement, key[1], key[3], numbers, devices)
-                     for key, numbers in hashed_in.items()}
+    if "agreement" in run.data:
+        written, agreement = recorded_agreements(run), {}
+        for key, group in answers.items():
+            if (key[1], key[3]) in written:
+                verdict = recorded_agreement(written, key[1], key[3],
+                                             [n for numbers in group[1].values() for n in numbers], devices)
+                if verdict is not None:
+                    agreement[key] = verdict
     # Each result points at its run and the run at its results: unlinked, the file's objects go
     # when this returns, without the cyclic collector (Fleet turns it off while it reads).
     run.data = run.results = None
@@ -402,6 +469,21 @@ def recorded_speed(run):
 
 def _read_member(pair):
     return read_member(*pair)
+
+
+def keep_freed_memory():
+    """Asks the C library to keep the memory this process frees rather than give it back to the
+    system (glibc's mallopt: no trimming of the heap, and blocks of up to 32 MiB, a file's text,
+    from the heap too). Reading a results file makes tens of megabytes of objects that go when
+    it is reduced, and as many for the next file: memory given back is faulted in again page by
+    page, which cost the merge a tenth of its time. Peak memory stays that of the largest file.
+    Where the C library has no mallopt, nothing changes. Inherited by the workers (forked)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-1, 1 << 30)   # M_TRIM_THRESHOLD
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD, at its largest
 
 
 def default_jobs():
@@ -484,7 +566,7 @@ class Fleet:
         self.unproved = set()  # the keys of groups with an answer not proved deterministic
         self.timings = {}    # the same key -> [(device number, timing_summary, what its run wrote or None)]
         self.member_of = {}  # the same key -> the number of its one member (results file), or -1 for several
-        self.recorded = {}   # the same key -> what its member's run wrote of its agreement (or None)
+        self.recorded = {}   # the same key -> what its member's run wrote of its agreement (absent: nothing)
         self._located = {}   # (device number, case, kernel) -> [first differing element, as text]
         self.hashed = self.unhashed = 0
         self.early_errors, self.early_error_count = [], 0
@@ -503,6 +585,7 @@ class Fleet:
         # read (read_member unlinks what would be cycles), in the workers too (they fork from here).
         collecting = gc.isenabled()
         gc.disable()
+        keep_freed_memory()
         try:
             if jobs > 1 and len(pairs) >= 2 * jobs:
                 # Workers read and check files in order; this process folds each in as it comes.
@@ -543,22 +626,23 @@ class Fleet:
             self.device_list.append(device)
             numbers.append(device.number)
         cases.update(digest["cases"])
-        answers, member_of, this = self.answers, self.member_of, len(self.members) - 1
-        for position, identity, answer, proved in digest["answers"]:
-            number = numbers[position]
-            key = (self.device_list[number].model,) + identity
+        answers, member_of, models, this = self.answers, self.member_of, self.models, len(self.members) - 1
+        first = numbers[0] if numbers else 0  # a member's device numbers follow on from its first
+        for (identity, *result), (proved, by_answer) in digest["answers"].items():
+            key = (models[(identity, digest["build"])],) + tuple(result)
             group = answers.get(key)
             if group is None:
                 group = answers[key] = {}
-            devices = group.get(answer)
-            if devices is None:
-                devices = group[answer] = array("I")
-            devices.append(number)
+            for answer, positions in by_answer.items():
+                devices = group.get(answer)
+                if devices is None:
+                    devices = group[answer] = array("I")
+                devices.extend(map(first.__add__, positions))
             if not proved:
                 self.unproved.add(key)
             if member_of.setdefault(key, this) != this:
                 member_of[key] = -1
-        self.hashed += len(digest["answers"])
+        self.hashed += sum(device["hashed"] for device in digest["devices"])
         self.unhashed += digest["unhashed"]
         for position, identity, summary, recorded in digest["timings"]:
             number = numbers[position]

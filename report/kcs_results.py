@@ -72,7 +72,10 @@ def strict_number(value):
     if isinstance(value, bool):
         raise ValueError(f"not a number: {value!r}")
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            raise ValueError(f"not a number: {_short(value)} (too large for a double)") from None
     if isinstance(value, str) and value.strip().lower() in _NONFINITE:
         return _NONFINITE[value.strip().lower()]
     raise ValueError(f"not a number: {_short(value)}")
@@ -347,6 +350,138 @@ def _check_result(problems, index, result):
     _check_expected(problems, where, result)
 
 
+# ---- the checks' fast path -------------------------------------------------------------------
+# A fleet merge checks millions of results (report/kcs_fleet.py): _check_results first asks
+# _clean_result, which looks at the same fields by cheaper means (the exact type of each value,
+# a bool being of type bool, not int; lists' item types in C loops; no message written unless
+# needed) and makes the same conversions (numbers to floats). It answers True only where
+# _check_result would find nothing wrong; at anything else (a wrong or unusual type, a string for
+# a number other than the runner's "nan", "inf" and "-inf", a negative time, an expectation, an
+# interleaved run's rounds) it answers False and _check_result looks at that result and names
+# what is wrong. So the fast path never decides that a result is malformed, nor how: it can
+# only pass what the full checks pass (report/test_kcs_report.py, FastChecks, feeds both the
+# same malformed records). Converting a valid number twice changes nothing, so what it
+# converted before answering False is harmless.
+
+_NUMBER_TYPES = frozenset((int, float))
+_TEXT_OR_NONE = frozenset((str, type(None)))
+_INT_TYPE = frozenset((int,))
+_STATUS_SET = frozenset(STATUSES)
+_RESULT_TEXT_KEYS = ("message", "file", "backend", "device", "kernel", "op", "dtype")
+_RESULT_NUMBER_KEYS = ("line", "bytes", "flops")
+_ACCURACY_KEYS = ("checked", "failures", "unwritten", "fraction_of_bound")
+_TIMING_RATE_KEYS = ("kernel_bytes_per_s", "kernel_flops_per_s", "end_to_end_bytes_per_s",
+                     "end_to_end_fraction_of_host_to_device")
+_CEILING_REACHED_KEYS = ("achieved_per_s", "ceiling_per_s", "fraction")
+_RISING = [[]]  # the last fraction histogram bounds found rising (a copy): a file repeats them
+
+
+def _floats(mapping, keys, times=False):
+    """_check_numbers passing: each of keys absent, null, a float or an int (made a float) or
+    "nan", "inf", "-inf" as the runner writes them (made floats), and not negative when a time.
+    False at anything else (another string, a bool)."""
+    for key in keys:
+        value = mapping.get(key)
+        if value is None:
+            continue
+        kind = type(value)
+        if kind is int:
+            mapping[key] = value = float(value)
+        elif kind is not float:
+            value = _NONFINITE.get(value) if kind is str else None  # strict_number judges the rest
+            if value is None:
+                return False
+            mapping[key] = value
+        if times and value < 0:
+            return False
+    return True
+
+
+def _rising(uppers):
+    """Numbers (their types checked), each above the one before, as _check_histogram asks: equal
+    to the last ones found so, or compared pair by pair."""
+    if uppers == _RISING[0]:
+        return True
+    if any(map(operator.le, uppers[1:], uppers)):
+        return False
+    _RISING[0] = list(uppers)
+    return True
+
+
+def _clean_histogram(histogram):
+    """_check_histogram passing."""
+    if type(histogram) is not dict:
+        return False
+    uppers, counts, above = histogram.get("log2_upper"), histogram.get("counts"), histogram.get("above")
+    return (type(uppers) is list and len(uppers) > 0 and type(counts) is list and len(counts) == len(uppers)
+            and type(above) is int and above >= 0
+            and _NUMBER_TYPES.issuperset(map(type, uppers)) and _INT_TYPE.issuperset(map(type, counts))
+            and min(counts) >= 0 and _rising(uppers))
+
+
+def _clean_timing(timing):
+    """_check_timing passing, its numbers converted."""
+    if type(timing) is not dict:
+        return False
+    for part in ("kernel", "end_to_end"):
+        figures = timing.get(part)
+        if figures is None and part == "end_to_end":
+            continue
+        if (type(figures) is not dict or "median_s" not in figures or not _floats(figures, _TIMING_KEYS, True)
+                or figures.get("round_medians_s") is not None or figures.get("round_pace_medians_s") is not None):
+            return False
+        samples = figures.get("samples_s")
+        if samples is not None:
+            if (type(samples) is not list or not _NUMBER_TYPES.issuperset(map(type, samples))
+                    or not all(map(math.isfinite, samples)) or (samples and min(samples) < 0)):
+                return False
+            samples[:] = map(float, samples)
+    ceiling = timing.get("ceiling")
+    return (_floats(timing, _TIMING_RATE_KEYS) and
+            (ceiling is None or (type(ceiling) is dict and _floats(ceiling, _CEILING_REACHED_KEYS))))
+
+
+def _clean_result(result):
+    """True where _check_result finds nothing wrong with result, its numbers converted as
+    _check_result converts them; False where _check_result must look (see above). May raise
+    OverflowError (an integer too large for a float): _check_result must look."""
+    if type(result) is not dict:
+        return False
+    get = result.get
+    status = get("status")
+    if (type(get("case")) is not str or type(status) is not str or status not in _STATUS_SET
+            or not _TEXT_OR_NONE.issuperset(map(type, map(get, _RESULT_TEXT_KEYS)))
+            or not _floats(result, _RESULT_NUMBER_KEYS) or get("expected") is not None):
+        return False
+    explanation = get("explanation")
+    if explanation is not None and (type(explanation) is not dict or type(explanation.get("text")) is not str):
+        return False
+    accuracy = get("accuracy")
+    if accuracy is not None:
+        if type(accuracy) is not dict or not _floats(accuracy, _ACCURACY_KEYS):
+            return False
+        worst = accuracy.get("worst")
+        if worst is not None and (type(worst) is not dict or not _floats(worst, _WORST_KEYS)):
+            return False
+        histogram = accuracy.get("fraction_histogram")
+        if histogram is not None and not _clean_histogram(histogram):
+            return False
+    check = get("check")
+    if check is not None:
+        if type(check) is dict:
+            histogram = check.get("fraction_histogram")
+            if histogram is not None and not _clean_histogram(histogram):
+                return False
+        elif isinstance(check, dict):  # a dict of another type: _check_result looks into it
+            return False
+    for key in ("bound_tight", "kernel_library"):
+        value = get(key)
+        if value is not None and (type(value) is not str or not value.strip()):
+            return False
+    timing = get("timing")
+    return timing is None or _clean_timing(timing)
+
+
 def _check_device(problems, index, device):
     where = f"devices[{index}]"
     if not isinstance(device, dict):
@@ -372,8 +507,19 @@ def _check_device(problems, index, device):
             problems.add(where, f"ceilings.not_measured_in_this_run: not a list of ceiling keys: {_short(not_asked)}")
 
 
-def _check_document(problems, data):
-    """Checks the whole document, converting numbers in place; problems collects what is wrong."""
+def _check_document(problems, data, fast=True):
+    """Checks the whole document, converting numbers in place; problems collects what is wrong,
+    in the document's order (devices, results, the rest). fast=False: every result through
+    _check_result, none through _clean_result first (the tests compare the two)."""
+    rest = _Problems(problems.path)
+    _check_devices(problems, data)
+    _check_top_level(rest, data)
+    for _ in _check_results(problems, data["results"], fast):
+        pass
+    problems.items += rest.items
+
+
+def _check_devices(problems, data):
     devices = data.get("devices", [])
     if devices is None:
         devices = data["devices"] = []
@@ -389,17 +535,45 @@ def _check_document(problems, data):
                     problems.add(f"devices[{index}]",
                                  f"id {device['id']!r} already used by devices[{seen[device['id']]}]")
                 seen.setdefault(device["id"], index)
+
+
+def _check_results(problems, results, fast=True, run=None):
+    """Checks each result (through _clean_result first where fast) and that no two are of one
+    case, backend, kernel and device; a generator. Given the run, it normalises each result and
+    yields it once checked, until a problem is found (in this file, so far): see checked_results."""
     seen = {}
-    for index, result in enumerate(data["results"]):
-        _check_result(problems, index, result)
-        if isinstance(result, dict):
-            key = tuple(result.get(k) for k in ("case", "backend", "kernel", "device"))
-            if not all(isinstance(k, (str, type(None))) for k in key) or not key[0]:
-                continue  # a problem found in a file before any case ran is told apart by its file and line
-            if key in seen:
+    found = problems.items
+    for index, result in enumerate(results):
+        try:
+            clean = fast and _clean_result(result)
+        except OverflowError:
+            clean = False
+        key = None
+        if clean:  # case a text, backend, kernel and device texts or null
+            get = result.get
+            key = (result["case"], get("backend"), get("kernel"), get("device"))
+        else:
+            _check_result(problems, index, result)
+            if isinstance(result, dict):
+                key = tuple(result.get(k) for k in ("case", "backend", "kernel", "device"))
+                if not all(isinstance(k, (str, type(None))) for k in key):
+                    key = None
+        # A problem found in a file before any case ran (no case) is told apart by its file and line.
+        if key is not None and key[0]:
+            first = seen.setdefault(key, index)
+            if first != index:
                 problems.add(_describe(index, result), f"the same case, backend, kernel and device as "
-                                                       f"results[{seen[key]}]: which one counts?")
-            seen.setdefault(key, index)
+                                                       f"results[{first}]: which one counts?")
+        if run is not None:
+            if found:
+                run = None  # the file is refused: nothing more is normalised or yielded
+            else:
+                _normalise_result(result, run)
+                yield result
+
+
+def _check_top_level(problems, data):
+    """The document's records besides its devices and results."""
     summary = data.get("summary")
     if summary is not None:
         if not isinstance(summary, dict):
@@ -483,6 +657,19 @@ def load_results(path, label=None):
 
 def results_from_data(data, path="<memory>", label=None):
     """Checks and normalises an already parsed results document (see load_results)."""
+    run, results = checked_results(data, path, label)
+    for _ in results:
+        pass
+    return run
+
+
+def checked_results(data, path="<memory>", label=None):
+    """results_from_data, its checks and messages, made as the caller goes through the results:
+    (run, results), results yielding each result of run once it is checked and normalised. After
+    the last it raises ResultsError where the file has any problem, having yielded nothing from
+    the first result found wrong on: what the caller made of the results then goes with the
+    file. For a caller that reduces each result (kcs_fleet): one pass over a file's objects, each
+    still in the processor's cache, not a second pass after the checks."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: not a kcs results file (no \"schema\": \"{SCHEMA}\")")
     if data.get("version") not in VERSIONS:
@@ -490,13 +677,23 @@ def results_from_data(data, path="<memory>", label=None):
                            f"this report reads versions {', '.join(map(str, VERSIONS))}")
     if not isinstance(data.get("results"), list):
         raise ResultsError(f"{path}: no \"results\" list")
-    problems = _Problems(path)
-    _check_document(problems, data)
+    problems, rest = _Problems(path), _Problems(path)
+    _check_devices(problems, data)
+    _check_top_level(rest, data)
+    run = None
+    if not problems.items and not rest.items:
+        run = Run(path, data, label or os.path.basename(path))
+    results = _checked(problems, rest, data["results"], run)
+    if run is None:
+        for _ in results:  # raises, every problem named
+            pass
+    return run, results
+
+
+def _checked(problems, rest, results, run):
+    yield from _check_results(problems, results, True, run)
+    problems.items += rest.items  # in the document's order: devices, results, the rest
     problems.raise_if_any()
-    run = Run(path, data, label or os.path.basename(path))
-    for result in run.results:
-        _normalise_result(result, run)
-    return run
 
 
 def outcome(result):

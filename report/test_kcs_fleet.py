@@ -19,6 +19,7 @@ import unittest
 
 import kcs_fixtures as fx
 import kcs_fleet
+import kcs_results
 
 GPU = fx.device("cuda:0", "NVIDIA H100 80GB HBM3", "CUDA", "550.54", "12.4", 80 << 30)
 A, B = "a" * 64, "b" * 64
@@ -201,6 +202,37 @@ class FleetTest(unittest.TestCase):
         self.assertRegex(fleet.bad_inputs[0][1], r"results-0\.json.*not a sha256")
         self.assertEqual([m.label for m in fleet.members], ["results-1"])
         self.assertEqual(fleet.verdict()[0], kcs_fleet.EXIT_BAD_INPUT)
+
+    def test_hashes_looked_at_at_once_pass_only_what_each_passes(self):
+        """check_hashes_alike (all of a file's digests at once) passes no digest that check_hashes
+        refuses, and where it cannot tell, check_hashes decides and names each."""
+        odd = [A, A.upper(), A[:63], A + "0", A + "\n", "g" * 64, "\u00e9" * 64, "", 7, None, ["a"], A[:32] + " " * 32]
+        for digest in odd:
+            with self.subTest(digest=digest):
+                run = kcs_results.Run("f.json", {"results": [{"case": "c", "output_hashes": {"s": digest}}]}, "f")
+                try:
+                    kcs_fleet.check_hashes(run)
+                    refused = False
+                except kcs_fleet.FleetError:
+                    refused = True
+                if kcs_fleet.check_hashes_alike([digest]):
+                    self.assertFalse(refused)
+        self.assertTrue(kcs_fleet.check_hashes_alike([A, B, "0123456789abcdef" * 4]))
+        self.assertFalse(kcs_fleet.check_hashes_alike([A, A + "\n"]))  # SHA256_HEX's "$" passes this one
+
+    def test_hashes_not_an_object_are_named(self):
+        for hashes in ("a" * 64, ["a" * 64], 7):
+            document = member(A)
+            document["results"][0]["output_hashes"] = hashes
+            fleet = self.merge([document, member(A)])
+            self.assertRegex(fleet.bad_inputs[0][1], r"results-0\.json: .*output_hashes is not an object")
+
+    def test_a_malformed_result_is_named_before_a_malformed_hash(self):
+        document = member("not hex")
+        document["results"][0]["status"] = "passed"
+        fleet = self.merge([document, member(A)])
+        self.assertRegex(fleet.bad_inputs[0][1], r"results-0\.json: malformed results file.*\n.*status: 'passed'")
+        self.assertNotIn("sha256", fleet.bad_inputs[0][1])
 
     def test_a_failure_fails_the_fleet(self):
         document = member(A)

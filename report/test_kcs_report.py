@@ -28,6 +28,7 @@ import kcs_fixtures as fx  # noqa: E402
 import kcs_plots  # noqa: E402
 import kcs_report  # noqa: E402
 from kcs_compare import CompareError, Comparison, Options, classify_correctness, classify_speed  # noqa: E402
+import kcs_results  # noqa: E402
 from kcs_results import ResultsError, device_uuid, results_from_data  # noqa: E402
 from kcs_stats import quantile, rank_sum_test  # noqa: E402
 
@@ -289,6 +290,119 @@ class ResultsTests(unittest.TestCase):
         self.assertEqual(device_uuid({"details": "uuid=abc"}), "abc")
         self.assertIsNone(device_uuid({"details": "sm_90; myuuid=x"}))
         self.assertIsNone(device_uuid(fx.POCL))
+
+
+
+class FastChecks(unittest.TestCase):
+    """kcs_results' fast path (_clean_result, before _check_result) refuses exactly what the full
+    checks refuse, with the same messages, and leaves a well-formed document exactly as they do:
+    every field of a few well-formed results, in turn, given each of many wrong or unusual values
+    or removed, is checked both ways."""
+
+    ODD_VALUES = (None, True, False, 0, 1, -1, 7, 2.5, -2.5, 0.0, 10 ** 400, math.nan, math.inf, "nan", "inf",
+                  "-inf", " NaN ", "Infinity", "x", "", [], [1], [True], [1.5], [-1], [3, 1], {}, {"text": "t"})
+
+    @staticmethod
+    def well_formed():
+        """Results of every kind the fast path passes: a check with a histogram and a worst element
+        (non-finite ones too), a timed result with samples, a kernel library, an explained expected
+        failure, a check object, a skip of no device."""
+        samples = fx.noisy_samples(2e-4, seed=3, count=12)
+        checked = fx.result("sumsq/f64-n93", fx.CUDA, "k", expected="nan", actual="inf")
+        checked["accuracy"]["fraction_histogram"] = {"log2_upper": [-3, -2, -1, 0], "counts": [5, 0, 2, 1],
+                                                     "above": 0}
+        checked["bound_tight"] = "the sum of n terms rounds n times"
+        checked["output_hashes"] = {"s": "a" * 64}
+        timed = fx.result("sumsq/f64-n7", fx.CUDA, "k", median=2e-4, samples=samples)
+        timed["kernel_library"] = "cuBLAS"
+        expected = fx.result("sumsq/f32-n7", fx.CUDA, "k", status="fail", message="out[0] outside its bound")
+        expected["expected"] = {"outcome": "fail", "reason": "a known compiler bug", "met": True}
+        expected["explanation"] = {"text": "flushes subnormals"}
+        with_check = fx.result("softmax/f32-cols33", fx.POCL, "rows", status="fail")
+        with_check["check"] = {"fraction_histogram": {"log2_upper": [-1.5, 0], "counts": [3, 4], "above": 2}}
+        skip = fx.result("sumsq/f64-n100000000", None, None, status="skip", message="tagged large")
+        return fx.document([fx.CUDA, fx.POCL], [checked, timed, expected, with_check, skip])
+
+    @staticmethod
+    def places(value, path=()):
+        """The path of every field and list item under value."""
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            yield path + (key,)
+            yield from FastChecks.places(item, path + (key,))
+
+    @staticmethod
+    def checked(document, fast):
+        """(every problem found, the document after the checks, as repr shows it: 1 and 1.0 apart)."""
+        problems = kcs_results._Problems("f.json")
+        try:
+            kcs_results._check_document(problems, document, fast=fast)
+        except OverflowError as error:  # neither way may escape with one; kept apart to be seen
+            return ("OverflowError", str(error)), None
+        return problems.items, repr(document)
+
+    def both_ways(self, document):
+        fast = self.checked(copy.deepcopy(document), True)
+        slow = self.checked(copy.deepcopy(document), False)
+        self.assertEqual(fast, slow)
+        return fast[0]
+
+    def test_well_formed_results_take_the_fast_path_and_end_alike(self):
+        document = json.loads(json.dumps(self.well_formed()))
+        taken = [kcs_results._clean_result(copy.deepcopy(r)) for r in document["results"]]
+        self.assertEqual(taken, [True, True, False, True, True])  # an expectation: the full checks look
+        self.assertEqual(self.both_ways(document), [])
+
+    def test_each_field_made_odd_is_refused_alike(self):
+        base = json.loads(json.dumps(self.well_formed()))
+        refused = tried = 0
+        for number, result in enumerate(base["results"]):
+            for path in self.places(result):
+                for value in self.ODD_VALUES + ("remove",):
+                    document = copy.deepcopy(base)
+                    holder = document["results"][number]
+                    for key in path[:-1]:
+                        holder = holder[key]
+                    if value == "remove":
+                        if isinstance(holder, list):
+                            continue
+                        del holder[path[-1]]
+                    else:
+                        holder[path[-1]] = copy.deepcopy(value)
+                    with self.subTest(result=number, path=path, value=value):
+                        tried += 1
+                        refused += bool(self.both_ways(document))
+        # Not vacuous: most of these make a malformed file, some do not (a text for a text).
+        self.assertGreater(tried, 2000)
+        self.assertGreater(refused, tried // 3)
+
+    def test_odd_results_and_repeats_are_refused_alike(self):
+        base = json.loads(json.dumps(self.well_formed()))
+        for odd in (None, [], "result", 3, {}, {"case": "x"}, {"status": "pass"}):
+            document = copy.deepcopy(base)
+            document["results"].insert(1, odd)
+            self.assertTrue(self.both_ways(document), odd)
+        document = copy.deepcopy(base)
+        document["results"].append(copy.deepcopy(document["results"][0]))
+        self.assertIn("the same case, backend, kernel and device as results[0]", self.both_ways(document)[-1])
+
+    def test_an_integer_too_large_for_a_float_is_named_not_raised(self):
+        document = json.loads(json.dumps(self.well_formed()))
+        document["results"][0]["line"] = 10 ** 400
+        with self.assertRaisesRegex(ResultsError, r"line: not a number: 1000.*\(too large for a double\)"):
+            results_from_data(document, "f.json")
+
+    def test_results_handed_over_one_by_one_end_as_the_whole_file_is_refused(self):
+        document = json.loads(json.dumps(self.well_formed()))
+        document["results"][3]["status"] = "passed"
+        expected = self.checked(copy.deepcopy(document), False)[0]
+        run, results = kcs_results.checked_results(document, "f.json")
+        seen = []
+        with self.assertRaises(ResultsError) as raised:
+            for result in results:
+                seen.append(result["case"])
+        self.assertEqual(seen, [r["case"] for r in document["results"][:3]])  # none from the first wrong one on
+        self.assertEqual(str(raised.exception).splitlines()[1:], [f"  f.json: {item}" for item in expected])
 
 
 class MalformedInputTests(Scratch):
