@@ -668,10 +668,11 @@ def emit_nvcc_rule(ctx):
         n.variable("nvccflags", f"-gencode arch=compute_{arch},code=sm_{arch} "
                                 f"-gencode arch=compute_{arch},code=compute_{arch} {common_nvccflags}")
         # wgmma and setmaxnreg exist only in the arch-specific sm_90a target, whose
-        # code runs on compute capability 9.0 alone: that file's rows refuse other
-        # devices (cuda/gemm/tensor_wgmma.cu), whatever --cuda-arch the rest is built for.
-        nvcc_file_flags["cuda/gemm/tensor_wgmma.cu"] = {
-            "nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
+        # code runs on compute capability 9.0 alone: those files' rows refuse other
+        # devices (cuda/gemm/tensor_wgmma.cu, fp8_wgmma.cu), whatever --cuda-arch the
+        # rest is built for.
+        for source in ("cuda/gemm/tensor_wgmma.cu", "cuda/gemm/fp8_wgmma.cu"):
+            nvcc_file_flags[source] = {"nvccflags": f"-gencode arch=compute_90a,code=sm_90a {common_nvccflags}"}
         for source in sorted(set(nvcc_file_flags) - set(cuda.row.sources())):
             sys.exit(f"configure.py: nvcc flags are given for {source}, which is no CUDA source (moved?)")
         n.rule("nvcc", "$nvcc -MD -MF $out.d $nvccflags -c $in -o $out", "NVCC $out",

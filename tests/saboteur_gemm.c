@@ -9,7 +9,13 @@
  * mistake only where the device does not say it flushes (docs/gemm.md,
  * "Flush to zero"; tests/saboteur_gemm_test.c runs it both ways); FP8 GEMMs
  * that apply the per-tensor scales wrongly (b_scale forgotten, a_scale used
- * twice), accumulate in f16 or drop a slice of k (docs/gemm.md, "FP8"); and
+ * twice), accumulate in f16, drop a slice of k, or leave the tensor cores'
+ * FP8 accumulation (13 fraction bits kept in blocks of 32 products, the
+ * bound's model of it) to run over all of k without promotion into f32, as
+ * cuBLASLt's FAST_ACCUM does (docs/gemm.md, "FP8"); beside that one, a
+ * control that is no mistake: the same accumulation promoted into f32
+ * every 128 products, as cuda/gemm/fp8_wgmma.cu does and the bound assumes,
+ * which must pass every FP8 case (tests/saboteur_gemm_test.c); and
  * one saboteur for each arithmetic model of docs/gemm.md ("Arithmetic
  * models") that no mistake above implements: A read with the other
  * transpose, alpha or beta taken as 1, C never added, f32 inputs read as
@@ -47,6 +53,8 @@ typedef struct {
     int round_alpha_ab;    /* alpha * AB rounded to C_out's type before beta * C is added */
     int accumulate_per_mma; /* f16, bf16, FP8: a 16-bit running sum rounded once per k-block of 16 (FP8: 32)
                                products, each block summed in f32 */
+    int fp8_tensor_sum;    /* FP8: block sums as the bound models the tensor cores (fp8_block_step); 1: promoted
+                              into an f32 sum every 128 products (the control), 2: never promoted */
 } gemm_mistake;
 
 /* value rounded once to dtype, as a double. */
@@ -74,6 +82,74 @@ static float tf32(float value, int how)
 static float flushed(float value)
 {
     return fabsf(value) < FLT_MIN ? copysignf(0.0f, value) : value;
+}
+
+/* The FP8 bound's model of the tensor cores (docs/gemm.md, "FP8"): blocks
+ * of fp8_block products, each block step aligning its addends (the carried
+ * sum and the block's products) to the largest of them and keeping
+ * fp8_fraction_bits below its leading bit, truncated, then truncating the
+ * exact sum of what is kept to as many fraction bits of its own; the
+ * carried sum promoted into f32 every fp8_promotion products, or never. */
+enum { fp8_block = 32, fp8_fraction_bits = 13, fp8_promotion = 128 };
+
+/* value truncated toward zero to a multiple of quantum, a power of two. */
+static double truncated(double value, double quantum)
+{
+    return trunc(value / quantum) * quantum;
+}
+
+/* e where 2^e <= |value| < 2^(e + 1), value finite and not 0. */
+static int leading_exponent(double value)
+{
+    int e;
+    frexp(value, &e);
+    return e - 1;
+}
+
+/* One block step: the carried sum and count products in, the new carried
+ * sum out. Every addend kept is a multiple of 2^(e - 13) below 2^(e + 1),
+ * so their sum (at most 33 of them) is exact in double. */
+static double fp8_block_step(double carried, const double *products, size_t count)
+{
+    double largest = fabs(carried);
+    for (size_t q = 0; q < count; q++)
+        largest = fmax(largest, fabs(products[q]));
+    if (largest == 0.0 || !isfinite(largest)) { /* nothing to align; IEEE for infinities and NaN */
+        double sum = carried;
+        for (size_t q = 0; q < count; q++)
+            sum += products[q];
+        return sum;
+    }
+    double quantum = ldexp(1.0, leading_exponent(largest) - fp8_fraction_bits);
+    double sum = truncated(carried, quantum);
+    for (size_t q = 0; q < count; q++)
+        sum += truncated(products[q], quantum);
+    return sum == 0.0 ? 0.0 : truncated(sum, ldexp(1.0, leading_exponent(sum) - fp8_fraction_bits));
+}
+
+/* Element (i, j)'s unscaled dot product of an FP8 case through the model:
+ * promoted (into an f32 sum every fp8_promotion products) or not. */
+static double fp8_tensor_core_element(const kcs_op_args *args, const void *a, const void *b, size_t i, size_t j,
+                                      int promoted)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    size_t m = g->m, n = g->n, k = g->k;
+    double products[fp8_block], carried = 0.0;
+    float total = 0.0f;
+    for (size_t p0 = 0; p0 < k; p0 += fp8_block) {
+        size_t count = k - p0 < fp8_block ? k - p0 : fp8_block;
+        for (size_t q = 0; q < count; q++) {
+            size_t p = p0 + q;
+            products[q] = kcs_load_element(a, args->dtype, g->transpose_a ? p * m + i : i * k + p) *
+                          kcs_load_element(b, args->dtype, g->transpose_b ? j * k + p : p * n + j);
+        }
+        carried = fp8_block_step(carried, products, count);
+        if (promoted && ((p0 + count) % fp8_promotion == 0 || p0 + count == k)) {
+            total += (float)carried; /* carried has at most 14 significant bits: exact in f32 */
+            carried = 0.0;
+        }
+    }
+    return promoted ? (double)total : (double)(float)carried;
 }
 
 /* One element in f32 on a device that flushes subnormal inputs and results:
@@ -136,7 +212,10 @@ static kcs_status broken_gemm(kcs_device *device, const kcs_op_args *args, kcs_b
     for (size_t i = 0; i < m && status == KCS_OK; i++) {
         memset(row, 0, n * sizeof *row);
         memset(block, 0, n * sizeof *block);
-        if (alpha != 0.0 || mistake->ignore_alpha_zero)
+        if (fp8 && mistake->fp8_tensor_sum && alpha != 0.0)
+            for (size_t j = 0; j < n; j++)
+                row[j] = fp8_tensor_core_element(args, a, b, i, j, mistake->fp8_tensor_sum == 1);
+        else if (alpha != 0.0 || mistake->ignore_alpha_zero)
             for (size_t p = 0; p < terms; p++) {
                 if (mistake->drop_k_slice && p >= slice_begin && p < slice_end)
                     continue;
@@ -216,6 +295,8 @@ GEMM_SABOTEUR_FUNCTION(gemm_rounds_inputs_to_tf32, .tf32_inputs = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_truncates_inputs_to_tf32, .tf32_inputs = 2)
 GEMM_SABOTEUR_FUNCTION(gemm_rounds_alpha_ab_first, .round_alpha_ab = 1)
 GEMM_SABOTEUR_FUNCTION(gemm_accumulates_per_mma, .accumulate_per_mma = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_promotes_every_128_products, .fp8_tensor_sum = 1)
+GEMM_SABOTEUR_FUNCTION(gemm_accumulates_without_promotion, .fp8_tensor_sum = 2)
 
 #define SABOTEUR(name, description, function)                                                      \
     {"gemm", KCS_F64, name, description, function, NULL},                                          \
@@ -262,6 +343,13 @@ static const kcs_kernel rows[] = {
     SABOTEUR_FP8("accumulates-in-f16", "each partial sum rounded to f16 instead of kept in f32",
                  gemm_accumulates_in_16_bits),
     SABOTEUR_FP8("drops-k-slice", "the 16 terms from k / 2 on (one tile of k) never added", gemm_drops_k_slice),
+    SABOTEUR_FP8("accumulates-without-promotion",
+                 "the tensor cores' FP8 sum (13 fraction bits, blocks of 32) over all of k, never promoted into f32",
+                 gemm_accumulates_without_promotion),
+    /* the control, no mistake: what the FP8 bound assumes and cuda/gemm/fp8_wgmma.cu does; passes every case */
+    SABOTEUR_FP8("promotes-every-128-products",
+                 "control: the tensor cores' FP8 sum promoted into f32 every 128 products, as the bound assumes",
+                 gemm_promotes_every_128_products),
     /* one for each arithmetic model no mistake above implements (docs/gemm.md, "Arithmetic models") */
     SABOTEUR("flips-transpose-a", "reads A transposed when it is not, and the reverse", gemm_flips_transpose_a),
     SABOTEUR("ignores-alpha", "alpha != 0 taken as 1", gemm_ignores_alpha),

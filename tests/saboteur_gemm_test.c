@@ -109,6 +109,26 @@ static void the_flushing_bound_still_catches_mistakes(void **state)
     kcs_test_expect_caught_flushing("gemm/f32-subnormal-a", "swaps-alpha-beta", "times the bound");
 }
 
+/* FP8 (docs/gemm.md, "FP8"): the tensor cores' accumulation as the bound
+ * models it (13 fraction bits kept in blocks of 32 products, truncated),
+ * left to run over k = 4096 positive terms without promotion into f32,
+ * ends 7% low, about 4 bounds; the same accumulation promoted into f32
+ * every 128 products, as cuda/gemm/fp8_wgmma.cu does, passes every FP8
+ * case (3% of the bound at k = 4096), so the bound tells the two apart
+ * with room on both sides. */
+static void fp8_sums_fail_without_promotion_and_pass_with_it(void **state)
+{
+    (void)state;
+    kcs_test_expect_caught("gemm/fp8_e4m3-16x16x4096-f32-out", "accumulates-without-promotion", "times the bound");
+    const char *cases[] = {"gemm/fp8_e4m3-nt-48x32x64-f32-out",     "gemm/fp8_e4m3-nt-32x32x256-bf16-out",
+                           "gemm/fp8_e4m3-nt-48x32x64-edges-bf16-out", "gemm/fp8_e5m2-nt-32x16x48-edges-f32-out",
+                           "gemm/fp8_e4m3-16x16x4096-f32-out",      "gemm/fp8_e4m3-integers",
+                           "gemm/fp8_e4m3-alpha0-nan-a",            "gemm/fp8_e4m3-nt-200x136x160-f16-out",
+                           "gemm/fp8_e5m2-nt-130x264x208-bf16-out", "gemm/fp8_e4m3-k0"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        kcs_test_expect_passes(cases[i], "promotes-every-128-products", 0);
+}
+
 /* Each saboteur, on every case of its kcs-saboteur-cases line where it
  * fails (tests/saboteur-expectations/gemm.txt lists the same), is explained
  * by the model it implements: named alone, or with models the case cannot
@@ -180,6 +200,7 @@ static const struct {
     {"gemm/fp8_e4m3-16x16x4096-f32-out", "uses-a-scale-twice", "gemm-fp8-ignores-b-scale"},
     {"gemm/fp8_e5m2-nt-32x16x48-edges-f32-out", "uses-a-scale-twice", NULL},
     {"gemm/fp8_e4m3-16x16x4096-f32-out", "accumulates-in-f16", "gemm-accumulates-in-16-bits"},
+    {"gemm/fp8_e4m3-16x16x4096-f32-out", "accumulates-without-promotion", NULL},
     {"gemm/f64-nt-37x29x19", "flips-transpose-a", "gemm-transposes-a"},
     {"gemm/f32-beta0-nan-c", "flips-transpose-a", "gemm-transposes-a"},
     {"gemm/f32-products-near-underflow", "flips-transpose-a", "gemm-transposes-a"},
@@ -259,6 +280,7 @@ int main(void)
         cmocka_unit_test(flushing_subnormals_fails_where_the_device_keeps_them),
         cmocka_unit_test(flushing_subnormals_passes_where_the_device_says_it_flushes),
         cmocka_unit_test(the_flushing_bound_still_catches_mistakes),
+        cmocka_unit_test(fp8_sums_fail_without_promotion_and_pass_with_it),
         cmocka_unit_test(each_saboteur_is_explained_by_its_model_where_it_fails),
         cmocka_unit_test(explanations_hold_on_other_cases),
     };

@@ -1,0 +1,342 @@
+/* fp8_wgmma.cu: kcs's own FP8 GEMM on Hopper's tensor cores (docs/gemm.md,
+ * "FP8", whose bound it is checked against):
+ *
+ *     C_out = alpha * a_scale * b_scale * op(A) op(B) + beta * C
+ *
+ * with A and B in OCP FP8 (both e4m3, or both e5m2), per-tensor scales
+ * a_scale and b_scale, and C and C_out in f32, bf16 or f16 as the case's
+ * c_dtype says; the op's layout is transa=N transb=T ("nt": a is m x k and b
+ * is n x k, both with k contiguous, as an activation times a weight stored
+ * output-major). Rows (the table at the end):
+ *
+ *   wgmma-fp8   fp8_e4m3: wgmma.mma_async m64n128k32 .e4m3.e4m3, f32
+ *               accumulators, promoted into f32 registers every 128 products
+ *   wgmma-fp8   fp8_e5m2: the same with .e5m2.e5m2 (which cuBLASLt has no
+ *               kernel for; wgmma takes every pairing of the two types)
+ *
+ * Precision: promotion every 128 products. A product of two FP8 values is
+ * exact in f32, but the tensor cores' FP8 accumulation keeps about 14
+ * significant bits of the sum (DeepSeek-V3 Technical Report, 2024, section
+ * 3.3.2): left to run over all of k, each 32-product block is aligned to a
+ * sum that keeps growing and loses ever more of it (25% of a positive sum
+ * at k = 4096 under the bound's model; the saboteur accumulates-without-
+ * promotion in tests/saboteur_gemm.c fails so). So each stage's 4 k32
+ * instructions (128 products, one 128-byte row of k) start a fresh
+ * accumulation (the first with scale-d = 0) into 64 "partial" registers,
+ * and once they complete, the partial sums are added into separate f32
+ * "total" registers with ordinary FADDs. That is exactly what the bound
+ * assumes: 13 fraction bits kept in blocks of at least 32 products,
+ * promotion into f32 at least every 128 products, then f32 arithmetic (the
+ * sums of the intervals, alpha * a_scale * b_scale computed once on the
+ * host in f32, times the total, fma with beta * c), all rounded once to
+ * C_out's type at the end.
+ *
+ * Tile shapes and pipeline: a block computes a 128 x 256 tile of C_out
+ * with three warpgroups, as cuda/gemm/tensor_wgmma.cu does: one producer,
+ * whose one thread issues the TMA copies of a stage (A 128 x 128 bytes, B
+ * 256 x 128 bytes, 48 KB) into a ring of 4 (192 KB of the 227 KB a block
+ * can have), and two consumers of 64 x 256 each. The promotion doubles the
+ * accumulators: 128 totals per consumer thread, plus the partials of one
+ * wgmma. A 64 x 256 partial (m64n256k32, 128 registers) would need 256 with
+ * the totals, over the 255 a thread can have; so each stage is multiplied
+ * in two halves of 128 columns (m64n128k32, 64 partial registers, 192 in
+ * all; setmaxnreg gives the consumers 232): issue the half's 4 wgmmas, wait
+ * for them, add them into its 64 totals, then the other half. A
+ * warpgroup's tensor work and its promotion alternate; the other consumer
+ * warpgroup's half-stage keeps the tensor cores busy meanwhile (DeepGEMM
+ * feeds them the same way). Why not 128 x 128 tiles with one instruction
+ * per stage: they read twice the bytes of A and B from L2 per product,
+ * and pay the start of each tile's pipeline and its epilogue over half the
+ * work; each half here reads the same shared memory per product as such a
+ * tile would.
+ *
+ * The grid is persistent: one block per multiprocessor (the shared memory
+ * allows no second), each walking tiles blockIdx.x, + gridDim.x, ...; the
+ * ring of stages runs on across tiles, so the producer loads the next
+ * tile's first stages while the consumers store the last one's results.
+ * Tiles are walked 8 row tiles (1024 rows of A) at a time, down m first:
+ * the blocks resident at once then share rows of A and columns of B in L2,
+ * which matters where B does not fit in L2 (8192^3: 64 MB).
+ *
+ * Shared-memory layout: both operands are K-major (k contiguous), the only
+ * layout wgmma reads FP8 in: a 128-byte row of k per row of A or B, 128-byte
+ * swizzle, the same byte layout as a K-major 16-bit operand
+ * (cuda/gemm/hopper.cuh): stride byte offset 1024, and the i-th k32
+ * instruction of a stage starts 32 i bytes into the row. Half h of B starts
+ * 128 h rows (16 KB) in, on a 1024-byte boundary like every box.
+ *
+ * Edges and what is refused: any m, n and k; TMA fills the parts of a box
+ * outside the matrix with zeros (0 * 0 adds nothing), and rows and columns
+ * beyond m and n are computed and never stored. TMA needs a and b 16-byte
+ * aligned and their rows a multiple of 16 bytes: k a multiple of 16, or the
+ * case is refused with that reason (the reference runs it). Other
+ * transposes are refused: wgmma reads FP8 K-major only and TMA does not
+ * transpose. alpha = 0 or k = 0 runs no stage (a and b never read, nor
+ * their alignment asked for; any transpose then), so c_out = beta * c;
+ * beta = 0 never reads c. m = 0 or n = 0 launches nothing. Scales of 0 are
+ * unset, 1, as ops/gemm.c reads them.
+ *
+ * Devices: built for sm_90a alone (configure.py): wgmma and setmaxnreg run
+ * on compute capability 9.0 only, and the rows refuse any other device,
+ * saying so.
+ *
+ * Without a GPU: nothing here runs in the host emulation; only a GPU run
+ * checks it.
+ *
+ * Run only it: ./build/kcs run --backend cuda --kernel wgmma-fp8 'gemm/fp8*'
+ */
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_fp8.h>
+
+#include "../common.cuh"
+#include "gemm.cuh"
+#include "hopper.cuh" /* TMA, mbarriers, descriptors, the epilogue: shared with cuda/gemm/tensor_wgmma.cu */
+
+namespace {
+
+using namespace kcs_hopper;
+
+constexpr int BLOCK_M = 128, BLOCK_N = 256;
+constexpr int HALF_N = BLOCK_N / 2;  /* columns of one wgmma: m64n128k32 */
+constexpr int BLOCK_K = ROW_BYTES;   /* FP8 values of k per stage: one promotion interval */
+constexpr int INSTRUCTION_K = 32;
+constexpr int PROMOTION_INTERVAL = 128; /* the bound's assumption (docs/gemm.md, "FP8") */
+static_assert(BLOCK_K <= PROMOTION_INTERVAL, "a stage's partial sums must be promoted within the bound's interval");
+constexpr int STAGES = 4;
+constexpr int CONSUMERS = 2;         /* warpgroups of 64 x 256 each */
+constexpr int THREADS = 128 * (1 + CONSUMERS);
+constexpr int A_STAGE_BYTES = BLOCK_M * ROW_BYTES, B_STAGE_BYTES = BLOCK_N * ROW_BYTES;
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024; /* + room to align the tiles to 1024 bytes */
+constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
+static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
+constexpr int GROUP_M = 8;           /* row tiles walked together (L2 reuse) */
+
+/* D (64 x 128, f32) = A (64 x k32) B (k32 x 128) + (accumulate ? D : 0),
+ * both operands K-major in shared memory. */
+template <typename In>
+__device__ __forceinline__ void wgmma_fp8(float (&d)[HALF_N / 2], uint64_t a, uint64_t b, int accumulate)
+{
+    if constexpr (std::is_same<In, __nv_fp8_e4m3>::value) {
+        asm volatile("{\n"
+                     ".reg .pred accumulate;\n"
+                     "setp.ne.b32 accumulate, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " KCS_WGMMA_ACCUMULATORS_64
+                     ", %64, %65, accumulate, 1, 1;\n"
+                     "}\n"
+                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    } else {
+        static_assert(std::is_same<In, __nv_fp8_e5m2>::value, "FP8 inputs are e4m3 or e5m2");
+        asm volatile("{\n"
+                     ".reg .pred accumulate;\n"
+                     "setp.ne.b32 accumulate, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 " KCS_WGMMA_ACCUMULATORS_64
+                     ", %64, %65, accumulate, 1, 1;\n"
+                     "}\n"
+                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    }
+}
+
+/* Which tiles a launch computes, and how deep each is. */
+struct tile_walk {
+    int tiles_m, tiles_n; /* tiles of BLOCK_M x BLOCK_N down m and across n */
+    int k_tiles;          /* stages of BLOCK_K per tile; 0 when alpha = 0 or k = 0 (a and b unread) */
+};
+
+/* The top left element of tile number `tile`: GROUP_M row tiles at a
+ * time, down m first, then the next GROUP_M (fewer in the last group). */
+__device__ __forceinline__ void tile_origin(const tile_walk &walk, long long tile, int &m0, int &n0)
+{
+    const long long per_group = (long long)GROUP_M * walk.tiles_n;
+    const int group = (int)(tile / per_group);
+    const int first = group * GROUP_M;
+    const int rows = min(GROUP_M, walk.tiles_m - first);
+    const int within = (int)(tile - group * per_group);
+    m0 = (first + within % rows) * BLOCK_M;
+    n0 = (within / rows) * BLOCK_N;
+}
+
+/* The kernel: a persistent grid; warpgroup 0 produces, 1 and 2 consume. */
+template <typename In, typename Out>
+__global__ void __launch_bounds__(THREADS, 1)
+    kcs_gemm_wgmma_fp8(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                       const epilogue_params<Out> p, const tile_walk walk)
+{
+    extern __shared__ uint8_t shared_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    uint8_t *tiles = reinterpret_cast<uint8_t *>(((uintptr_t)shared_raw + 1023) & ~(uintptr_t)1023);
+
+    const int warpgroup = (int)threadIdx.x / 128;
+    const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            barrier_init(&full[s], 1);
+            barrier_init(&empty[s], CONSUMERS);
+        }
+        barrier_init_fence();
+    }
+    __syncthreads();
+
+    /* Stage uses are counted across tiles ("use"): use u fills stage u %
+     * STAGES for the (u / STAGES)-th time, so the consumers wait for that
+     * phase of its full barrier and the producer, from the second round on,
+     * for the phase before of its empty barrier. */
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
+        if (threadIdx.x == 0) {
+            int use = 0;
+            for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+                int m0, n0;
+                tile_origin(walk, tile, m0, n0);
+                for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+                    const int s = use % STAGES;
+                    if (use >= STAGES)
+                        barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+                    uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
+                    barrier_expect_bytes(&full[s], STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
+                    tma_load(a_tile, &a_map, kt * BLOCK_K, m0, &full[s]);
+                    tma_load(b_tile, &b_map, kt * BLOCK_K, n0, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
+    const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
+    float partial[HALF_N / 2]; /* one half-stage's wgmma accumulators */
+    float total[BLOCK_N / 2];  /* f32 sums of the promoted partials, laid out as one m64n256 accumulator */
+#pragma unroll
+    for (int i = 0; i < HALF_N / 2; i++)
+        partial[i] = 0.0f; /* never read (each half starts with scale-d = 0), but defined */
+
+    int use = 0;
+    for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin(walk, tile, m0, n0);
+#pragma unroll
+        for (int i = 0; i < BLOCK_N / 2; i++)
+            total[i] = 0.0f;
+
+        for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+            const int s = use % STAGES;
+            barrier_wait(&full[s], (use / STAGES) & 1);
+            const uint32_t a_rows = shared_address(tiles + s * STAGE_BYTES) + consumer * 64 * ROW_BYTES;
+            const uint32_t b_tile = shared_address(tiles + s * STAGE_BYTES) + A_STAGE_BYTES;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                wgmma_fence(); /* the FADDs below read partial before these overwrite it */
+#pragma unroll
+                for (int i = 0; i < BLOCK_K / INSTRUCTION_K; i++)
+                    wgmma_fp8<In>(partial, k_major_descriptor(a_rows + i * INSTRUCTION_K),
+                                  k_major_descriptor(b_tile + h * HALF_N * ROW_BYTES + i * INSTRUCTION_K), i > 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                accumulators_ready(partial);
+                if (h == 1 && threadIdx.x % 128 == 0) /* both halves read: the stage goes back to the producer */
+                    barrier_arrive(&empty[s]);
+                /* Promotion: the fragment of columns 128 h .. + 127 is that
+                 * of m64n256's columns from 128 h, registers 64 h on. */
+#pragma unroll
+                for (int i = 0; i < HALF_N / 2; i++)
+                    total[h * HALF_N / 2 + i] += partial[i];
+            }
+        }
+        store_accumulators<Out, BLOCK_N>(p, total, m0 + consumer * 64, n0);
+    }
+}
+
+/* The FP8 kernel with a and b stored as In, c and c_out as Out. */
+template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    epilogue_params<Out> p = {};
+    tile_walk walk = {};
+    CUtensorMap a_map = {}, b_map = {};
+    unsigned int blocks = 0;
+    const auto kernel = kcs_gemm_wgmma_fp8<In, Out>;
+    auto prepare = [&]() -> kcs_status {
+        kcs_status status = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
+        if (status != KCS_OK)
+            return status;
+        const void *a = inputs[0]->data, *b = inputs[1]->data;
+        p.c = g->beta != 0.0 ? (const Out *)inputs[2]->data : nullptr;
+        p.out = (Out *)outputs[0]->data;
+        p.m = (int)g->m;
+        p.n = (int)g->n;
+        /* alpha * a_scale * b_scale, two f32 roundings, once (the bound counts them) */
+        const float a_scale = g->a_scale != 0.0 ? (float)g->a_scale : 1.0f;
+        const float b_scale = g->b_scale != 0.0 ? (float)g->b_scale : 1.0f;
+        p.alpha = (float)g->alpha * a_scale * b_scale;
+        p.beta = (float)g->beta;
+        walk.tiles_m = (int)((g->m + BLOCK_M - 1) / BLOCK_M);
+        walk.tiles_n = (int)((g->n + BLOCK_N - 1) / BLOCK_N);
+        walk.k_tiles = g->alpha != 0.0 ? (int)((g->k + BLOCK_K - 1) / BLOCK_K) : 0;
+        if (walk.k_tiles > 0) {
+            status = require_tma_bases(a, b, err);
+            /* a is m x k, b is n x k, both k contiguous: boxes of 128 k by a tile's rows */
+            if (status == KCS_OK)
+                status = encode_map(&a_map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, a, g->k, g->m, g->k, BLOCK_M, "a", err);
+            if (status == KCS_OK)
+                status = encode_map(&b_map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, b, g->k, g->n, g->k, BLOCK_N, "b", err);
+            if (status != KCS_OK)
+                return status;
+        }
+        const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
+        const long long multiprocessors = device->sm_count > 0 ? device->sm_count : 1;
+        blocks = (unsigned int)(tile_count < multiprocessors ? tile_count : multiprocessors);
+        KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
+        return KCS_OK;
+    };
+    auto launch = [&]() -> kcs_status {
+        if (g->m > 0 && g->n > 0) {
+            kernel<<<blocks, THREADS, SHARED_BYTES, device->stream>>>(a_map, b_map, p, walk);
+            KCS_CUDA_CHECK_LAUNCH("kcs_gemm_wgmma_fp8");
+        }
+        return KCS_OK;
+    };
+    return kcs_cuda_timed(device, args, inputs, outputs, kernel_seconds, err, prepare, launch);
+}
+
+/* The row of storage type In, c and c_out of the case's c_dtype (kcs_gemm_with_output). */
+template <typename In> KCS_KERNEL_RUN(run_wgmma_fp8)
+{
+    return kcs_gemm_with_output<In>(args, [&](auto out) {
+        return run_wgmma_fp8_typed<In, typename decltype(out)::type>(device, args, inputs, outputs, kernel_seconds,
+                                                                     err);
+    });
+}
+
+/* supports(): transa=N transb=T (unless nothing is read), sm_90a, TMA rows. */
+KCS_KERNEL_SUPPORTS(supports_wgmma_fp8)
+{
+    const kcs_gemm_args *g = &args->gemm;
+    const bool reads_a_and_b = g->alpha != 0.0 && g->k != 0;
+    if (reads_a_and_b && (g->transpose_a || !g->transpose_b))
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "wgmma reads FP8 operands K-major only and TMA does not transpose: this row runs transa=N "
+                        "transb=T alone, not transa=%c transb=%c (the reference runs this case)",
+                        g->transpose_a ? 'T' : 'N', g->transpose_b ? 'T' : 'N');
+    return require_sm90a_and_tma_rows(device, args, 1, "the reference runs this case", err);
+}
+
+} // namespace
+
+static const kcs_kernel rows[] = {
+    {"gemm", KCS_FP8_E4M3, "wgmma-fp8",
+     "Hopper wgmma m64n128k32 e4m3 -> f32, promoted into f32 registers every 128 products; TMA, 128B swizzle, "
+     "128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
+     run_wgmma_fp8<__nv_fp8_e4m3>, supports_wgmma_fp8},
+    {"gemm", KCS_FP8_E5M2, "wgmma-fp8",
+     "Hopper wgmma m64n128k32 e5m2 -> f32, promoted into f32 registers every 128 products; TMA, 128B swizzle, "
+     "128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
+     run_wgmma_fp8<__nv_fp8_e5m2>, supports_wgmma_fp8},
+};
+
+extern "C" const kcs_kernel_table kcs_cuda_gemm_fp8_wgmma_kernels = KCS_KERNEL_TABLE(rows);

@@ -1,0 +1,312 @@
+/* hopper.cuh: what kcs's Hopper GEMMs share (cuda/gemm/tensor_wgmma.cu for
+ * f16, bf16 and TF32, cuda/gemm/fp8_wgmma.cu for FP8): the pieces of a
+ * kernel that copies tiles by TMA into 128-byte swizzled shared memory,
+ * waits on mbarriers, and multiplies them with wgmma.mma_async; the host
+ * side of the TMA descriptors; the epilogue that stores a 64-row
+ * accumulator fragment; and the check every such row makes in supports().
+ *
+ * Only files built for sm_90a alone include it (configure.py): wgmma and
+ * setmaxnreg exist there only. The PTX is that of the PTX ISA sections
+ * "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"
+ * (wgmma), "Tensor copy" (cp.async.bulk.tensor) and "mbarrier"; each
+ * helper's comment says which form it emits and why.
+ *
+ * Shared-memory layout (PTX ISA, "Shared Memory Matrix Layout", 128-byte
+ * swizzle): an operand stored K-major (k contiguous) is one TMA box of rows
+ * x 128 bytes, row r at 128 r; the descriptor's stride byte offset (8 rows
+ * to the next 8) is 1024, its leading offset unused, and an instruction
+ * whose k starts b bytes into the row starts b bytes in. Every box starts on
+ * a 1024-byte boundary, where the swizzle pattern starts, so the
+ * descriptors' base offset is 0.
+ */
+#ifndef KCS_CUDA_GEMM_HOPPER_CUH
+#define KCS_CUDA_GEMM_HOPPER_CUH
+
+#include <cstdint>
+
+#include <cuda.h>         /* CUtensorMap and its enums: types only, no libcuda link */
+#include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
+
+#include "../common.cuh"
+#include "gemm.cuh"
+
+namespace kcs_hopper {
+
+/* The widest box TMA swizzles, and so one k tile of one row in shared memory. */
+constexpr int ROW_BYTES = 128;
+
+/* A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
+ * start address, leading and stride byte offsets (each >> 4), 128-byte
+ * swizzle (mode 1 in bits 62-63), base offset 0. */
+__device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leading, uint32_t stride)
+{
+    return (uint64_t)((address & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
+           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+/* The descriptor of a K-major operand whose 8-row groups are 1024 bytes
+ * apart (rows of 128 bytes), starting at address (the leading offset is
+ * unused in this layout; 16 is its smallest encodable value). */
+__device__ __forceinline__ uint64_t k_major_descriptor(uint32_t address)
+{
+    return descriptor(address, 16, 8 * ROW_BYTES);
+}
+
+__device__ __forceinline__ uint32_t shared_address(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void barrier_init(uint64_t *barrier, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(count));
+}
+
+/* Makes the barriers' initialisation visible to the other threads and to
+ * the TMA unit (the async proxy) before any of them uses a barrier. */
+__device__ __forceinline__ void barrier_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void barrier_expect_bytes(uint64_t *barrier, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(uint64_t *barrier)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
+}
+
+/* Until the barrier's phase of this parity has completed. */
+__device__ __forceinline__ void barrier_wait(uint64_t *barrier, int parity)
+{
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "wait:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra wait;\n"
+                 "}\n" ::"r"(shared_address(barrier)),
+                 "r"(parity)
+                 : "memory");
+}
+
+/* TMA: the box at (inner, outer) of the tensor map into shared memory,
+ * completing on the barrier. */
+__device__ __forceinline__ void tma_load(void *destination, const CUtensorMap *map, int inner, int outer,
+                                         uint64_t *barrier)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                 "[%4];\n" ::"r"(shared_address(destination)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier))
+                 : "memory");
+}
+
+/* Orders this warpgroup's earlier register and shared-memory accesses
+ * before the wgmma.mma_async that follow (wgmma.fence): needed before the
+ * first wgmma of a group whose accumulators other instructions touched. */
+__device__ __forceinline__ void wgmma_fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+/* Closes the group of the wgmma.mma_async issued since the last commit. */
+__device__ __forceinline__ void wgmma_commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/* Until at most PENDING committed groups are still running. */
+template <int PENDING> __device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* After a wgmma_wait: ties each accumulator register to this point, so
+ * that the compiler reads none of them before the wait (the wgmma asm that
+ * wrote them is all it sees, and an ordinary read could be moved above the
+ * wait). Emits no instruction. */
+template <int N> __device__ __forceinline__ void accumulators_ready(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* The f32 accumulators of one m64n128 wgmma (64 a thread) and of one
+ * m64n256 (128): the register list of the instruction text, and the asm
+ * operands it names (%0 on). */
+#define KCS_WGMMA_ACCUMULATORS_64 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define KCS_WGMMA_ACCUMULATORS_128 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+#define KCS_WGMMA_ACCUMULATOR_OPERANDS_128(d) \
+    KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+/* What a launch's epilogue needs besides the accumulators. */
+template <typename Out> struct epilogue_params {
+    const Out *c; /* read only when beta != 0 */
+    Out *out;
+    int m, n;
+    float alpha, beta; /* FP8: alpha already times a_scale and b_scale */
+};
+
+/* c_out[index] from the accumulated sum, in f32: alpha * sum, or
+ * fma(alpha, sum, beta * c) where beta != 0 (C unread when beta = 0). */
+template <typename Out>
+__device__ __forceinline__ float epilogue_value(const epilogue_params<Out> &p, size_t index, float sum)
+{
+    if (p.beta != 0.0f)
+        return fmaf(p.alpha, sum, p.beta * kcs_widen(p.c[index]));
+    return p.alpha * sum;
+}
+
+template <typename Out> struct alignas(2 * sizeof(Out)) output_pair {
+    Out x, y;
+};
+
+/* Stores the f32 accumulators d of one warpgroup's 64 x N tile, whose top
+ * left element is (row0, column0) of c_out, each rounded once to Out; rows
+ * and columns beyond m and n are not stored. Layout of m64nNk* with f32
+ * accumulators (PTX ISA, "Matrix Fragments for wgmma"): warp w of the
+ * warpgroup holds rows 16 w .. 16 w + 15; lane l, for each 8 columns j,
+ * d[4 j + e] at row 16 w + l / 4 + 8 (e / 2) and column 8 j + 2 (l % 4) +
+ * e % 2. Two adjacent elements are stored at once where n is even (an even
+ * index, from a base that cudaMalloc aligns to 256 bytes). */
+template <typename Out, int N>
+__device__ __forceinline__ void store_accumulators(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
+                                                   int column0)
+{
+    const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
+    const bool pairs = p.n % 2 == 0; /* then every even index is 2-element aligned */
+#pragma unroll
+    for (int j = 0; j < N / 8; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + warp * 16 + lane / 4 + 8 * h;
+            const int column = column0 + 8 * j + 2 * (lane % 4);
+            if (row >= p.m || column >= p.n)
+                continue;
+            const size_t index = (size_t)row * p.n + column;
+            const float x = epilogue_value(p, index, d[4 * j + 2 * h]);
+            if (column + 1 < p.n) {
+                const float y = epilogue_value(p, index + 1, d[4 * j + 2 * h + 1]);
+                if (pairs) {
+                    *reinterpret_cast<output_pair<Out> *>(p.out + index) = {kcs_narrow<Out>(x), kcs_narrow<Out>(y)};
+                } else {
+                    p.out[index] = kcs_narrow<Out>(x);
+                    p.out[index + 1] = kcs_narrow<Out>(y);
+                }
+            } else {
+                p.out[index] = kcs_narrow<Out>(x);
+            }
+        }
+}
+
+/* cuTensorMapEncodeTiled from the driver, once (no libcuda link). */
+inline kcs_status encode_function(PFN_cuTensorMapEncodeTiled_v12000 *encode, kcs_error *err)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 found = nullptr;
+    if (!found) {
+        void *function = nullptr;
+        cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
+        KCS_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
+                                                        cudaEnableDefault, &result));
+        if (result != cudaDriverEntryPointSuccess || !function)
+            return kcs_fail(err, KCS_ERROR, "gemm wgmma: the driver has no cuTensorMapEncodeTiled (query result %d)",
+                            (int)result);
+        found = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    }
+    *encode = found;
+    return KCS_OK;
+}
+
+/* The tensor map of one operand as stored: rows of `inner` elements of
+ * element_bytes each, `outer` of them, `ld` elements apart; boxes of 128
+ * bytes by box_outer rows, 128-byte swizzle, zeros outside the matrix. */
+inline kcs_status encode_map(CUtensorMap *map, CUtensorMapDataType type, size_t element_bytes, const void *base,
+                             size_t inner, size_t outer, size_t ld, int box_outer, const char *name, kcs_error *err)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    kcs_status status = encode_function(&encode, err);
+    if (status != KCS_OK)
+        return status;
+    const cuuint64_t dims[2] = {inner, outer};
+    const cuuint64_t strides[1] = {ld * element_bytes};
+    const cuuint32_t box[2] = {(cuuint32_t)(ROW_BYTES / element_bytes), (cuuint32_t)box_outer};
+    const cuuint32_t element_strides[2] = {1, 1};
+    const CUresult result = encode(map, type, 2, const_cast<void *>(base), dims, strides, box, element_strides,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS)
+        return kcs_fail(err, KCS_ERROR,
+                        "gemm wgmma: cuTensorMapEncodeTiled failed (%d) for %s: %zu x %zu elements, rows %zu "
+                        "apart, box %u x %u",
+                        (int)result, name, outer, inner, ld, box[1], box[0]);
+    return KCS_OK;
+}
+
+/* supports() of every Hopper row: compute capability 9.0 (sm_90a code runs
+ * there alone), and rows of a and b that TMA can address, a multiple of 16
+ * bytes long (not asked where alpha = 0 or k = 0 leave a and b unread).
+ * elsewhere names the rows that run a case refused here. */
+inline kcs_status require_sm90a_and_tma_rows(const kcs_device *device, const kcs_op_args *args,
+                                             size_t element_bytes, const char *elsewhere, kcs_error *err)
+{
+    if (device->compute_capability != 90)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0 only "
+                        "(this is %d.%d); %s",
+                        device->compute_capability / 10, device->compute_capability % 10, elsewhere);
+    const kcs_gemm_args *g = &args->gemm;
+    if (g->alpha == 0.0 || g->k == 0)
+        return KCS_OK; /* a and b are not read */
+    const size_t lda = g->transpose_a ? g->m : g->k, ldb = g->transpose_b ? g->k : g->n;
+    if (lda * element_bytes % 16 != 0 || ldb * element_bytes % 16 != 0)
+        return kcs_fail(err, KCS_UNSUPPORTED,
+                        "TMA needs rows of a and b a multiple of 16 bytes; here a's are %zu and b's %zu bytes (%s)",
+                        lda * element_bytes, ldb * element_bytes, elsewhere);
+    return KCS_OK;
+}
+
+/* KCS_ERROR unless a and b start on 16-byte boundaries, as TMA needs. */
+inline kcs_status require_tma_bases(const void *a, const void *b, kcs_error *err)
+{
+    if ((uintptr_t)a % 16 != 0 || (uintptr_t)b % 16 != 0)
+        return kcs_fail(err, KCS_ERROR, "gemm wgmma: TMA needs a and b 16-byte aligned (a at %p, b at %p)", a, b);
+    return KCS_OK;
+}
+
+} // namespace kcs_hopper
+
+#endif
