@@ -142,25 +142,6 @@ __device__ __forceinline__ void wgmma_fp8(float (&d)[HALF_N / 2], uint64_t a, ui
     }
 }
 
-/* Which tiles a launch computes, and how deep each is. */
-struct tile_walk {
-    int tiles_m, tiles_n; /* tiles of BLOCK_M x BLOCK_N down m and across n */
-    int k_tiles;          /* stages of BLOCK_K per tile; 0 when alpha = 0 or k = 0 (a and b unread) */
-};
-
-/* The top left element of tile number `tile`: GROUP_M row tiles at a
- * time, down m first, then the next GROUP_M (fewer in the last group). */
-__device__ __forceinline__ void tile_origin(const tile_walk &walk, long long tile, int &m0, int &n0)
-{
-    const long long per_group = (long long)GROUP_M * walk.tiles_n;
-    const int group = (int)(tile / per_group);
-    const int first = group * GROUP_M;
-    const int rows = min(GROUP_M, walk.tiles_m - first);
-    const int within = (int)(tile - group * per_group);
-    m0 = (first + within % rows) * BLOCK_M;
-    n0 = (within / rows) * BLOCK_N;
-}
-
 /* The kernel: a persistent grid; warpgroup 0 produces, 1 and 2 consume. */
 template <typename In, typename Out>
 __global__ void __launch_bounds__(THREADS, 1)
@@ -193,7 +174,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             int use = 0;
             for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
                 int m0, n0;
-                tile_origin(walk, tile, m0, n0);
+                tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
                 for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
                     const int s = use % STAGES;
                     if (use >= STAGES)
@@ -219,7 +200,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
-        tile_origin(walk, tile, m0, n0);
+        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
 #pragma unroll
         for (int i = 0; i < BLOCK_N / 2; i++)
             total[i] = 0.0f;
@@ -275,9 +256,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
         const float b_scale = g->b_scale != 0.0 ? (float)g->b_scale : 1.0f;
         p.alpha = (float)g->alpha * a_scale * b_scale;
         p.beta = (float)g->beta;
-        walk.tiles_m = (int)((g->m + BLOCK_M - 1) / BLOCK_M);
-        walk.tiles_n = (int)((g->n + BLOCK_N - 1) / BLOCK_N);
-        walk.k_tiles = g->alpha != 0.0 ? (int)((g->k + BLOCK_K - 1) / BLOCK_K) : 0;
+        walk = tiles_of(g->m, g->n, g->k, g->alpha != 0.0, BLOCK_M, BLOCK_N, BLOCK_K);
         if (walk.k_tiles > 0) {
             status = require_tma_bases(a, b, err);
             /* a is m x k, b is n x k, both k contiguous: boxes of 128 k by a tile's rows */
@@ -288,9 +267,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
             if (status != KCS_OK)
                 return status;
         }
-        const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
-        const long long multiprocessors = device->sm_count > 0 ? device->sm_count : 1;
-        blocks = (unsigned int)(tile_count < multiprocessors ? tile_count : multiprocessors);
+        blocks = persistent_blocks(device, walk);
         KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
         return KCS_OK;
     };

@@ -2,8 +2,9 @@
  * f16, bf16 and TF32, cuda/gemm/fp8_wgmma.cu for FP8): the pieces of a
  * kernel that copies tiles by TMA into 128-byte swizzled shared memory,
  * waits on mbarriers, and multiplies them with wgmma.mma_async; the host
- * side of the TMA descriptors; the epilogue that stores a 64-row
- * accumulator fragment; and the check every such row makes in supports().
+ * side of the TMA descriptors; the persistent grid's walk over the tiles;
+ * the epilogue that stores a 64-row accumulator fragment; and the check
+ * every such row makes in supports().
  *
  * Only files built for sm_90a alone include it (configure.py): wgmma and
  * setmaxnreg exist there only. The PTX is that of the PTX ISA sections
@@ -172,6 +173,49 @@ template <int N> __device__ __forceinline__ void accumulators_ready(float (&d)[N
     "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+/* Which tiles a persistent launch computes, and how deep each is. */
+struct tile_walk {
+    int tiles_m, tiles_n; /* tiles down m and across n */
+    int k_tiles;          /* stages of k per tile; 0 when alpha = 0 or k = 0 (a and b unread) */
+};
+
+/* The tiles of a launch of BLOCK_M x BLOCK_N tiles over m x n, with k_tiles
+ * stages of block_k each (none where nothing of a and b is read). */
+inline tile_walk tiles_of(long long m, long long n, long long k, bool reads_a_and_b, int block_m, int block_n,
+                          int block_k)
+{
+    tile_walk walk;
+    walk.tiles_m = (int)((m + block_m - 1) / block_m);
+    walk.tiles_n = (int)((n + block_n - 1) / block_n);
+    walk.k_tiles = reads_a_and_b ? (int)((k + block_k - 1) / block_k) : 0;
+    return walk;
+}
+
+/* Blocks of a persistent grid: one per multiprocessor (one block fits one,
+ * by its shared memory), fewer where there are fewer tiles. Block b takes
+ * tiles b, b + blocks, b + 2 blocks, ... */
+inline unsigned int persistent_blocks(const kcs_device *device, const tile_walk &walk)
+{
+    const long long tiles = (long long)walk.tiles_m * walk.tiles_n;
+    const long long multiprocessors = device->sm_count > 0 ? device->sm_count : 1;
+    return (unsigned int)(tiles < multiprocessors ? tiles : multiprocessors);
+}
+
+/* The top left element of tile number `tile`: GROUP_M row tiles at a
+ * time, down m first, then the next GROUP_M (fewer in the last group), so
+ * that the blocks running at once share rows of A and columns of B in L2. */
+template <int BLOCK_M, int BLOCK_N, int GROUP_M>
+__device__ __forceinline__ void tile_origin(const tile_walk &walk, long long tile, int &m0, int &n0)
+{
+    const long long per_group = (long long)GROUP_M * walk.tiles_n;
+    const int group = (int)(tile / per_group);
+    const int first = group * GROUP_M;
+    const int rows = min(GROUP_M, walk.tiles_m - first);
+    const int within = (int)(tile - group * per_group);
+    m0 = (first + within % rows) * BLOCK_M;
+    n0 = (within / rows) * BLOCK_N;
+}
 
 /* What a launch's epilogue needs besides the accumulators. */
 template <typename Out> struct epilogue_params {

@@ -41,10 +41,20 @@
  * three tiles in flight while the tensor cores work on the fourth. Each stage
  * has a "full" mbarrier (the producer's expected bytes, completed by TMA) and
  * an "empty" one (one arrival per consumer warpgroup once its wgmmas on the
- * stage are done). A consumer keeps one tile's wgmmas in flight while it
- * issues the next tile's, then releases the stage of the one that finished. 128 x 256 is the largest tile whose accumulators fit two
+ * stage are done). A consumer keeps one stage's wgmmas in flight while it
+ * issues the next stage's, then releases the stage of the one that
+ * finished. 128 x 256 is the largest tile whose accumulators fit two
  * consumer warpgroups' registers; it reads 0.75 bytes of shared memory per
  * multiply-add, under the tensor cores' appetite.
+ *
+ * Persistent grid: one block per multiprocessor (persistent_blocks), each
+ * walking tiles b, b + blocks, ... in groups of 8 row tiles (tile_origin,
+ * so that the tiles in flight share A's rows and B's columns in L2). The
+ * producer fills the next tile's stages while the consumers store the last
+ * one, so a tile's first wgmmas find their operands waiting; with a block
+ * per tile instead, every tile paid the pipeline's fill and the store with
+ * the tensor cores idle (the attention-scores shape, k = 128, is two
+ * stages a tile: mostly fill and store).
  *
  * Shared-memory layouts (PTX ISA, "Shared Memory Matrix Layout", 128-byte
  * swizzle, in bytes): a K-major operand (A as stored, or B transposed) is one
@@ -118,6 +128,7 @@ constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024; /* + room to align the tiles to 1024 bytes */
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
+constexpr int GROUP_M = 8; /* row tiles walked together (L2 reuse): tile_origin */
 
 /* Rows of k in a stage: one 128-byte row of In. */
 template <typename In> constexpr int block_k = ROW_BYTES / (int)sizeof(In);
@@ -161,12 +172,13 @@ __device__ __forceinline__ void wgmma(float (&d)[128], uint64_t a, uint64_t b)
     }
 }
 
-/* The kernel: one block per 128 x 256 tile of c_out, blockIdx.x across n,
- * blockIdx.y down m. Warpgroup 0 produces, 1 and 2 consume. */
+/* The kernel: a persistent grid (persistent_blocks), each block walking
+ * its tiles of c_out in tile_origin's order. Warpgroup 0 produces, 1 and 2
+ * consume. */
 template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B>
 __global__ void __launch_bounds__(THREADS, 1)
     kcs_gemm_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                   const epilogue_params<Out> p, const int k)
+                   const epilogue_params<Out> p, const tile_walk walk)
 {
     constexpr int BK = block_k<In>; /* elements of k per stage */
     constexpr int IK = wgmma_input<In>::instruction_k;
@@ -174,9 +186,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     uint8_t *tiles = reinterpret_cast<uint8_t *>(((uintptr_t)shared_raw + 1023) & ~(uintptr_t)1023);
 
-    const int m0 = (int)blockIdx.y * BLOCK_M, n0 = (int)blockIdx.x * BLOCK_N;
     const int warpgroup = (int)threadIdx.x / 128;
-    const int k_tiles = (k + BK - 1) / BK; /* k = 0 when alpha = 0: a and b unread */
+    const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -187,29 +198,39 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     __syncthreads();
 
+    /* Stage uses are counted across tiles ("use"): use u fills stage u %
+     * STAGES for the (u / STAGES)-th time, so the consumers wait for that
+     * phase of its full barrier and the producer, from the second round on,
+     * for the phase before of its empty barrier. The producer runs ahead
+     * into the next tile while the consumers store this one. */
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
         if (threadIdx.x == 0) {
-            for (int kt = 0; kt < k_tiles; kt++) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES)
-                    barrier_wait(&empty[s], (kt / STAGES - 1) & 1);
-                uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
-                const int k0 = kt * BK;
-                barrier_expect_bytes(&full[s], STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
-                if (!TRANSPOSE_A) {
-                    tma_load(a_tile, &a_map, k0, m0, &full[s]);
-                } else {
+            int use = 0;
+            for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+                int m0, n0;
+                tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
+                for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+                    const int s = use % STAGES;
+                    if (use >= STAGES)
+                        barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+                    uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
+                    const int k0 = kt * BK;
+                    barrier_expect_bytes(&full[s], STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
+                    if (!TRANSPOSE_A) {
+                        tma_load(a_tile, &a_map, k0, m0, &full[s]);
+                    } else {
 #pragma unroll
-                    for (int j = 0; j < BLOCK_M / BOX_MN; j++)
-                        tma_load(a_tile + j * BOX_MN * ROW_BYTES, &a_map, m0 + j * BOX_MN, k0, &full[s]);
-                }
-                if (TRANSPOSE_B) {
-                    tma_load(b_tile, &b_map, k0, n0, &full[s]);
-                } else {
+                        for (int j = 0; j < BLOCK_M / BOX_MN; j++)
+                            tma_load(a_tile + j * BOX_MN * ROW_BYTES, &a_map, m0 + j * BOX_MN, k0, &full[s]);
+                    }
+                    if (TRANSPOSE_B) {
+                        tma_load(b_tile, &b_map, k0, n0, &full[s]);
+                    } else {
 #pragma unroll
-                    for (int j = 0; j < BLOCK_N / BOX_MN; j++)
-                        tma_load(b_tile + j * BOX_MN * ROW_BYTES, &b_map, n0 + j * BOX_MN, k0, &full[s]);
+                        for (int j = 0; j < BLOCK_N / BOX_MN; j++)
+                            tma_load(b_tile + j * BOX_MN * ROW_BYTES, &b_map, n0 + j * BOX_MN, k0, &full[s]);
+                    }
                 }
             }
         }
@@ -219,42 +240,49 @@ __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
     float d[128];
+    int use = 0;
+    for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
 #pragma unroll
-    for (int i = 0; i < 128; i++)
-        d[i] = 0.0f;
+        for (int i = 0; i < 128; i++)
+            d[i] = 0.0f;
 
-    for (int kt = 0; kt < k_tiles; kt++) {
-        const int s = kt % STAGES;
-        barrier_wait(&full[s], (kt / STAGES) & 1);
-        const uint32_t a_tile = shared_address(tiles + s * STAGE_BYTES), b_tile = a_tile + A_STAGE_BYTES;
-        wgmma_fence();
+        for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+            const int s = use % STAGES;
+            barrier_wait(&full[s], (use / STAGES) & 1);
+            const uint32_t a_tile = shared_address(tiles + s * STAGE_BYTES), b_tile = a_tile + A_STAGE_BYTES;
+            wgmma_fence();
 #pragma unroll
-        for (int i = 0; i < BK / IK; i++) {
-            /* K-major: 64 rows of 128 bytes per consumer, instruction i 32 i bytes along the row.
-             * M/N-major: one 8 KB box per 64 rows (or columns), instruction i 16 i rows of k down. */
-            const uint64_t a = TRANSPOSE_A
-                                   ? descriptor(a_tile + consumer * BOX_MN * ROW_BYTES + i * IK * ROW_BYTES,
-                                                BOX_MN * ROW_BYTES, 8 * ROW_BYTES)
-                                   : k_major_descriptor(a_tile + consumer * 64 * ROW_BYTES + i * IK * (int)sizeof(In));
-            const uint64_t b = TRANSPOSE_B
-                                   ? k_major_descriptor(b_tile + i * IK * (int)sizeof(In))
-                                   : descriptor(b_tile + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES, 8 * ROW_BYTES);
-            wgmma<In, TRANSPOSE_A ? 1 : 0, TRANSPOSE_B ? 0 : 1>(d, a, b);
+            for (int i = 0; i < BK / IK; i++) {
+                /* K-major: 64 rows of 128 bytes per consumer, instruction i 32 i bytes along the row.
+                 * M/N-major: one 8 KB box per 64 rows (or columns), instruction i 16 i rows of k down. */
+                const uint64_t a =
+                    TRANSPOSE_A ? descriptor(a_tile + consumer * BOX_MN * ROW_BYTES + i * IK * ROW_BYTES,
+                                             BOX_MN * ROW_BYTES, 8 * ROW_BYTES)
+                                : k_major_descriptor(a_tile + consumer * 64 * ROW_BYTES + i * IK * (int)sizeof(In));
+                const uint64_t b = TRANSPOSE_B
+                                       ? k_major_descriptor(b_tile + i * IK * (int)sizeof(In))
+                                       : descriptor(b_tile + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES, 8 * ROW_BYTES);
+                wgmma<In, TRANSPOSE_A ? 1 : 0, TRANSPOSE_B ? 0 : 1>(d, a, b);
+            }
+            wgmma_commit();
+            /* Keep this stage's group in flight and wait for the previous
+             * one, whose stage then goes back to the producer: the tensor
+             * cores never wait for a release and a refill between stages. */
+            wgmma_wait<1>();
+            if (kt > 0 && threadIdx.x % 128 == 0)
+                barrier_arrive(&empty[(use - 1) % STAGES]);
         }
-        wgmma_commit();
-        /* Keep this tile's group in flight and wait for the previous one, whose
-         * stage then goes back to the producer: the tensor cores never wait
-         * for a release and a refill between tiles. */
-        wgmma_wait<1>();
-        if (kt > 0 && threadIdx.x % 128 == 0)
-            barrier_arrive(&empty[(kt - 1) % STAGES]);
+        wgmma_wait<0>();
+        if (walk.k_tiles > 0 && threadIdx.x % 128 == 0) /* the tile's last stage, read: back to the producer */
+            barrier_arrive(&empty[(use - 1) % STAGES]);
+        accumulators_ready(d);
+        store_accumulators<Out, BLOCK_N>(p, d, m0 + consumer * 64, n0);
     }
-    wgmma_wait<0>();
-    accumulators_ready(d);
-    store_accumulators<Out, BLOCK_N>(p, d, m0 + consumer * 64, n0);
 }
 
-template <typename In, typename Out> using wgmma_kernel = void (*)(CUtensorMap, CUtensorMap, epilogue_params<Out>, int);
+template <typename In, typename Out> using wgmma_kernel = void (*)(CUtensorMap, CUtensorMap, epilogue_params<Out>, tile_walk);
 
 template <typename In, typename Out> wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
 {
@@ -273,13 +301,12 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
     const kcs_gemm_args *g = &args->gemm;
     const In *a = nullptr, *b = nullptr;
     epilogue_params<Out> p = {};
-    int k = 0; /* 0 when alpha = 0: a and b are not read */
+    tile_walk walk = {}; /* k_tiles 0 when alpha = 0: a and b are not read */
+    unsigned int blocks = 0;
     CUtensorMap a_map = {}, b_map = {};
     const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
-    const dim3 grid((unsigned int)((g->n + BLOCK_N - 1) / BLOCK_N), (unsigned int)((g->m + BLOCK_M - 1) / BLOCK_M));
     auto prepare = [&]() -> kcs_status {
-        /* m: a grid has at most 65535 rows of blocks */
-        const kcs_status fits = kcs_gemm_sizes_fit(g, (size_t)65535 * BLOCK_M, err);
+        const kcs_status fits = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
         if (fits != KCS_OK)
             return fits;
         a = (const In *)inputs[0]->data, b = (const In *)inputs[1]->data;
@@ -287,11 +314,12 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
         p.out = (Out *)outputs[0]->data;
         p.m = (int)g->m;
         p.n = (int)g->n;
-        k = g->alpha != 0.0 ? (int)g->k : 0;
+        walk = tiles_of(g->m, g->n, g->k, g->alpha != 0.0, BLOCK_M, BLOCK_N, block_k<In>);
+        blocks = persistent_blocks(device, walk);
         p.alpha = (float)g->alpha;
         p.beta = (float)g->beta;
 
-        if (k > 0) {
+        if (walk.k_tiles > 0) {
             kcs_status status = require_tma_bases(a, b, err);
             /* a is m x k as stored (k x m transposed), b k x n (n x k transposed) */
             const CUtensorMapDataType type = wgmma_input<In>::tma_type;
@@ -311,7 +339,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
     };
     auto launch = [&]() -> kcs_status {
         if (g->m > 0 && g->n > 0) {
-            kernel<<<grid, THREADS, SHARED_BYTES, device->stream>>>(a_map, b_map, p, k);
+            kernel<<<blocks, THREADS, SHARED_BYTES, device->stream>>>(a_map, b_map, p, walk);
             KCS_CUDA_CHECK_LAUNCH("kcs_gemm_wgmma");
         }
         return KCS_OK;
@@ -357,15 +385,15 @@ KCS_KERNEL_SUPPORTS(supports_tf32_mode)
 static const kcs_kernel rows[] = {
     {"gemm", KCS_F16, "wgmma",
      "Hopper wgmma m64n256k16 f16 -> f32 accumulators from TMA-loaded 128B-swizzled shared memory, 128x256x64 "
-     "tiles, 4 stages, 1 producer + 2 consumer warpgroups (mode=tensor)",
+     "tiles, 4 stages, 1 producer + 2 consumer warpgroups, persistent grid (mode=tensor)",
      run_wgmma<__half>, supports_tensor_mode<__half>},
     {"gemm", KCS_BF16, "wgmma",
      "Hopper wgmma m64n256k16 bf16 -> f32 accumulators from TMA-loaded 128B-swizzled shared memory, 128x256x64 "
-     "tiles, 4 stages, 1 producer + 2 consumer warpgroups (mode=tensor)",
+     "tiles, 4 stages, 1 producer + 2 consumer warpgroups, persistent grid (mode=tensor)",
      run_wgmma<__nv_bfloat16>, supports_tensor_mode<__nv_bfloat16>},
     {"gemm", KCS_F32, "wgmma-tf32",
-     "Hopper wgmma m64n256k8 tf32 -> f32 accumulators, TMA, 128x256x32 tiles, 4 stages; transa=N transb=T only "
-     "(mode=tf32)",
+     "Hopper wgmma m64n256k8 tf32 -> f32 accumulators, TMA, 128x256x32 tiles, 4 stages, persistent grid; "
+     "transa=N transb=T only (mode=tf32)",
      run_wgmma<float>, supports_tf32_mode},
 };
 
