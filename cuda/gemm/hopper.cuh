@@ -225,56 +225,95 @@ template <typename Out> struct epilogue_params {
     float alpha, beta; /* FP8: alpha already times a_scale and b_scale */
 };
 
-/* c_out[index] from the accumulated sum, in f32: alpha * sum, or
- * fma(alpha, sum, beta * c) where beta != 0 (C unread when beta = 0). */
-template <typename Out>
-__device__ __forceinline__ float epilogue_value(const epilogue_params<Out> &p, size_t index, float sum)
+/* c_out's element from the accumulated sum and c's element, in f32: alpha *
+ * sum, or fma(alpha, sum, beta * c) where beta != 0 (c is not read then:
+ * the caller passes anything). */
+template <typename Out> __device__ __forceinline__ float epilogue_value(const epilogue_params<Out> &p, float c, float sum)
 {
-    if (p.beta != 0.0f)
-        return fmaf(p.alpha, sum, p.beta * kcs_widen(p.c[index]));
-    return p.alpha * sum;
+    return p.beta != 0.0f ? fmaf(p.alpha, sum, p.beta * c) : p.alpha * sum;
 }
 
-template <typename Out> struct alignas(2 * sizeof(Out)) output_pair {
-    Out x, y;
-};
+/* Shared memory a consumer warpgroup's epilogue stages its accumulators in:
+ * STAGED_COLUMNS columns of its 64 rows at a time, as f32, each row padded
+ * by 8 floats so that the fragment's writes hit 32 distinct banks per half
+ * warp (a row is 8 banks on from the one above). */
+constexpr int STAGED_COLUMNS = 32;
+constexpr int STAGED_ROW_FLOATS = STAGED_COLUMNS + 8;
+constexpr int STAGING_BYTES = 64 * STAGED_ROW_FLOATS * (int)sizeof(float); /* 10 KB a consumer */
 
-/* Stores the f32 accumulators d of one warpgroup's 64 x N tile, whose top
- * left element is (row0, column0) of c_out, each rounded once to Out; rows
- * and columns beyond m and n are not stored. Layout of m64nNk* with f32
- * accumulators (PTX ISA, "Matrix Fragments for wgmma"): warp w of the
- * warpgroup holds rows 16 w .. 16 w + 15; lane l, for each 8 columns j,
- * d[4 j + e] at row 16 w + l / 4 + 8 (e / 2) and column 8 j + 2 (l % 4) +
- * e % 2. Two adjacent elements are stored at once where n is even (an even
- * index, from a base that cudaMalloc aligns to 256 bytes). */
+/* Waits for the 128 threads of consumer warpgroup `consumer` alone (named
+ * barrier 1 + consumer; 0 is __syncthreads'). */
+__device__ __forceinline__ void warpgroup_sync(int consumer)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+}
+
+/* Stores the f32 accumulators d of one consumer warpgroup's 64 x N tile,
+ * whose top left element is (row0, column0) of c_out, each rounded once to
+ * Out by epilogue_value; rows and columns beyond m and n are not stored.
+ *
+ * Why through shared memory: in the accumulators' layout (PTX ISA, "Matrix
+ * Fragments for wgmma": warp w holds rows 16 w .. 16 w + 15; lane l, for
+ * each 8 columns j, d[4 j + e] at row 16 w + l / 4 + 8 (e / 2) and column
+ * 8 j + 2 (l % 4) + e % 2) a warp's store covers 8 rows with 8 bytes each,
+ * a quarter of a 32-byte sector per row for 16-bit outputs: on the
+ * attention-scores shape (k = 128: the output is most of the traffic) the
+ * kernel ran at a third of cuBLAS. So STAGED_COLUMNS columns at a time go
+ * to `staging` as they lie in the fragment, and are read back by rows, 16
+ * bytes of c_out a thread (whole sectors; c read the same way where beta !=
+ * 0), where n allows: rows whose start is not 16-byte aligned (n not a
+ * multiple of 16 bytes of Out) are stored element by element. Each element
+ * of c is read by the thread that then writes it (c_out may alias c). */
 template <typename Out, int N>
 __device__ __forceinline__ void store_accumulators(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
-                                                   int column0)
+                                                   int column0, float *staging, int consumer)
 {
-    const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
-    const bool pairs = p.n % 2 == 0; /* then every even index is 2-element aligned */
+    constexpr int VECTOR = 16 / (int)sizeof(Out);           /* elements in 16 bytes */
+    constexpr int THREADS_PER_ROW = STAGED_COLUMNS / VECTOR; /* 4 (16-bit) or 8 (f32) */
+    constexpr int ROWS_PER_PASS = 128 / THREADS_PER_ROW;
+    static_assert(N % STAGED_COLUMNS == 0 && 64 % ROWS_PER_PASS == 0, "whole chunks and passes");
+    const int thread = (int)threadIdx.x % 128, lane = thread % 32, warp = thread / 32;
+    const bool vectors = p.n % VECTOR == 0; /* then every row starts 16-byte aligned (cudaMalloc: 256) */
 #pragma unroll
-    for (int j = 0; j < N / 8; j++)
+    for (int chunk = 0; chunk < N / STAGED_COLUMNS; chunk++) {
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = row0 + warp * 16 + lane / 4 + 8 * h;
-            const int column = column0 + 8 * j + 2 * (lane % 4);
-            if (row >= p.m || column >= p.n)
+        for (int jj = 0; jj < STAGED_COLUMNS / 8; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int j = chunk * (STAGED_COLUMNS / 8) + jj;
+                const int row = warp * 16 + lane / 4 + 8 * h, column = 8 * jj + 2 * (lane % 4);
+                *reinterpret_cast<float2 *>(staging + row * STAGED_ROW_FLOATS + column) =
+                    make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            }
+        warpgroup_sync(consumer);
+#pragma unroll
+        for (int pass = 0; pass < 64 / ROWS_PER_PASS; pass++) {
+            const int row = pass * ROWS_PER_PASS + thread / THREADS_PER_ROW;
+            const int column = (thread % THREADS_PER_ROW) * VECTOR;
+            const int out_row = row0 + row, out_column = column0 + chunk * STAGED_COLUMNS + column;
+            if (out_row >= p.m || out_column >= p.n)
                 continue;
-            const size_t index = (size_t)row * p.n + column;
-            const float x = epilogue_value(p, index, d[4 * j + 2 * h]);
-            if (column + 1 < p.n) {
-                const float y = epilogue_value(p, index + 1, d[4 * j + 2 * h + 1]);
-                if (pairs) {
-                    *reinterpret_cast<output_pair<Out> *>(p.out + index) = {kcs_narrow<Out>(x), kcs_narrow<Out>(y)};
-                } else {
-                    p.out[index] = kcs_narrow<Out>(x);
-                    p.out[index + 1] = kcs_narrow<Out>(y);
-                }
+            const float *sums = staging + row * STAGED_ROW_FLOATS + column;
+            const size_t index = (size_t)out_row * p.n + out_column;
+            if (vectors && out_column + VECTOR <= p.n) {
+                union {
+                    uint4 bits;
+                    Out values[VECTOR];
+                } c, out;
+                if (p.beta != 0.0f)
+                    c.bits = *reinterpret_cast<const uint4 *>(p.c + index);
+#pragma unroll
+                for (int e = 0; e < VECTOR; e++)
+                    out.values[e] = kcs_narrow<Out>(epilogue_value(p, p.beta != 0.0f ? kcs_widen(c.values[e]) : 0.0f, sums[e]));
+                *reinterpret_cast<uint4 *>(p.out + index) = out.bits;
             } else {
-                p.out[index] = kcs_narrow<Out>(x);
+                for (int e = 0; e < VECTOR && out_column + e < p.n; e++)
+                    p.out[index + e] = kcs_narrow<Out>(
+                        epilogue_value(p, p.beta != 0.0f ? kcs_widen(p.c[index + e]) : 0.0f, sums[e]));
             }
         }
+        warpgroup_sync(consumer); /* the chunk read before the next one overwrites it */
+    }
 }
 
 /* cuTensorMapEncodeTiled from the driver, once (no libcuda link). */

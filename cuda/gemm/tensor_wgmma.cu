@@ -125,7 +125,9 @@ constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int BOX_MN = 64;                /* an M/N-major box: 64 16-bit elements, 128 bytes */
 constexpr int A_STAGE_BYTES = BLOCK_M * ROW_BYTES, B_STAGE_BYTES = BLOCK_N * ROW_BYTES;
 constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024; /* + room to align the tiles to 1024 bytes */
+/* the stages, each consumer's epilogue staging (store_accumulators), + room to align the tiles to 1024 bytes */
+constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 1024;
+static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
 constexpr int GROUP_M = 8; /* row tiles walked together (L2 reuse): tile_origin */
@@ -239,6 +241,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
+    float *staging = reinterpret_cast<float *>(tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES);
     float d[128];
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
@@ -278,7 +281,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (walk.k_tiles > 0 && threadIdx.x % 128 == 0) /* the tile's last stage, read: back to the producer */
             barrier_arrive(&empty[(use - 1) % STAGES]);
         accumulators_ready(d);
-        store_accumulators<Out, BLOCK_N>(p, d, m0 + consumer * 64, n0);
+        store_accumulators<Out, BLOCK_N>(p, d, m0 + consumer * 64, n0, staging, consumer);
     }
 }
 
