@@ -98,9 +98,9 @@ assert torch.equal(load_bf16("x.npy").view(torch.int16), x.view(torch.int16))
 save_bf16("out.npy", torch.relu(x))
 status, text = run("check", "relu", "--dtype", "bf16", "--input", "x=x.npy", "--actual", "out=out.npy")
 assert status == 0 and "PASS" in text, text
-status, text = run("apply", "relu", "--dtype", "bf16", "--input", "x=x.npy", "--output-dir", "out")
+status, text = run("apply", "relu", "--dtype", "bf16", "--input", "x=x.npy", "--output-dir", "out_torch")
 assert status == 0, text
-assert torch.equal(load_bf16("out/out.npy").view(torch.int16), torch.relu(x).view(torch.int16))
+assert torch.equal(load_bf16("out_torch/out.npy").view(torch.int16), torch.relu(x).view(torch.int16))
 
 for dtype, name in ((torch.float8_e4m3fn, "fp8_e4m3"), (torch.float8_e5m2, "fp8_e5m2")):
     a, b = (torch.rand(8, 32) * 2).to(dtype), (torch.rand(32, 5) * 2).to(dtype)
