@@ -82,6 +82,8 @@ static int print_json(const kcs_runner_options *o, const kcs_case_list *cases)
 
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases)
 {
+    if (!kcs_patterns_match(o, cases))
+        return KCS_EXIT_USAGE;
     if (o->list_json) {
         if (!print_json(o, cases)) {
             fprintf(stderr, "kcs: the case list could not be written as JSON\n");

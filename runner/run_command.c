@@ -77,8 +77,9 @@ static size_t file_problems_named(const kcs_case_list *cases, const char *patter
 
 /* Fails (usage) when a pattern matches no case: a mistyped pattern, or a
  * misspelt command taken for one, would otherwise run nothing and pass.
- * Where a case file's problem explains it, the problem is printed too. */
-static int patterns_match(const kcs_runner_options *o, const kcs_case_list *cases)
+ * Where a case file's problem explains it, the problem is printed too.
+ * `kcs run` and `kcs list` ask it. */
+int kcs_patterns_match(const kcs_runner_options *o, const kcs_case_list *cases)
 {
     int all_match = 1;
     for (int i = 0; i < o->pattern_count; i++) {
@@ -227,7 +228,7 @@ static int writable(const kcs_runner_options *o, const char *what, const char *p
 
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv)
 {
-    if (!patterns_match(o, cases) || !writable(o, "results", o->results_path, NULL) ||
+    if (!kcs_patterns_match(o, cases) || !writable(o, "results", o->results_path, NULL) ||
         !writable(o, "JUnit", o->junit_path, o->results_path))
         return KCS_EXIT_USAGE;
     kcs_start_run_clock();

@@ -328,7 +328,13 @@ int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int
  * returns the number of disagreeing groups. */
 int kcs_compare_and_locate(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results);
 
-/* `kcs list`: returns the exit status. */
+/* Whether every pattern of o matches a case of cases (and, with no
+ * pattern, whether there is a case at all); prints each that does not. */
+int kcs_patterns_match(const kcs_runner_options *o, const kcs_case_list *cases);
+
+/* `kcs list`: returns the exit status; a pattern that matches no case is a
+ * usage error, as for `kcs run` (a script reading the list would otherwise
+ * take a mistyped pattern for an empty selection). */
 int kcs_command_list(const kcs_runner_options *o, const kcs_case_list *cases);
 
 /* Whether every kernel row of every backend built names a known op, a dtype

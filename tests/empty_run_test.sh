@@ -1,6 +1,6 @@
 #!/bin/sh
 # empty_run_test.sh: a run that validated nothing fails, with the reason
-# (docs/runner.md, "Exit status"): a pattern that matches no case, a
+# (docs/runner.md, "Exit status"): a pattern that matches no case (kcs list too), a
 # misspelt command, a device, platform or backend asked for that ran
 # nothing, a run whose only passes compared no element (empty outputs), an option given twice, an expectation line that matched nothing
 # under --strict-expectations, a results file that cannot be written (found
@@ -35,6 +35,10 @@ kcs_saboteur=$(dirname "$kcs")/kcs-saboteur
 grep -qF "still running $case on saboteur:0 hangs" run.log || fail "no heartbeat for the hung unit"
 grep -q "^ERROR  *$case  *saboteur:0 hangs  *no progress" run.log || fail "the hang's ERROR line lacks device or kernel"
 expect 2 "no case in" run --backend reference --no-save --results r.json 'sumsq/['
+# kcs list too: a script reading the list must not take a mistyped pattern for an empty selection.
+expect 2 "no case in" list 'sumsq/['
+expect 2 "no case in" list --json 'no-such-case'
+expect 0 "$case" list "$case"
 expect 2 "it is no command" frob --no-save --results r.json
 expect 1 "nothing was checked" run --device 99 --no-save --results r.json "$case"
 expect 1 "nothing was checked" run --platform no-such-platform --no-save --results r.json "$case"
