@@ -127,7 +127,7 @@ KCS_KERNEL_SUPPORTS(supports_fp8)
     if (g->alpha == 0.0 || g->k == 0)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "alpha = 0 and k = 0 leave A and B unread (docs/gemm.md); cuBLASLt promises nothing "
-                        "there, and kcs has no FP8 kernel of its own to handle them");
+                        "there (kcs's wgmma-fp8 runs these cases on Hopper)");
     if (g->m % 16 || g->n % 16 || g->k % 16)
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "cuBLASLt's FP8 GEMM needs 16-byte aligned leading dimensions: m, n and k multiples of "

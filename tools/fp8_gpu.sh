@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu_fp8.sh: the GPU checks of the wgmma-fp8 row (cuda/gemm/fp8_wgmma.cu), on an
+# fp8_gpu.sh: the GPU checks of the wgmma-fp8 row (cuda/gemm/fp8_wgmma.cu), on an
 # H100 or H200, from the repo root after building (build/kcs exists):
 #   1. every FP8 case on CUDA, the large ones included (wgmma-fp8 and cublaslt),
 #      and in the same run (--benchmark --min-time 0.2) the perf cases
@@ -13,9 +13,9 @@
 # Everything goes to $OUT (6 files: logs, the results JSON, summary.txt); each
 # step has its own time limit so that the whole stays under 150 s even if a
 # kernel hangs.
-#     OUT=/tmp/out ./gpu_fp8.sh
+#     OUT=/tmp/out tools/fp8_gpu.sh
 set -u
-OUT=${OUT:-gpu_fp8_out}
+OUT=${OUT:-fp8_gpu_out}
 mkdir -p "$OUT"
 kcs=build/kcs
 start=$(date +%s)
@@ -38,7 +38,7 @@ small=$($kcs list 'gemm/fp8*' | awk '{ print $1 }' | grep -v -e '-4096$' -e '-81
 for tool in memcheck racecheck; do
     timeout 35 "$sanitizer" --tool $tool --target-processes all --error-exitcode 99 \
         $kcs run --backend cuda --kernel wgmma-fp8 --in-process --no-save --time-limit 20 \
-        --results /tmp/gpu_fp8_$tool.json $small > "$OUT/$tool.log" 2>&1
+        --results /tmp/fp8_gpu_$tool.json $small > "$OUT/$tool.log" 2>&1
     say "$tool: exit $? (99: the tool found errors; 124: timed out) $(elapsed)"
     grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed, .* failed' "$OUT/$tool.log" | tee -a "$summary"
 done
