@@ -3,6 +3,7 @@ GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
                                          [--expect-tasks N] [--jobs N] [--history DIR [--history-keep K]]
+    /usr/bin/python3 report/kcs_fleet.py --digest RESULTS... [--digest-output FILE]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
 (member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
@@ -34,6 +35,19 @@ stay apart. What it finds:
   at least once (docs/fleet.md). Only ops and dtypes the member ran cases of count: a test-only
   op (scale) has no case that any level could select.
 
+Digests: the reduction of a results file can be made on its node (--digest, which
+tools/fleet.sh task runs after its run) and written beside the file as results-<index>.digest
+(JSON: the reduction, what reduced it, the file's name, size, mtime_ns and sha256). The merge
+then folds the digest instead of parsing the file: a thousand nodes of 8 GPUs at the medium
+level (10 MB and 8,000 results each) cannot be parsed on two cores within a minute, and their
+digests (a few hundred KB each) can be folded. A digest is used only where it was made by this
+reduction (REDUCTION_VERSION, FAILURES_KEPT) of the file as it is now (name, size, mtime_ns) and
+of the same kernel listing; otherwise the file is reduced here, as without a digest, and the
+report says why the digest was not used (stale, other version, malformed). The reduction is
+_reduce_member's in either case: a digest carries it, encoded exactly. A digest whose results
+file is gone is named, the member not merged (the results file is what the merge checks a digest
+against and what the pages name), and fails the fleet as a missing member does.
+
 The merge streams: each results file is read, checked and folded in, then let go, so that memory
 grows with the distinct cases and devices, not with the files' text. Kept per device: its outcome
 counts, per op counts, its first FAILURES_KEPT failures (and how many more), what the verdicts
@@ -58,10 +72,12 @@ stragglers; 2 bad input (an unreadable or malformed results file, a bad option, 
 """
 
 import argparse
+import contextlib
 import ctypes
 import datetime
 import gc
 import glob
+import hashlib
 import json
 import math
 import multiprocessing
@@ -80,7 +96,7 @@ from kcs_results import (MAX_DEPTH, ResultsError, check_depth, checked_results, 
                          first_difference_text, kernel_timing, outcome, results_from_data)
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
-SCHEMA, VERSION = "kcs-fleet", 3
+SCHEMA, VERSION = "kcs-fleet", 4
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 HEX_DIGITS = b"0123456789abcdef"
 _TEXT, _SHA256_LENGTH = frozenset((str,)), frozenset((64,))
@@ -245,16 +261,41 @@ def compact_failure(result):
 
 # ---- one results file, reduced ---------------------------------------------------------------
 
-def read_member(path, label):
+def read_member(path, label, digests=True):
     """One results file read, checked (kcs_results, check_hashes) and reduced to what the merge
     keeps of it: a dict of the member's records, each device's counts, failures (the first
     FAILURES_KEPT) and kernel rows that ran nothing, each group of its devices' answers (output
-    hashes) and each timed result's summary. Or ("bad", the cause) for a file that cannot be
-    used. Runs in a worker process (--jobs): what it returns is all that travels."""
+    hashes) and each timed result's summary. Or ("bad", the cause, why its digest was not used
+    or None) for a file that cannot be used. Runs in a worker process (--jobs): what it returns
+    is all that travels.
+
+    With digests, the reduction is taken from the file's digest (digest_path, written by
+    write_digest on the node) where there is one, valid and made of this very file; else the
+    file is reduced here, and "digest_unused" says why the digest was not used. "from_digest"
+    is the digest's path or None; neither key is part of the reduction."""
+    unused = None
+    digest = digest_path(path) if digests else None
+    if digest is not None and os.path.exists(digest):
+        try:
+            reduction = read_digest(digest, path, label)
+        except DigestUnused as why:
+            unused = {"file": digest, "reason": why.reason, "cause": str(why)}
+        else:
+            reduction["from_digest"], reduction["digest_unused"] = digest, None
+            return reduction
     try:
-        return _reduce_member(path, label)
+        reduction = _reduce_member(path, label)
     except (ResultsError, FleetError) as error:
-        return ("bad", str(error))
+        return ("bad", str(error), unused)
+    reduction["from_digest"], reduction["digest_unused"] = None, unused
+    return reduction
+
+
+def listing_path(path, label):
+    """The `kcs devices` listing its task left beside a results file: devices-<index>.txt for
+    results-<index>.json (devices-<index>.<name>.txt for results-<index>.<name>.json)."""
+    suffix = label[len("results"):] if label.startswith("results") else "-" + label
+    return os.path.join(os.path.dirname(path), f"devices{suffix}.txt")
 
 
 def _reduce_member(path, label):
@@ -369,8 +410,7 @@ def _reduce_member(path, label):
     if not (hashes_alike and check_hashes_alike(digests)):
         check_hashes(run)
     del digests
-    suffix = label[len("results"):] if label.startswith("results") else "-" + label
-    listed = kernels_listed(os.path.join(os.path.dirname(path), f"devices{suffix}.txt"))
+    listed = kernels_listed(listing_path(path, label))
     for device, slot in zip(devices, slots):
         device["results"], device["hashed"] = sum(device["outcomes"].values()), slot[4][0]
     located = []  # what the run found rerunning a disagreement of its own devices (docs/results.md)
@@ -494,6 +534,269 @@ def default_jobs():
         return max(1, min(8, os.cpu_count() or 1))
 
 
+# ---- digests: a results file reduced on its node ---------------------------------------------
+#
+# A digest is read_member's reduction of one results file, written as JSON beside the file by
+# the node that ran it (tools/fleet.sh task: `kcs_fleet.py --digest RESULTS`), so that the merge
+# folds reductions instead of parsing every file: parsing a medium-level file of 8 GPUs (8,000
+# results, 10 MB) takes longer than folding its reduction, and a node has the time to spare.
+# The reduction is made by _reduce_member, the one home of the checks and of what is kept; a
+# digest only carries it, encoded (encode_reduction) and decoded (decode_reduction) exactly.
+# The merge uses a digest only when it was made by this reduction (REDUCTION_VERSION and
+# FAILURES_KEPT) of the very file beside it (name, size, mtime_ns) and of the same kernel
+# listing; otherwise it reduces the file itself and says why (DigestUnused).
+
+DIGEST_SCHEMA, DIGEST_VERSION = "kcs-fleet-digest", 1
+# What _reduce_member keeps and how: bump it with every change to the reduction, its checks
+# included (kcs_results), so that no digest made before the change is taken for one made after.
+REDUCTION_VERSION = 1
+FAILURE_KEYS = ("case", "backend", "kernel", "dtype", "status", "outcome", "message", "explanation")
+SPEED_KEYS = ("peers", "peer_median_s", "threshold", "ratio", "straggler")
+UNEXERCISED_KEYS = ("device", "op", "dtype", "kernel")
+DEVICE_KEYS = ("record", "uuid", "results", "hashed", "outcomes", "ops", "failures", "failure_count", "unexercised")
+
+
+class DigestUnused(Exception):
+    """A digest the merge does not use; reason is "stale" (its results file or listing changed
+    since), "other version" or "malformed", the message names the file and the cause."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
+def digest_path(results_path):
+    """Where a results file's digest lies: beside it, results-<index>.digest for
+    results-<index>.json (the merge's file discovery takes only *.json)."""
+    return os.path.splitext(results_path)[0] + ".digest"
+
+
+def file_stamp(path):
+    """{"name", "size", "mtime_ns"} of a file, or None where there is none: what a digest
+    records of the files it was made from, and the merge compares."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return {"name": os.path.basename(path), "size": status.st_size, "mtime_ns": status.st_mtime_ns}
+
+
+def write_digest(path, output=None):
+    """Reduces the results file path (_reduce_member, as the merge would) and writes the digest
+    to output (default digest_path(path)), atomically: a merge reads the old one or the new one.
+    Returns the digest's path; FleetError (the cause named) where the file cannot be reduced or
+    changed while it was read, and then no digest is left at output (the merge will reduce the
+    file itself and name what is wrong with it)."""
+    output = output or digest_path(path)
+    label = os.path.splitext(os.path.basename(path))[0]
+    try:
+        before = file_stamp(path)
+        if before is None:
+            raise FleetError(f"{path}: no such file")
+        listing = file_stamp(listing_path(path, label))
+        checksum = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                checksum.update(block)
+        reduction = _reduce_member(path, label)
+        if file_stamp(path) != before or file_stamp(listing_path(path, label)) != listing:
+            raise FleetError(f"{path}: changed while its digest was made: none written")
+    except (ResultsError, FleetError, OSError) as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(output)
+        if isinstance(error, OSError):
+            raise FleetError(f"{path}: cannot read: {error.strerror or error}") from error
+        raise FleetError(str(error)) from error
+    document = {"schema": DIGEST_SCHEMA, "version": DIGEST_VERSION,
+                "reduction_version": REDUCTION_VERSION, "failures_kept": FAILURES_KEPT,
+                "results": dict(before, sha256=checksum.hexdigest()), "listing": listing,
+                "reduction": encode_reduction(reduction)}
+    partial = f"{output}.{os.getpid()}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, separators=(",", ":"))
+        os.replace(partial, output)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise FleetError(f"{output}: cannot write the digest: {error.strerror or error}") from error
+    return output
+
+
+def read_digest(digest, path, label):
+    """The reduction of the results file path (label) from its digest; DigestUnused where the
+    digest is not of this file as it is now, of another reduction, or malformed."""
+    try:
+        with open(digest, "rb") as handle:
+            document = json.loads(handle.read())
+    except OSError as error:
+        raise DigestUnused("malformed", f"{digest}: cannot read: {error.strerror or error}") from None
+    except (ValueError, RecursionError) as error:
+        raise DigestUnused("malformed", f"{digest}: not valid JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("schema") != DIGEST_SCHEMA:
+        raise DigestUnused("malformed", f'{digest}: not a digest (no "schema": "{DIGEST_SCHEMA}")')
+    made = (document.get("version"), document.get("reduction_version"), document.get("failures_kept"))
+    if made != (DIGEST_VERSION, REDUCTION_VERSION, FAILURES_KEPT):
+        raise DigestUnused("other version", f"{digest}: made by another version (digest {made[0]!r}, reduction "
+                           f"{made[1]!r}, failures kept {made[2]!r}; this merge: {DIGEST_VERSION}, "
+                           f"{REDUCTION_VERSION}, {FAILURES_KEPT})")
+    results = document.get("results")
+    now = file_stamp(path)
+    if not isinstance(results, dict) or {k: results.get(k) for k in ("name", "size", "mtime_ns")} != now:
+        raise DigestUnused("stale", f"{digest}: not of {os.path.basename(path)} as it is now (digest: "
+                           f"{_stamp_text(results)}; the file: {_stamp_text(now)})")
+    listing = file_stamp(listing_path(path, label))
+    if document.get("listing") != listing:
+        raise DigestUnused("stale", f"{digest}: its kernel listing changed since (digest: "
+                           f"{_stamp_text(document.get('listing'))}; now: {_stamp_text(listing)})")
+    try:
+        return decode_reduction(document.get("reduction"), path, label)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise DigestUnused("malformed", f"{digest}: malformed reduction: {type(error).__name__}: {error}") from None
+
+
+def _stamp_text(stamp):
+    if not isinstance(stamp, dict):
+        return "none"
+    return f"{stamp.get('name')}, {stamp.get('size')} bytes, mtime_ns {stamp.get('mtime_ns')}"
+
+
+def encode_reduction(reduction):
+    """_reduce_member's reduction as JSON data (decode_reduction makes it again, exactly): its
+    tuples as lists, its dict keys that are tuples as rows, in the same order."""
+    def rows(mapping):
+        return None if mapping is None else [list(key) + [value] for key, value in mapping.items()]
+    return {"label": reduction["label"], "host": reduction["host"], "revision": reduction["revision"],
+            "created": reduction["created"], "command": reduction["command"], "listed": reduction["listed"],
+            "build": [reduction["build"][0], [list(pair) for pair in reduction["build"][1:]]],
+            "devices": reduction["devices"],
+            "answers": [list(key) + [proved, [[[list(pair) for pair in answer], numbers]
+                                              for answer, numbers in by_answer.items()]]
+                        for key, (proved, by_answer) in reduction["answers"].items()],
+            "timings": [[number] + list(identity) + [summary, recorded]
+                        for number, identity, summary, recorded in reduction["timings"]],
+            "unhashed": reduction["unhashed"], "cases": sorted(reduction["cases"]),
+            "early_errors": reduction["early_errors"], "early_error_count": reduction["early_error_count"],
+            "located": [list(entry) for entry in reduction["located"]], "unexercised": reduction["unexercised"],
+            "agreement": rows(reduction["agreement"]), "speed_recorded": reduction["speed_recorded"]}
+
+
+def decode_reduction(data, path, label):
+    """encode_reduction's data as _reduce_member's reduction of path (label), each part checked
+    for what the merge and its pages read of it: KeyError, TypeError, ValueError or IndexError
+    where it is not. A digest of another label (a renamed file) is refused."""
+    if data["label"] != label:
+        raise ValueError(f"made of {data['label']!r}, not {label!r}")
+    devices = _list(data["devices"])
+    for device in devices:
+        _keys(device, DEVICE_KEYS, "device")
+        _text(_dict(device["record"])["id"])
+        for key in ("results", "hashed", "failure_count"):
+            _int(device[key])
+        outcomes = defaultdict(int)
+        for kind, count in _dict(device["outcomes"]).items():
+            outcomes[kind] = _int(count)
+        device["outcomes"] = outcomes
+        for counts in _dict(device["ops"]).values():
+            if len(_list(counts)) != 4 or not all(type(n) is int for n in counts[:3]):
+                raise ValueError(f"op counts {counts!r}")
+        _failures(device["failures"])
+        _unexercised(device["unexercised"])
+    count = len(devices)
+    answers = {}
+    for row in _list(data["answers"]):
+        *key, proved, by_answer = row
+        if len(key) != 5:
+            raise ValueError("an answers row of other than 5 keys")
+        group = answers[tuple(map(_text, key))] = [_bool(proved), {}]
+        for answer, numbers in by_answer:
+            group[1][tuple((_text(name), _text(value)) for name, value in answer)] = _positions(numbers, count)
+    timings = []
+    for number, case, backend, kernel, dtype, summary, recorded in _list(data["timings"]):
+        _dict(summary)
+        if recorded is not None:
+            _keys(recorded, SPEED_KEYS, "speed")
+        timings.append((_position(number, count), (_text(case), _text(backend), _text(kernel), _text(dtype)),
+                        summary, recorded))
+    agreement = None
+    if data["agreement"] is not None:
+        agreement = {}
+        for *key, verdict in _list(data["agreement"]):
+            if len(key) != 5:
+                raise ValueError("an agreement row of other than 5 keys")
+            _keys(verdict, ("verdict", "decided", "odd"), "agreement")
+            _positions(verdict["odd"], count)
+            agreement[tuple(map(_text, key))] = verdict
+    build = data["build"]
+    located = [(_position(n, count), case, kernel, _text(text)) for n, case, kernel, text in _list(data["located"])]
+    _failures(data["early_errors"])
+    _unexercised(data["unexercised"])
+    return {"path": path, "label": label, "host": data["host"], "revision": data["revision"],
+            "created": data["created"], "command": data["command"], "listed": _bool(data["listed"]),
+            "build": (_text(build[0]),) + tuple((_text(k), _text(v)) for k, v in build[1]),
+            "devices": devices, "answers": answers, "timings": timings, "unhashed": _int(data["unhashed"]),
+            "cases": set(map(_text, data["cases"])), "early_errors": data["early_errors"],
+            "early_error_count": _int(data["early_error_count"]), "located": located,
+            "unexercised": data["unexercised"], "agreement": agreement,
+            "speed_recorded": _bool(data["speed_recorded"])}
+
+
+def _kind(value, kind, what):
+    if type(value) is not kind:
+        raise TypeError(f"{what} expected, got {type(value).__name__}: {str(value)[:60]}")
+    return value
+
+
+def _text(value):
+    return _kind(value, str, "text")
+
+
+def _int(value):
+    return _kind(value, int, "a count")
+
+
+def _bool(value):
+    return _kind(value, bool, "true or false")
+
+
+def _list(value):
+    return _kind(value, list, "a list")
+
+
+def _dict(value):
+    return _kind(value, dict, "an object")
+
+
+def _keys(value, keys, what):
+    if set(_dict(value)) != set(keys):
+        raise ValueError(f"a {what} entry with keys {sorted(value)}, not {sorted(keys)}")
+    return value
+
+
+def _position(number, count):
+    if type(number) is not int or not 0 <= number < count:
+        raise ValueError(f"device position {number!r} of {count} devices")
+    return number
+
+
+def _positions(numbers, count):
+    if not _list(numbers) or not all(type(n) is int for n in numbers) or min(numbers) < 0 or max(numbers) >= count:
+        raise ValueError(f"device positions {str(numbers)[:60]} of {count} devices")
+    return numbers
+
+
+def _failures(failures):
+    for failure in _list(failures):
+        _keys(failure, FAILURE_KEYS, "failure")
+        if failure["explanation"] is not None:
+            _text(_dict(failure["explanation"])["text"])
+
+
+def _unexercised(entries):
+    for entry in _list(entries):
+        _keys(entry, UNEXERCISED_KEYS, "unexercised kernel")
+
+
 # ---- the fleet -------------------------------------------------------------------------------
 
 DEVICE_FIELDS = ("id", "backend", "name", "platform", "driver_version", "runtime_version")
@@ -554,6 +857,18 @@ class Device:
         return bool(self.disagrees or self.undecided or self.straggles or self.failure_count or self.unexercised)
 
 
+def orphan_digests(paths):
+    """The digests in the folders of paths whose results file is gone: a task wrote its results
+    and they were lost or deleted since. Named, not merged: a digest is used only beside the
+    file it was made of, which the merge checks it against and the pages name."""
+    orphans = []
+    for folder in sorted({os.path.dirname(path) for path in paths}):
+        for digest in sorted(glob.glob(os.path.join(folder, "*.digest"))):
+            if not os.path.exists(os.path.splitext(digest)[0] + ".json"):
+                orphans.append(digest)
+    return orphans
+
+
 class Fleet:
     """The merge of many results files, read one at a time (see the module's docstring)."""
 
@@ -572,6 +887,10 @@ class Fleet:
         self.early_errors, self.early_error_count = [], 0
         self.unexercised = []
         self.history = None
+        # Where each member's reduction came from: its digest (made on its node), or this merge.
+        self.from_digests = self.reduced_here = 0
+        self.digests_unused = []  # {"file", "reason", "cause"} of each digest not used
+        self.orphan_digests = orphan_digests(paths)
         cases, labels, pairs = set(), set(), []
         for path in paths:
             label = os.path.splitext(os.path.basename(path))[0]
@@ -612,7 +931,15 @@ class Fleet:
         """One member's digest (read_member) added to the fleet."""
         if isinstance(digest, tuple):
             self.bad_inputs.append((path, digest[1]))
+            if digest[2] is not None:
+                self.digests_unused.append(digest[2])
             return
+        if digest["from_digest"] is not None:
+            self.from_digests += 1
+        else:
+            self.reduced_here += 1
+            if digest["digest_unused"] is not None:
+                self.digests_unused.append(digest["digest_unused"])
         member = Member(digest)
         self.members.append(member)
         numbers = []
@@ -803,6 +1130,19 @@ class Fleet:
             tasks.setdefault(member.task, []).append(member)
         return tasks
 
+    def results_gone(self):
+        """The digests left without their results file, but for those --expect-tasks already
+        names as missing: each is a member the fleet lost (fails it, as a missing one does)."""
+        missing = set(self.missing)
+        return [d for d in self.orphan_digests
+                if os.path.basename(os.path.splitext(d)[0]) + ".json" not in missing]
+
+    def digest_summary(self):
+        """How many members came from their digests, how many were reduced here, and why each
+        digest not used was not (fleet.json's "digests")."""
+        return {"from_digests": self.from_digests, "reduced_here": self.reduced_here,
+                "not_used": self.digests_unused, "results_gone": self.orphan_digests}
+
     def verdict(self):
         """(exit status, one line)."""
         problems = []
@@ -815,6 +1155,9 @@ class Fleet:
             problems.append(f"{len(self.missing)} missing results file{'s' if len(self.missing) != 1 else ''}")
         if self.unexercised:
             problems.append(f"{len(self.unexercised)} kernel rows ran nothing")
+        gone = self.results_gone()
+        if gone:
+            problems.append(f"{len(gone)} results file{'s' if len(gone) != 1 else ''} gone, a digest left")
         if self.bad_inputs:
             problems.append(f"{len(self.bad_inputs)} unreadable or malformed results file"
                             f"{'s' if len(self.bad_inputs) != 1 else ''}")
@@ -854,7 +1197,7 @@ class Fleet:
             + [dict(f, device=None, member=label) for label, f in self.early_errors],
             "failures_total": self.failure_total(),
             "limits": {"failures_kept_per_device": FAILURES_KEPT, "majority_devices_named": DEVICES_NAMED},
-            "peer_groups": dict(self.groups),
+            "digests": self.digest_summary(), "peer_groups": dict(self.groups),
             "rule": {"definition": "docs/runner.md, Peers: one rule", "minimum_effect": self.minimum_effect}}
         if self.history is not None:
             summary["history"] = self.history.summary()
@@ -973,7 +1316,33 @@ What the history finds (--history) is shown, and changes no exit status.""")
     parser.add_argument("--history-keep", type=int, default=None, metavar="K",
                         help="summaries kept in the history folder, the newest (default 30); older ones are "
                              "deleted")
+    parser.add_argument("--digest", action="store_true",
+                        help="merge nothing: reduce each results file given and write its digest beside it "
+                             "(results-<i>.json: results-<i>.digest), which a later merge folds instead of "
+                             "the file; a node runs this after its task (tools/fleet.sh task)")
+    parser.add_argument("--digest-output", metavar="FILE", default=None,
+                        help="with --digest and one results file: write its digest here instead (the merge "
+                             "looks for it beside the results file)")
     return parser.parse_args(argv)
+
+
+def write_digests(args):
+    """--digest: each results file's digest written (write_digest); 0, or 2 where one could not
+    be (named, with its cause: the merge then reduces that file itself)."""
+    if not args.digest:
+        print("kcs_fleet: --digest-output needs --digest", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.digest_output and len(args.inputs) != 1:
+        print("kcs_fleet: --digest-output takes one results file", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    status = EXIT_OK
+    for path in args.inputs:
+        try:
+            print(write_digest(path, args.digest_output))
+        except FleetError as error:
+            print(f"kcs_fleet: no digest: {error}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+    return status
 
 
 def main(argv=None):
@@ -982,6 +1351,8 @@ def main(argv=None):
         args = parse_arguments(sys.argv[1:] if argv is None else argv)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+    if args.digest or args.digest_output:
+        return write_digests(args)
     try:
         if args.expect_tasks is not None and args.expect_tasks < 1:
             raise FleetError("--expect-tasks needs a count >= 1")
@@ -1048,6 +1419,13 @@ def main(argv=None):
         print(f"UNEXERCISED: {entry['device']} kernel {entry['op']} {entry['dtype']} {entry['kernel']}: ran no case")
     for path, _ in fleet.bad_inputs:
         print(f"BAD INPUT: {path} (left out; the cause is above)")
+    for digest in fleet.orphan_digests:
+        print(f"RESULTS GONE: {digest} is left, its results file is not (the member is not merged)")
+    for unused in fleet.digests_unused[:INDEX_ROWS]:
+        print(f"DIGEST NOT USED ({unused['reason']}): {unused['cause']}; the results file was reduced here")
+    if len(fleet.digests_unused) > INDEX_ROWS:
+        print(f"... and {len(fleet.digests_unused) - INDEX_ROWS} more digests not used ({json_path})")
+    print(f"members: {fleet.from_digests} from their digests, {fleet.reduced_here} reduced here")
     if history is not None:
         for device in [d for d in fleet.device_list if d.changes][:INDEX_ROWS]:
             print(f"CHANGED: {device.id} ({device.card}) since {device.changes[0]['since']}: "
