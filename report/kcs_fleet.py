@@ -3,6 +3,7 @@ GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
                                          [--expect-tasks N] [--jobs N] [--history DIR [--history-keep K]]
+                                         [--no-digests]
     /usr/bin/python3 report/kcs_fleet.py --digest RESULTS... [--digest-output FILE]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
@@ -872,7 +873,7 @@ def orphan_digests(paths):
 class Fleet:
     """The merge of many results files, read one at a time (see the module's docstring)."""
 
-    def __init__(self, paths, expect_tasks=None, jobs=1):
+    def __init__(self, paths, expect_tasks=None, jobs=1, digests=True):
         self.minimum_effect = kcs_peers.MINIMUM_EFFECT
         self.members, self.bad_inputs = [], []
         self.devices, self.device_list = {}, []
@@ -909,11 +910,12 @@ class Fleet:
             if jobs > 1 and len(pairs) >= 2 * jobs:
                 # Workers read and check files in order; this process folds each in as it comes.
                 with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                    for (path, _), digest in zip(pairs, pool.imap(_read_member, pairs, chunksize=1)):
+                    work = [(path, label, digests) for path, label in pairs]
+                    for (path, _), digest in zip(pairs, pool.imap(_read_member, work, chunksize=1)):
                         self._fold(path, digest, cases)
             else:
                 for path, label in pairs:
-                    self._fold(path, read_member(path, label), cases)
+                    self._fold(path, read_member(path, label, digests), cases)
         finally:
             if collecting:
                 gc.enable()
@@ -1320,6 +1322,8 @@ What the history finds (--history) is shown, and changes no exit status.""")
                         help="merge nothing: reduce each results file given and write its digest beside it "
                              "(results-<i>.json: results-<i>.digest), which a later merge folds instead of "
                              "the file; a node runs this after its task (tools/fleet.sh task)")
+    parser.add_argument("--no-digests", action="store_true",
+                        help="reduce every results file here, its digest (if any) not read")
     parser.add_argument("--digest-output", metavar="FILE", default=None,
                         help="with --digest and one results file: write its digest here instead (the merge "
                              "looks for it beside the results file)")
@@ -1361,7 +1365,7 @@ def main(argv=None):
         if args.jobs is not None and args.jobs < 1:
             raise FleetError("--jobs needs a count >= 1")
         fleet = Fleet(results_paths(args.inputs), args.expect_tasks,
-                      jobs=args.jobs if args.jobs is not None else default_jobs())
+                      jobs=args.jobs if args.jobs is not None else default_jobs(), digests=not args.no_digests)
     except (FleetError, ResultsError) as error:
         print(f"kcs_fleet: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
