@@ -87,6 +87,7 @@ import re
 import sys
 from array import array
 from collections import defaultdict
+from itertools import chain
 
 import jinja2
 import numpy
@@ -101,6 +102,7 @@ SCHEMA, VERSION = "kcs-fleet", 4
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 HEX_DIGITS = b"0123456789abcdef"
 _TEXT, _SHA256_LENGTH = frozenset((str,)), frozenset((64,))
+_INT, _PAIR = frozenset((int,)), frozenset((2,))
 MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
 # How bad each outcome is, for a summary that holds several kernels' results.
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
@@ -705,13 +707,17 @@ def decode_reduction(data, path, label):
         _unexercised(device["unexercised"])
     count = len(devices)
     answers = {}
+    # The bulk of a digest: its checks by the types of whole rows at once (in C loops).
     for row in _list(data["answers"]):
-        *key, proved, by_answer = row
-        if len(key) != 5:
-            raise ValueError("an answers row of other than 5 keys")
-        group = answers[tuple(map(_text, key))] = [_bool(proved), {}]
-        for answer, numbers in by_answer:
-            group[1][tuple((_text(name), _text(value)) for name, value in answer)] = _positions(numbers, count)
+        key = tuple(row[:5])
+        if len(row) != 7 or type(row[5]) is not bool or not _TEXT.issuperset(map(type, key)):
+            raise ValueError(f"an answers row that is not 5 texts, true or false, answers: {str(row)[:80]}")
+        group = answers[key] = [row[5], {}]
+        for answer, numbers in row[6]:
+            answer = tuple(map(tuple, answer))
+            if not (_PAIR.issuperset(map(len, answer)) and _TEXT.issuperset(map(type, chain.from_iterable(answer)))):
+                raise ValueError(f"an answer that is not [output, hash] texts: {str(answer)[:80]}")
+            group[1][answer] = _positions(numbers, count)
     timings = []
     for number, case, backend, kernel, dtype, summary, recorded in _list(data["timings"]):
         _dict(summary)
@@ -781,7 +787,8 @@ def _position(number, count):
 
 
 def _positions(numbers, count):
-    if not _list(numbers) or not all(type(n) is int for n in numbers) or min(numbers) < 0 or max(numbers) >= count:
+    if not (type(numbers) is list and numbers and _INT.issuperset(map(type, numbers))
+            and min(numbers) >= 0 and max(numbers) < count):
         raise ValueError(f"device positions {str(numbers)[:60]} of {count} devices")
     return numbers
 
@@ -907,15 +914,19 @@ class Fleet:
         gc.disable()
         keep_freed_memory()
         try:
-            if jobs > 1 and len(pairs) >= 2 * jobs:
-                # Workers read and check files in order; this process folds each in as it comes.
-                with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                    work = [(path, label, digests) for path, label in pairs]
-                    for (path, _), digest in zip(pairs, pool.imap(_read_member, work, chunksize=1)):
-                        self._fold(path, digest, cases)
-            else:
-                for path, label in pairs:
-                    self._fold(path, read_member(path, label, digests), cases)
+            # A member with a digest is read here: decoding one costs less than sending its
+            # reduction from a worker would. Workers read and check the files without one, in
+            # order; this process folds each member in the order of paths as it comes.
+            here = [digests and os.path.exists(digest_path(path)) for path, _ in pairs]
+            elsewhere = [(path, label, digests) for (path, label), digest in zip(pairs, here) if not digest]
+            with contextlib.ExitStack() as stack:
+                if jobs > 1 and len(elsewhere) >= 2 * jobs:
+                    pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
+                    reduced = pool.imap(_read_member, elsewhere, chunksize=1)
+                else:
+                    here = [True] * len(pairs)
+                for (path, label), digest in zip(pairs, here):
+                    self._fold(path, read_member(path, label, digests) if digest else next(reduced), cases)
         finally:
             if collecting:
                 gc.enable()

@@ -170,11 +170,20 @@ class DigestTest(unittest.TestCase):
                 reduction.pop("digest_unused")
             self.assertEqual(from_digest, reduced, path)
 
-    def test_read_by_workers_the_digests_are_used_too(self):
+    def test_members_with_digests_and_without_are_folded_in_order(self):
+        """Digests are read in the merge's process, files without one by two workers: the
+        members come out in the order of their files, as when all are read in one process."""
         folder = self.fleet_folder()
-        self.digest_all(folder)
-        fleet = kcs_fleet.Fleet(kcs_fleet.results_paths([folder]), jobs=2)
-        self.assertEqual((fleet.from_digests, fleet.reduced_here), (6, 0))
+        paths = self.digest_all(folder)
+        for path in paths[1:3] + paths[4:]:
+            os.remove(kcs_fleet.digest_path(path))
+        alone = kcs_fleet.Fleet(paths, jobs=1, digests=False).summary()
+        fleet = kcs_fleet.Fleet(paths, jobs=2)
+        self.assertEqual((fleet.from_digests, fleet.reduced_here), (2, 4))
+        summary = fleet.summary()
+        self.assertEqual(summary.pop("digests")["not_used"], [])
+        alone.pop("digests")
+        self.assertEqual(summary, alone)
 
     def test_a_digest_records_the_file_it_was_made_of(self):
         folder = self.fleet_folder()
@@ -286,6 +295,10 @@ class DigestTest(unittest.TestCase):
             "not a digest": (write('{"schema": "kcs-results"}'), 'not a digest'),
             "a position past the devices": (edit(lambda d: d["reduction"]["answers"][0][6][0][1].append(7)),
                                             "malformed reduction: ValueError: device position"),
+            "a position not a whole number": (edit(lambda d: d["reduction"]["answers"][0][6][0][1].__setitem__(0, 0.0)),
+                                              "malformed reduction: ValueError: device positions"),
+            "a hash that is a number": (edit(lambda d: d["reduction"]["answers"][0][6][0][0][0].__setitem__(1, 5)),
+                                        "malformed reduction: ValueError: an answer that is not"),
             "a timing of a device not listed": (edit(lambda d: d["reduction"]["timings"][0].__setitem__(0, 1)),
                                                 "malformed reduction: ValueError: device position 1 of 1"),
             "a device without its counts": (edit(lambda d: d["reduction"]["devices"][0].pop("outcomes")),
