@@ -732,7 +732,7 @@ def decode_reduction(data, path, label):
             if len(key) != 5:
                 raise ValueError("an agreement row of other than 5 keys")
             _keys(verdict, ("verdict", "decided", "odd"), "agreement")
-            _positions(verdict["odd"], count)
+            _positions(verdict["odd"], count, none=True)  # none odd: the group agrees
             agreement[tuple(map(_text, key))] = verdict
     build = data["build"]
     located = [(_position(n, count), case, kernel, _text(text)) for n, case, kernel, text in _list(data["located"])]
@@ -786,9 +786,9 @@ def _position(number, count):
     return number
 
 
-def _positions(numbers, count):
-    if not (type(numbers) is list and numbers and _INT.issuperset(map(type, numbers))
-            and min(numbers) >= 0 and max(numbers) < count):
+def _positions(numbers, count, none=False):
+    if not (type(numbers) is list and (numbers or none) and _INT.issuperset(map(type, numbers))
+            and min(numbers, default=0) >= 0 and max(numbers, default=0) < count):
         raise ValueError(f"device positions {str(numbers)[:60]} of {count} devices")
     return numbers
 

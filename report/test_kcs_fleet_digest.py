@@ -42,7 +42,9 @@ def fleet_documents():
     (results-0); a node whose run wrote its agreement and located the odd GPU's first differing
     element (results-1); a failure with its explanation (results-2); a disagreement across
     files and a straggler among them (results-3); a case that erred before any device ran it
-    (results-4); a further step's file of task 2 (results-2.extra)."""
+    (results-4); a further step's file of task 2 (results-2.extra); a node whose run wrote that
+    its two GPUs agree (results-5: a verdict with no odd device, which its digest carries; the
+    fleet judges the group anew, its peers being in other files too)."""
     documents = {"results-0.json": history_test.node(answers=(A, B), medians=(1e-3, 3e-3), probe=("fail", "pass"))}
     gpus = [dict(flat.GPU, id=f"cuda:{i}", index=i) for i in range(3)]
     results = []
@@ -73,6 +75,9 @@ def fleet_documents():
     erred["summary"] = fx.runner_summary(erred["results"])
     documents["results-4.json"] = erred
     documents["results-2.extra.json"] = flat.member(A, median=1e-3, seed=4)
+    agreed = {"agreement": [{"case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "agree",
+                             "devices": ["cuda:0", "cuda:1"], "differing": []}]}
+    documents["results-5.json"] = flat.node([1e-3, 1e-3], recorded=agreed)
     return documents
 
 
@@ -136,12 +141,12 @@ class DigestTest(unittest.TestCase):
         self.run_merge(earlier, "--history", history)
         shutil.copytree(history, history + "-earlier")
         raw = self.run_merge(folder, "--no-digests", "--history", history)
-        self.assertIn("members: 0 from their digests, 6 reduced here", self.out)
+        self.assertIn("members: 0 from their digests, 7 reduced here", self.out)
         shutil.rmtree(history)
         shutil.copytree(history + "-earlier", history)  # the history as the first merge found it
         digested = self.run_merge(folder, "--history", history)
-        self.assertIn("members: 6 from their digests, 0 reduced here", self.out)
-        self.assertEqual(digested[1]["digests"], {"from_digests": 6, "reduced_here": 0, "not_used": [],
+        self.assertIn("members: 7 from their digests, 0 reduced here", self.out)
+        self.assertEqual(digested[1]["digests"], {"from_digests": 7, "reduced_here": 0, "not_used": [],
                                                   "results_gone": []})
         self.assertEqual(raw[0], kcs_fleet.EXIT_CORRECTNESS)
         self.assertEqual(digested[0], raw[0])
@@ -179,7 +184,7 @@ class DigestTest(unittest.TestCase):
             os.remove(kcs_fleet.digest_path(path))
         alone = kcs_fleet.Fleet(paths, jobs=1, digests=False).summary()
         fleet = kcs_fleet.Fleet(paths, jobs=2)
-        self.assertEqual((fleet.from_digests, fleet.reduced_here), (2, 4))
+        self.assertEqual((fleet.from_digests, fleet.reduced_here), (2, 5))
         summary = fleet.summary()
         self.assertEqual(summary.pop("digests")["not_used"], [])
         alone.pop("digests")
@@ -209,14 +214,14 @@ class DigestTest(unittest.TestCase):
         self.assertIn("--digest-output takes one results file", said.getvalue())
         # The merge looks for digests beside their files only: results-<i>.digest is no member.
         self.digest_all(folder)
-        self.assertEqual(len(kcs_fleet.results_paths([folder])), 6)
+        self.assertEqual(len(kcs_fleet.results_paths([folder])), 7)
 
     def assert_not_used(self, folder, name, reason, cause):
         """The merge of folder reduced name's file itself, named its digest with reason and a
         cause matching cause, and its report is that of the files as they are now."""
         status, summary, pages = self.run_merge(folder)
         digest = os.path.join(folder, name.replace(".json", ".digest"))
-        self.assertEqual(summary["digests"]["from_digests"], 5)
+        self.assertEqual(summary["digests"]["from_digests"], 6)
         self.assertEqual(summary["digests"]["reduced_here"], 1)
         self.assertEqual([(u["file"], u["reason"]) for u in summary["digests"]["not_used"]], [(digest, reason)])
         self.assertRegex(summary["digests"]["not_used"][0]["cause"], "^" + re.escape(digest) + ": " + cause)
@@ -331,7 +336,7 @@ class DigestTest(unittest.TestCase):
         status, summary, pages = self.run_merge(folder)
         self.assertEqual(summary["digests"]["results_gone"], digests)
         self.assertNotIn("results-4", [m["label"] for m in summary["members"]])
-        self.assertEqual(summary["digests"]["from_digests"], 4)
+        self.assertEqual(summary["digests"]["from_digests"], 5)
         self.assertIn("2 results files gone, a digest left", summary["verdict"])
         self.assertEqual(status, kcs_fleet.EXIT_CORRECTNESS)
         self.assertIn(f"RESULTS GONE: {digests[1]} is left", self.out)
@@ -357,7 +362,7 @@ class DigestTest(unittest.TestCase):
         status, summary, _ = self.run_merge(folder)
         self.assertEqual(status, kcs_fleet.EXIT_BAD_INPUT)
         self.assertEqual([b["file"] for b in summary["bad_inputs"]], [path])
-        self.assertEqual((summary["digests"]["from_digests"], summary["digests"]["not_used"]), (5, []))
+        self.assertEqual((summary["digests"]["from_digests"], summary["digests"]["not_used"]), (6, []))
 
 
 if __name__ == "__main__":
