@@ -68,14 +68,17 @@ whose layout is in docs/fleet.md. With --history DIR, a compact summary of this 
 to DIR/<UTC timestamp>.json and compared with the earlier ones kept there (kcs_fleet_history.py).
 
 Exit status: 0 the fleet agrees, every result passed or was skipped, nothing missing; 3 a
-disagreement, a failure or error, a missing member or a kernel row that ran nothing; 4 only
-stragglers; 2 bad input (an unreadable or malformed results file, a bad option, no results).
+disagreement, a failure or error, a missing member (or one whose results are gone, its digest
+left) or a kernel row that ran nothing; 4 only stragglers; 2 bad input (an unreadable or
+malformed results file, a bad option, no results). With --digest: 0 every digest written, 2 one
+or more not (each named with its cause).
 """
 
 import argparse
 import contextlib
 import ctypes
 import datetime
+import functools
 import gc
 import glob
 import hashlib
@@ -89,7 +92,6 @@ from array import array
 from collections import defaultdict
 from itertools import chain
 
-import jinja2
 import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1246,11 +1248,17 @@ def node_page(task):
     return "nodes/" + re.sub(r"[^A-Za-z0-9._-]", "_", task) + ".html"
 
 
-PAGES = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                       "templates")),
-                           autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
-                           trim_blocks=True, lstrip_blocks=True)
-PAGES.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time, node_page=node_page)
+@functools.lru_cache(maxsize=None)
+def pages():
+    """The pages' templates, made when the first page is written: a node writing its digest
+    (--digest) needs no jinja2."""
+    import jinja2
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")),
+        autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True)
+    environment.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time, node_page=node_page)
+    return environment
 
 
 def write_report(fleet, output_dir, json_path):
@@ -1272,14 +1280,14 @@ def write_report(fleet, output_dir, json_path):
     devices_of = defaultdict(list)
     for device in fleet.device_list:
         devices_of[device.member.task].append(device)
-    page = PAGES.get_template("fleet.html").render(
+    page = pages().get_template("fleet.html").render(
         fleet=fleet, summary=summary, generated=generated, problem_devices=problem_devices,
         models=sorted(by_model.items()), tasks=tasks, troubled={d.member.task for d in problem_devices},
         rows=INDEX_ROWS, named=DEVICES_NAMED)
     index = os.path.join(output_dir, "index.html")
     with open(index, "w", encoding="utf-8") as handle:
         handle.write(page)
-    node_template = PAGES.get_template("fleet_node.html")
+    node_template = pages().get_template("fleet_node.html")
     written = set()
     for task, members in tasks.items():
         path = os.path.join(output_dir, node_page(task))
@@ -1308,8 +1316,8 @@ Exit status:
   2  bad input: a bad option, no results files, an unreadable or malformed one (each
      such file is named and left out; the report of the others is still written), an
      unreadable history summary
-  3  a disagreement, a failure or error, a missing results file (--expect-tasks) or a
-     kernel row that ran no case
+  3  a disagreement, a failure or error, a missing results file (--expect-tasks), one
+     gone (its digest left) or a kernel row that ran no case
   4  only stragglers
 What the history finds (--history) is shown, and changes no exit status.""")
     parser.add_argument("inputs", nargs="+", metavar="RESULTS",
