@@ -55,8 +55,9 @@ counts, per op counts, its first FAILURES_KEPT failures (and how many more), wha
 found about it. Kept per model, case, backend, kernel and dtype: each distinct answer (the output
 hashes) with the numbers of the devices that gave it, whether every one of them was proved
 deterministic, each timed device's kernel timing summary (timing_summary), and what the file's
-own run wrote of the group ("agreement", "speed"), used where the group lies in that one file. Files are read by --jobs worker processes (read_member), each
-returning only that reduction of its file. A file that cannot be read or is malformed is named
+own run wrote of the group ("agreement", "speed"), used where the group lies in that one file.
+Files without a digest are read by --jobs worker processes (read_member), each returning only
+that reduction of its file; digests are read in this process. A file that cannot be read or is malformed is named
 with its cause and left out; the others are merged, the report is written, and the exit status
 is 2.
 
@@ -815,16 +816,16 @@ DEVICE_FIELDS = ("id", "backend", "name", "platform", "driver_version", "runtime
 class Member:
     """One results file (one array task, or a further step of one): what the pages say of it."""
 
-    def __init__(self, digest):
-        self.path, self.label = digest["path"], digest["label"]
+    def __init__(self, reduction):
+        self.path, self.label = reduction["path"], reduction["label"]
         self.index = member_index(self.path)
-        self.host = digest["host"]
-        self.revision = digest["revision"]
-        self.created = digest["created"]
-        self.command = digest["command"]
-        self.listed = digest["listed"]
-        self.speed_recorded = digest["speed_recorded"]
-        self.agreement_recorded = digest["agreement"] is not None
+        self.host = reduction["host"]
+        self.revision = reduction["revision"]
+        self.created = reduction["created"]
+        self.command = reduction["command"]
+        self.listed = reduction["listed"]
+        self.speed_recorded = reduction["speed_recorded"]
+        self.agreement_recorded = reduction["agreement"] is not None
         # The task a member belongs to: results-3.json and results-3.saboteur.json are task 3.
         self.task = f"results-{self.index}" if self.index is not None else self.label
 
@@ -833,20 +834,20 @@ class Device:
     """One device of one member: its identity, counts of its results, what the fleet found
     about it. Its results themselves are not kept (the merge streams)."""
 
-    def __init__(self, member, digest, number, model):
+    def __init__(self, member, reduction, number, model):
         self.member, self.number, self.model = member, number, model
-        self.record = digest["record"]
+        self.record = reduction["record"]
         self.id = f"{member.label}/{self.record['id']}"
         self.host = str(member.host or "?")
         self.name = str(self.record.get("name") or self.record["id"])
         self.backend = str(self.record.get("backend") or "")
-        self.uuid = digest["uuid"]
+        self.uuid = reduction["uuid"]
         self.card = None  # its identity across runs (Fleet._name_cards)
-        self.result_count, self.hashed_count = digest["results"], digest["hashed"]
-        self.outcomes = dict(digest["outcomes"])
-        self.ops = digest["ops"]  # op -> [results, failed or errors, skipped, largest fraction of the bound]
-        self.failures, self.failure_count = digest["failures"], digest["failure_count"]
-        self.unexercised = digest["unexercised"]
+        self.result_count, self.hashed_count = reduction["results"], reduction["hashed"]
+        self.outcomes = dict(reduction["outcomes"])
+        self.ops = reduction["ops"]  # op -> [results, failed or errors, skipped, largest fraction of the bound]
+        self.failures, self.failure_count = reduction["failures"], reduction["failure_count"]
+        self.unexercised = reduction["unexercised"]
         self.disagrees, self.undecided, self.straggles = [], [], []
         self.largest_ratio = None
         self.changes = []  # what the history found (kcs_fleet_history)
@@ -920,15 +921,15 @@ class Fleet:
             # reduction from a worker would. Workers read and check the files without one, in
             # order; this process folds each member in the order of paths as it comes.
             here = [digests and os.path.exists(digest_path(path)) for path, _ in pairs]
-            elsewhere = [(path, label, digests) for (path, label), digest in zip(pairs, here) if not digest]
+            elsewhere = [(path, label, digests) for (path, label), has_digest in zip(pairs, here) if not has_digest]
             with contextlib.ExitStack() as stack:
                 if jobs > 1 and len(elsewhere) >= 2 * jobs:
                     pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
                     reduced = pool.imap(_read_member, elsewhere, chunksize=1)
                 else:
                     here = [True] * len(pairs)
-                for (path, label), digest in zip(pairs, here):
-                    self._fold(path, read_member(path, label, digests) if digest else next(reduced), cases)
+                for (path, label), has_digest in zip(pairs, here):
+                    self._fold(path, read_member(path, label, digests) if has_digest else next(reduced), cases)
         finally:
             if collecting:
                 gc.enable()
@@ -942,36 +943,36 @@ class Fleet:
         self.revisions = sorted({str(m.revision or "?") for m in self.members})
         self._name_cards()
 
-    def _fold(self, path, digest, cases):
-        """One member's digest (read_member) added to the fleet."""
-        if isinstance(digest, tuple):
-            self.bad_inputs.append((path, digest[1]))
-            if digest[2] is not None:
-                self.digests_unused.append(digest[2])
+    def _fold(self, path, reduction, cases):
+        """One member's reduction (read_member: from its digest or its file) added to the fleet."""
+        if isinstance(reduction, tuple):
+            self.bad_inputs.append((path, reduction[1]))
+            if reduction[2] is not None:
+                self.digests_unused.append(reduction[2])
             return
-        if digest["from_digest"] is not None:
+        if reduction["from_digest"] is not None:
             self.from_digests += 1
         else:
             self.reduced_here += 1
-            if digest["digest_unused"] is not None:
-                self.digests_unused.append(digest["digest_unused"])
-        member = Member(digest)
+            if reduction["digest_unused"] is not None:
+                self.digests_unused.append(reduction["digest_unused"])
+        member = Member(reduction)
         self.members.append(member)
         numbers = []
-        for device_digest in digest["devices"]:
-            record = device_digest["record"]
+        for device_reduction in reduction["devices"]:
+            record = device_reduction["record"]
             # Peers share this (docs/runner.md, "Peers: one rule"): the runner's identity, and the build.
-            model = (kcs_peers.identity(record), digest["build"])
+            model = (kcs_peers.identity(record), reduction["build"])
             model = self.models.setdefault(model, model)
-            device = Device(member, device_digest, len(self.device_list), model)
+            device = Device(member, device_reduction, len(self.device_list), model)
             self.devices[device.id] = device
             self.device_list.append(device)
             numbers.append(device.number)
-        cases.update(digest["cases"])
+        cases.update(reduction["cases"])
         answers, member_of, models, this = self.answers, self.member_of, self.models, len(self.members) - 1
         first = numbers[0] if numbers else 0  # a member's device numbers follow on from its first
-        for (identity, *result), (proved, by_answer) in digest["answers"].items():
-            key = (models[(identity, digest["build"])],) + tuple(result)
+        for (identity, *result), (proved, by_answer) in reduction["answers"].items():
+            key = (models[(identity, reduction["build"])],) + tuple(result)
             group = answers.get(key)
             if group is None:
                 group = answers[key] = {}
@@ -984,25 +985,25 @@ class Fleet:
                 self.unproved.add(key)
             if member_of.setdefault(key, this) != this:
                 member_of[key] = -1
-        self.hashed += sum(device["hashed"] for device in digest["devices"])
-        self.unhashed += digest["unhashed"]
-        for position, identity, summary, recorded in digest["timings"]:
+        self.hashed += sum(device["hashed"] for device in reduction["devices"])
+        self.unhashed += reduction["unhashed"]
+        for position, identity, summary, recorded in reduction["timings"]:
             number = numbers[position]
             key = (self.device_list[number].model,) + identity
             self.timings.setdefault(key, []).append((number, summary, recorded))
             if member_of.setdefault(key, this) != this:
                 member_of[key] = -1
-        for (identity, *result), verdict in (digest["agreement"] or {}).items():
+        for (identity, *result), verdict in (reduction["agreement"] or {}).items():
             if verdict is not None:
                 verdict = dict(verdict, odd=[numbers[n] for n in verdict["odd"]])
-            key = (self.models[(identity, digest["build"])],) + tuple(result)
+            key = (self.models[(identity, reduction["build"])],) + tuple(result)
             self.recorded[key] = verdict
-        for position, case, kernel, text in digest["located"]:
+        for position, case, kernel, text in reduction["located"]:
             device = self.device_list[numbers[position]]
             self._located.setdefault((device.number, case, kernel), []).append({"device": device.id, "text": text})
-        self.early_errors += [(member.label, failure) for failure in digest["early_errors"]]
-        self.early_error_count += digest["early_error_count"]
-        self.unexercised += digest["unexercised"]
+        self.early_errors += [(member.label, failure) for failure in reduction["early_errors"]]
+        self.early_error_count += reduction["early_error_count"]
+        self.unexercised += reduction["unexercised"]
 
 
     # -- the verdicts --------------------------------------------------------------------------
