@@ -3,6 +3,8 @@ GPU: docs/fleet.md) merged into one view of the fleet.
 
     /usr/bin/python3 report/kcs_fleet.py RESULTS_DIR_OR_FILES... [--output DIR] [--json FILE]
                                          [--expect-tasks N] [--jobs N] [--history DIR [--history-keep K]]
+                                         [--no-digests]
+    /usr/bin/python3 report/kcs_fleet.py --digest RESULTS... [--digest-output FILE]
 
 A member of the fleet is one results file (one array task); a device is a device of a member
 (member "results-2", device "cuda:0"), so that two tasks on one host, or two GPUs of a node,
@@ -34,14 +36,28 @@ stay apart. What it finds:
   at least once (docs/fleet.md). Only ops and dtypes the member ran cases of count: a test-only
   op (scale) has no case that any level could select.
 
+Digests: the reduction of a results file can be made on its node (--digest, which
+tools/fleet.sh task runs after its run) and written beside the file as results-<index>.digest
+(JSON: the reduction, what reduced it, the file's name, size, mtime_ns and sha256). The merge
+then folds the digest instead of parsing the file: a thousand nodes of 8 GPUs at the medium
+level (10 MB and 8,000 results each) cannot be parsed on two cores within a minute, and their
+digests (a few hundred KB each) can be folded. A digest is used only where it was made by this
+reduction (REDUCTION_VERSION, FAILURES_KEPT) of the file as it is now (name, size, mtime_ns) and
+of the same kernel listing; otherwise the file is reduced here, as without a digest, and the
+report says why the digest was not used (stale, other version, malformed). The reduction is
+_reduce_member's in either case: a digest carries it, encoded exactly. A digest whose results
+file is gone is named, the member not merged (the results file is what the merge checks a digest
+against and what the pages name), and fails the fleet as a missing member does.
+
 The merge streams: each results file is read, checked and folded in, then let go, so that memory
 grows with the distinct cases and devices, not with the files' text. Kept per device: its outcome
 counts, per op counts, its first FAILURES_KEPT failures (and how many more), what the verdicts
 found about it. Kept per model, case, backend, kernel and dtype: each distinct answer (the output
 hashes) with the numbers of the devices that gave it, whether every one of them was proved
 deterministic, each timed device's kernel timing summary (timing_summary), and what the file's
-own run wrote of the group ("agreement", "speed"), used where the group lies in that one file. Files are read by --jobs worker processes (read_member), each
-returning only that reduction of its file. A file that cannot be read or is malformed is named
+own run wrote of the group ("agreement", "speed"), used where the group lies in that one file.
+Files without a digest are read by --jobs worker processes (read_member), each returning only
+that reduction of its file; digests are read in this process. A file that cannot be read or is malformed is named
 with its cause and left out; the others are merged, the report is written, and the exit status
 is 2.
 
@@ -53,15 +69,20 @@ whose layout is in docs/fleet.md. With --history DIR, a compact summary of this 
 to DIR/<UTC timestamp>.json and compared with the earlier ones kept there (kcs_fleet_history.py).
 
 Exit status: 0 the fleet agrees, every result passed or was skipped, nothing missing; 3 a
-disagreement, a failure or error, a missing member or a kernel row that ran nothing; 4 only
-stragglers; 2 bad input (an unreadable or malformed results file, a bad option, no results).
+disagreement, a failure or error, a missing member (or one whose results are gone, its digest
+left) or a kernel row that ran nothing; 4 only stragglers; 2 bad input (an unreadable or
+malformed results file, a bad option, no results). With --digest: 0 every digest written, 2 one
+or more not (each named with its cause).
 """
 
 import argparse
+import contextlib
 import ctypes
 import datetime
+import functools
 import gc
 import glob
+import hashlib
 import json
 import math
 import multiprocessing
@@ -70,8 +91,8 @@ import re
 import sys
 from array import array
 from collections import defaultdict
+from itertools import chain
 
-import jinja2
 import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,10 +101,11 @@ from kcs_results import (MAX_DEPTH, ResultsError, check_depth, checked_results, 
                          first_difference_text, kernel_timing, outcome, results_from_data)
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_CORRECTNESS, EXIT_SPEED = 0, 2, 3, 4
-SCHEMA, VERSION = "kcs-fleet", 3
+SCHEMA, VERSION = "kcs-fleet", 4
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 HEX_DIGITS = b"0123456789abcdef"
 _TEXT, _SHA256_LENGTH = frozenset((str,)), frozenset((64,))
+_INT, _PAIR = frozenset((int,)), frozenset((2,))
 MEMBER_INDEX = re.compile(r"^results-(\d+)(?:\.[A-Za-z0-9_-]+)?\.json$")
 # How bad each outcome is, for a summary that holds several kernels' results.
 SEVERITY = {"fail": 5, "xpass": 5, "error": 4, "pass": 2, "xfail": 2, "xerror": 2, "skip": 1, "xskip": 1}
@@ -245,16 +267,41 @@ def compact_failure(result):
 
 # ---- one results file, reduced ---------------------------------------------------------------
 
-def read_member(path, label):
+def read_member(path, label, digests=True):
     """One results file read, checked (kcs_results, check_hashes) and reduced to what the merge
     keeps of it: a dict of the member's records, each device's counts, failures (the first
     FAILURES_KEPT) and kernel rows that ran nothing, each group of its devices' answers (output
-    hashes) and each timed result's summary. Or ("bad", the cause) for a file that cannot be
-    used. Runs in a worker process (--jobs): what it returns is all that travels."""
+    hashes) and each timed result's summary. Or ("bad", the cause, why its digest was not used
+    or None) for a file that cannot be used. Runs in a worker process (--jobs): what it returns
+    is all that travels.
+
+    With digests, the reduction is taken from the file's digest (digest_path, written by
+    write_digest on the node) where there is one, valid and made of this very file; else the
+    file is reduced here, and "digest_unused" says why the digest was not used. "from_digest"
+    is the digest's path or None; neither key is part of the reduction."""
+    unused = None
+    digest = digest_path(path) if digests else None
+    if digest is not None and os.path.exists(digest):
+        try:
+            reduction = read_digest(digest, path, label)
+        except DigestUnused as why:
+            unused = {"file": digest, "reason": why.reason, "cause": str(why)}
+        else:
+            reduction["from_digest"], reduction["digest_unused"] = digest, None
+            return reduction
     try:
-        return _reduce_member(path, label)
+        reduction = _reduce_member(path, label)
     except (ResultsError, FleetError) as error:
-        return ("bad", str(error))
+        return ("bad", str(error), unused)
+    reduction["from_digest"], reduction["digest_unused"] = None, unused
+    return reduction
+
+
+def listing_path(path, label):
+    """The `kcs devices` listing its task left beside a results file: devices-<index>.txt for
+    results-<index>.json (devices-<index>.<name>.txt for results-<index>.<name>.json)."""
+    suffix = label[len("results"):] if label.startswith("results") else "-" + label
+    return os.path.join(os.path.dirname(path), f"devices{suffix}.txt")
 
 
 def _reduce_member(path, label):
@@ -369,8 +416,7 @@ def _reduce_member(path, label):
     if not (hashes_alike and check_hashes_alike(digests)):
         check_hashes(run)
     del digests
-    suffix = label[len("results"):] if label.startswith("results") else "-" + label
-    listed = kernels_listed(os.path.join(os.path.dirname(path), f"devices{suffix}.txt"))
+    listed = kernels_listed(listing_path(path, label))
     for device, slot in zip(devices, slots):
         device["results"], device["hashed"] = sum(device["outcomes"].values()), slot[4][0]
     located = []  # what the run found rerunning a disagreement of its own devices (docs/results.md)
@@ -494,6 +540,274 @@ def default_jobs():
         return max(1, min(8, os.cpu_count() or 1))
 
 
+# ---- digests: a results file reduced on its node ---------------------------------------------
+#
+# A digest is read_member's reduction of one results file, written as JSON beside the file by
+# the node that ran it (tools/fleet.sh task: `kcs_fleet.py --digest RESULTS`), so that the merge
+# folds reductions instead of parsing every file: parsing a medium-level file of 8 GPUs (8,000
+# results, 10 MB) takes longer than folding its reduction, and a node has the time to spare.
+# The reduction is made by _reduce_member, the one home of the checks and of what is kept; a
+# digest only carries it, encoded (encode_reduction) and decoded (decode_reduction) exactly.
+# The merge uses a digest only when it was made by this reduction (REDUCTION_VERSION and
+# FAILURES_KEPT) of the very file beside it (name, size, mtime_ns) and of the same kernel
+# listing; otherwise it reduces the file itself and says why (DigestUnused).
+
+DIGEST_SCHEMA, DIGEST_VERSION = "kcs-fleet-digest", 1
+# What _reduce_member keeps and how: bump it with every change to the reduction, its checks
+# included (kcs_results), so that no digest made before the change is taken for one made after.
+REDUCTION_VERSION = 1
+FAILURE_KEYS = ("case", "backend", "kernel", "dtype", "status", "outcome", "message", "explanation")
+SPEED_KEYS = ("peers", "peer_median_s", "threshold", "ratio", "straggler")
+UNEXERCISED_KEYS = ("device", "op", "dtype", "kernel")
+DEVICE_KEYS = ("record", "uuid", "results", "hashed", "outcomes", "ops", "failures", "failure_count", "unexercised")
+
+
+class DigestUnused(Exception):
+    """A digest the merge does not use; reason is "stale" (its results file or listing changed
+    since), "other version" or "malformed", the message names the file and the cause."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
+def digest_path(results_path):
+    """Where a results file's digest lies: beside it, results-<index>.digest for
+    results-<index>.json (the merge's file discovery takes only *.json)."""
+    return os.path.splitext(results_path)[0] + ".digest"
+
+
+def file_stamp(path):
+    """{"name", "size", "mtime_ns"} of a file, or None where there is none: what a digest
+    records of the files it was made from, and the merge compares."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return {"name": os.path.basename(path), "size": status.st_size, "mtime_ns": status.st_mtime_ns}
+
+
+def write_digest(path, output=None):
+    """Reduces the results file path (_reduce_member, as the merge would) and writes the digest
+    to output (default digest_path(path)), atomically: a merge reads the old one or the new one.
+    Returns the digest's path; FleetError (the cause named) where the file cannot be reduced or
+    changed while it was read, and then no digest is left at output (the merge will reduce the
+    file itself and name what is wrong with it)."""
+    output = output or digest_path(path)
+    label = os.path.splitext(os.path.basename(path))[0]
+    try:
+        before = file_stamp(path)
+        if before is None:
+            raise FleetError(f"{path}: no such file")
+        listing = file_stamp(listing_path(path, label))
+        checksum = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                checksum.update(block)
+        reduction = _reduce_member(path, label)
+        if file_stamp(path) != before or file_stamp(listing_path(path, label)) != listing:
+            raise FleetError(f"{path}: changed while its digest was made: none written")
+    except (ResultsError, FleetError, OSError) as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(output)
+        if isinstance(error, OSError):
+            raise FleetError(f"{path}: cannot read: {error.strerror or error}") from error
+        raise FleetError(str(error)) from error
+    document = {"schema": DIGEST_SCHEMA, "version": DIGEST_VERSION,
+                "reduction_version": REDUCTION_VERSION, "failures_kept": FAILURES_KEPT,
+                "results": dict(before, sha256=checksum.hexdigest()), "listing": listing,
+                "reduction": encode_reduction(reduction)}
+    partial = f"{output}.{os.getpid()}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, separators=(",", ":"))
+        os.replace(partial, output)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise FleetError(f"{output}: cannot write the digest: {error.strerror or error}") from error
+    return output
+
+
+def read_digest(digest, path, label):
+    """The reduction of the results file path (label) from its digest; DigestUnused where the
+    digest is not of this file as it is now, of another reduction, or malformed."""
+    try:
+        with open(digest, "rb") as handle:
+            document = json.loads(handle.read())
+    except OSError as error:
+        raise DigestUnused("malformed", f"{digest}: cannot read: {error.strerror or error}") from None
+    except (ValueError, RecursionError) as error:
+        raise DigestUnused("malformed", f"{digest}: not valid JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("schema") != DIGEST_SCHEMA:
+        raise DigestUnused("malformed", f'{digest}: not a digest (no "schema": "{DIGEST_SCHEMA}")')
+    made = (document.get("version"), document.get("reduction_version"), document.get("failures_kept"))
+    if made != (DIGEST_VERSION, REDUCTION_VERSION, FAILURES_KEPT):
+        raise DigestUnused("other version", f"{digest}: made by another version (digest {made[0]!r}, reduction "
+                           f"{made[1]!r}, failures kept {made[2]!r}; this merge: {DIGEST_VERSION}, "
+                           f"{REDUCTION_VERSION}, {FAILURES_KEPT})")
+    results = document.get("results")
+    now = file_stamp(path)
+    if not isinstance(results, dict) or {k: results.get(k) for k in ("name", "size", "mtime_ns")} != now:
+        raise DigestUnused("stale", f"{digest}: not of {os.path.basename(path)} as it is now (digest: "
+                           f"{_stamp_text(results)}; the file: {_stamp_text(now)})")
+    listing = file_stamp(listing_path(path, label))
+    if document.get("listing") != listing:
+        raise DigestUnused("stale", f"{digest}: its kernel listing changed since (digest: "
+                           f"{_stamp_text(document.get('listing'))}; now: {_stamp_text(listing)})")
+    try:
+        return decode_reduction(document.get("reduction"), path, label)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise DigestUnused("malformed", f"{digest}: malformed reduction: {type(error).__name__}: {error}") from None
+
+
+def _stamp_text(stamp):
+    if not isinstance(stamp, dict):
+        return "none"
+    return f"{stamp.get('name')}, {stamp.get('size')} bytes, mtime_ns {stamp.get('mtime_ns')}"
+
+
+def encode_reduction(reduction):
+    """_reduce_member's reduction as JSON data (decode_reduction makes it again, exactly): its
+    tuples as lists, its dict keys that are tuples as rows, in the same order."""
+    def rows(mapping):
+        return None if mapping is None else [list(key) + [value] for key, value in mapping.items()]
+    return {"label": reduction["label"], "host": reduction["host"], "revision": reduction["revision"],
+            "created": reduction["created"], "command": reduction["command"], "listed": reduction["listed"],
+            "build": [reduction["build"][0], [list(pair) for pair in reduction["build"][1:]]],
+            "devices": reduction["devices"],
+            "answers": [list(key) + [proved, [[[list(pair) for pair in answer], numbers]
+                                              for answer, numbers in by_answer.items()]]
+                        for key, (proved, by_answer) in reduction["answers"].items()],
+            "timings": [[number] + list(identity) + [summary, recorded]
+                        for number, identity, summary, recorded in reduction["timings"]],
+            "unhashed": reduction["unhashed"], "cases": sorted(reduction["cases"]),
+            "early_errors": reduction["early_errors"], "early_error_count": reduction["early_error_count"],
+            "located": [list(entry) for entry in reduction["located"]], "unexercised": reduction["unexercised"],
+            "agreement": rows(reduction["agreement"]), "speed_recorded": reduction["speed_recorded"]}
+
+
+def decode_reduction(data, path, label):
+    """encode_reduction's data as _reduce_member's reduction of path (label), each part checked
+    for what the merge and its pages read of it: KeyError, TypeError, ValueError or IndexError
+    where it is not. A digest of another label (a renamed file) is refused."""
+    if data["label"] != label:
+        raise ValueError(f"made of {data['label']!r}, not {label!r}")
+    devices = _list(data["devices"])
+    for device in devices:
+        _keys(device, DEVICE_KEYS, "device")
+        _text(_dict(device["record"])["id"])
+        for key in ("results", "hashed", "failure_count"):
+            _int(device[key])
+        outcomes = defaultdict(int)
+        for kind, count in _dict(device["outcomes"]).items():
+            outcomes[kind] = _int(count)
+        device["outcomes"] = outcomes
+        for counts in _dict(device["ops"]).values():
+            if len(_list(counts)) != 4 or not all(type(n) is int for n in counts[:3]):
+                raise ValueError(f"op counts {counts!r}")
+        _failures(device["failures"])
+        _unexercised(device["unexercised"])
+    count = len(devices)
+    answers = {}
+    # The bulk of a digest: its checks by the types of whole rows at once (in C loops).
+    for row in _list(data["answers"]):
+        key = tuple(row[:5])
+        if len(row) != 7 or type(row[5]) is not bool or not _TEXT.issuperset(map(type, key)):
+            raise ValueError(f"an answers row that is not 5 texts, true or false, answers: {str(row)[:80]}")
+        group = answers[key] = [row[5], {}]
+        for answer, numbers in row[6]:
+            answer = tuple(map(tuple, answer))
+            if not (_PAIR.issuperset(map(len, answer)) and _TEXT.issuperset(map(type, chain.from_iterable(answer)))):
+                raise ValueError(f"an answer that is not [output, hash] texts: {str(answer)[:80]}")
+            group[1][answer] = _positions(numbers, count)
+    timings = []
+    for number, case, backend, kernel, dtype, summary, recorded in _list(data["timings"]):
+        _dict(summary)
+        if recorded is not None:
+            _keys(recorded, SPEED_KEYS, "speed")
+        timings.append((_position(number, count), (_text(case), _text(backend), _text(kernel), _text(dtype)),
+                        summary, recorded))
+    agreement = None
+    if data["agreement"] is not None:
+        agreement = {}
+        for *key, verdict in _list(data["agreement"]):
+            if len(key) != 5:
+                raise ValueError("an agreement row of other than 5 keys")
+            _keys(verdict, ("verdict", "decided", "odd"), "agreement")
+            _positions(verdict["odd"], count, none=True)  # none odd: the group agrees
+            agreement[tuple(map(_text, key))] = verdict
+    build = data["build"]
+    located = [(_position(n, count), case, kernel, _text(text)) for n, case, kernel, text in _list(data["located"])]
+    _failures(data["early_errors"])
+    _unexercised(data["unexercised"])
+    return {"path": path, "label": label, "host": data["host"], "revision": data["revision"],
+            "created": data["created"], "command": data["command"], "listed": _bool(data["listed"]),
+            "build": (_text(build[0]),) + tuple((_text(k), _text(v)) for k, v in build[1]),
+            "devices": devices, "answers": answers, "timings": timings, "unhashed": _int(data["unhashed"]),
+            "cases": set(map(_text, data["cases"])), "early_errors": data["early_errors"],
+            "early_error_count": _int(data["early_error_count"]), "located": located,
+            "unexercised": data["unexercised"], "agreement": agreement,
+            "speed_recorded": _bool(data["speed_recorded"])}
+
+
+def _kind(value, kind, what):
+    if type(value) is not kind:
+        raise TypeError(f"{what} expected, got {type(value).__name__}: {str(value)[:60]}")
+    return value
+
+
+def _text(value):
+    return _kind(value, str, "text")
+
+
+def _int(value):
+    return _kind(value, int, "a count")
+
+
+def _bool(value):
+    return _kind(value, bool, "true or false")
+
+
+def _list(value):
+    return _kind(value, list, "a list")
+
+
+def _dict(value):
+    return _kind(value, dict, "an object")
+
+
+def _keys(value, keys, what):
+    if set(_dict(value)) != set(keys):
+        raise ValueError(f"a {what} entry with keys {sorted(value)}, not {sorted(keys)}")
+    return value
+
+
+def _position(number, count):
+    if type(number) is not int or not 0 <= number < count:
+        raise ValueError(f"device position {number!r} of {count} devices")
+    return number
+
+
+def _positions(numbers, count, none=False):
+    if not (type(numbers) is list and (numbers or none) and _INT.issuperset(map(type, numbers))
+            and min(numbers, default=0) >= 0 and max(numbers, default=0) < count):
+        raise ValueError(f"device positions {str(numbers)[:60]} of {count} devices")
+    return numbers
+
+
+def _failures(failures):
+    for failure in _list(failures):
+        _keys(failure, FAILURE_KEYS, "failure")
+        if failure["explanation"] is not None:
+            _text(_dict(failure["explanation"])["text"])
+
+
+def _unexercised(entries):
+    for entry in _list(entries):
+        _keys(entry, UNEXERCISED_KEYS, "unexercised kernel")
+
+
 # ---- the fleet -------------------------------------------------------------------------------
 
 DEVICE_FIELDS = ("id", "backend", "name", "platform", "driver_version", "runtime_version")
@@ -502,16 +816,16 @@ DEVICE_FIELDS = ("id", "backend", "name", "platform", "driver_version", "runtime
 class Member:
     """One results file (one array task, or a further step of one): what the pages say of it."""
 
-    def __init__(self, digest):
-        self.path, self.label = digest["path"], digest["label"]
+    def __init__(self, reduction):
+        self.path, self.label = reduction["path"], reduction["label"]
         self.index = member_index(self.path)
-        self.host = digest["host"]
-        self.revision = digest["revision"]
-        self.created = digest["created"]
-        self.command = digest["command"]
-        self.listed = digest["listed"]
-        self.speed_recorded = digest["speed_recorded"]
-        self.agreement_recorded = digest["agreement"] is not None
+        self.host = reduction["host"]
+        self.revision = reduction["revision"]
+        self.created = reduction["created"]
+        self.command = reduction["command"]
+        self.listed = reduction["listed"]
+        self.speed_recorded = reduction["speed_recorded"]
+        self.agreement_recorded = reduction["agreement"] is not None
         # The task a member belongs to: results-3.json and results-3.saboteur.json are task 3.
         self.task = f"results-{self.index}" if self.index is not None else self.label
 
@@ -520,20 +834,20 @@ class Device:
     """One device of one member: its identity, counts of its results, what the fleet found
     about it. Its results themselves are not kept (the merge streams)."""
 
-    def __init__(self, member, digest, number, model):
+    def __init__(self, member, reduction, number, model):
         self.member, self.number, self.model = member, number, model
-        self.record = digest["record"]
+        self.record = reduction["record"]
         self.id = f"{member.label}/{self.record['id']}"
         self.host = str(member.host or "?")
         self.name = str(self.record.get("name") or self.record["id"])
         self.backend = str(self.record.get("backend") or "")
-        self.uuid = digest["uuid"]
+        self.uuid = reduction["uuid"]
         self.card = None  # its identity across runs (Fleet._name_cards)
-        self.result_count, self.hashed_count = digest["results"], digest["hashed"]
-        self.outcomes = dict(digest["outcomes"])
-        self.ops = digest["ops"]  # op -> [results, failed or errors, skipped, largest fraction of the bound]
-        self.failures, self.failure_count = digest["failures"], digest["failure_count"]
-        self.unexercised = digest["unexercised"]
+        self.result_count, self.hashed_count = reduction["results"], reduction["hashed"]
+        self.outcomes = dict(reduction["outcomes"])
+        self.ops = reduction["ops"]  # op -> [results, failed or errors, skipped, largest fraction of the bound]
+        self.failures, self.failure_count = reduction["failures"], reduction["failure_count"]
+        self.unexercised = reduction["unexercised"]
         self.disagrees, self.undecided, self.straggles = [], [], []
         self.largest_ratio = None
         self.changes = []  # what the history found (kcs_fleet_history)
@@ -554,10 +868,22 @@ class Device:
         return bool(self.disagrees or self.undecided or self.straggles or self.failure_count or self.unexercised)
 
 
+def orphan_digests(paths):
+    """The digests in the folders of paths whose results file is gone: a task wrote its results
+    and they were lost or deleted since. Named, not merged: a digest is used only beside the
+    file it was made of, which the merge checks it against and the pages name."""
+    orphans = []
+    for folder in sorted({os.path.dirname(path) for path in paths}):
+        for digest in sorted(glob.glob(os.path.join(folder, "*.digest"))):
+            if not os.path.exists(os.path.splitext(digest)[0] + ".json"):
+                orphans.append(digest)
+    return orphans
+
+
 class Fleet:
     """The merge of many results files, read one at a time (see the module's docstring)."""
 
-    def __init__(self, paths, expect_tasks=None, jobs=1):
+    def __init__(self, paths, expect_tasks=None, jobs=1, digests=True):
         self.minimum_effect = kcs_peers.MINIMUM_EFFECT
         self.members, self.bad_inputs = [], []
         self.devices, self.device_list = {}, []
@@ -572,6 +898,10 @@ class Fleet:
         self.early_errors, self.early_error_count = [], 0
         self.unexercised = []
         self.history = None
+        # Where each member's reduction came from: its digest (made on its node), or this merge.
+        self.from_digests = self.reduced_here = 0
+        self.digests_unused = []  # {"file", "reason", "cause"} of each digest not used
+        self.orphan_digests = orphan_digests(paths)
         cases, labels, pairs = set(), set(), []
         for path in paths:
             label = os.path.splitext(os.path.basename(path))[0]
@@ -587,14 +917,19 @@ class Fleet:
         gc.disable()
         keep_freed_memory()
         try:
-            if jobs > 1 and len(pairs) >= 2 * jobs:
-                # Workers read and check files in order; this process folds each in as it comes.
-                with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                    for (path, _), digest in zip(pairs, pool.imap(_read_member, pairs, chunksize=1)):
-                        self._fold(path, digest, cases)
-            else:
-                for path, label in pairs:
-                    self._fold(path, read_member(path, label), cases)
+            # A member with a digest is read here: decoding one costs less than sending its
+            # reduction from a worker would. Workers read and check the files without one, in
+            # order; this process folds each member in the order of paths as it comes.
+            here = [digests and os.path.exists(digest_path(path)) for path, _ in pairs]
+            elsewhere = [(path, label, digests) for (path, label), has_digest in zip(pairs, here) if not has_digest]
+            with contextlib.ExitStack() as stack:
+                if jobs > 1 and len(elsewhere) >= 2 * jobs:
+                    pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
+                    reduced = pool.imap(_read_member, elsewhere, chunksize=1)
+                else:
+                    here = [True] * len(pairs)
+                for (path, label), has_digest in zip(pairs, here):
+                    self._fold(path, read_member(path, label, digests) if has_digest else next(reduced), cases)
         finally:
             if collecting:
                 gc.enable()
@@ -608,28 +943,36 @@ class Fleet:
         self.revisions = sorted({str(m.revision or "?") for m in self.members})
         self._name_cards()
 
-    def _fold(self, path, digest, cases):
-        """One member's digest (read_member) added to the fleet."""
-        if isinstance(digest, tuple):
-            self.bad_inputs.append((path, digest[1]))
+    def _fold(self, path, reduction, cases):
+        """One member's reduction (read_member: from its digest or its file) added to the fleet."""
+        if isinstance(reduction, tuple):
+            self.bad_inputs.append((path, reduction[1]))
+            if reduction[2] is not None:
+                self.digests_unused.append(reduction[2])
             return
-        member = Member(digest)
+        if reduction["from_digest"] is not None:
+            self.from_digests += 1
+        else:
+            self.reduced_here += 1
+            if reduction["digest_unused"] is not None:
+                self.digests_unused.append(reduction["digest_unused"])
+        member = Member(reduction)
         self.members.append(member)
         numbers = []
-        for device_digest in digest["devices"]:
-            record = device_digest["record"]
+        for device_reduction in reduction["devices"]:
+            record = device_reduction["record"]
             # Peers share this (docs/runner.md, "Peers: one rule"): the runner's identity, and the build.
-            model = (kcs_peers.identity(record), digest["build"])
+            model = (kcs_peers.identity(record), reduction["build"])
             model = self.models.setdefault(model, model)
-            device = Device(member, device_digest, len(self.device_list), model)
+            device = Device(member, device_reduction, len(self.device_list), model)
             self.devices[device.id] = device
             self.device_list.append(device)
             numbers.append(device.number)
-        cases.update(digest["cases"])
+        cases.update(reduction["cases"])
         answers, member_of, models, this = self.answers, self.member_of, self.models, len(self.members) - 1
         first = numbers[0] if numbers else 0  # a member's device numbers follow on from its first
-        for (identity, *result), (proved, by_answer) in digest["answers"].items():
-            key = (models[(identity, digest["build"])],) + tuple(result)
+        for (identity, *result), (proved, by_answer) in reduction["answers"].items():
+            key = (models[(identity, reduction["build"])],) + tuple(result)
             group = answers.get(key)
             if group is None:
                 group = answers[key] = {}
@@ -642,25 +985,25 @@ class Fleet:
                 self.unproved.add(key)
             if member_of.setdefault(key, this) != this:
                 member_of[key] = -1
-        self.hashed += sum(device["hashed"] for device in digest["devices"])
-        self.unhashed += digest["unhashed"]
-        for position, identity, summary, recorded in digest["timings"]:
+        self.hashed += sum(device["hashed"] for device in reduction["devices"])
+        self.unhashed += reduction["unhashed"]
+        for position, identity, summary, recorded in reduction["timings"]:
             number = numbers[position]
             key = (self.device_list[number].model,) + identity
             self.timings.setdefault(key, []).append((number, summary, recorded))
             if member_of.setdefault(key, this) != this:
                 member_of[key] = -1
-        for (identity, *result), verdict in (digest["agreement"] or {}).items():
+        for (identity, *result), verdict in (reduction["agreement"] or {}).items():
             if verdict is not None:
                 verdict = dict(verdict, odd=[numbers[n] for n in verdict["odd"]])
-            key = (self.models[(identity, digest["build"])],) + tuple(result)
+            key = (self.models[(identity, reduction["build"])],) + tuple(result)
             self.recorded[key] = verdict
-        for position, case, kernel, text in digest["located"]:
+        for position, case, kernel, text in reduction["located"]:
             device = self.device_list[numbers[position]]
             self._located.setdefault((device.number, case, kernel), []).append({"device": device.id, "text": text})
-        self.early_errors += [(member.label, failure) for failure in digest["early_errors"]]
-        self.early_error_count += digest["early_error_count"]
-        self.unexercised += digest["unexercised"]
+        self.early_errors += [(member.label, failure) for failure in reduction["early_errors"]]
+        self.early_error_count += reduction["early_error_count"]
+        self.unexercised += reduction["unexercised"]
 
 
     # -- the verdicts --------------------------------------------------------------------------
@@ -803,6 +1146,19 @@ class Fleet:
             tasks.setdefault(member.task, []).append(member)
         return tasks
 
+    def results_gone(self):
+        """The digests left without their results file, but for those --expect-tasks already
+        names as missing: each is a member the fleet lost (fails it, as a missing one does)."""
+        missing = set(self.missing)
+        return [d for d in self.orphan_digests
+                if os.path.basename(os.path.splitext(d)[0]) + ".json" not in missing]
+
+    def digest_summary(self):
+        """How many members came from their digests, how many were reduced here, and why each
+        digest not used was not (fleet.json's "digests")."""
+        return {"from_digests": self.from_digests, "reduced_here": self.reduced_here,
+                "not_used": self.digests_unused, "results_gone": self.orphan_digests}
+
     def verdict(self):
         """(exit status, one line)."""
         problems = []
@@ -815,6 +1171,9 @@ class Fleet:
             problems.append(f"{len(self.missing)} missing results file{'s' if len(self.missing) != 1 else ''}")
         if self.unexercised:
             problems.append(f"{len(self.unexercised)} kernel rows ran nothing")
+        gone = self.results_gone()
+        if gone:
+            problems.append(f"{len(gone)} results file{'s' if len(gone) != 1 else ''} gone, a digest left")
         if self.bad_inputs:
             problems.append(f"{len(self.bad_inputs)} unreadable or malformed results file"
                             f"{'s' if len(self.bad_inputs) != 1 else ''}")
@@ -854,7 +1213,7 @@ class Fleet:
             + [dict(f, device=None, member=label) for label, f in self.early_errors],
             "failures_total": self.failure_total(),
             "limits": {"failures_kept_per_device": FAILURES_KEPT, "majority_devices_named": DEVICES_NAMED},
-            "peer_groups": dict(self.groups),
+            "digests": self.digest_summary(), "peer_groups": dict(self.groups),
             "rule": {"definition": "docs/runner.md, Peers: one rule", "minimum_effect": self.minimum_effect}}
         if self.history is not None:
             summary["history"] = self.history.summary()
@@ -890,11 +1249,17 @@ def node_page(task):
     return "nodes/" + re.sub(r"[^A-Za-z0-9._-]", "_", task) + ".html"
 
 
-PAGES = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                       "templates")),
-                           autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
-                           trim_blocks=True, lstrip_blocks=True)
-PAGES.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time, node_page=node_page)
+@functools.lru_cache(maxsize=None)
+def pages():
+    """The pages' templates, made when the first page is written: a node writing its digest
+    (--digest) needs no jinja2."""
+    import jinja2
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")),
+        autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True)
+    environment.filters.update(fraction=fmt_fraction, ratio=fmt_ratio, time=fmt_time, node_page=node_page)
+    return environment
 
 
 def write_report(fleet, output_dir, json_path):
@@ -916,14 +1281,14 @@ def write_report(fleet, output_dir, json_path):
     devices_of = defaultdict(list)
     for device in fleet.device_list:
         devices_of[device.member.task].append(device)
-    page = PAGES.get_template("fleet.html").render(
+    page = pages().get_template("fleet.html").render(
         fleet=fleet, summary=summary, generated=generated, problem_devices=problem_devices,
         models=sorted(by_model.items()), tasks=tasks, troubled={d.member.task for d in problem_devices},
         rows=INDEX_ROWS, named=DEVICES_NAMED)
     index = os.path.join(output_dir, "index.html")
     with open(index, "w", encoding="utf-8") as handle:
         handle.write(page)
-    node_template = PAGES.get_template("fleet_node.html")
+    node_template = pages().get_template("fleet_node.html")
     written = set()
     for task, members in tasks.items():
         path = os.path.join(output_dir, node_page(task))
@@ -952,8 +1317,8 @@ Exit status:
   2  bad input: a bad option, no results files, an unreadable or malformed one (each
      such file is named and left out; the report of the others is still written), an
      unreadable history summary
-  3  a disagreement, a failure or error, a missing results file (--expect-tasks) or a
-     kernel row that ran no case
+  3  a disagreement, a failure or error, a missing results file (--expect-tasks), one
+     gone (its digest left) or a kernel row that ran no case
   4  only stragglers
 What the history finds (--history) is shown, and changes no exit status.""")
     parser.add_argument("inputs", nargs="+", metavar="RESULTS",
@@ -973,7 +1338,35 @@ What the history finds (--history) is shown, and changes no exit status.""")
     parser.add_argument("--history-keep", type=int, default=None, metavar="K",
                         help="summaries kept in the history folder, the newest (default 30); older ones are "
                              "deleted")
+    parser.add_argument("--digest", action="store_true",
+                        help="merge nothing: reduce each results file given and write its digest beside it "
+                             "(results-<i>.json: results-<i>.digest), which a later merge folds instead of "
+                             "the file; a node runs this after its task (tools/fleet.sh task)")
+    parser.add_argument("--no-digests", action="store_true",
+                        help="reduce every results file here, its digest (if any) not read")
+    parser.add_argument("--digest-output", metavar="FILE", default=None,
+                        help="with --digest and one results file: write its digest here instead (the merge "
+                             "looks for it beside the results file)")
     return parser.parse_args(argv)
+
+
+def write_digests(args):
+    """--digest: each results file's digest written (write_digest); 0, or 2 where one could not
+    be (named, with its cause: the merge then reduces that file itself)."""
+    if not args.digest:
+        print("kcs_fleet: --digest-output needs --digest", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.digest_output and len(args.inputs) != 1:
+        print("kcs_fleet: --digest-output takes one results file", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    status = EXIT_OK
+    for path in args.inputs:
+        try:
+            print(write_digest(path, args.digest_output))
+        except FleetError as error:
+            print(f"kcs_fleet: no digest: {error}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+    return status
 
 
 def main(argv=None):
@@ -982,6 +1375,8 @@ def main(argv=None):
         args = parse_arguments(sys.argv[1:] if argv is None else argv)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+    if args.digest or args.digest_output:
+        return write_digests(args)
     try:
         if args.expect_tasks is not None and args.expect_tasks < 1:
             raise FleetError("--expect-tasks needs a count >= 1")
@@ -990,7 +1385,7 @@ def main(argv=None):
         if args.jobs is not None and args.jobs < 1:
             raise FleetError("--jobs needs a count >= 1")
         fleet = Fleet(results_paths(args.inputs), args.expect_tasks,
-                      jobs=args.jobs if args.jobs is not None else default_jobs())
+                      jobs=args.jobs if args.jobs is not None else default_jobs(), digests=not args.no_digests)
     except (FleetError, ResultsError) as error:
         print(f"kcs_fleet: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -1048,6 +1443,13 @@ def main(argv=None):
         print(f"UNEXERCISED: {entry['device']} kernel {entry['op']} {entry['dtype']} {entry['kernel']}: ran no case")
     for path, _ in fleet.bad_inputs:
         print(f"BAD INPUT: {path} (left out; the cause is above)")
+    for digest in fleet.orphan_digests:
+        print(f"RESULTS GONE: {digest} is left, its results file is not (the member is not merged)")
+    for unused in fleet.digests_unused[:INDEX_ROWS]:
+        print(f"DIGEST NOT USED ({unused['reason']}): {unused['cause']}; the results file was reduced here")
+    if len(fleet.digests_unused) > INDEX_ROWS:
+        print(f"... and {len(fleet.digests_unused) - INDEX_ROWS} more digests not used ({json_path})")
+    print(f"members: {fleet.from_digests} from their digests, {fleet.reduced_here} reduced here")
     if history is not None:
         for device in [d for d in fleet.device_list if d.changes][:INDEX_ROWS]:
             print(f"CHANGED: {device.id} ({device.card}) since {device.changes[0]['since']}: "

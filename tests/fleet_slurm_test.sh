@@ -7,7 +7,7 @@
 # and POCL, then the saboteur's faults-on-demand GEMM, timed, with
 # --determinism: bits are compared only where proved deterministic, docs/runner.md
 # "Peers: one rule"), and checks the
-# merged fleet report: task 1's saboteur device, identical to its peers but
+# merged fleet report (each member folded from the digest its task wrote): task 1's saboteur device, identical to its peers but
 # for one flipped bit, is named as disagreeing and task 2's, ten times slower,
 # as a straggler, in the JSON summary and the HTML; nothing else is. The tasks
 # run one after another, so load from outside the test that falls on one honest
@@ -222,6 +222,9 @@ if summary["failures"] or summary["unexercised_kernels"]:
     problems.append(f"failures {summary['failures'][:3]}, unexercised kernels {summary['unexercised_kernels'][:3]}")
 if summary["hashes"]["results_with"] == 0:
     problems.append("no result had output hashes")
+# each task wrote the digest of each of its results files, and the merge folded those
+if (summary["digests"]["from_digests"], summary["digests"]["reduced_here"], summary["digests"]["not_used"]) != (6, 0, []):
+    problems.append(f"digests {summary['digests']}, not each of the 6 members from its task's digest")
 devices = {d["id"]: d for d in summary["devices"]}
 for i in range(3):
     for backend in backends:
@@ -345,6 +348,8 @@ for member in summary["members"]:
     skips = [r for r in results if r["device"] is None]
     if [(r["case"], r["status"]) for r in skips] != [("scale/f32-large", "skip")]:
         problems.append(f"{member['file']}: the results of no device are {skips}, not the large case's skip once")
+if summary["digests"]["from_digests"] != 2 or summary["digests"]["not_used"]:
+    problems.append(f"digests {summary['digests']}, not both members from their tasks' digests")
 if any(m["file"] and "later" not in m["file"] for m in summary["members"]):
     problems.append("the merge read another folder's results")
 for line in problems:

@@ -14,7 +14,8 @@
 #       GPU), each running a level into OUTPUT/results-<array index>.json, and
 #       submits it with a merge job that runs when every task has ended.
 #   tools/fleet.sh task OUTPUT LEVEL KCS [-- KCS_OPTIONS...]
-#       what one array task runs (fleet.sbatch calls it).
+#       what one array task runs (fleet.sbatch calls it): the level, then the
+#       digest of each results file it wrote (results-<index>.digest).
 #   tools/fleet.sh merge OUTPUT [--history DIR] [KCS_FLEET_OPTIONS...]
 #       the fleet report: report/kcs_fleet.py over OUTPUT's results files,
 #       its summary kept in the history folder DIR (default OUTPUT/history)
@@ -31,7 +32,7 @@ python=${KCS_PYTHON:-/usr/bin/python3}
 expected=${KCS_PROBE_RECORD:-} # the probe level's record (level --expected, or the environment for tasks)
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 die() { echo "fleet.sh: $*" >&2; exit 2; }
@@ -151,6 +152,14 @@ task)
     if [ -n "${FLEET_EXTRA_STEP:-}" ]; then
         FLEET_OUTPUT=$output FLEET_TASK=$index sh -c "$FLEET_EXTRA_STEP" || { [ "$status" -ne 0 ] || status=1; }
     fi
+    # Each results file of this task reduced here, into its digest beside it (results-<i>.digest),
+    # which the merge folds instead of parsing the file (docs/fleet.md, "The merge at scale"). A
+    # digest not written fails nothing: it is logged, and the merge reduces that file itself.
+    for results in "$output/results-$index.json" "$output/results-$index".*.json; do
+        [ -f "$results" ] || continue
+        "$python" "$source/report/kcs_fleet.py" --digest "$results" > /dev/null ||
+            echo "fleet.sh: no digest of $results (the merge will read the file itself)" >&2
+    done
     exit "$status"
     ;;
 merge)
