@@ -548,14 +548,24 @@ def default_jobs():
 # results, 10 MB) takes longer than folding its reduction, and a node has the time to spare.
 # The reduction is made by _reduce_member, the one home of the checks and of what is kept; a
 # digest only carries it, encoded (encode_reduction) and decoded (decode_reduction) exactly.
-# The merge uses a digest only when it was made by this reduction (REDUCTION_VERSION and
+# The merge uses a digest only when it was made by this reduction (REDUCTION_VERSION: its code; and
 # FAILURES_KEPT) of the very file beside it (name, size, mtime_ns) and of the same kernel
 # listing; otherwise it reduces the file itself and says why (DigestUnused).
 
 DIGEST_SCHEMA, DIGEST_VERSION = "kcs-fleet-digest", 1
-# What _reduce_member keeps and how: bump it with every change to the reduction, its checks
-# included (kcs_results), so that no digest made before the change is taken for one made after.
-REDUCTION_VERSION = 1
+# What _reduce_member keeps and how: the sha256 of the code that makes the reduction (this file,
+# the checks of kcs_results and the peers rule of kcs_peers), so that no digest made by other code
+# is taken for one made by this, with no version to remember to bump. A change to any of them,
+# a comment's included, has the merge reduce the files themselves until the nodes run it too.
+def _reduction_code_digest():
+    code = hashlib.sha256()
+    for name in ("kcs_fleet.py", "kcs_results.py", "kcs_peers.py"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as source:
+            code.update(source.read())
+    return code.hexdigest()[:16]
+
+
+REDUCTION_VERSION = _reduction_code_digest()
 FAILURE_KEYS = ("case", "backend", "kernel", "dtype", "status", "outcome", "message", "explanation")
 SPEED_KEYS = ("peers", "peer_median_s", "threshold", "ratio", "straggler")
 UNEXERCISED_KEYS = ("device", "op", "dtype", "kernel")
