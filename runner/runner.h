@@ -319,6 +319,9 @@ void kcs_print_unit_error(const char *case_name, const char *where, const char *
 /* Prints where the results went and the counts. */
 void kcs_print_summary(const char *results_path, const kcs_result_counts *counts);
 
+/* The signal (SIGTERM, SIGINT) that stopped kcs_run_in_workers, or 0 (worker.c, "A stop"). */
+int kcs_run_stopped_by(void);
+
 /* `kcs run`: argc and argv as main's, for the results file; returns the exit status. */
 int kcs_command_run(const kcs_runner_options *o, const kcs_case_list *cases, int argc, char **argv);
 

@@ -54,6 +54,17 @@
  * to run). A worker that fails before any B is an error result of its own
  * and the run ends. When no pipe or process can be made, the cases run in
  * the runner's process.
+ *
+ * A stop: SIGTERM (Slurm at a job's time limit, `timeout`) or SIGINT (^C)
+ * to the runner ends the run at once, with what it has: each worker is
+ * killed after the runner has read every line it sent, the unit each was
+ * in is recorded as an error naming the signal (or, where none was, the
+ * run itself is), and kcs_command_run writes the results file as always,
+ * exiting 1. Units that had not begun have no result: the error says the
+ * run stopped. Workers ignore SIGINT, so that a ^C to the terminal's
+ * process group reaches the runner alone and the results say "stopped",
+ * not "died of signal 2". (--in-process runs have no such handling: a
+ * signal ends them as it would any program, writing nothing.)
  */
 #include <errno.h>
 #include <limits.h>
@@ -122,6 +133,7 @@ typedef struct {
     int case_index, unit; /* -1 before the first B */
     char *identity;       /* the result to record if it never ends; NULL before the first B */
     double limit;         /* seconds it may go without progress (kcs_unit_time_limit); 0: none */
+    int answered;         /* a kernel unit (unit > 0) whose one R came: it ended (a stop records nothing for it) */
 } unit_in_progress;
 
 /* How a worker's stream of lines ended. */
@@ -209,9 +221,11 @@ static void take_line(const kcs_runner_options *o, const kcs_case_list *cases, c
             free(unit->identity);
             unit->identity = strdup(line + consumed);
             unit->limit = unit_limit(o, cases, lanes, unit);
+            unit->answered = 0;
         }
     } else if (line[0] == 'R') {
         status = kcs_results_add_serialized(results, line + 2, &err);
+        unit->answered = unit->unit > 0;
     } else if (line[0] == 'D') {
         status = kcs_results_add_serialized_device(results, line + 2, &err);
         take_planned_device(lanes, line + 2);
@@ -223,6 +237,19 @@ static void take_line(const kcs_runner_options *o, const kcs_case_list *cases, c
     }
     if (status != KCS_OK)
         fprintf(stderr, "kcs: %s\n", err.message);
+}
+
+/* The signal that asked the run to stop (0: none yet). */
+static volatile sig_atomic_t stop_signal;
+
+static void note_stop(int signal_number)
+{
+    stop_signal = signal_number;
+}
+
+int kcs_run_stopped_by(void)
+{
+    return stop_signal;
 }
 
 /* Forks a worker that runs the cases as resume says (its lane, the units
@@ -241,6 +268,8 @@ static int start_worker(const kcs_runner_options *o, const kcs_case_list *cases,
     fflush(stderr);
     *worker = fork();
     if (*worker == 0) {
+        signal(SIGTERM, SIG_DFL); /* the runner kills its workers when it stops */
+        signal(SIGINT, SIG_IGN);  /* a ^C is the runner's to handle (above) */
         close(pipe_ends[0]);
         for (int i = 0; i < open_count; i++)
             close(open_fds[i]);
@@ -436,6 +465,32 @@ static void watch_quiet(const kcs_runner_options *o, lane_worker *w, double now)
     fflush(stdout);
 }
 
+/* Ends every running worker of a stopped run: the lines it sent are taken,
+ * then it is killed and buried, and the unit it was in is an error naming
+ * the signal. Returns how many units were in progress. */
+static int stop_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results,
+                        runner_plan *lanes, lane_worker *workers, int count, const char *message)
+{
+    int in_progress = 0;
+    for (int l = 0; l < count; l++) {
+        lane_worker *w = &workers[l];
+        if (w->state != LANE_RUNNING)
+            continue;
+        kill(w->pid, SIGKILL);
+        while (read_more(&w->reader)) /* what it sent before it died: to the end of the pipe */
+            ;
+        take_lines(o, cases, results, lanes, w);
+        close(w->reader.fd);
+        bury_worker(w->pid, 0);
+        w->state = LANE_DONE;
+        if (w->end.finished || !w->unit.identity || w->unit.answered)
+            continue;
+        record_unit_error(o, results, cases, &w->unit, message);
+        in_progress++;
+    }
+    return in_progress;
+}
+
 void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases, kcs_results *results)
 {
     static runner_plan lanes; /* large; one run per process */
@@ -457,13 +512,38 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
      * a time, before any case runs anywhere; its "P" starts the other lanes. */
     workers[0].resume.first = 1;
     workers[0].resume.plan = NULL;
+    struct sigaction stop = {.sa_handler = note_stop}, old_term, old_interrupt; /* no SA_RESTART: poll returns */
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, &old_term);
+    sigaction(SIGINT, &stop, &old_interrupt);
     if (!start_lane(o, cases, workers, 1, 0)) {
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGINT, &old_interrupt, NULL);
         kcs_sink direct = {.results = results, .fd = -1, .skip_case = -1, .skip_unit = -1};
         kcs_run_cases(o, cases, &direct);
         return;
     }
     for (;;) {
         int count = lanes.known ? lanes.plan.lane_count : 1;
+        if (stop_signal) {
+            char message[256];
+            snprintf(message, sizeof message,
+                     "the run was stopped by signal %d (%s) before this unit finished: no later unit ran",
+                     (int)stop_signal, strsignal(stop_signal));
+            if (stop_workers(o, cases, results, &lanes, workers, count, message) == 0) {
+                snprintf(message, sizeof message,
+                         "the run was stopped by signal %d (%s) between units: no later unit ran", (int)stop_signal,
+                         strsignal(stop_signal));
+                kcs_run_result run = {.outcome = KCS_OUTCOME_ERROR};
+                snprintf(run.message, sizeof run.message, "%s", message);
+                kcs_result_entry entry = {.case_name = "", .file = "", .run = &run};
+                kcs_results_add(results, &entry);
+            }
+            fprintf(stderr, "kcs: stopped by signal %d (%s): the results so far are written, the units not begun "
+                            "have none\n",
+                    (int)stop_signal, strsignal(stop_signal));
+            break;
+        }
         int running = 0, limit = o->jobs ? o->jobs : count, host_running = 0;
         for (int l = 0; l < count; l++) {
             running += workers[l].state == LANE_RUNNING;
@@ -522,6 +602,8 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
         if (!lanes.known && workers[0].state != LANE_RUNNING && workers[0].state != LANE_WAITING)
             break;
     }
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_interrupt, NULL);
     for (int l = 0; l < KCS_MAX_LANE_DEVICES; l++) {
         free(workers[l].reader.buffer);
         free(workers[l].unit.identity);
@@ -529,3 +611,4 @@ void kcs_run_in_workers(const kcs_runner_options *o, const kcs_case_list *cases,
     if (progress)
         munmap(progress, sizeof *progress);
 }
+
