@@ -32,8 +32,12 @@ PyTorch form here (or whose inputs the generator here does not make) is a skip r
 reason. `--device cpu` runs on the CPU with wall-clock timing: for trying the runner without a GPU
 only, not kcs's method.
 
+Stopped by SIGTERM (`timeout`, Slurm at a job's time limit) or SIGINT (^C), it writes the rows of
+the cases it finished and says where it stopped ("stopped" in the file's "pytorch_peers"), so that
+a call that ran out of time keeps what it measured; the exit status is then 1.
+
 Exit status: 0 every row passed or was skipped with its reason; 1 a row failed its check or had an
-error; 2 usage or bad input (an option, a results file that cannot be read or written, kcs not
+error, or the run was stopped; 2 usage or bad input (an option, a results file that cannot be read or written, kcs not
 found, a pattern that matches no perf case); 3 PyTorch cannot run here: it cannot be imported, or
 has no CUDA device (the message says which and with which python); nothing is written.
 """
@@ -46,6 +50,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -1305,6 +1310,36 @@ def import_torch(device_text):
     return torch, torch.device("cuda", index)
 
 
+class Stopped(Exception):
+    """A signal asked the run to stop (rows_until_stopped)."""
+
+
+def _stop(signal_number, frame):
+    raise Stopped(signal_number)
+
+
+def rows_until_stopped(cases, rows_of_case):
+    """Every row rows_of_case(case) yields, case by case, until SIGTERM or SIGINT: returns the rows
+    and None, or the rows of the cases finished and {"signal", "case" (the one in progress, or
+    null between the last and the write), "cases_done", "cases"}. A stopped case's own rows are left
+    out: it was not run to its end. A case's rows join in one step (finished.append), so that a
+    signal between any two steps leaves each case wholly in or wholly out."""
+    finished, stopped = [], None
+    handlers = {number: signal.signal(number, _stop) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        for case in cases:
+            finished.append(list(rows_of_case(case)))
+    except Stopped as stop:
+        done = len(finished)
+        stopped = {"signal": signal.Signals(stop.args[0]).name,
+                   "case": cases[done]["name"] if done < len(cases) else None, "cases_done": done,
+                   "cases": len(cases)}
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    return [row for rows in finished for row in rows], stopped
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -1331,16 +1366,19 @@ def main(argv=None):
     print(f"kcs_torch_peers: PyTorch {torch.__version__} on {record['id']} ({record['name']})"
           + (f", the card of {twin['id']}" if twin else ", matched to no kcs device of the results file")
           + f"; {len(cases)} perf cases, variants {', '.join(args.variants)}", flush=True)
-    entries, started = [], time.perf_counter()
-    for case in cases:
+    started = time.perf_counter()
+
+    def entries_of(case):
         for row in run_case(torch, device, case, args, clock, args.work_dir):
             try:
                 arrays = sum(case_arrays(case), [])
             except Unsupported:
                 arrays = []
             entry = nonfinite_as_text(result_entry(row, record["id"], document, twin, arrays))
-            entries.append(entry)
             print(line_of(entry, kcs_best(document, case["name"], twin)), flush=True)
+            yield entry
+
+    entries, stopped = rows_until_stopped(cases, entries_of)
     try:
         os.rmdir(args.work_dir)
     except OSError:
@@ -1350,6 +1388,10 @@ def main(argv=None):
                  "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "options": {"min_repeats": args.min_repeats, "min_seconds": args.min_time,
                              "max_repeats": args.max_repeats, "variants": args.variants}}
+    if stopped:
+        run_notes["stopped"] = stopped
+        print(f"kcs_torch_peers: stopped by {stopped['signal']} in {stopped['case']}: the rows of the "
+              f"{stopped['cases_done']} of {stopped['cases']} cases done are written", file=sys.stderr, flush=True)
     target = args.output or args.results
     try:
         write_document(target, merged(document, record, entries, run_notes))
@@ -1359,7 +1401,7 @@ def main(argv=None):
     counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("pass", "fail", "skip", "error")}
     print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors "
           f"in {time.perf_counter() - started:.0f} s; rows written to {target}")
-    return EXIT_FAILED if counts["fail"] or counts["error"] else EXIT_OK
+    return EXIT_FAILED if counts["fail"] or counts["error"] or stopped else EXIT_OK
 
 
 if __name__ == "__main__":

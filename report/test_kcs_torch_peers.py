@@ -481,6 +481,33 @@ class ResultsFileTests(unittest.TestCase):
         self.assertNotIn("kcs at", part[:part.index("cuBLAS")])
 
 
+class StopTests(unittest.TestCase):
+    """A SIGTERM or SIGINT mid-run keeps the rows of the cases finished and says where it stopped."""
+
+    def test_a_signal_in_a_case_keeps_the_cases_before_it(self):
+        import signal
+        cases = [{"name": f"op/case-{i}"} for i in range(4)]
+        for number in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=number):
+                def rows_of(case, number=number):
+                    yield case["name"] + " eager"
+                    if case["name"] == "op/case-2":
+                        os.kill(os.getpid(), number)  # arrives here, as from `timeout` or a ^C
+                    yield case["name"] + " compiled"
+
+                before = signal.getsignal(number)
+                rows, stopped = peers.rows_until_stopped(cases, rows_of)
+                self.assertEqual(rows, ["op/case-0 eager", "op/case-0 compiled", "op/case-1 eager",
+                                        "op/case-1 compiled"])
+                self.assertEqual(stopped, {"signal": signal.Signals(number).name, "case": "op/case-2",
+                                           "cases_done": 2, "cases": 4})
+                self.assertIs(signal.getsignal(number), before, "the handler was not given back")
+
+    def test_no_signal_no_stop(self):
+        rows, stopped = peers.rows_until_stopped([{"name": "a"}, {"name": "b"}], lambda case: iter([case["name"]]))
+        self.assertEqual((rows, stopped), (["a", "b"], None))
+
+
 class CommandTests(unittest.TestCase):
     """The runner where PyTorch cannot run: exit 3, the reason, nothing written."""
 
