@@ -28,9 +28,22 @@ pid, number = int(sys.argv[2]), getattr(signal, "SIG" + sys.argv[1])
 (os.killpg if sys.argv[3:] == ["group"] else os.kill)(pid, number)' "$@"
 }
 
+# running RESULTS: the ids of the processes (a runner, its workers) whose command names RESULTS
+# (read from /proc: no procps needed).
+running() {
+    /usr/bin/python3 -c 'import os, sys
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        words = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        continue
+    if b"--results" in words and sys.argv[1].encode() in words:
+        print(pid)' "$1"
+}
+
 stop() {
     name=$1 signal=$2 number=$3
-    setsid "$kcs_saboteur" run --backend saboteur --time-limit 60 --no-save --results "$name.json" "$case" \
+    setsid "$kcs_saboteur" run --backend saboteur --time-limit 60 --no-save --results "$work/$name.json" "$case" \
         > "$name.log" 2>&1 &
     runner=$!
     waited=0
@@ -47,7 +60,8 @@ stop() {
     [ "$status" -eq 1 ] || fail "$name: exit $status after SIG$signal, not 1"
     [ "$took" -le 10 ] || fail "$name: the run took $took s to end after SIG$signal"
     grep -q "kcs: stopped by signal $number" "$name.log" || fail "$name: no 'stopped by signal $number' line"
-    pgrep -f -- "--results $name.json" > /dev/null && { fail "$name: a worker still runs"; pkill -KILL -f -- "--results $name.json"; }
+    left=$(running "$work/$name.json") # the whole path: another run of this test may be running too
+    [ -z "$left" ] || { fail "$name: workers still run: $left"; for pid in $left; do send KILL "$pid"; done; }
     /usr/bin/python3 - "$name.json" "$number" <<'EOF' || fail "$name: the results file (above)"
 import json, sys
 path, number = sys.argv[1], sys.argv[2]
