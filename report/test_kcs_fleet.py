@@ -41,6 +41,29 @@ def member(hashes, driver="550.54", median=None, seed=0, determinism=True):
     return document
 
 
+def located_disagreement():
+    """One task's results of a node with three H100s, cuda:2's output s differing from the others'
+    (A, A, B), and the agreement its runner wrote after rerunning the case on cuda:2 and cuda:0: the
+    first differing element, both values and the rerun's verdict ("intermittent")."""
+    gpus = [dict(GPU, id=f"cuda:{i}", index=i) for i in range(3)]
+    results = []
+    for gpu, answer in zip(gpus, (A, A, B)):
+        entry = fx.result("sumsq/f64-n93", gpu, "blocked")
+        entry["output_hashes"] = {"s": answer}
+        results.append(entry)
+    document = fx.document(gpus, results)
+    document["options"]["determinism"] = True
+    document["agreement"] = [{
+        "case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
+        "devices": ["cuda:0", "cuda:1", "cuda:2"],
+        "differing": [{"device": "cuda:2", "outputs": "s", "peer": "cuda:0", "majority": True,
+                       "rerun": "intermittent", "peer_reproduced": True,
+                       "first_difference": {"output": "s", "index": 0, "dtype": "f64", "value": "30.600000000000001",
+                                            "peer_value": "30.600000000000001", "bits": "0x403e99999999999a",
+                                            "peer_bits": "0x403e999999999999"}}]}]
+    return document
+
+
 def node(medians, hashes=None, determinism=True, recorded=None):
     """One task's results of a node with one H100 per median: sumsq/f64-n93 timed on each (and
     hashed as given); with recorded, the "agreement", "speed" and "stragglers" its run wrote."""
@@ -77,22 +100,7 @@ class FleetTest(unittest.TestCase):
     def test_the_first_differing_element_comes_from_the_run_that_held_both(self):
         """A member with three GPUs whose runner reran its disagreement: the fleet shows the
         element, both values and the rerun's verdict for the odd device; a member alone has none."""
-        gpus = [dict(GPU, id=f"cuda:{i}", index=i) for i in range(3)]
-        results = []
-        for gpu, digest in zip(gpus, (A, A, B)):
-            entry = fx.result("sumsq/f64-n93", gpu, "blocked")
-            entry["output_hashes"] = {"s": digest}
-            results.append(entry)
-        document = fx.document(gpus, results)
-        document["options"]["determinism"] = True
-        document["agreement"] = [{
-            "case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
-            "devices": ["cuda:0", "cuda:1", "cuda:2"],
-            "differing": [{"device": "cuda:2", "outputs": "s", "peer": "cuda:0", "majority": True,
-                           "rerun": "intermittent", "peer_reproduced": True,
-                           "first_difference": {"output": "s", "index": 0, "dtype": "f64", "value": "30.600000000000001",
-                                                "peer_value": "30.600000000000001", "bits": "0x403e99999999999a",
-                                                "peer_bits": "0x403e999999999999"}}]}]
+        document = located_disagreement()
         fleet = self.merge([document, member(A)])
         entry = fleet.disagreements[0]
         self.assertEqual(entry["odd_devices"], ["results-0/cuda:2"])

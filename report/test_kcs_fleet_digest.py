@@ -46,22 +46,7 @@ def fleet_documents():
     its two GPUs agree (results-5: a verdict with no odd device, which its digest carries; the
     fleet judges the group anew, its peers being in other files too)."""
     documents = {"results-0.json": history_test.node(answers=(A, B), medians=(1e-3, 3e-3), probe=("fail", "pass"))}
-    gpus = [dict(flat.GPU, id=f"cuda:{i}", index=i) for i in range(3)]
-    results = []
-    for gpu, answer in zip(gpus, (A, A, B)):
-        entry = fx.result("sumsq/f64-n93", gpu, "blocked")
-        entry["output_hashes"] = {"s": answer}
-        results.append(entry)
-    located = fx.document(gpus, results)
-    located["options"]["determinism"] = True
-    located["agreement"] = [{
-        "case": "sumsq/f64-n93", "kernel": "blocked", "identity": "cuda", "verdict": "disagree",
-        "devices": ["cuda:0", "cuda:1", "cuda:2"],
-        "differing": [{"device": "cuda:2", "outputs": "s", "peer": "cuda:0", "majority": True, "rerun": "intermittent",
-                       "peer_reproduced": True,
-                       "first_difference": {"output": "s", "index": 0, "dtype": "f64", "value": "30.6",
-                                            "peer_value": "30.6", "bits": "0x403e99999999999a",
-                                            "peer_bits": "0x403e999999999999"}}]}]
+    located = flat.located_disagreement()
     documents["results-1.json"] = located
     failed = flat.member(A, median=1e-3, seed=1)
     failed["results"][0]["status"] = "fail"
