@@ -158,36 +158,20 @@ __global__ void __launch_bounds__(THREADS, 1)
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS);
-        }
+        init_stage_barriers<STAGES>(full, empty, CONSUMERS);
         barrier_init_fence();
     }
     __syncthreads();
 
-    /* Stage uses are counted across tiles ("use"): use u fills stage u %
-     * STAGES for the (u / STAGES)-th time, so the consumers wait for that
-     * phase of its full barrier and the producer, from the second round on,
-     * for the phase before of its empty barrier. */
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
-        if (threadIdx.x == 0) {
-            int use = 0;
-            for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-                int m0, n0;
-                tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
-                for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
-                    const int s = use % STAGES;
-                    if (use >= STAGES)
-                        barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+        if (threadIdx.x == 0)
+            produce_stages<STAGES, BLOCK_M, BLOCK_N, GROUP_M>(
+                walk, full, empty, STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
                     uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
-                    barrier_expect_bytes(&full[s], STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
-                    tma_load(a_tile, &a_map, kt * BLOCK_K, m0, &full[s]);
-                    tma_load(b_tile, &b_map, kt * BLOCK_K, n0, &full[s]);
-                }
-            }
-        }
+                    tma_load(a_tile, &a_map, kt * BLOCK_K, m0, arrived);
+                    tma_load(b_tile, &b_map, kt * BLOCK_K, n0, arrived);
+                });
         return;
     }
 

@@ -217,6 +217,47 @@ __device__ __forceinline__ void tile_origin(const tile_walk &walk, long long til
     n0 = (within / rows) * BLOCK_N;
 }
 
+/* Initialises a pipeline's barriers (thread 0 of the block, before the
+ * block's __syncthreads): each stage's full barrier completes on the
+ * producer's one arrival and the TMA bytes it expects, its empty one on
+ * readers arrivals (the consumer warpgroups that read each stage). */
+template <int STAGES> __device__ __forceinline__ void init_stage_barriers(uint64_t *full, uint64_t *empty, int readers)
+{
+    for (int s = 0; s < STAGES; s++) {
+        barrier_init(&full[s], 1);
+        barrier_init(&empty[s], readers);
+    }
+}
+
+/* The producer of a persistent pipeline (its one thread): walks the block's
+ * tiles (blockIdx.x, + gridDim.x, ...) in tile_origin's order and, for each
+ * of a tile's walk.k_tiles stages, waits for the stage's slot to be free,
+ * arms its full barrier with stage_bytes and calls load(slot, kt, m0, n0,
+ * &full[slot]) to issue the slot's TMA copies. Stage uses are counted
+ * across tiles ("use"): use u fills slot u % STAGES for the (u / STAGES)-th
+ * time, so the consumers wait for that phase of its full barrier and the
+ * producer, from the second round on, for the phase before of its empty
+ * barrier; the j-th tile of a block takes uses j k_tiles .. (j + 1) k_tiles
+ * - 1. It runs ahead into the next tile while the consumers store one. */
+template <int STAGES, int BLOCK_M, int BLOCK_N, int GROUP_M, typename Load>
+__device__ __forceinline__ void produce_stages(const tile_walk &walk, uint64_t *full, uint64_t *empty, int stage_bytes,
+                                               Load load)
+{
+    const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
+    int use = 0;
+    for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
+        for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+            const int s = use % STAGES;
+            if (use >= STAGES)
+                barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+            barrier_expect_bytes(&full[s], stage_bytes); /* boxes outside the matrix count, zero-filled */
+            load(s, kt, m0, n0, &full[s]);
+        }
+    }
+}
+
 /* What a launch's epilogue needs besides the accumulators. */
 template <typename Out> struct epilogue_params {
     const Out *c; /* read only when beta != 0 */
