@@ -250,32 +250,20 @@ __global__ void __launch_bounds__(THREADS, 1)
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < N128_STAGES; s++) {
-            barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS);
-        }
+        init_stage_barriers<N128_STAGES>(full, empty, CONSUMERS);
         barrier_init_fence();
     }
     __syncthreads();
 
-    if (warpgroup == 0) { /* stage uses counted across tiles, as in kcs_gemm_wgmma_fp8 */
+    if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
-        if (threadIdx.x == 0) {
-            int use = 0;
-            for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-                int m0, n0;
-                tile_origin<BLOCK_M, N128_BLOCK_N, GROUP_M>(walk, tile, m0, n0);
-                for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
-                    const int s = use % N128_STAGES;
-                    if (use >= N128_STAGES)
-                        barrier_wait(&empty[s], (use / N128_STAGES - 1) & 1);
+        if (threadIdx.x == 0)
+            produce_stages<N128_STAGES, BLOCK_M, N128_BLOCK_N, GROUP_M>(
+                walk, full, empty, N128_STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
                     uint8_t *a_tile = tiles + s * N128_STAGE_BYTES, *b_tile = a_tile + A_BYTES;
-                    barrier_expect_bytes(&full[s], N128_STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
-                    tma_load(a_tile, &a_map, kt * BLOCK_K, m0, &full[s]);
-                    tma_load(b_tile, &b_map, kt * BLOCK_K, n0, &full[s]);
-                }
-            }
-        }
+                    tma_load(a_tile, &a_map, kt * BLOCK_K, m0, arrived);
+                    tma_load(b_tile, &b_map, kt * BLOCK_K, n0, arrived);
+                });
         return;
     }
 
