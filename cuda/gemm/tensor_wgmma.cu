@@ -118,27 +118,16 @@ namespace {
 
 using namespace kcs_hopper;
 
-/* The two schedules of the consumer warpgroups (the rows' table at the end):
- * cooperative, both on one 128 x 256 tile (64 rows each), sharing each
- * stage's B; ping-pong, each on a 64 x 256 tile of its own, alternately, so
- * that one stores its tile while the other multiplies (the order barriers
- * below keep their main loops in tile order). */
-template <bool PINGPONG> struct schedule {
-    static constexpr int BLOCK_M = PINGPONG ? 64 : 128; /* rows of a tile */
-    static constexpr int STAGES = PINGPONG ? 5 : 4;
-    static constexpr int A_STAGE_BYTES = BLOCK_M * ROW_BYTES;
-    static constexpr int CONSUMERS_A_STAGE = PINGPONG ? 1 : 2; /* consumers that read a stage: its empty count */
-};
-constexpr int BLOCK_N = 256;
+constexpr int BLOCK_M = 128, BLOCK_N = 256;
+constexpr int STAGES = 4;
 constexpr int CONSUMERS = 2;              /* warpgroups of 64 x 256 each */
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int BOX_MN = 64;                /* an M/N-major box: 64 16-bit elements, 128 bytes */
-constexpr int B_STAGE_BYTES = BLOCK_N * ROW_BYTES;
-template <bool PINGPONG> constexpr int stage_bytes = schedule<PINGPONG>::A_STAGE_BYTES + B_STAGE_BYTES;
+constexpr int A_STAGE_BYTES = BLOCK_M * ROW_BYTES, B_STAGE_BYTES = BLOCK_N * ROW_BYTES;
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 /* the stages, each consumer's epilogue staging (store_accumulators), + room to align the tiles to 1024 bytes */
-template <bool PINGPONG>
-constexpr int shared_bytes = schedule<PINGPONG>::STAGES * stage_bytes<PINGPONG> + CONSUMERS * STAGING_BYTES + 1024;
-static_assert(shared_bytes<false> <= 227 * 1024 && shared_bytes<true> <= 227 * 1024, "a block's shared memory on sm_90");
+constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 1024;
+static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
 constexpr int GROUP_M = 8; /* row tiles walked together (L2 reuse): tile_origin */
@@ -187,34 +176,23 @@ __device__ __forceinline__ void wgmma(float (&d)[128], uint64_t a, uint64_t b)
 
 /* The kernel: a persistent grid (persistent_blocks), each block walking
  * its tiles of c_out in tile_origin's order. Warpgroup 0 produces, 1 and 2
- * consume: both every tile (cooperative), or tiles 0, 2, 4, ... and 1, 3,
- * 5, ... of the block's (PINGPONG). */
-template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B, bool PINGPONG>
+ * consume. */
+template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B>
 __global__ void __launch_bounds__(THREADS, 1)
     kcs_gemm_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                    const epilogue_params<Out> p, const tile_walk walk)
 {
-    using S = schedule<PINGPONG>;
-    constexpr int BLOCK_M = S::BLOCK_M, STAGES = S::STAGES, STAGE_BYTES = stage_bytes<PINGPONG>;
     constexpr int BK = block_k<In>; /* elements of k per stage */
     constexpr int IK = wgmma_input<In>::instruction_k;
     extern __shared__ uint8_t shared_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    /* PINGPONG: mainloop_done[c] completes a phase each time consumer c has
-     * waited for every stage of one of its tiles; the other waits for it
-     * before its next tile's first stage, so that a consumer never waits on a
-     * stage's full barrier two fills ahead of it (its parity would then
-     * read as complete). */
-    __shared__ __align__(8) uint64_t mainloop_done[CONSUMERS];
     uint8_t *tiles = reinterpret_cast<uint8_t *>(((uintptr_t)shared_raw + 1023) & ~(uintptr_t)1023);
 
     const int warpgroup = (int)threadIdx.x / 128;
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
-        init_stage_barriers<STAGES>(full, empty, S::CONSUMERS_A_STAGE);
-        for (int c = 0; c < CONSUMERS; c++)
-            barrier_init(&mainloop_done[c], 1);
+        init_stage_barriers<STAGES>(full, empty, CONSUMERS);
         barrier_init_fence();
     }
     __syncthreads();
@@ -224,7 +202,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0)
             produce_stages<STAGES, BLOCK_M, BLOCK_N, GROUP_M>(
                 walk, full, empty, STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
-                    uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + S::A_STAGE_BYTES;
+                    uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
                     const int k0 = kt * BK;
                     if (!TRANSPOSE_A) {
                         tma_load(a_tile, &a_map, k0, m0, arrived);
@@ -245,26 +223,21 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
-    const int consumer = warpgroup - 1;
-    /* cooperative: rows 64 consumer .. + 63 of each tile; ping-pong: every row of its own tiles */
-    const int a_row0 = PINGPONG ? 0 : consumer * 64;
+    const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
+    const int a_row0 = consumer * 64;
     float *staging = reinterpret_cast<float *>(tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES);
     float d[128];
-    const int first = PINGPONG ? consumer : 0, step = PINGPONG ? 2 : 1;
-    for (long long j = first; blockIdx.x + j * gridDim.x < tile_count; j += step) {
-        const long long tile = blockIdx.x + j * gridDim.x;
+    int use = 0;
+    for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
         tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
 #pragma unroll
         for (int i = 0; i < 128; i++)
             d[i] = 0.0f;
-        if (PINGPONG && j > 0) /* the other consumer's tile j - 1 (its ((j - 1) / 2)-th) has had its stages */
-            barrier_wait(&mainloop_done[1 - consumer], (int)((j - 1) / 2) & 1);
-        int use = (int)(j * walk.k_tiles);
         for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
             const int s = use % STAGES;
             barrier_wait(&full[s], (use / STAGES) & 1);
-            const uint32_t a_tile = shared_address(tiles + s * STAGE_BYTES), b_tile = a_tile + S::A_STAGE_BYTES;
+            const uint32_t a_tile = shared_address(tiles + s * STAGE_BYTES), b_tile = a_tile + A_STAGE_BYTES;
             wgmma_fence();
 #pragma unroll
             for (int i = 0; i < BK / IK; i++) {
@@ -287,8 +260,6 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (kt > 0 && threadIdx.x % 128 == 0)
                 barrier_arrive(&empty[(use - 1) % STAGES]);
         }
-        if (PINGPONG && threadIdx.x % 128 == 0) /* every stage of this tile waited for: the other may go on */
-            barrier_arrive(&mainloop_done[consumer]);
         wgmma_wait<0>();
         if (walk.k_tiles > 0 && threadIdx.x % 128 == 0) /* the tile's last stage, read: back to the producer */
             barrier_arrive(&empty[(use - 1) % STAGES]);
@@ -299,31 +270,27 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 template <typename In, typename Out> using wgmma_kernel = void (*)(CUtensorMap, CUtensorMap, epilogue_params<Out>, tile_walk);
 
-template <typename In, typename Out, bool PINGPONG>
-wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
+template <typename In, typename Out> wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
 {
     if constexpr (sizeof(In) == 4) { /* supports_tf32_mode admits nt alone */
-        return kcs_gemm_wgmma<In, Out, false, true, PINGPONG>;
+        return kcs_gemm_wgmma<In, Out, false, true>;
     } else {
         if (!transpose_a)
-            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true, PINGPONG>
-                               : kcs_gemm_wgmma<In, Out, false, false, PINGPONG>;
-        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true, PINGPONG>
-                           : kcs_gemm_wgmma<In, Out, true, false, PINGPONG>;
+            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true> : kcs_gemm_wgmma<In, Out, false, false>;
+        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true> : kcs_gemm_wgmma<In, Out, true, false>;
     }
 }
 
-/* The wgmma kernel with a and b stored as In, c and c_out as Out, in the schedule PINGPONG says. */
-template <typename In, typename Out, bool PINGPONG> KCS_KERNEL_RUN(run_wgmma_typed)
+/* The wgmma kernel with a and b stored as In, c and c_out as Out. */
+template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
 {
-    constexpr int BLOCK_M = schedule<PINGPONG>::BLOCK_M, SHARED_BYTES = shared_bytes<PINGPONG>;
     const kcs_gemm_args *g = &args->gemm;
     const In *a = nullptr, *b = nullptr;
     epilogue_params<Out> p = {};
     tile_walk walk = {}; /* k_tiles 0 when alpha = 0: a and b are not read */
     unsigned int blocks = 0;
     CUtensorMap a_map = {}, b_map = {};
-    const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out, PINGPONG>(g->transpose_a, g->transpose_b);
+    const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
     auto prepare = [&]() -> kcs_status {
         const kcs_status fits = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
         if (fits != KCS_OK)
@@ -367,11 +334,10 @@ template <typename In, typename Out, bool PINGPONG> KCS_KERNEL_RUN(run_wgmma_typ
 }
 
 /* The wgmma row of storage type In, c and c_out of the type kcs_gemm_with_output chooses. */
-template <typename In, bool PINGPONG = false> KCS_KERNEL_RUN(run_wgmma)
+template <typename In> KCS_KERNEL_RUN(run_wgmma)
 {
     return kcs_gemm_with_output<In>(args, [&](auto out) {
-        return run_wgmma_typed<In, typename decltype(out)::type, PINGPONG>(device, args, inputs, outputs,
-                                                                           kernel_seconds, err);
+        return run_wgmma_typed<In, typename decltype(out)::type>(device, args, inputs, outputs, kernel_seconds, err);
     });
 }
 
@@ -411,14 +377,6 @@ static const kcs_kernel rows[] = {
      "Hopper wgmma m64n256k16 bf16 -> f32 accumulators from TMA-loaded 128B-swizzled shared memory, 128x256x64 "
      "tiles, 4 stages, 1 producer + 2 consumer warpgroups, persistent grid (mode=tensor)",
      run_wgmma<__nv_bfloat16>, supports_tensor_mode<__nv_bfloat16>},
-    {"gemm", KCS_F16, "wgmma-pingpong",
-     "Hopper wgmma m64n256k16 f16 -> f32, TMA, 64x256x64 tiles, 5 stages, 1 producer + 2 consumer warpgroups on "
-     "alternate tiles (one stores while the other multiplies), persistent grid (mode=tensor)",
-     run_wgmma<__half, true>, supports_tensor_mode<__half>},
-    {"gemm", KCS_BF16, "wgmma-pingpong",
-     "Hopper wgmma m64n256k16 bf16 -> f32, TMA, 64x256x64 tiles, 5 stages, 1 producer + 2 consumer warpgroups on "
-     "alternate tiles (one stores while the other multiplies), persistent grid (mode=tensor)",
-     run_wgmma<__nv_bfloat16, true>, supports_tensor_mode<__nv_bfloat16>},
     {"gemm", KCS_F32, "wgmma-tf32",
      "Hopper wgmma m64n256k8 tf32 -> f32 accumulators, TMA, 128x256x32 tiles, 4 stages, persistent grid; "
      "transa=N transb=T only (mode=tf32)",
