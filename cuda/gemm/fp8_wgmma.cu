@@ -148,11 +148,12 @@ __device__ __forceinline__ void wgmma_fp8(float (&d)[HALF_N / 2], uint64_t a, ui
     }
 }
 
-/* The kernel: a persistent grid; warpgroup 0 produces, 1 and 2 consume. */
-template <typename In, typename Out>
+/* The kernel: a persistent grid; warpgroup 0 produces, 1 and 2 consume.
+ * TMA_STORE: c_out stored by TMA (store_accumulators, hopper.cuh). */
+template <typename In, typename Out, bool TMA_STORE>
 __global__ void __launch_bounds__(THREADS, 1)
     kcs_gemm_wgmma_fp8(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                       const epilogue_params<Out> p, const tile_walk walk)
+                       const __grid_constant__ epilogue_params<Out> p, const tile_walk walk)
 {
     extern __shared__ uint8_t shared_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
@@ -181,7 +182,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
-    float *staging = reinterpret_cast<float *>(tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES);
+    uint8_t *staging = tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES;
     float partial[HALF_N / 2]; /* one half-stage's wgmma accumulators */
     float total[BLOCK_N / 2];  /* f32 sums of the promoted partials, laid out as one m64n256 accumulator */
 #pragma unroll
@@ -220,8 +221,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                     total[h * HALF_N / 2 + i] += partial[i];
             }
         }
-        store_accumulators<Out, BLOCK_N>(p, total, m0 + consumer * 64, n0, staging, consumer);
+        store_accumulators<Out, BLOCK_N, TMA_STORE>(p, total, m0 + consumer * 64, n0, staging, consumer);
     }
+    finish_stores<TMA_STORE>();
 }
 
 /* The FP8 kernel with a and b stored as In, c and c_out as Out. */
@@ -232,7 +234,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
     tile_walk walk = {};
     CUtensorMap a_map = {}, b_map = {};
     unsigned int blocks = 0;
-    const auto kernel = kcs_gemm_wgmma_fp8<In, Out>;
+    void (*kernel)(CUtensorMap, CUtensorMap, epilogue_params<Out>, tile_walk) = nullptr;
     auto prepare = [&]() -> kcs_status {
         kcs_status status = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
         if (status != KCS_OK)
@@ -247,6 +249,10 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
         const float b_scale = g->b_scale != 0.0 ? (float)g->b_scale : 1.0f;
         p.alpha = (float)g->alpha * a_scale * b_scale;
         p.beta = (float)g->beta;
+        status = choose_store(&p, err);
+        if (status != KCS_OK)
+            return status;
+        kernel = p.tma_store ? kcs_gemm_wgmma_fp8<In, Out, true> : kcs_gemm_wgmma_fp8<In, Out, false>;
         walk = tiles_of(g->m, g->n, g->k, g->alpha != 0.0, BLOCK_M, BLOCK_N, BLOCK_K);
         if (walk.k_tiles > 0) {
             status = require_tma_bases(a, b, err);

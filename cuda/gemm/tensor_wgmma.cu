@@ -54,7 +54,9 @@
  * one, so a tile's first wgmmas find their operands waiting; with a block
  * per tile instead, every tile paid the pipeline's fill and the store with
  * the tensor cores idle (the attention-scores shape, k = 128, is two
- * stages a tile: mostly fill and store).
+ * stages a tile: mostly fill and store). The TMA store lets a tile's
+ * writes of c_out run on under the next tile's wgmmas; stored by the
+ * threads, the attention-scores shape ran at 0.60 of cuBLAS on an H200.
  *
  * Shared-memory layouts (PTX ISA, "Shared Memory Matrix Layout", 128-byte
  * swizzle, in bytes): a K-major operand (A as stored, or B transposed) is one
@@ -73,10 +75,12 @@
  * columns beyond m and n are computed on them and never stored. TMA needs
  * the base of a and b 16-byte aligned and their rows a multiple of 16 bytes
  * long: a case whose rows are not (for 16-bit types, a stored row length not
- * a multiple of 8) is refused with that reason. c and c_out are read and
- * written from the accumulators' registers, element by element, or two
- * adjacent elements at once where n is even (an even index, from a base that
- * cudaMalloc aligns to 256 bytes).
+ * a multiple of 8) is refused with that reason. c_out is stored from the
+ * accumulators through shared memory (cuda/gemm/hopper.cuh,
+ * store_accumulators): by TMA stores that the warpgroup does not wait for,
+ * where beta = 0 and c_out's rows are a multiple of 16 bytes (a kernel
+ * built for it, TMA_STORE); else 16 bytes of c and c_out a thread, or an
+ * element at a time where rows start unaligned.
  *
  * Precision: every product of two f16, two bf16, two TF32 values is exact in
  * f32, and wgmma accumulates them into f32 in block steps that may align and
@@ -176,11 +180,11 @@ __device__ __forceinline__ void wgmma(float (&d)[128], uint64_t a, uint64_t b)
 
 /* The kernel: a persistent grid (persistent_blocks), each block walking
  * its tiles of c_out in tile_origin's order. Warpgroup 0 produces, 1 and 2
- * consume. */
-template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B>
+ * consume. TMA_STORE: c_out stored by TMA (store_accumulators). */
+template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B, bool TMA_STORE>
 __global__ void __launch_bounds__(THREADS, 1)
     kcs_gemm_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                   const epilogue_params<Out> p, const tile_walk walk)
+                   const __grid_constant__ epilogue_params<Out> p, const tile_walk walk)
 {
     constexpr int BK = block_k<In>; /* elements of k per stage */
     constexpr int IK = wgmma_input<In>::instruction_k;
@@ -225,7 +229,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
     const int a_row0 = consumer * 64;
-    float *staging = reinterpret_cast<float *>(tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES);
+    uint8_t *staging = tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES;
     float d[128];
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
@@ -264,20 +268,24 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (walk.k_tiles > 0 && threadIdx.x % 128 == 0) /* the tile's last stage, read: back to the producer */
             barrier_arrive(&empty[(use - 1) % STAGES]);
         accumulators_ready(d);
-        store_accumulators<Out, BLOCK_N>(p, d, m0 + a_row0, n0, staging, consumer);
+        store_accumulators<Out, BLOCK_N, TMA_STORE>(p, d, m0 + a_row0, n0, staging, consumer);
     }
+    finish_stores<TMA_STORE>();
 }
 
 template <typename In, typename Out> using wgmma_kernel = void (*)(CUtensorMap, CUtensorMap, epilogue_params<Out>, tile_walk);
 
-template <typename In, typename Out> wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
+template <typename In, typename Out, bool TMA_STORE>
+wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
 {
     if constexpr (sizeof(In) == 4) { /* supports_tf32_mode admits nt alone */
-        return kcs_gemm_wgmma<In, Out, false, true>;
+        return kcs_gemm_wgmma<In, Out, false, true, TMA_STORE>;
     } else {
         if (!transpose_a)
-            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true> : kcs_gemm_wgmma<In, Out, false, false>;
-        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true> : kcs_gemm_wgmma<In, Out, true, false>;
+            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true, TMA_STORE>
+                               : kcs_gemm_wgmma<In, Out, false, false, TMA_STORE>;
+        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true, TMA_STORE>
+                           : kcs_gemm_wgmma<In, Out, true, false, TMA_STORE>;
     }
 }
 
@@ -290,7 +298,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
     tile_walk walk = {}; /* k_tiles 0 when alpha = 0: a and b are not read */
     unsigned int blocks = 0;
     CUtensorMap a_map = {}, b_map = {};
-    const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
+    wgmma_kernel<In, Out> kernel = nullptr;
     auto prepare = [&]() -> kcs_status {
         const kcs_status fits = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
         if (fits != KCS_OK)
@@ -304,6 +312,11 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
         blocks = persistent_blocks(device, walk);
         p.alpha = (float)g->alpha;
         p.beta = (float)g->beta;
+        const kcs_status store = choose_store(&p, err);
+        if (store != KCS_OK)
+            return store;
+        kernel = p.tma_store ? wgmma_kernel_for<In, Out, true>(g->transpose_a, g->transpose_b)
+                             : wgmma_kernel_for<In, Out, false>(g->transpose_a, g->transpose_b);
 
         if (walk.k_tiles > 0) {
             kcs_status status = require_tma_bases(a, b, err);
