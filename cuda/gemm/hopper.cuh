@@ -3,7 +3,8 @@
  * kernel that copies tiles by TMA into 128-byte swizzled shared memory,
  * waits on mbarriers, and multiplies them with wgmma.mma_async; the host
  * side of the TMA descriptors; the persistent grid's walk over the tiles;
- * the epilogue that stores a 64-row accumulator fragment; and the check
+ * the epilogue that stores a 64-row accumulator fragment (by TMA, or by
+ * the threads where TMA cannot); and the check
  * every such row makes in supports().
  *
  * Only files built for sm_90a alone include it (configure.py): wgmma and
@@ -24,6 +25,7 @@
 #define KCS_CUDA_GEMM_HOPPER_CUH
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda.h>         /* CUtensorMap and its enums: types only, no libcuda link */
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
@@ -217,12 +219,55 @@ __device__ __forceinline__ void tile_origin(const tile_walk &walk, long long til
     n0 = (within / rows) * BLOCK_N;
 }
 
+/* Initialises a pipeline's barriers (thread 0 of the block, before the
+ * block's __syncthreads): each stage's full barrier completes on the
+ * producer's one arrival and the TMA bytes it expects, its empty one on
+ * readers arrivals (the consumer warpgroups that read each stage). */
+template <int STAGES> __device__ __forceinline__ void init_stage_barriers(uint64_t *full, uint64_t *empty, int readers)
+{
+    for (int s = 0; s < STAGES; s++) {
+        barrier_init(&full[s], 1);
+        barrier_init(&empty[s], readers);
+    }
+}
+
+/* The producer of a persistent pipeline (its one thread): walks the block's
+ * tiles (blockIdx.x, + gridDim.x, ...) in tile_origin's order and, for each
+ * of a tile's walk.k_tiles stages, waits for the stage's slot to be free,
+ * arms its full barrier with stage_bytes and calls load(slot, kt, m0, n0,
+ * &full[slot]) to issue the slot's TMA copies. Stage uses are counted
+ * across tiles ("use"): use u fills slot u % STAGES for the (u / STAGES)-th
+ * time, so the consumers wait for that phase of its full barrier and the
+ * producer, from the second round on, for the phase before of its empty
+ * barrier; the j-th tile of a block takes uses j k_tiles .. (j + 1) k_tiles
+ * - 1. It runs ahead into the next tile while the consumers store one. */
+template <int STAGES, int BLOCK_M, int BLOCK_N, int GROUP_M, typename Load>
+__device__ __forceinline__ void produce_stages(const tile_walk &walk, uint64_t *full, uint64_t *empty, int stage_bytes,
+                                               Load load)
+{
+    const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
+    int use = 0;
+    for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
+        for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
+            const int s = use % STAGES;
+            if (use >= STAGES)
+                barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+            barrier_expect_bytes(&full[s], stage_bytes); /* boxes outside the matrix count, zero-filled */
+            load(s, kt, m0, n0, &full[s]);
+        }
+    }
+}
+
 /* What a launch's epilogue needs besides the accumulators. */
 template <typename Out> struct epilogue_params {
-    const Out *c; /* read only when beta != 0 */
+    CUtensorMap out_map; /* c_out's tensor map, boxes of 64 rows x 128 bytes, where tma_store */
+    const Out *c;        /* read only when beta != 0 */
     Out *out;
     int m, n;
     float alpha, beta; /* FP8: alpha already times a_scale and b_scale */
+    bool tma_store;    /* c_out stored by TMA: choose_store says when, and the kernel is built for it */
 };
 
 /* c_out's element from the accumulated sum and c's element, in f32: alpha *
@@ -233,13 +278,20 @@ template <typename Out> __device__ __forceinline__ float epilogue_value(const ep
     return p.beta != 0.0f ? fmaf(p.alpha, sum, p.beta * c) : p.alpha * sum;
 }
 
-/* Shared memory a consumer warpgroup's epilogue stages its accumulators in:
- * STAGED_COLUMNS columns of its 64 rows at a time, as f32, each row padded
- * by 8 floats so that the fragment's writes hit 32 distinct banks per half
- * warp (a row is 8 banks on from the one above). */
+/* Shared memory a consumer warpgroup's epilogue stages its accumulators in,
+ * STAGING_BYTES of it, 1024-byte aligned. The TMA store puts them there
+ * as c_out's boxes, 64 rows x 128 bytes in the 128-byte swizzle, in
+ * STORE_BUFFERS of them so that one box is filled while the last is
+ * being copied out. The element-by-element store puts STAGED_COLUMNS
+ * columns of its 64 rows there at a time, as f32, each row padded by 8
+ * floats so that the fragment's writes hit 32 distinct banks per half warp
+ * (a row is 8 banks on from the one above). */
+constexpr int STORE_BOX_BYTES = 64 * ROW_BYTES; /* 8 KB */
+constexpr int STORE_BUFFERS = 2;
 constexpr int STAGED_COLUMNS = 32;
 constexpr int STAGED_ROW_FLOATS = STAGED_COLUMNS + 8;
-constexpr int STAGING_BYTES = 64 * STAGED_ROW_FLOATS * (int)sizeof(float); /* 10 KB a consumer */
+constexpr int STAGING_BYTES = STORE_BUFFERS * STORE_BOX_BYTES; /* 16 KB a consumer */
+static_assert(64 * STAGED_ROW_FLOATS * (int)sizeof(float) <= STAGING_BYTES, "the staged store's chunk fits");
 
 /* Waits for the 128 threads of consumer warpgroup `consumer` alone (named
  * barrier 1 + consumer; 0 is __syncthreads'). */
@@ -248,9 +300,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer)
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
 }
 
-/* Stores the f32 accumulators d of one consumer warpgroup's 64 x N tile,
- * whose top left element is (row0, column0) of c_out, each rounded once to
- * Out by epilogue_value; rows and columns beyond m and n are not stored.
+/* The element-by-element store of store_accumulators (below), where TMA
+ * cannot store c_out or c is read.
  *
  * Why through shared memory: in the accumulators' layout (PTX ISA, "Matrix
  * Fragments for wgmma": warp w holds rows 16 w .. 16 w + 15; lane l, for
@@ -265,8 +316,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer)
  * multiple of 16 bytes of Out) are stored element by element. Each element
  * of c is read by the thread that then writes it (c_out may alias c). */
 template <typename Out, int N>
-__device__ __forceinline__ void store_accumulators(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
-                                                   int column0, float *staging, int consumer)
+__device__ __forceinline__ void store_staged(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
+                                             int column0, float *staging, int consumer)
 {
     constexpr int VECTOR = 16 / (int)sizeof(Out);           /* elements in 16 bytes */
     constexpr int THREADS_PER_ROW = STAGED_COLUMNS / VECTOR; /* 4 (16-bit) or 8 (f32) */
@@ -316,6 +367,122 @@ __device__ __forceinline__ void store_accumulators(const epilogue_params<Out> &p
     }
 }
 
+/* Orders this thread's earlier writes to shared memory before the TMA
+ * unit's (the async proxy's) reads of it: before a TMA store of what the
+ * threads wrote. */
+__device__ __forceinline__ void fence_async_shared()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* TMA: the box in shared memory at source to (inner, outer) of the tensor
+ * map, the parts outside the matrix dropped; completes in this thread's
+ * bulk async-group (tma_store_commit, tma_store_wait). */
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, const void *source, int inner, int outer)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(shared_address(source)), "r"(inner), "r"(outer)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/* Until at most PENDING of this thread's bulk groups still read their
+ * shared memory (READ_ONLY) or are still writing global memory. */
+template <int PENDING, bool READ_ONLY> __device__ __forceinline__ void tma_store_wait()
+{
+    if constexpr (READ_ONLY)
+        asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+    else
+        asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* Two adjacent elements of c_out, each rounded once to Out, written to
+ * shared memory at `to` in one store (16-bit pairs by one cvt.rn.*x2). */
+template <typename Out> __device__ __forceinline__ void narrowed_pair(float first, float second, uint8_t *to)
+{
+    if constexpr (std::is_same<Out, __half>::value)
+        *reinterpret_cast<__half2 *>(to) = __floats2half2_rn(first, second);
+    else if constexpr (std::is_same<Out, __nv_bfloat16>::value)
+        *reinterpret_cast<__nv_bfloat162 *>(to) = __floats2bfloat162_rn(first, second);
+    else
+        *reinterpret_cast<float2 *>(to) = make_float2(first, second);
+}
+
+/* The TMA store of store_accumulators (below): each box of 64 rows x 128
+ * bytes of c_out (64 columns of 16 bits, or 32 of f32) is written by the
+ * warpgroup into one of its STORE_BUFFERS in shared memory, in the
+ * 128-byte swizzle (the 16-byte unit u of row r at u ^ (r % 8), so that a
+ * warp's writes of 8 rows fall in distinct banks), and copied to global
+ * memory by one TMA store that thread 0 of the warpgroup issues and does
+ * not wait for: the warpgroup goes on to the next box, and to its next
+ * tile's wgmmas, while the TMA unit writes whole lines. A buffer is
+ * written again once the store from it has been read (wait_group.read,
+ * STORE_BUFFERS - 1 stores left in flight); finish_stores waits for the
+ * last. */
+template <typename Out, int N>
+__device__ __forceinline__ void store_by_tma(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
+                                             int column0, uint8_t *staging, int consumer)
+{
+    constexpr int COLUMNS = ROW_BYTES / (int)sizeof(Out); /* of one box */
+    constexpr int BOXES = N / COLUMNS;
+    /* an even number of boxes a tile: the next tile's first box goes to the buffer this tile's first did */
+    static_assert(N % COLUMNS == 0 && BOXES % STORE_BUFFERS == 0, "whole boxes, alternating buffers");
+    const int thread = (int)threadIdx.x % 128, lane = thread % 32, warp = thread / 32;
+#pragma unroll
+    for (int box = 0; box < BOXES; box++) {
+        uint8_t *buffer = staging + (box % STORE_BUFFERS) * STORE_BOX_BYTES;
+        if (thread == 0)
+            tma_store_wait<STORE_BUFFERS - 1, true>(); /* this buffer's last store has read it */
+        warpgroup_sync(consumer);
+#pragma unroll
+        for (int jj = 0; jj < COLUMNS / 8; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int j = box * (COLUMNS / 8) + jj;
+                const int row = warp * 16 + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * (int)sizeof(Out);
+                narrowed_pair<Out>(epilogue_value(p, 0.0f, d[4 * j + 2 * h]), epilogue_value(p, 0.0f, d[4 * j + 2 * h + 1]),
+                                   buffer + row * ROW_BYTES + ((byte / 16) ^ (row % 8)) * 16 + byte % 16);
+            }
+        fence_async_shared();
+        warpgroup_sync(consumer);
+        if (thread == 0) {
+            tma_store(&p.out_map, buffer, column0 + box * COLUMNS, row0);
+            tma_store_commit();
+        }
+    }
+}
+
+/* Stores the f32 accumulators d of one consumer warpgroup's 64 x N tile,
+ * whose top left element is (row0, column0) of c_out, each rounded once to
+ * Out by epilogue_value; rows and columns beyond m and n are not stored.
+ * By TMA in a kernel built for it (TMA_STORE: where choose_store chose it;
+ * store_by_tma), else element by element (store_staged). A template
+ * argument, not a branch on p.tma_store: with both stores in one kernel
+ * the FP8 kernels' consumers spill registers. staging: the consumer's
+ * STAGING_BYTES. */
+template <typename Out, int N, bool TMA_STORE>
+__device__ __forceinline__ void store_accumulators(const epilogue_params<Out> &p, const float (&d)[N / 2], int row0,
+                                                   int column0, uint8_t *staging, int consumer)
+{
+    if constexpr (TMA_STORE)
+        store_by_tma<Out, N>(p, d, row0, column0, staging, consumer);
+    else
+        store_staged<Out, N>(p, d, row0, column0, reinterpret_cast<float *>(staging), consumer);
+}
+
+/* At the end of a consumer warpgroup: its TMA stores, written (shared
+ * memory must outlive their reads; the kernel's end does not wait). */
+template <bool TMA_STORE> __device__ __forceinline__ void finish_stores()
+{
+    if (TMA_STORE && threadIdx.x % 128 == 0)
+        tma_store_wait<0, false>();
+}
+
 /* cuTensorMapEncodeTiled from the driver, once (no libcuda link). */
 inline kcs_status encode_function(PFN_cuTensorMapEncodeTiled_v12000 *encode, kcs_error *err)
 {
@@ -357,6 +524,26 @@ inline kcs_status encode_map(CUtensorMap *map, CUtensorMapDataType type, size_t 
                         "apart, box %u x %u",
                         (int)result, name, outer, inner, ld, box[1], box[0]);
     return KCS_OK;
+}
+
+/* c_out's element type as a tensor map names it (bits are copied as they are). */
+template <typename Out>
+constexpr CUtensorMapDataType store_type = sizeof(Out) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                            : CU_TENSOR_MAP_DATA_TYPE_UINT16;
+
+/* Whether c_out is stored by TMA (store_accumulators), and its tensor map
+ * if so: where c is not read (beta = 0: the TMA store does not read c) and
+ * TMA can address c_out (base and rows a multiple of 16 bytes). Else the
+ * element-by-element store runs, which any n allows. p's out, m, n and
+ * beta are set. */
+template <typename Out> kcs_status choose_store(epilogue_params<Out> *p, kcs_error *err)
+{
+    p->tma_store = p->beta == 0.0f && p->m > 0 && p->n > 0 && (size_t)p->n * sizeof(Out) % 16 == 0 &&
+                   (uintptr_t)p->out % 16 == 0;
+    if (!p->tma_store)
+        return KCS_OK;
+    return encode_map(&p->out_map, store_type<Out>, sizeof(Out), p->out, (size_t)p->n, (size_t)p->m, (size_t)p->n,
+                      64, "c_out", err);
 }
 
 /* supports() of every Hopper row: compute capability 9.0 (sm_90a code runs

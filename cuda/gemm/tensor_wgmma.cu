@@ -54,7 +54,9 @@
  * one, so a tile's first wgmmas find their operands waiting; with a block
  * per tile instead, every tile paid the pipeline's fill and the store with
  * the tensor cores idle (the attention-scores shape, k = 128, is two
- * stages a tile: mostly fill and store).
+ * stages a tile: mostly fill and store). The TMA store lets a tile's
+ * writes of c_out run on under the next tile's wgmmas; stored by the
+ * threads, the attention-scores shape ran at 0.60 of cuBLAS on an H200.
  *
  * Shared-memory layouts (PTX ISA, "Shared Memory Matrix Layout", 128-byte
  * swizzle, in bytes): a K-major operand (A as stored, or B transposed) is one
@@ -73,10 +75,12 @@
  * columns beyond m and n are computed on them and never stored. TMA needs
  * the base of a and b 16-byte aligned and their rows a multiple of 16 bytes
  * long: a case whose rows are not (for 16-bit types, a stored row length not
- * a multiple of 8) is refused with that reason. c and c_out are read and
- * written from the accumulators' registers, element by element, or two
- * adjacent elements at once where n is even (an even index, from a base that
- * cudaMalloc aligns to 256 bytes).
+ * a multiple of 8) is refused with that reason. c_out is stored from the
+ * accumulators through shared memory (cuda/gemm/hopper.cuh,
+ * store_accumulators): by TMA stores that the warpgroup does not wait for,
+ * where beta = 0 and c_out's rows are a multiple of 16 bytes (a kernel
+ * built for it, TMA_STORE); else 16 bytes of c and c_out a thread, or an
+ * element at a time where rows start unaligned.
  *
  * Precision: every product of two f16, two bf16, two TF32 values is exact in
  * f32, and wgmma accumulates them into f32 in block steps that may align and
@@ -176,11 +180,11 @@ __device__ __forceinline__ void wgmma(float (&d)[128], uint64_t a, uint64_t b)
 
 /* The kernel: a persistent grid (persistent_blocks), each block walking
  * its tiles of c_out in tile_origin's order. Warpgroup 0 produces, 1 and 2
- * consume. */
-template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B>
+ * consume. TMA_STORE: c_out stored by TMA (store_accumulators). */
+template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B, bool TMA_STORE>
 __global__ void __launch_bounds__(THREADS, 1)
     kcs_gemm_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                   const epilogue_params<Out> p, const tile_walk walk)
+                   const __grid_constant__ epilogue_params<Out> p, const tile_walk walk)
 {
     constexpr int BK = block_k<In>; /* elements of k per stage */
     constexpr int IK = wgmma_input<In>::instruction_k;
@@ -192,56 +196,40 @@ __global__ void __launch_bounds__(THREADS, 1)
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS);
-        }
+        init_stage_barriers<STAGES>(full, empty, CONSUMERS);
         barrier_init_fence();
     }
     __syncthreads();
 
-    /* Stage uses are counted across tiles ("use"): use u fills stage u %
-     * STAGES for the (u / STAGES)-th time, so the consumers wait for that
-     * phase of its full barrier and the producer, from the second round on,
-     * for the phase before of its empty barrier. The producer runs ahead
-     * into the next tile while the consumers store this one. */
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
-        if (threadIdx.x == 0) {
-            int use = 0;
-            for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-                int m0, n0;
-                tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
-                for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
-                    const int s = use % STAGES;
-                    if (use >= STAGES)
-                        barrier_wait(&empty[s], (use / STAGES - 1) & 1);
+        if (threadIdx.x == 0)
+            produce_stages<STAGES, BLOCK_M, BLOCK_N, GROUP_M>(
+                walk, full, empty, STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
                     uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
                     const int k0 = kt * BK;
-                    barrier_expect_bytes(&full[s], STAGE_BYTES); /* boxes outside the matrix count, zero-filled */
                     if (!TRANSPOSE_A) {
-                        tma_load(a_tile, &a_map, k0, m0, &full[s]);
+                        tma_load(a_tile, &a_map, k0, m0, arrived);
                     } else {
 #pragma unroll
                         for (int j = 0; j < BLOCK_M / BOX_MN; j++)
-                            tma_load(a_tile + j * BOX_MN * ROW_BYTES, &a_map, m0 + j * BOX_MN, k0, &full[s]);
+                            tma_load(a_tile + j * BOX_MN * ROW_BYTES, &a_map, m0 + j * BOX_MN, k0, arrived);
                     }
                     if (TRANSPOSE_B) {
-                        tma_load(b_tile, &b_map, k0, n0, &full[s]);
+                        tma_load(b_tile, &b_map, k0, n0, arrived);
                     } else {
 #pragma unroll
                         for (int j = 0; j < BLOCK_N / BOX_MN; j++)
-                            tma_load(b_tile + j * BOX_MN * ROW_BYTES, &b_map, n0 + j * BOX_MN, k0, &full[s]);
+                            tma_load(b_tile + j * BOX_MN * ROW_BYTES, &b_map, n0 + j * BOX_MN, k0, arrived);
                     }
-                }
-            }
-        }
+                });
         return;
     }
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
-    float *staging = reinterpret_cast<float *>(tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES);
+    const int a_row0 = consumer * 64;
+    uint8_t *staging = tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES;
     float d[128];
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
@@ -250,7 +238,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int i = 0; i < 128; i++)
             d[i] = 0.0f;
-
         for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
             const int s = use % STAGES;
             barrier_wait(&full[s], (use / STAGES) & 1);
@@ -261,9 +248,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                 /* K-major: 64 rows of 128 bytes per consumer, instruction i 32 i bytes along the row.
                  * M/N-major: one 8 KB box per 64 rows (or columns), instruction i 16 i rows of k down. */
                 const uint64_t a =
-                    TRANSPOSE_A ? descriptor(a_tile + consumer * BOX_MN * ROW_BYTES + i * IK * ROW_BYTES,
-                                             BOX_MN * ROW_BYTES, 8 * ROW_BYTES)
-                                : k_major_descriptor(a_tile + consumer * 64 * ROW_BYTES + i * IK * (int)sizeof(In));
+                    TRANSPOSE_A ? descriptor(a_tile + a_row0 * ROW_BYTES + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES,
+                                             8 * ROW_BYTES)
+                                : k_major_descriptor(a_tile + a_row0 * ROW_BYTES + i * IK * (int)sizeof(In));
                 const uint64_t b = TRANSPOSE_B
                                        ? k_major_descriptor(b_tile + i * IK * (int)sizeof(In))
                                        : descriptor(b_tile + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES, 8 * ROW_BYTES);
@@ -281,20 +268,24 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (walk.k_tiles > 0 && threadIdx.x % 128 == 0) /* the tile's last stage, read: back to the producer */
             barrier_arrive(&empty[(use - 1) % STAGES]);
         accumulators_ready(d);
-        store_accumulators<Out, BLOCK_N>(p, d, m0 + consumer * 64, n0, staging, consumer);
+        store_accumulators<Out, BLOCK_N, TMA_STORE>(p, d, m0 + a_row0, n0, staging, consumer);
     }
+    finish_stores<TMA_STORE>();
 }
 
 template <typename In, typename Out> using wgmma_kernel = void (*)(CUtensorMap, CUtensorMap, epilogue_params<Out>, tile_walk);
 
-template <typename In, typename Out> wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
+template <typename In, typename Out, bool TMA_STORE>
+wgmma_kernel<In, Out> wgmma_kernel_for(int transpose_a, int transpose_b)
 {
     if constexpr (sizeof(In) == 4) { /* supports_tf32_mode admits nt alone */
-        return kcs_gemm_wgmma<In, Out, false, true>;
+        return kcs_gemm_wgmma<In, Out, false, true, TMA_STORE>;
     } else {
         if (!transpose_a)
-            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true> : kcs_gemm_wgmma<In, Out, false, false>;
-        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true> : kcs_gemm_wgmma<In, Out, true, false>;
+            return transpose_b ? kcs_gemm_wgmma<In, Out, false, true, TMA_STORE>
+                               : kcs_gemm_wgmma<In, Out, false, false, TMA_STORE>;
+        return transpose_b ? kcs_gemm_wgmma<In, Out, true, true, TMA_STORE>
+                           : kcs_gemm_wgmma<In, Out, true, false, TMA_STORE>;
     }
 }
 
@@ -307,7 +298,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
     tile_walk walk = {}; /* k_tiles 0 when alpha = 0: a and b are not read */
     unsigned int blocks = 0;
     CUtensorMap a_map = {}, b_map = {};
-    const wgmma_kernel<In, Out> kernel = wgmma_kernel_for<In, Out>(g->transpose_a, g->transpose_b);
+    wgmma_kernel<In, Out> kernel = nullptr;
     auto prepare = [&]() -> kcs_status {
         const kcs_status fits = kcs_gemm_sizes_fit(g, kcs_gemm_most_size, err);
         if (fits != KCS_OK)
@@ -321,6 +312,11 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
         blocks = persistent_blocks(device, walk);
         p.alpha = (float)g->alpha;
         p.beta = (float)g->beta;
+        const kcs_status store = choose_store(&p, err);
+        if (store != KCS_OK)
+            return store;
+        kernel = p.tma_store ? wgmma_kernel_for<In, Out, true>(g->transpose_a, g->transpose_b)
+                             : wgmma_kernel_for<In, Out, false>(g->transpose_a, g->transpose_b);
 
         if (walk.k_tiles > 0) {
             kcs_status status = require_tma_bases(a, b, err);
