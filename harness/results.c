@@ -109,10 +109,11 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                         json_pack("{s:s, s:s}", "revision", revision, "compiler", "gcc " __VERSION__));
     json_object_set_new(results->root, "command", command);
     json_object_set_new(results->root, "options",
-                        json_pack("{s:b, s:b, s:i, s:o, s:i}", "benchmark", options->benchmark,
+                        json_pack("{s:b, s:b, s:i, s:o, s:i, s:o}", "benchmark", options->benchmark,
                                   "determinism", options->determinism,
                                   "min_repeats", options->min_repeats, "min_seconds",
-                                  number(options->min_seconds), "max_repeats", options->max_repeats));
+                                  number(options->min_seconds), "max_repeats", options->max_repeats,
+                                  "warm_up_seconds", number(options->warm_up_seconds)));
 }
 
 static json_t *text_json(const char *text); /* below, with the UTF-8 checks */

@@ -305,7 +305,31 @@ static void release_rotation_sets(const kcs_prepared_case *p, device_run *run, b
 }
 
 /* Times the kernel alone, repeating until both the count and the time are
- * reached; small cases rotate among copies of their buffers. */
+ * reached; small cases rotate among copies of their buffers. Untimed runs
+ * come first (warm_up): one at least, so that no timed run pays a first
+ * run's costs (code loaded, caches cold), and then more until
+ * options->warm_up_seconds of kernel time, or of wall time, has passed: a
+ * GPU under sustained load lowers its clocks within a tenth of a second
+ * (docs/runner.md, "Warm-up"), so that kernels timed one after another
+ * from an idle card each start fast and end slow, in proportions that
+ * depend on their length; warmed up, each is timed at the clocks the card
+ * sustains. */
+/* The untimed runs before a kernel's timed ones (time_kernel): one, then
+ * more on the rotated sets until seconds of kernel time or of wall time. */
+static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel, buffer_set *sets,
+                          int copies, double seconds, kcs_error *err)
+{
+    double kernel_seconds = 0.0, run_seconds, started = now_seconds();
+    kcs_status status = KCS_OK;
+    int runs = 0;
+    do {
+        kcs_buffer **set = sets[runs++ % copies];
+        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &run_seconds, err);
+        kernel_seconds += run_seconds;
+    } while (status == KCS_OK && kernel_seconds < seconds && now_seconds() - started < seconds);
+    return status;
+}
+
 static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
                               const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
 {
@@ -322,8 +346,8 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
     kcs_status status = make_rotation_sets(p, run, sets, copies, err);
     double seconds, total = 0.0;
     int count = 0;
-    if (status == KCS_OK) /* a warm-up run */
-        status = kernel->run(run->device, &p->args, run->inputs, run->outputs, &seconds, err);
+    if (status == KCS_OK)
+        status = warm_up(p, run, kernel, sets, copies, options->warm_up_seconds, err);
     while (status == KCS_OK && !timed_enough(count, total, capacity, options)) {
         kcs_buffer **set = sets[(count + 1) % copies];
         status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds, err);

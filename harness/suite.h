@@ -124,6 +124,7 @@ typedef struct {
     int min_repeats;    /* at least this many timed runs */
     double min_seconds; /* and at least this much timed time */
     int max_repeats;    /* but never more runs than this */
+    double warm_up_seconds; /* untimed runs first: one, and more until this much kernel (or wall) time */
     int keep_outputs;   /* hand the downloaded outputs to the caller (kcs_run_result.actual) */
     int determinism;    /* run each kernel twice and fail it if the outputs differ in any bit */
 } kcs_run_options;

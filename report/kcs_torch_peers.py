@@ -17,7 +17,8 @@ without them) whose op PyTorch has, it
 - checks the outputs against kcs's oracle and bound with `kcs check` (the same checker as every
   kcs row): the whole output where it is small or depends on every input (sumsq, energy, reduce,
   update), else a seeded subset of whole rows and columns, larger than kcs run's own sample;
-- times a pass as harness/suite.c times a kernel: one warm-up, then repeats until both
+- times a pass as harness/suite.c times a kernel: one warm-up run (more until --warm-up seconds,
+  as `kcs run --warm-up`: docs/runner.md, "Warm-up"), then repeats until both
   --min-repeats and --min-time, at most --max-repeats, each on the next of up to 64 copies of the
   inputs (enough copies to pass 512 MiB, so no repeat finds its data in L2), each between two CUDA
   events behind a hold (a kernel that keeps the stream busy while the host queues the launch, as
@@ -912,12 +913,19 @@ class WallClock:
 
 
 def time_runs(function, sets, clock, options):
-    """harness/suite.c's time_kernel: a warm-up on the first set, then repeats on the sets in turn
-    until timed_enough; each set's output is kept until its set comes round again, so that every
-    set has an output buffer of its own, as kcs's rotated sets do."""
+    """harness/suite.c's time_kernel: a warm-up on the first set, and more on the sets in turn
+    until options.warm_up seconds of run time or of wall time (its warm_up), then repeats on the
+    sets in turn until timed_enough; each set's output is kept until its set comes round again,
+    so that every set has an output buffer of its own, as kcs's rotated sets do."""
     copies = len(sets)
     kept = [None] * copies
     kept[0] = function(*sets[0])
+    warm_up, warmed, runs, started = getattr(options, "warm_up", 0.0), 0.0, 1, time.perf_counter()
+    while warmed < warm_up and time.perf_counter() - started < warm_up:
+        slot = runs % copies
+        kept[slot] = None
+        seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
+        warmed, runs = warmed + seconds, runs + 1
     samples, total = [], 0.0
     while not timed_enough(len(samples), total, options):
         slot = (len(samples) + 1) % copies
@@ -1273,6 +1281,9 @@ def parse_arguments(argv):
     parser.add_argument("--min-time", type=float, default=0.5, metavar="S", help="seconds of timed runs at least "
                                                                                  "(default 0.5)")
     parser.add_argument("--max-repeats", type=int, default=1000, metavar="N", help="timed runs at most (default 1000)")
+    parser.add_argument("--warm-up", type=float, default=0.0, metavar="S",
+                        help="untimed runs before the timed ones: one, and more until S seconds (default 0: one), "
+                             "as kcs run --warm-up")
     parser.add_argument("--device", default="0", help="CUDA device index, or cpu (wall clock; not kcs's method)")
     parser.add_argument("--work-dir", default="kcs-torch-peers", metavar="DIR",
                         help="where the checked arrays are written for kcs check (default: %(default)s, removed "
@@ -1284,6 +1295,8 @@ def parse_arguments(argv):
         parser.error(f"--variants: eager, compile or eager,compile, not {','.join(args.variants)!r}")
     if args.min_repeats < 1 or args.max_repeats < args.min_repeats or args.min_time < 0:
         parser.error("--min-repeats must be at least 1, --max-repeats at least --min-repeats, --min-time not negative")
+    if not 0 <= args.warm_up <= 60:
+        parser.error("--warm-up needs seconds from 0 to 60, as kcs run's")
     return args
 
 
@@ -1387,7 +1400,8 @@ def main(argv=None):
                  "compile_mode": COMPILE_MODE,
                  "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "options": {"min_repeats": args.min_repeats, "min_seconds": args.min_time,
-                             "max_repeats": args.max_repeats, "variants": args.variants}}
+                             "max_repeats": args.max_repeats, "warm_up_seconds": args.warm_up,
+                             "variants": args.variants}}
     if stopped:
         run_notes["stopped"] = stopped
         print(f"kcs_torch_peers: stopped by {stopped['signal']} in {stopped['case']}: the rows of the "

@@ -264,6 +264,23 @@ class TimingTests(unittest.TestCase):
         options.max_repeats, options.min_time, calls[:] = 5, 100.0, []
         self.assertEqual(peers.time_runs(lambda name: name, [["s0"]], Clock(), options)["repeats"], 5)
 
+    def test_a_warm_up_of_seconds_runs_until_them_before_the_timed_runs(self):
+        options = type("Options", (), {"min_repeats": 2, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.01})
+        calls, timed = [], []
+
+        class Clock:
+            def run(self, launch):
+                timed.append(len(calls))
+                return 0.004, launch()
+
+        figures = peers.time_runs(lambda name: calls.append(name) or name, [["s0"], ["s1"]], Clock(), options)
+        # one untimed run, 3 warm-up runs timed by the clock to pass 0.01 s, then the 2 timed repeats
+        self.assertEqual(calls, ["s0", "s1", "s0", "s1", "s1", "s0"])
+        self.assertEqual(figures["repeats"], 2)
+        options.warm_up, calls[:] = 0.0, []
+        peers.time_runs(lambda name: calls.append(name) or name, [["s0"], ["s1"]], Clock(), options)
+        self.assertEqual(calls, ["s0", "s1", "s0"])  # without: the one warm-up run
+
     def run_held(self, host_cost, kernel_s, runs=1):
         simulated = SimulatedDevice(host_cost, kernel_s)
         timer = object.__new__(peers.HeldStreamTimer)

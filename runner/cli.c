@@ -45,6 +45,9 @@ static const char usage_text[] =
     "  --ceilings         the same as --all-ceilings (kcs devices --ceilings)\n"
     "  --min-repeats N    timed runs per case at least (default 10)\n"
     "  --min-time S       seconds of timed runs per case at least (default 0.5)\n"
+    "  --warm-up S        untimed runs of each kernel before its timed ones: one, and more\n"
+    "                     until S seconds (default 0: one); a GPU's clocks drop under\n"
+    "                     sustained load, docs/runner.md \"Warm-up\"\n"
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
     "  --save-failures DIR  write failing cases' inputs, expected and actual outputs as\n"
     "                     .npy under DIR, with a replay command (default: kcs-failures)\n"
@@ -168,6 +171,17 @@ static int take_min_time(const char *text, kcs_runner_options *o)
     return 1;
 }
 
+static int take_warm_up(const char *text, kcs_runner_options *o)
+{
+    char *end;
+    o->run.warm_up_seconds = strtod(text, &end);
+    if (*end || !(o->run.warm_up_seconds >= 0 && o->run.warm_up_seconds <= 60)) {
+        fprintf(stderr, "kcs: --warm-up needs seconds from 0 to 60\n");
+        return 0;
+    }
+    return 1;
+}
+
 static int take_tag(const char *name, kcs_runner_options *o)
 {
     o->tag = kcs_tag_bit(name);
@@ -195,6 +209,7 @@ static const struct option long_options[] = {
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
     {"tag", required_argument, 0, 'G'},          {"json", no_argument, 0, 'O'},
+    {"warm-up", required_argument, 0, 'W'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -222,6 +237,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'J': ok = take_jobs(value, o); break;
     case 'n': ok = take_min_repeats(value, o); break;
     case 't': ok = take_min_time(value, o); break;
+    case 'W': ok = take_warm_up(value, o); break;
     case 'L': o->skip_large = 1; break;
     case 'q': o->quiet = 1; break;
     case 'O': o->list_json = 1; break;

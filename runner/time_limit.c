@@ -67,7 +67,7 @@ double kcs_unit_time_limit(const kcs_runner_options *o, const kcs_case *c, int u
         double runs = 1 + (o->run.determinism ? 1 : 0);
         if (kcs_run_times(&o->run, c)) {
             runs += 2.0 * o->run.min_repeats;
-            estimate += 2 * o->run.min_seconds;
+            estimate += 2 * (o->run.min_seconds + o->run.warm_up_seconds);
         }
         estimate += runs * flops / rate;
     }

@@ -157,6 +157,28 @@ static KCS_KERNEL_RUN(gemm_slows_down)
     return slow_down("gemm", KCS_F64, device, args, inputs, outputs, kernel_seconds, err);
 }
 
+/* The reference's GEMM, taking twice its time (CPU time, as the reference
+ * times itself) from the THROTTLE_AFTER-th run of the process on: a GPU
+ * whose clocks drop under sustained load. The runner's warm-up must take
+ * the fast runs (tests/warm_up_test.sh). */
+enum { THROTTLE_AFTER = 20 };
+static KCS_KERNEL_RUN(gemm_throttles)
+{
+    static int runs;
+    const kcs_kernel *reference = kcs_backend_find_kernel(&kcs_reference_backend, "gemm", KCS_F64, NULL);
+    if (!reference)
+        return kcs_fail(err, KCS_ERROR, "the reference has no kernel for gemm f64");
+    double start = kcs_reference_cpu_seconds();
+    kcs_status status = reference->run(device, args, inputs, outputs, kernel_seconds, err);
+    double target = start + (++runs > THROTTLE_AFTER ? 2.0 : 1.0) * (kcs_reference_cpu_seconds() - start);
+    volatile double wasted = 0.0;
+    for (double x = 1.0; status == KCS_OK && kcs_reference_cpu_seconds() < target;)
+        for (int i = 0; i < 1000; i++)
+            wasted += (x = x * 1.0000001 + 1e-9);
+    *kernel_seconds = kcs_reference_cpu_seconds() - start;
+    return status;
+}
+
 static KCS_KERNEL_RUN(gemm_faults_on_demand)
 {
     return fault_on_demand("gemm", KCS_F64, 1, device, args, inputs, outputs, kernel_seconds, err);
@@ -188,5 +210,7 @@ static const kcs_kernel gemm_rows[] = {
     {"gemm", KCS_F64, "faults-on-demand",
      "the reference; slower by KCS_SABOTEUR_SLOWDOWN, last bit of C[0] flipped with KCS_SABOTEUR_FLIP_BIT",
      gemm_faults_on_demand, NULL},
+    {"gemm", KCS_F64, "throttles", "the reference, twice as slow from the process's 20th run on (a GPU's clocks "
+     "dropping under load)", gemm_throttles, NULL},
 };
 const kcs_kernel_table kcs_fault_gemm_kernels = KCS_KERNEL_TABLE(gemm_rows);
