@@ -21,8 +21,8 @@ without them) whose op PyTorch has, it
   as `kcs run --warm-up`: docs/runner.md, "Warm-up"), then repeats until both
   --min-repeats and --min-time, at most --max-repeats, each on the next of up to 64 copies of the
   inputs (enough copies to pass 512 MiB, so no repeat finds its data in L2), each between two CUDA
-  events behind a hold (a kernel that keeps the stream busy while the host queues the launch, as
-  kcs's CUDA timer does; `HeldStreamTimer` says how); median, quartiles, extremes;
+  events behind a hold (kcs's own hold kernel, which keeps the stream busy until the host has
+  queued the run: `HeldStreamTimer` says how); median, quartiles, extremes;
 - writes one result per case and variant, backend "pytorch", kernel "torch-eager" or
   "torch-compile", kernel_library "PyTorch", into the results file (in place, or the whole file with
   the rows to --output), with the device ceiling and fraction of the kcs rows of the same case on
@@ -830,24 +830,160 @@ def timed_enough(count, total, options):
     return count >= options.max_repeats or (count >= options.min_repeats and total >= options.min_time)
 
 
+# kcs's hold kernel (cuda/backend.cu, kcs_hold_stream) in PTX: one thread that spins until the host
+# sets flags[0] in pinned memory, or gives up after limit_ns and sets flags[1]. PyTorch has no such
+# kernel; CudaDriverHold loads this through the CUDA driver API. nanosleep needs sm_70 (PTX 6.3).
+HOLD_PTX = r"""
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry kcs_hold_stream(.param .u64 flags_param, .param .u64 limit_param)
+{
+    .reg .pred stop;
+    .reg .b32 flag;
+    .reg .b64 flags, limit, start, now, waited;
+    ld.param.u64 flags, [flags_param];
+    ld.param.u64 limit, [limit_param];
+    mov.u64 start, %globaltimer;
+wait:
+    ld.volatile.global.b32 flag, [flags];
+    setp.ne.b32 stop, flag, 0;
+    @stop bra done;
+    mov.u64 now, %globaltimer;
+    sub.u64 waited, now, start;
+    setp.gt.u64 stop, waited, limit;
+    @stop bra gave_up;
+    nanosleep.u32 1000;
+    bra wait;
+gave_up:
+    mov.b32 flag, 1;
+    st.volatile.global.b32 [flags+4], flag;
+done:
+    ret;
+}
+"""
+
+
+class DriverError(Exception):
+    """The CUDA driver API refused a step of CudaDriverHold's set-up (the run falls back to SleepHeldTimer)."""
+
+
+class CudaDriverHold:
+    """kcs's hold kernel on PyTorch's current stream: HOLD_PTX loaded with cuModuleLoadData into
+    the context PyTorch made current, launched with cuLaunchKernel (libcuda through ctypes, so that
+    PyTorch needs nothing built), released by the host writing flags[0] of a pinned tensor (under
+    unified addressing the device reads pinned host memory at the host's address). Gives up after
+    LIMIT_NS, as kcs's hold_limit_ns. libcuda: the driver library, or a stand-in (the tests)."""
+
+    LIMIT_NS = 100 * 1000 * 1000
+
+    def __init__(self, torch, libcuda=None):
+        import ctypes
+        self.ctypes, self.torch = ctypes, torch
+        self.lib = libcuda if libcuda is not None else ctypes.CDLL("libcuda.so.1")
+        torch.zeros(1, device="cuda")  # PyTorch's context made, and current on this thread
+        context = ctypes.c_void_p()
+        self.check("cuCtxGetCurrent", self.lib.cuCtxGetCurrent(ctypes.byref(context)))
+        if not context.value:
+            raise DriverError("no current CUDA context (PyTorch has not used the device yet)")
+        module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check("cuModuleLoadData", self.lib.cuModuleLoadData(ctypes.byref(module),
+                                                                 ctypes.c_char_p(HOLD_PTX.encode())))
+        self.module = module
+        self.check("cuModuleGetFunction", self.lib.cuModuleGetFunction(ctypes.byref(self.function), module,
+                                                                       ctypes.c_char_p(b"kcs_hold_stream")))
+        self.flags = torch.zeros(2, dtype=torch.int32, pin_memory=True)
+        self.address = self.flags.data_ptr()
+        self.arguments = (ctypes.c_uint64(self.address), ctypes.c_uint64(self.LIMIT_NS))
+        self.parameters = (ctypes.c_void_p * 2)(*(ctypes.cast(ctypes.byref(a), ctypes.c_void_p)
+                                                  for a in self.arguments))
+
+    def check(self, name, result):
+        if result != 0:
+            raise DriverError(f"{name} returned CUDA error {result}")
+
+    def flag(self, index):
+        return self.ctypes.c_int32.from_address(self.address + 4 * index)
+
+    def queue(self):
+        """The hold, on the current stream, its flags cleared first."""
+        self.flag(1).value = 0
+        self.flag(0).value = 0
+        one = self.ctypes.c_uint(1)
+        stream = self.ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)
+        self.check("cuLaunchKernel", self.lib.cuLaunchKernel(self.function, one, one, one, one, one, one,
+                                                             self.ctypes.c_uint(0), stream, self.parameters, None))
+
+    def release(self):
+        self.flag(0).value = 1
+
+    def gave_up(self):
+        return self.flag(1).value != 0
+
+
 class HeldStreamTimer:
-    """One run between two CUDA events with the stream held while the host queues it, as
-    cuda/backend.cu's timer ("Timing") does with its hold kernel: the start event waits behind a
-    kernel that keeps the stream busy, so the clock starts with every launch of the run already
-    queued and the host's work (PyTorch's dispatch, torch.compile's guards, cuBLAS choosing its
-    kernel) does not count. kcs's hold waits for a flag the host sets; PyTorch has no such kernel,
-    so the hold here is torch.cuda._sleep, a kernel that spins for a number of clock cycles, and
-    each run proves that it held: the host's time from queueing the hold to queueing the stop event
+    """One run between two CUDA events with the stream held while the host queues it, exactly as
+    cuda/backend.cu's timer ("Timing") does: its hold kernel (CudaDriverHold) queued first, the
+    start event behind it, the run's launches, the host's release, the stop event. The clock starts
+    with every launch of the run already queued, so the host's work (PyTorch's dispatch,
+    torch.compile's guards, cuBLAS choosing its kernel) does not count, and the device goes from
+    one run's kernels to the hold and the next run with no idle time the host's pace decides: as
+    kcs's rows. A hold that gives up (a run that waits for the device inside its timed region) is
+    counted as not held; after GIVE_UPS_ALLOWED in a row the runs are timed without one, as kcs's."""
+
+    GIVE_UPS_ALLOWED = 3
+
+    def __init__(self, torch, hold):
+        self.torch, self.hold = torch, hold
+        self.start, self.stop = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        self.give_ups, self.not_held = 0, 0
+
+    def run(self, launch):
+        """(seconds of the run on the device, what launch() returned)."""
+        held = self.give_ups < self.GIVE_UPS_ALLOWED
+        if held:
+            self.hold.queue()
+        self.start.record()
+        try:
+            result = launch()
+        finally:
+            if held:
+                self.hold.release()
+        self.stop.record()
+        self.stop.synchronize()
+        if held and self.hold.gave_up():
+            self.give_ups += 1
+            self.not_held += 1
+        elif held:
+            self.give_ups = 0
+        else:
+            self.not_held += 1
+        return self.start.elapsed_time(self.stop) / 1e3, result
+
+    def notes(self):
+        return {"hold": "kcs's hold kernel (cuda/backend.cu), released by the host once the run is queued",
+                "runs_not_held": self.not_held}
+
+
+class SleepHeldTimer:
+    """The fallback where CudaDriverHold cannot be set up (no libcuda to load, a driver that
+    refuses the PTX): the start event waits behind torch.cuda._sleep, a kernel that spins for a
+    number of clock cycles, and each run proves that it held: the host's time from queueing the hold to queueing the stop event
     must be shorter than the hold lasted on the device (measured by an event before it). A run that
     outlasts its hold is run again with a hold twice as long (up to MAX_HOLD_S; the longest kept is
     reported); one that outlasts even that is kept and counted as not held, as kcs keeps a run
-    whose hold gave up."""
+    whose hold gave up. Its cost: the device idles for the hold, at least 0.2 ms a run and as long
+    as the slowest queueing seen, so the card runs cooler than under kcs's back-to-back runs. On an
+    H200 (2026-11-28, one call, --warm-up 0.3) the holds had grown to 1.7 ms, and PyTorch's cuBLAS
+    calls ran at the idle card's clocks: f16 GEMM 4096^3 0.185 ms against 0.213 ms for kcs's
+    cuBLAS row (the same library) and DGEMM 2.28 against 2.51 ms, 13% and 10% faster. The notes of
+    every row say which timer timed it."""
 
     FIRST_HOLD_S = 2e-4
     MAX_HOLD_S = 0.05
 
     def __init__(self, torch):
-        self.torch = torch
+        self.torch, self.why_not = torch, "not tried"
         self.before, self.start, self.stop = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         self.hold_s, self.longest_hold_s, self.not_held, self.rerun = self.FIRST_HOLD_S, 0.0, 0, 0
         self.cycles_per_s = None
@@ -895,7 +1031,8 @@ class HeldStreamTimer:
             self.rerun += 1
 
     def notes(self):
-        return {"hold": "torch.cuda._sleep before the start event, proven longer than the host's queueing",
+        return {"hold": "torch.cuda._sleep before the start event, proven longer than the host's queueing "
+                        f"(kcs's hold could not be set up: {self.why_not})",
                 "longest_hold_s": self.longest_hold_s, "runs_rerun_with_a_longer_hold": self.rerun,
                 "runs_not_held": self.not_held}
 
@@ -910,6 +1047,18 @@ class WallClock:
 
     def notes(self):
         return {"hold": "none: wall clock on the CPU (--device cpu), not kcs's method"}
+
+
+def held_stream_timer(torch, libcuda=None):
+    """HeldStreamTimer with kcs's hold, or SleepHeldTimer saying why that could not be set up
+    (libcuda: as CudaDriverHold takes it)."""
+    try:
+        hold = CudaDriverHold(torch, libcuda)
+    except (OSError, AttributeError, DriverError) as why:  # AttributeError: a libcuda without the function
+        timer = SleepHeldTimer(torch)
+        timer.why_not = f"{type(why).__name__}: {why}"
+        return timer
+    return HeldStreamTimer(torch, hold)
 
 
 def time_runs(function, sets, clock, options):
@@ -1375,7 +1524,7 @@ def main(argv=None):
         print(f"kcs_torch_peers: {error}", file=sys.stderr)
         return EXIT_USAGE
     record, twin = torch_device_record(torch, device, document.get("devices") or [])
-    clock = HeldStreamTimer(torch) if device.type == "cuda" else WallClock()
+    clock = held_stream_timer(torch) if device.type == "cuda" else WallClock()
     print(f"kcs_torch_peers: PyTorch {torch.__version__} on {record['id']} ({record['name']})"
           + (f", the card of {twin['id']}" if twin else ", matched to no kcs device of the results file")
           + f"; {len(cases)} perf cases, variants {', '.join(args.variants)}", flush=True)

@@ -283,7 +283,8 @@ class TimingTests(unittest.TestCase):
 
     def run_held(self, host_cost, kernel_s, runs=1):
         simulated = SimulatedDevice(host_cost, kernel_s)
-        timer = object.__new__(peers.HeldStreamTimer)
+        timer = object.__new__(peers.SleepHeldTimer)
+        timer.why_not = "a test"
         timer.torch = simulated.torch
         timer.before, timer.start, timer.stop = (simulated.torch.cuda.Event() for _ in range(3))
         timer.hold_s, timer.longest_hold_s, timer.not_held, timer.rerun = timer.FIRST_HOLD_S, 0.0, 0, 0
@@ -312,8 +313,159 @@ class TimingTests(unittest.TestCase):
     def test_a_launch_longer_than_the_longest_hold_is_kept_and_counted(self):
         samples, timer = self.run_held(host_cost=0.2, kernel_s=1e-5)
         self.assertEqual(timer.not_held, 1)
-        self.assertAlmostEqual(samples[0][0], 0.2 - peers.HeldStreamTimer.MAX_HOLD_S + 1e-5)
+        self.assertAlmostEqual(samples[0][0], 0.2 - peers.SleepHeldTimer.MAX_HOLD_S + 1e-5)
         self.assertEqual(timer.notes()["runs_not_held"], 1)
+
+
+class QueuedDevice:
+    """A device that runs what the host queues, in order: events, kernels, and kcs's hold, which
+    keeps everything behind it waiting until the host releases it. Queueing a launch costs the
+    host host_cost seconds; a kernel takes kernel_s on the device."""
+
+    def __init__(self, host_cost, kernel_s, gives_up=False):
+        self.host_s, self.device_s, self.items, self.done = 0.0, 0.0, [], 0
+        self.host_cost, self.kernel_s, self.gives_up, self.holds = host_cost, kernel_s, gives_up, 0
+        device = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.at = None
+
+            def record(self):
+                device.items.append(["event", device.host_s, self])
+
+            def synchronize(self):
+                device.run()
+                device.host_s = max(device.host_s, self.at)
+
+            def elapsed_time(self, later):
+                return (later.at - self.at) * 1e3
+
+        self.torch = type("torch", (), {"cuda": type("cuda", (), {"Event": Event})})
+        self.hold = self
+
+    def run(self):
+        """Runs the queue as far as it can go: up to a hold not yet released."""
+        while self.done < len(self.items):
+            kind, queued, what = self.items[self.done]
+            start = max(self.device_s, queued)
+            if kind == "hold":
+                if what is None:
+                    return
+                self.device_s = max(start, what)
+            elif kind == "kernel":
+                self.device_s = start + what
+            else:
+                what.at = self.device_s = start
+            self.done += 1
+
+    def launch(self):
+        self.host_s += self.host_cost
+        self.items.append(["kernel", self.host_s, self.kernel_s])
+        return "output"
+
+    # the hold, as CudaDriverHold's queue, release and gave_up
+    def queue(self):
+        self.holds += 1
+        self.items.append(["hold", self.host_s, None])
+
+    def release(self):
+        next(item for item in reversed(self.items) if item[0] == "hold")[2] = self.host_s
+
+    def gave_up(self):
+        return self.gives_up
+
+
+class FakeDriver:
+    """libcuda's functions that CudaDriverHold calls, recording them; fails `failing` with 218."""
+
+    def __init__(self, failing=None):
+        self.calls, self.failing = [], failing
+
+    def __getattr__(self, name):
+        def function(*arguments):
+            self.calls.append((name, arguments))
+            if name == self.failing:
+                return 218
+            if name in ("cuCtxGetCurrent", "cuModuleLoadData", "cuModuleGetFunction"):
+                arguments[0]._obj.value = 0x1000 + len(self.calls)  # the handle it makes
+            return 0
+        return function
+
+
+class FakeTorchForHold:
+    """What CudaDriverHold asks of torch: a CUDA tensor, a pinned one (ctypes memory), the stream."""
+
+    def __init__(self):
+        import ctypes
+        self.pinned = (ctypes.c_int32 * 2)()
+        pinned = self.pinned
+
+        class Tensor:
+            def data_ptr(self):
+                return ctypes.addressof(pinned)
+
+        self.int32 = "int32"
+        self.zeros = lambda *shape, **kinds: Tensor()
+        stream = type("Stream", (), {"cuda_stream": 0xBEEF})
+        self.cuda = type("cuda", (), {"current_stream": staticmethod(lambda: stream),
+                                      "Event": lambda enable_timing=True: None})
+
+
+class KcsHoldTest(unittest.TestCase):
+    """The timer with kcs's hold (HeldStreamTimer, CudaDriverHold): the time is the device's alone
+    however long the host takes to queue, and the hold is launched as kcs's."""
+
+    def test_the_run_is_timed_from_its_first_kernel_however_slow_the_queueing(self):
+        device = QueuedDevice(host_cost=5e-4, kernel_s=1e-5)
+        timer = peers.HeldStreamTimer(device.torch, device)
+        for _ in range(3):
+            seconds, result = timer.run(device.launch)
+            self.assertAlmostEqual(seconds, 1e-5)  # not 5e-4 + 1e-5: the hold covered the queueing
+            self.assertEqual(result, "output")
+        self.assertEqual((device.holds, timer.not_held), (3, 0))
+        self.assertIn("kcs's hold kernel", timer.notes()["hold"])
+
+    def test_after_three_holds_given_up_the_runs_are_timed_without_and_counted(self):
+        device = QueuedDevice(host_cost=5e-4, kernel_s=1e-5, gives_up=True)
+        timer = peers.HeldStreamTimer(device.torch, device)
+        for _ in range(5):
+            timer.run(device.launch)
+        self.assertEqual((device.holds, timer.not_held), (3, 5))
+        seconds, _ = timer.run(device.launch)
+        self.assertAlmostEqual(seconds, 5e-4 + 1e-5)  # unheld: the host's queueing counts
+
+    def test_the_hold_is_launched_as_kcs_launches_it_and_released_through_pinned_memory(self):
+        import ctypes
+        driver, torch = FakeDriver(), FakeTorchForHold()
+        hold = peers.CudaDriverHold(torch, driver)
+        names = [name for name, _ in driver.calls]
+        self.assertEqual(names, ["cuCtxGetCurrent", "cuModuleLoadData", "cuModuleGetFunction"])
+        self.assertIn(b".entry kcs_hold_stream", driver.calls[1][1][1].value)
+        self.assertEqual(driver.calls[2][1][2].value, b"kcs_hold_stream")
+        torch.pinned[0], torch.pinned[1] = 7, 7
+        hold.queue()
+        name, arguments = driver.calls[-1]
+        self.assertEqual(name, "cuLaunchKernel")
+        self.assertEqual([a.value for a in arguments[1:7]], [1] * 6)  # one block of one thread
+        self.assertEqual((arguments[7].value, arguments[8].value), (0, 0xBEEF))  # PyTorch's stream
+        parameters = arguments[9]
+        self.assertEqual(ctypes.c_uint64.from_address(parameters[0]).value, ctypes.addressof(torch.pinned))
+        self.assertEqual(ctypes.c_uint64.from_address(parameters[1]).value, peers.CudaDriverHold.LIMIT_NS)
+        self.assertEqual(list(torch.pinned), [0, 0])  # both flags cleared before the launch
+        self.assertFalse(hold.gave_up())
+        hold.release()
+        self.assertEqual(torch.pinned[0], 1)
+        torch.pinned[1] = 1
+        self.assertTrue(hold.gave_up())
+
+    def test_a_driver_that_refuses_the_hold_leaves_the_sleep_timer_saying_why(self):
+        torch = SimulatedDevice(1e-5, 1e-5).torch
+        torch.zeros = lambda *shape, **kinds: None
+        timer = peers.held_stream_timer(torch, FakeDriver(failing="cuModuleLoadData"))
+        self.assertIsInstance(timer, peers.SleepHeldTimer)
+        self.assertIn("cuModuleLoadData returned CUDA error 218", timer.notes()["hold"])
+        self.assertIsInstance(peers.held_stream_timer(FakeTorchForHold(), FakeDriver()), peers.HeldStreamTimer)
 
 
 def torch_row(case_name, op, dtype, sizes, kernel, median, status="pass", fraction=0.5, params=None):
