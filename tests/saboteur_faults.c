@@ -101,13 +101,23 @@ static kcs_status writes_past_the_end(kcs_device *device, const kcs_op_args *arg
     return status;
 }
 
+/* Computes on until the thread's CPU clock (the reference's own) reaches
+ * target: a slower kernel, made so in time rather than in elements, because
+ * extra elements still in the cache cost less than their share. */
+static void work_until(double target)
+{
+    volatile double wasted = 0.0;
+    for (double x = 1.0; kcs_reference_cpu_seconds() < target;)
+        for (int i = 0; i < 1000; i++)
+            wasted += (x = x * 1.0000001 + 1e-9);
+}
+
 /* The reference's kernel for op and dtype, run as it is (the saboteur
  * borrows the reference's device and buffers), and timed as it times itself
  * (CPU time); with KCS_SABOTEUR_SLOWDOWN=factor set, it then works on until
  * it has taken factor times as long: the planted slowdown that a comparison
  * of two runs must report (and, unset, the same kernel that two runs must not
- * call changed). The extra work is measured in time rather than in elements,
- * because extra elements still in the cache cost less than their share.
+ * call changed). The extra work is measured in time (work_until).
  * With flip_asked and KCS_SABOTEUR_FLIP_BIT set, the lowest bit of the first
  * output's first byte (the last mantissa bit of its first element) is then
  * flipped: within any bound, so that only a comparison of the output's bits
@@ -123,11 +133,8 @@ static kcs_status fault_on_demand(const char *op, kcs_dtype dtype, int flip_aske
     double factor = factor_text ? atof(factor_text) : 1.0;
     double start = kcs_reference_cpu_seconds();
     kcs_status status = reference->run(device, args, in, out, seconds, err);
-    double target = start + factor * (kcs_reference_cpu_seconds() - start);
-    volatile double wasted = 0.0;
-    for (double x = 1.0; status == KCS_OK && factor > 1.0 && kcs_reference_cpu_seconds() < target;)
-        for (int i = 0; i < 1000; i++)
-            wasted += (x = x * 1.0000001 + 1e-9);
+    if (status == KCS_OK && factor > 1.0)
+        work_until(start + factor * (kcs_reference_cpu_seconds() - start));
     *seconds = kcs_reference_cpu_seconds() - start;
     if (status == KCS_OK && flip_asked && getenv("KCS_SABOTEUR_FLIP_BIT")) {
         unsigned char *first;
@@ -170,11 +177,8 @@ static KCS_KERNEL_RUN(gemm_throttles)
         return kcs_fail(err, KCS_ERROR, "the reference has no kernel for gemm f64");
     double start = kcs_reference_cpu_seconds();
     kcs_status status = reference->run(device, args, inputs, outputs, kernel_seconds, err);
-    double target = start + (++runs > THROTTLE_AFTER ? 2.0 : 1.0) * (kcs_reference_cpu_seconds() - start);
-    volatile double wasted = 0.0;
-    for (double x = 1.0; status == KCS_OK && kcs_reference_cpu_seconds() < target;)
-        for (int i = 0; i < 1000; i++)
-            wasted += (x = x * 1.0000001 + 1e-9);
+    if (status == KCS_OK && ++runs > THROTTLE_AFTER)
+        work_until(start + 2.0 * (kcs_reference_cpu_seconds() - start));
     *kernel_seconds = kcs_reference_cpu_seconds() - start;
     return status;
 }
