@@ -172,6 +172,8 @@ static json_t *timing_json(const kcs_timing *t)
                                "max_s", number(t->maximum), "samples_s", samples);
     if (t->pace_median > 0.0)
         json_object_set_new(timing, "pace_median_s", number(t->pace_median));
+    if (t->busy_fraction > 0.0)
+        json_object_set_new(timing, "busy_fraction", number(t->busy_fraction));
     return timing;
 }
 

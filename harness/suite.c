@@ -348,6 +348,7 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
     int count = 0;
     if (status == KCS_OK)
         status = warm_up(p, run, kernel, sets, copies, options->warm_up_seconds, err);
+    double loop_started = now_seconds();
     while (status == KCS_OK && !timed_enough(count, total, capacity, options)) {
         kcs_buffer **set = sets[(count + 1) % copies];
         status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds, err);
@@ -357,8 +358,13 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
         total += seconds;
     }
     if (status == KCS_OK) {
+        double loop_seconds = now_seconds() - loop_started;
         kcs_timing_from_samples(samples, count, timing);
         timing->rotated_copies = copies;
+        /* How busy the repeats kept the device: what the host's pace between
+         * them leaves idle (a power-limited GPU keeps higher clocks the more
+         * it idles; docs/runner.md, "Warm-up"). */
+        timing->busy_fraction = loop_seconds > 0.0 ? total / loop_seconds : 0.0;
         if (paces) {
             qsort(paces, (size_t)count, sizeof *paces, compare_doubles);
             timing->pace_median = quantile(paces, count, 0.5);

@@ -108,6 +108,7 @@ typedef struct {
     int repeats;
     double median, lower_quartile, upper_quartile, minimum, maximum;
     int rotated_copies; /* kernel timing: sets of buffers the repeats rotated among (1: none) */
+    double busy_fraction; /* kernel timing: the repeats' summed time over the timed loop's wall time (0: none) */
     int kept;           /* samples kept: min(repeats, KCS_TIMING_KEPT_SAMPLES) */
     double pace_median; /* kernel timing on a device with a pace: the median of the pace timed after
                            each repeat (kcs_backend.pace); 0 without one */

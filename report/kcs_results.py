@@ -173,7 +173,7 @@ def _check_numbers(problems, where, mapping, keys, times=False):
 
 
 _TIMING_KEYS = ("repeats", "rotated_copies", "median_s", "lower_quartile_s", "upper_quartile_s", "min_s", "max_s",
-                "pace_median_s")
+                "pace_median_s", "busy_fraction")
 _WORST_KEYS = ("output", "index", "expected", "actual", "error", "bound")
 CEILING_KEYS = ("copy_bytes_per_s", "host_to_device_bytes_per_s", "fma_flops_per_s", "gemm_flops_per_s",
                 "gemm_tf32_flops_per_s", "gemm_f16_flops_per_s", "gemm_bf16_flops_per_s", "gemm_f64_flops_per_s",

@@ -1075,14 +1075,18 @@ def time_runs(function, sets, clock, options):
         kept[slot] = None
         seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
         warmed, runs = warmed + seconds, runs + 1
-    samples, total = [], 0.0
+    samples, total, loop_started = [], 0.0, time.perf_counter()
     while not timed_enough(len(samples), total, options):
         slot = (len(samples) + 1) % copies
         kept[slot] = None  # its memory goes to this repeat's output
         seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
         samples.append(seconds)
         total += seconds
-    return timing_figures(samples, copies)
+    figures = timing_figures(samples, copies)
+    loop_seconds = time.perf_counter() - loop_started
+    if loop_seconds > 0:  # the repeats' time over the loop's: what the host's pace leaves idle, as kcs writes it
+        figures["busy_fraction"] = total / loop_seconds
+    return figures
 
 
 # ---- running a case ---------------------------------------------------------------------------------

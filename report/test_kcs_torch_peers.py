@@ -264,6 +264,23 @@ class TimingTests(unittest.TestCase):
         options.max_repeats, options.min_time, calls[:] = 5, 100.0, []
         self.assertEqual(peers.time_runs(lambda name: name, [["s0"]], Clock(), options)["repeats"], 5)
 
+    def test_the_busy_fraction_is_the_repeats_time_over_the_loops(self):
+        options = type("Options", (), {"min_repeats": 4, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.0})
+        host = {"now": 0.0}
+
+        class Clock:  # each repeat: 3 ms on the device, 1 ms of the host's own between repeats
+            def run(self, launch):
+                host["now"] += 0.004
+                return 0.003, launch()
+
+        real_clock = peers.time.perf_counter
+        peers.time.perf_counter = lambda: host["now"]
+        try:
+            figures = peers.time_runs(lambda name: name, [["s0"]], Clock(), options)
+        finally:
+            peers.time.perf_counter = real_clock
+        self.assertAlmostEqual(figures["busy_fraction"], 0.75)
+
     def test_a_warm_up_of_seconds_runs_until_them_before_the_timed_runs(self):
         options = type("Options", (), {"min_repeats": 2, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.01})
         calls, timed = [], []

@@ -28,6 +28,8 @@ def timed(path):
     assert len(rows) == 1 and rows[0]["status"] == "pass", f"{path}: one passing throttles row, got {rows}"
     samples = rows[0]["timing"]["kernel"]["samples_s"]
     assert len(samples) == 5, f"{path}: 5 timed repeats, got {len(samples)}"
+    busy = rows[0]["timing"]["kernel"].get("busy_fraction")
+    assert isinstance(busy, float) and busy > 0, f"{path}: timing.kernel.busy_fraction written, got {busy!r}"
     return doc["options"]["warm_up_seconds"], samples
 cold_option, cold = timed(sys.argv[1])
 warm_option, warm = timed(sys.argv[2])
