@@ -296,6 +296,20 @@ def card_of(device):
     return "uuid " + uuid if uuid else "name " + str((device or {}).get("name") or (device or {}).get("id"))
 
 
+# Timing loops that kept the device busy in measures further apart than this are named beside a
+# peer ahead of kcs: a power-limited card keeps higher clocks the more a loop idles it
+# (docs/runner.md, "Warm-up").
+BUSY_APART = 0.05
+
+
+def busy_apart(peer, own):
+    """(peer's busy_fraction, own's) where both were written and differ by more than BUSY_APART."""
+    fractions = [number(kernel_timing(result).get("busy_fraction")) for result in (peer, own)]
+    if all(finite(f) for f in fractions) and abs(fractions[0] - fractions[1]) > BUSY_APART:
+        return tuple(fractions)
+    return None
+
+
 def peers(lines, case_order, fmt_time):
     """Per perf case (any run timed it), its rows side by side: [{'case', 'first' (a result, for its
     facts), 'rows': [row], 'ahead': [ahead]}], in case-file order. A row: 'line' (per run, a result
@@ -305,8 +319,9 @@ def peers(lines, case_order, fmt_time):
     'versus_reference' (the reference's median over this one's, same run), 'flags'. An ahead
     entry is a library row faster than kcs's fastest own row on its card, or on a card where no kcs
     row was timed: {'row', 'kcs' (that kcs row, or None), 'kcs_speed' (the library row's median over
-    kcs's: 0.81, kcs at 81% of its speed; None without a kcs row)}, those without a kcs row first,
-    then kcs furthest behind first."""
+    kcs's: 0.81, kcs at 81% of its speed; None without a kcs row), 'busy' ((the library row's
+    busy_fraction, kcs's) where the two timing loops kept the device busy in measures more than
+    BUSY_APART apart, else None)}, those without a kcs row first, then kcs furthest behind first."""
     cases = {}
     for key, line in lines.lines.items():
         if any(is_timed(r) for r in line):
@@ -341,7 +356,8 @@ def peers(lines, case_order, fmt_time):
             own = [row for row in rows if row["card"] == card and not row["library"]]
             best = min(own, key=lambda row: row["speed"]["median"], default=None)
             ahead += [{"row": row, "kcs": best,
-                       "kcs_speed": row["speed"]["median"] / best["speed"]["median"] if best else None}
+                       "kcs_speed": row["speed"]["median"] / best["speed"]["median"] if best else None,
+                       "busy": busy_apart(row["latest"], best["latest"]) if best else None}
                       for row in rows if row["card"] == card and row["library"]
                       and (best is None or row["speed"]["median"] < best["speed"]["median"])]
         ahead.sort(key=lambda entry: (entry["kcs_speed"] is not None, entry["kcs_speed"] or 0,

@@ -653,6 +653,26 @@ class ResultsFileTests(unittest.TestCase):
         self.assertIn('id="peers-ahead"', page)
         self.assertIn("PyTorch <code>torch-compile</code>", page)
 
+    def test_a_peer_ahead_whose_loop_kept_the_device_less_busy_says_so(self):
+        entries = self.entries()
+        compiled = next(e for e in entries if e["kernel"] == "torch-compile")
+        compiled["timing"]["kernel"]["busy_fraction"] = 0.62
+        doc = copy.deepcopy(self.doc)
+        kcs_best = min((r for r in doc["results"] if r["case"] == "softmax/f32-32768x1024" and r["device"] == "cuda:0"),
+                       key=lambda r: r["timing"]["kernel"]["median_s"])
+        kcs_best["timing"]["kernel"]["busy_fraction"] = 0.97
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        ahead = next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"]
+        self.assertEqual(ahead[0]["busy"], (0.62, 0.97))
+        index, _ = self.report_of(merged)
+        part = index[index.index('id="peers-ahead"'):]
+        self.assertIn("its timing kept the device busy 0.62 of the time, kcs's 0.97", part)
+        kcs_best["timing"]["kernel"]["busy_fraction"] = 0.64  # within BUSY_APART: not named
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        self.assertIsNone(next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"][0]["busy"])
+
     def test_a_case_only_a_library_timed_on_a_card_is_named_too(self):
         doc = copy.deepcopy(self.doc)
         doc["results"] = [r for r in doc["results"] if not (r["case"] == "softmax/f32-32768x1024"
