@@ -304,16 +304,6 @@ static void release_rotation_sets(const kcs_prepared_case *p, device_run *run, b
             run->backend->release(run->device, sets[c][i]);
 }
 
-/* Times the kernel alone, repeating until both the count and the time are
- * reached; small cases rotate among copies of their buffers. Untimed runs
- * come first (warm_up): one at least, so that no timed run pays a first
- * run's costs (code loaded, caches cold), and then more until
- * options->warm_up_seconds of kernel time, or of wall time, has passed: a
- * GPU under sustained load lowers its clocks within a tenth of a second
- * (docs/runner.md, "Warm-up"), so that kernels timed one after another
- * from an idle card each start fast and end slow, in proportions that
- * depend on their length; warmed up, each is timed at the clocks the card
- * sustains. */
 /* The untimed runs before a kernel's timed ones (time_kernel): one, then
  * more on the rotated sets until seconds of kernel time or of wall time. */
 static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel, buffer_set *sets,
@@ -330,6 +320,16 @@ static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs
     return status;
 }
 
+/* Times the kernel alone, repeating until both the count and the time are
+ * reached; small cases rotate among copies of their buffers. Untimed runs
+ * come first (warm_up): one at least, so that no timed run pays a first
+ * run's costs (code loaded, caches cold), and then more until
+ * options->warm_up_seconds of kernel time, or of wall time, has passed: a
+ * GPU under sustained load lowers its clocks within a tenth of a second
+ * (docs/runner.md, "Warm-up"), so that kernels timed one after another
+ * from an idle card each start fast and end slow, in proportions that
+ * depend on their length; warmed up, each is timed at the clocks the card
+ * sustains. */
 static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
                               const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
 {
