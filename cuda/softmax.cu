@@ -286,9 +286,27 @@ __device__ __forceinline__ V narrow_slot(const C (&values)[slot_width<T, V>])
     return stored;
 }
 
-__device__ __forceinline__ float exp_of(float value)
+/* exp(difference) for the 4-byte compute type, in the exp2 form the bound budgets (docs/softmax.md, "The
+ * argument"): the difference (x - M, rounded once by the caller) times fl(log2 e), rounded once, then 2^p by
+ * the SFU's ex2.approx.ftz.f32, which PTX documents at most 2 ulp from the correctly rounded result over its
+ * whole range, within the bound's 3. Results below f32's smallest normal are flushed to 0, which the bound's
+ * absolute term allows (lambda); f16's subnormal outputs come from terms far above it (a term is at least its
+ * output, the row sum being at least 1), so they stay correctly rounded. Special values are kept:
+ * 2^-inf = 0 (a masked entry), 2^NaN = NaN. Two instructions where expf, which computes the same 2^p with a
+ * compensated argument, takes nine; f16 and bf16 rows move half the bytes of f32 ones per element, and on an
+ * H200 the arithmetic, not the memory, had become their limit (docs/softmax.md, "The exp2 form on the GPU").
+ * The host's exp2f stands in under emulation (tests/cuda_kernels_emulation.sh), which checks indexing and
+ * semantics, not the GPU's exp. */
+__device__ __forceinline__ float exp_of(float difference)
 {
-    return expf(value); /* 2 ulp; not __expf */
+    const float power = difference * 1.44269504088896341f; /* fl(log2 e) = 0x1.715476p0 */
+#ifdef __CUDA_ARCH__
+    float result;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(power));
+    return result;
+#else
+    return exp2f(power);
+#endif
 }
 
 __device__ __forceinline__ double exp_of(double value)
