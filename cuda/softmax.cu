@@ -277,12 +277,21 @@ __device__ __forceinline__ void widen_slot(const V &stored, C (&values)[slot_wid
 template <typename T, typename V, typename C = kcs_compute<T>>
 __device__ __forceinline__ V narrow_slot(const C (&values)[slot_width<T, V>])
 {
-    T elements[slot_width<T, V>];
-#pragma unroll
-    for (int e = 0; e < slot_width<T, V>; e++)
-        elements[e] = kcs_narrow<T>(values[e]);
+    constexpr int width = slot_width<T, V>;
     V stored;
-    memcpy(&stored, elements, sizeof stored);
+    if constexpr (sizeof(T) == 2 && width % 2 == 0) { /* f16, bf16 in pairs: one conversion for two */
+        unsigned int pairs[width / 2];
+#pragma unroll
+        for (int e = 0; e < width / 2; e++)
+            pairs[e] = kcs_narrow_pair<T>(values[2 * e], values[2 * e + 1]);
+        memcpy(&stored, pairs, sizeof stored);
+    } else {
+        T elements[width];
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            elements[e] = kcs_narrow<T>(values[e]);
+        memcpy(&stored, elements, sizeof stored);
+    }
     return stored;
 }
 
