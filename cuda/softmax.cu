@@ -98,8 +98,10 @@
  * inf - inf = NaN; a row of -inf gets -inf - (-inf) = NaN; a -inf entry
  * under a finite max gets exp(-inf) = 0 exactly.
  *
- * Precision: the working precision of C (expf, 2 ulp, or exp, 1 ulp; not
- * __expf), sums in C, one IEEE reciprocal and a product per element (the
+ * Precision: the working precision of C (for f32, f16 and bf16 the exp2
+ * form, exp_of below: ex2.approx of the rounded (x - M) log2 e, 2 ulp, which
+ * docs/softmax.md's bound budgets; for f64 exp, 1 ulp; never __expf or
+ * fast math), sums in C, one IEEE reciprocal and a product per element (the
  * spec's "a reciprocal and a product"), then for f16 and bf16 one rounding
  * to nearest even (cvt.rn): no term, sum or partial result is ever held in
  * the 16-bit type, which would round twice. Summation depth
@@ -163,12 +165,16 @@
  *     of the 1-GiB copy in f32 and 0.93 in 16-bit, warp-groups 0.95 and
  *     0.92 (2026-11-27).
  * f16 and bf16 move half the bytes per element, so each SM must compute
- * twice as many elements per second: about 3 an SM-cycle at 0.9 of copy,
- * against 128 lanes of issue and roughly 14 instructions an element (8 of
- * them expf), or about 23 where the block's 16-bit stash computes exp
- * twice: within reach, and exp2f of a prescaled (x - M) log2 e (which
- * docs/softmax.md allows, about 3 instructions fewer) measured within 1% of
- * expf on an H100 on every perf shape, so plain expf is kept.
+ * twice as many elements per second: on an H200 (4.3 TB/s) about 4 an
+ * SM-cycle at 0.9 of copy, against 128 lanes of issue. With expf (9
+ * instructions) an element took about 15, or 24 where the block's 16-bit
+ * stash computes exp twice, and the 16-bit rows ran 0.74 to 0.87 of copy
+ * where f32 ran 0.93 to 0.98; the exp2 form through ex2.approx (2
+ * instructions, exp_of) and outputs rounded in pairs (kcs_narrow_pair) took
+ * them to 0.92 to 0.96 (docs/softmax.md, "The exp2 form on the GPU"). On an
+ * H100 (3 TB/s) exp2f of the same argument (ex2.approx with a subnormal
+ * fix-up) had measured within 1% of expf: the arithmetic became the limit
+ * on the faster memory.
  *
  * Bytes: 2 rows cols sizeof(T) (read once, written once) for the resident
  * and cluster kernels; the online kernel reads twice.
@@ -277,18 +283,47 @@ __device__ __forceinline__ void widen_slot(const V &stored, C (&values)[slot_wid
 template <typename T, typename V, typename C = kcs_compute<T>>
 __device__ __forceinline__ V narrow_slot(const C (&values)[slot_width<T, V>])
 {
-    T elements[slot_width<T, V>];
-#pragma unroll
-    for (int e = 0; e < slot_width<T, V>; e++)
-        elements[e] = kcs_narrow<T>(values[e]);
+    constexpr int width = slot_width<T, V>;
     V stored;
-    memcpy(&stored, elements, sizeof stored);
+    if constexpr (sizeof(T) == 2 && width % 2 == 0) { /* f16, bf16 in pairs: one conversion for two */
+        unsigned int pairs[width / 2];
+#pragma unroll
+        for (int e = 0; e < width / 2; e++)
+            pairs[e] = kcs_narrow_pair<T>(values[2 * e], values[2 * e + 1]);
+        memcpy(&stored, pairs, sizeof stored);
+    } else {
+        T elements[width];
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            elements[e] = kcs_narrow<T>(values[e]);
+        memcpy(&stored, elements, sizeof stored);
+    }
     return stored;
 }
 
-__device__ __forceinline__ float exp_of(float value)
+/* exp(difference) for the 4-byte compute type, in the exp2 form the bound budgets (docs/softmax.md, "The
+ * argument"): the difference (x - M, rounded once by the caller) times fl(log2 e), rounded once, then 2^p by the
+ * SFU's ex2.approx.ftz.f32: the instruction CUDA's exp2f compiles to (ex2.approx.f32, nvcc 13.0; the Programming
+ * Guide documents exp2f at 2 ulp), within the bound's 3, without exp2f's fix-up for subnormal results (.ftz).
+ * Every softmax case passes with it on an H200. Results below f32's smallest normal are flushed to 0, which the
+ * bound's absolute term allows (lambda); f16's subnormal outputs come from terms far above it (a term is at least
+ * its output, the row sum being at least 1), so they stay correctly rounded. Special values are kept: 2^-inf = 0
+ * (a masked entry), 2^NaN = NaN. Two instructions where expf, which computes the same 2^p with a compensated
+ * argument, takes nine; f16 and bf16 rows move half the bytes of f32 ones per element, and on an H200 the
+ * arithmetic, not the memory, had become their limit (docs/softmax.md, "The exp2 form on the GPU"). The host's
+ * exp2f stands in under emulation (tests/cuda_kernels_emulation.sh), which checks indexing and semantics, not the
+ * GPU's exp.
+ */
+__device__ __forceinline__ float exp_of(float difference)
 {
-    return expf(value); /* 2 ulp; not __expf */
+    const float power = difference * 1.44269504088896341f; /* fl(log2 e) = 0x1.715476p0 */
+#ifdef __CUDA_ARCH__
+    float result;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(power));
+    return result;
+#else
+    return exp2f(power);
+#endif
 }
 
 __device__ __forceinline__ double exp_of(double value)

@@ -28,6 +28,10 @@ static inline float kcs_widen(__nv_bfloat16 value) { return __bfloat162float(val
 template <typename T> static inline T kcs_narrow(kcs_compute<T> value) { return value; }
 template <> inline __half kcs_narrow<__half>(float value) { return __float2half_rn(value); }
 template <> inline __nv_bfloat16 kcs_narrow<__nv_bfloat16>(float value) { return __float2bfloat16_rn(value); }
+template <typename T> static inline unsigned int kcs_narrow_pair(float first, float second)
+{
+    return (unsigned int)kcs_narrow<T>(first).bits | (unsigned int)kcs_narrow<T>(second).bits << 16;
+}
 template <typename T> static inline T kcs_narrow_double(double value) { return static_cast<T>(value); }
 template <> inline __half kcs_narrow_double<__half>(double value) { return __half{kcs_narrow_double_f16(value).bits}; }
 template <> inline __nv_bfloat16 kcs_narrow_double<__nv_bfloat16>(double value)
