@@ -402,13 +402,12 @@ template <int PENDING, bool READ_ONLY> __device__ __forceinline__ void tma_store
 }
 
 /* Two adjacent elements of c_out, each rounded once to Out, written to
- * shared memory at `to` in one store (16-bit pairs by one cvt.rn.*x2). */
+ * shared memory at `to` in one store (16-bit pairs by kcs_narrow_pair, one
+ * cvt.rn.*x2). */
 template <typename Out> __device__ __forceinline__ void narrowed_pair(float first, float second, uint8_t *to)
 {
-    if constexpr (std::is_same<Out, __half>::value)
-        *reinterpret_cast<__half2 *>(to) = __floats2half2_rn(first, second);
-    else if constexpr (std::is_same<Out, __nv_bfloat16>::value)
-        *reinterpret_cast<__nv_bfloat162 *>(to) = __floats2bfloat162_rn(first, second);
+    if constexpr (sizeof(Out) == 2)
+        *reinterpret_cast<unsigned int *>(to) = kcs_narrow_pair<Out>(first, second);
     else
         *reinterpret_cast<float2 *>(to) = make_float2(first, second);
 }
