@@ -2,6 +2,7 @@
  * kcs_runner_options, and which cases its patterns select. */
 #include <fnmatch.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,15 +126,22 @@ static int take_expectations(const char *path, kcs_runner_options *o)
     return 1;
 }
 
-static int take_time_limit(const char *text, kcs_runner_options *o)
+/* Reads the seconds of `option` into *seconds: a number from 0 to most (what the error calls `range`); else
+ * says so and returns 0. */
+static int take_seconds(const char *text, const char *option, double most, const char *range, double *seconds)
 {
     char *end;
-    o->time_limit = strtod(text, &end);
-    if (*end || !(o->time_limit >= 0)) {
-        fprintf(stderr, "kcs: --time-limit needs seconds >= 0 (0: no limit)\n");
+    *seconds = strtod(text, &end);
+    if (*end || !(*seconds >= 0 && *seconds <= most)) {
+        fprintf(stderr, "kcs: %s needs seconds %s\n", option, range);
         return 0;
     }
     return 1;
+}
+
+static int take_time_limit(const char *text, kcs_runner_options *o)
+{
+    return take_seconds(text, "--time-limit", HUGE_VAL, ">= 0 (0: no limit)", &o->time_limit);
 }
 
 static int take_jobs(const char *text, kcs_runner_options *o)
@@ -162,24 +170,12 @@ static int take_min_repeats(const char *text, kcs_runner_options *o)
 
 static int take_min_time(const char *text, kcs_runner_options *o)
 {
-    char *end;
-    o->run.min_seconds = strtod(text, &end);
-    if (*end || !(o->run.min_seconds >= 0 && o->run.min_seconds <= 3600)) {
-        fprintf(stderr, "kcs: --min-time needs seconds from 0 to 3600\n");
-        return 0;
-    }
-    return 1;
+    return take_seconds(text, "--min-time", 3600, "from 0 to 3600", &o->run.min_seconds);
 }
 
 static int take_warm_up(const char *text, kcs_runner_options *o)
 {
-    char *end;
-    o->run.warm_up_seconds = strtod(text, &end);
-    if (*end || !(o->run.warm_up_seconds >= 0 && o->run.warm_up_seconds <= 60)) {
-        fprintf(stderr, "kcs: --warm-up needs seconds from 0 to 60\n");
-        return 0;
-    }
-    return 1;
+    return take_seconds(text, "--warm-up", 60, "from 0 to 60", &o->run.warm_up_seconds);
 }
 
 static int take_tag(const char *name, kcs_runner_options *o)
