@@ -239,6 +239,22 @@ else
     echo "SKIP the failed-build check: no OpenCL device here"
 fi
 
+# Seconds options out of range, or not numbers, are usage errors (exit 2) naming the option and its range;
+# values within them run.
+for bad in "--min-time 3601|--min-time needs seconds from 0 to 3600" "--min-time 1s|--min-time needs seconds" \
+    "--warm-up 61|--warm-up needs seconds from 0 to 60" "--warm-up -1|--warm-up needs seconds" \
+    "--time-limit -1|--time-limit needs seconds >= 0"; do
+    option=${bad%%|*} message=${bad#*|}
+    # shellcheck disable=SC2086 # the option and its value are two words
+    "$kcs" run $option --no-save --results options.json sumsq/f64-n7 > run.log 2>&1
+    status=$?
+    [ $status -eq 2 ] || fail "kcs run $option exited $status, not 2 (a usage error)"
+    expect_in "$message"
+done
+"$kcs" run --backend reference --min-time 0 --warm-up 0 --time-limit 3600 --no-save --results options.json \
+    sumsq/f64-n7 > run.log 2>&1 || fail "kcs run with --min-time 0 --warm-up 0 --time-limit 3600 did not pass"
+echo "ok: seconds options out of range are usage errors"
+
 if [ $failures -ne 0 ]; then
     echo "--- run output ---"
     cat run.log
