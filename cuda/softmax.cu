@@ -795,6 +795,37 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
     }
 }
 
+/* The max (max_of: NaN ignored) of the elements of slots[first], slots[first + step], ... below slots[end]; -inf
+ * for none. Slots of 16-bit pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same
+ * bits as element by element, in a quarter of the instructions). */
+template <typename T, typename V, typename C = kcs_compute<T>>
+__device__ __forceinline__ C slots_max(const V *slots, unsigned int first, size_t end, unsigned int step)
+{
+    constexpr int width = slot_width<T, V>;
+    if constexpr (sizeof(T) == 2 && sizeof(V) == 16) {
+        unsigned int larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
+        for (size_t q = first; q < end; q += step) {
+            const uint4 pairs = reinterpret_cast<const uint4 *>(slots)[q];
+            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(pairs.x, pairs.y),
+                                                             kcs_max_pair<T>(pairs.z, pairs.w)));
+        }
+        const V widened = {larger, 0u, 0u, 0u};
+        C s[width];
+        widen_slot<T, V>(widened, s);
+        return max_of(s[0], s[1]);
+    } else {
+        C local = minus_infinity<C>();
+        for (size_t q = first; q < end; q += step) {
+            C s[width];
+            widen_slot<T, V>(slots[q], s);
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                local = max_of(local, s[e]);
+        }
+        return local;
+    }
+}
+
 /* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
  * the blocks store into each other's copy. All of it is dynamic: no __shared__ variable, so that the host
@@ -864,14 +895,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     copy_async_commit();
     copy_async_wait_all();
 
-    C local = minus_infinity<C>();
-    for (size_t q = threadIdx.x; q < held; q += threads) {
-        C s[width];
-        widen_slot<T, V>(slice[q], s);
-#pragma unroll
-        for (int e = 0; e < width; e++)
-            local = max_of(local, s[e]);
-    }
+    const C local = slots_max<T, V>(slice, threadIdx.x, held, threads);
     const C slice_max = block_reduce<threads>(local, maximum(), partial_max);
     const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
     C sum = C(0);

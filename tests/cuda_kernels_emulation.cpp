@@ -275,6 +275,10 @@ template <typename T> static std::vector<T> softmax_input(size_t rows, size_t co
     if (kind == 2 && rows > 1) {
         for (size_t k = 0; k < cols; k++) x[k] = from_double<T>(NAN); /* a whole NaN row */
     }
+    if (kind == 10) /* one spike a row, at the r-th element of a 16-byte slot in row r: a max that misses it leaves
+                       exp(x - max) = inf (beyond f64's exp too) and the row NaN */
+        for (size_t r = 0; r < rows && cols > 0; r++)
+            x[r * cols + (cols / 2 / 8 * 8 + r % 8) % cols] = from_double<T>(1000.0);
     return x;
 }
 
@@ -530,6 +534,12 @@ static void test_softmax_clusters()
         test_softmax<__half>(2, 130001, kind, 0, 1, 1);
         test_softmax<__nv_bfloat16>(3, 123000, kind, 0, 1, 1);
     }
+    /* a spike at each element of a slot (8 rows): the slices' max must see every element, 16-bit pairs included */
+    test_softmax<float>(8, 70000, 10, 0, 1, 1);
+    test_softmax<__half>(8, 130000, 10, 0, 1, 1);
+    test_softmax<__nv_bfloat16>(8, 123000, 10, 0, 1, 1);
+    if (!quick)
+        test_softmax<double>(8, 40000, 10, 0, 1, 1);
     /* ragged: rows not 16-byte aligned (element slots; 2-byte ones copied without cp.async) */
     test_softmax<float>(3, 70000, 1, 4, 1, 1);
     test_softmax<__nv_bfloat16>(2, 130000, 9, 2, 1, 1);
