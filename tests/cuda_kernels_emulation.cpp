@@ -495,8 +495,8 @@ static void test_softmax_block_sizes()
 }
 
 /* The cluster kernel's blocks a row for rows of cols (cuda/softmax.cu, plan_for): the fewest of 2, 4, 8 and 16
- * whose slices are at most 64 KB, else 16; a grid of rows times that, and auto taking the cluster kernel beyond
- * the block kernel's reach. */
+ * whose slices are at most 64 KB and 16384 elements, else 16; a grid of rows times that, and auto taking the
+ * cluster kernel beyond the block kernel's reach. */
 template <typename T> static void expect_cluster_size(const char *variant, size_t rows, size_t cols, unsigned blocks)
 {
     const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
@@ -512,16 +512,17 @@ template <typename T> static void expect_cluster_size(const char *variant, size_
  * a NaN in a slice with no finite max, every type; auto's choice on devices with and without clusters. */
 static void test_softmax_clusters()
 {
-    /* 2 blocks: to 32768 f32 columns (64 KB slices); 4 to 65536; 8 to 131072; then 16 */
+    /* 2 blocks: to 32768 f32 columns (64 KB slices); 4 to 65536; 8 to 131072; then 16. 16-bit: the same
+     * columns (32 KB slices); f64: half of them (64 KB) */
     expect_cluster_size<float>("cluster", 3, 1000, 2);
     expect_cluster_size<float>("cluster", 1, 32769, 4);
     expect_cluster_size<float>("auto", 1, 65540, 8);
     if (!quick) {
         expect_cluster_size<float>("cluster", 1, 131076, 16);
-        expect_cluster_size<__nv_bfloat16>("auto", 1, 262144, 8);
+        expect_cluster_size<__nv_bfloat16>("auto", 1, 262144, 16);
         expect_cluster_size<double>("auto", 1, 70000, 16);
     }
-    expect_cluster_size<__half>("auto", 1, 130000, 4);
+    expect_cluster_size<__half>("auto", 1, 130000, 8);
     /* slices of nothing but -inf (the last two thirds of a row; the first half) in rows with a finite max, a
      * NaN among them, the other special values; a slice with no slots (33 columns over 2 blocks of 17 hold all;
      * 3 rows of 70001 over 8) */
