@@ -53,9 +53,10 @@
  *                   columns (the depth rule, below). kcs_softmax_cluster:
  *                   a row over a cluster of 2, 4, 8 or 16 blocks of 256
  *                   threads, the fewest whose slices are at most 64 KB
- *                   (KCS_SOFTMAX_CLUSTER_SLICE_BYTES; 262144 f32 columns:
- *                   16 blocks of 64 KB, three blocks an SM; 131072 f32 or
- *                   262144 bf16: 8; 131072 bf16: 4), else 16. Each block
+ *                   and 16384 elements (KCS_SOFTMAX_CLUSTER_SLICE_BYTES,
+ *                   _ELEMENTS; 262144 f32 or bf16 columns: 16 blocks of
+ *                   64 or 32 KB, three or six blocks an SM; 131072 f32 or
+ *                   bf16: 8), else 16. Each block
  *                   reads its slice once into shared memory (cp.async),
  *                   takes its max and sum, and stores the pair into every
  *                   block of the cluster (distributed shared memory); after
@@ -180,7 +181,7 @@
  * and cluster kernels; the online kernel reads twice.
  *
  * Tunables (-D on the nvcc line): KCS_SOFTMAX_ONLINE_THREADS,
- * KCS_SOFTMAX_CLUSTER_SLICE_BYTES.
+ * KCS_SOFTMAX_CLUSTER_SLICE_BYTES, KCS_SOFTMAX_CLUSTER_SLICE_ELEMENTS.
  *
  * Run only it: ./build/kcs run --backend cuda softmax (every row, each
  * reported on its own; add --benchmark to time the perf cases).
@@ -255,12 +256,23 @@ constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
 constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
 /* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
- * slices are at most this, so that three blocks (rows of different clusters) share an SM (docs/softmax.md,
- * "The cluster kernel"). */
+ * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that three blocks (rows of different
+ * clusters) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
+ * block's work once its slice has arrived (two exps an element, in f32) grows with its elements, not its bytes:
+ * on an H200, bf16 rows ran 3% faster in 32-KB slices than in 64-KB ones (512 x 262144: 16 blocks a row in place
+ * of 8; 2048 x 131072: 8 in place of 4), f32 rows 5% slower (2048 x 131072: 16 blocks of 32 KB in place of 8 of
+ * 64 KB): docs/softmax.md, "Slices of 64 elements a thread". */
 #ifndef KCS_SOFTMAX_CLUSTER_SLICE_BYTES
 #define KCS_SOFTMAX_CLUSTER_SLICE_BYTES 65536
 #endif
+#ifndef KCS_SOFTMAX_CLUSTER_SLICE_ELEMENTS
+#define KCS_SOFTMAX_CLUSTER_SLICE_ELEMENTS 16384
+#endif
 constexpr size_t cluster_slice_bytes = KCS_SOFTMAX_CLUSTER_SLICE_BYTES;
+constexpr size_t cluster_slice_elements = KCS_SOFTMAX_CLUSTER_SLICE_ELEMENTS;
+template <typename T>
+constexpr size_t cluster_slice_limit =
+    cluster_slice_elements * sizeof(T) < cluster_slice_bytes ? cluster_slice_elements * sizeof(T) : cluster_slice_bytes;
 
 static_assert(KCS_SOFTMAX_ONLINE_THREADS % 64 == 0 && KCS_SOFTMAX_ONLINE_THREADS <= 1024,
               "KCS_SOFTMAX_ONLINE_THREADS must be a multiple of 64, at most 1024");
@@ -795,6 +807,37 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
     }
 }
 
+/* The max (max_of: NaN ignored) of the elements of slots[first], slots[first + step], ... below slots[end]; -inf
+ * for none. Slots of 16-bit pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same
+ * bits as element by element, in a quarter of the instructions). */
+template <typename T, typename V, typename C = kcs_compute<T>>
+__device__ __forceinline__ C slots_max(const V *slots, unsigned int first, size_t end, unsigned int step)
+{
+    constexpr int width = slot_width<T, V>;
+    if constexpr (sizeof(T) == 2 && sizeof(V) == 16) {
+        unsigned int larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
+        for (size_t q = first; q < end; q += step) {
+            const uint4 pairs = reinterpret_cast<const uint4 *>(slots)[q];
+            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(pairs.x, pairs.y),
+                                                             kcs_max_pair<T>(pairs.z, pairs.w)));
+        }
+        const V widened = {larger, 0u, 0u, 0u};
+        C s[width];
+        widen_slot<T, V>(widened, s);
+        return max_of(s[0], s[1]);
+    } else {
+        C local = minus_infinity<C>();
+        for (size_t q = first; q < end; q += step) {
+            C s[width];
+            widen_slot<T, V>(slots[q], s);
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                local = max_of(local, s[e]);
+        }
+        return local;
+    }
+}
+
 /* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
  * the blocks store into each other's copy. All of it is dynamic: no __shared__ variable, so that the host
@@ -864,14 +907,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     copy_async_commit();
     copy_async_wait_all();
 
-    C local = minus_infinity<C>();
-    for (size_t q = threadIdx.x; q < held; q += threads) {
-        C s[width];
-        widen_slot<T, V>(slice[q], s);
-#pragma unroll
-        for (int e = 0; e < width; e++)
-            local = max_of(local, s[e]);
-    }
+    const C local = slots_max<T, V>(slice, threadIdx.x, held, threads);
     const C slice_max = block_reduce<threads>(local, maximum(), partial_max);
     const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
     C sum = C(0);
@@ -1204,7 +1240,7 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
                         width, block_register_slots<T>, shared_available);
     }
     case family::cluster: {
-        /* The fewest blocks a row (a power of two from 2) whose slices are at most cluster_slice_bytes; where
+        /* The fewest blocks a row (a power of two from 2) whose slices are at most cluster_slice_limit<T>; where
          * even 16 blocks' are larger, 16 blocks while their slices fit a block's shared memory (1 KB of it
          * reserved, as above). */
         if (!limits.clusters)
@@ -1217,7 +1253,7 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
             const size_t slice_slots = (row_slots + blocks - 1) / blocks;
             const size_t shared_bytes = cluster_shared_bytes<kcs_compute<T>>(slice_slots * slot_bytes);
             const bool fits = shared_bytes + 1024 <= shared_available;
-            if (fits && (slice_slots * slot_bytes <= cluster_slice_bytes || blocks == cluster_most_blocks)) {
+            if (fits && (slice_slots * slot_bytes <= cluster_slice_limit<T> || blocks == cluster_most_blocks)) {
                 *p = plan{f, 0, 0, 0, shared_bytes, cluster_block_threads, blocks, slice_slots};
                 return KCS_OK;
             }

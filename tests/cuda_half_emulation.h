@@ -32,6 +32,21 @@ template <typename T> static inline unsigned int kcs_narrow_pair(float first, fl
 {
     return (unsigned int)kcs_narrow<T>(first).bits | (unsigned int)kcs_narrow<T>(second).bits << 16;
 }
+/* half.cuh's kcs_max_pair: per half, the larger (fmaxf's choice: a NaN loses to a number, +0 beats -0), as bits. */
+template <typename T> static inline unsigned short emu_max_half(unsigned short a, unsigned short b)
+{
+    const float x = kcs_widen(T{a}), y = kcs_widen(T{b});
+    if (std::isnan(y))
+        return a;
+    if (std::isnan(x) || y > x || (y == x && std::signbit(x) && !std::signbit(y)))
+        return b;
+    return a;
+}
+template <typename T> static inline unsigned int kcs_max_pair(unsigned int a, unsigned int b)
+{
+    return (unsigned int)emu_max_half<T>((unsigned short)a, (unsigned short)b) |
+           (unsigned int)emu_max_half<T>((unsigned short)(a >> 16), (unsigned short)(b >> 16)) << 16;
+}
 template <typename T> static inline T kcs_narrow_double(double value) { return static_cast<T>(value); }
 template <> inline __half kcs_narrow_double<__half>(double value) { return __half{kcs_narrow_double_f16(value).bits}; }
 template <> inline __nv_bfloat16 kcs_narrow_double<__nv_bfloat16>(double value)

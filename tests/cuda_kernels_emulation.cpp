@@ -275,6 +275,10 @@ template <typename T> static std::vector<T> softmax_input(size_t rows, size_t co
     if (kind == 2 && rows > 1) {
         for (size_t k = 0; k < cols; k++) x[k] = from_double<T>(NAN); /* a whole NaN row */
     }
+    if (kind == 10) /* one spike a row, at the r-th element of a 16-byte slot in row r: a max that misses it leaves
+                       exp(x - max) = inf (beyond f64's exp too) and the row NaN */
+        for (size_t r = 0; r < rows && cols > 0; r++)
+            x[r * cols + (cols / 2 / 8 * 8 + r % 8) % cols] = from_double<T>(1000.0);
     return x;
 }
 
@@ -491,8 +495,8 @@ static void test_softmax_block_sizes()
 }
 
 /* The cluster kernel's blocks a row for rows of cols (cuda/softmax.cu, plan_for): the fewest of 2, 4, 8 and 16
- * whose slices are at most 64 KB, else 16; a grid of rows times that, and auto taking the cluster kernel beyond
- * the block kernel's reach. */
+ * whose slices are at most 64 KB and 16384 elements, else 16; a grid of rows times that, and auto taking the
+ * cluster kernel beyond the block kernel's reach. */
 template <typename T> static void expect_cluster_size(const char *variant, size_t rows, size_t cols, unsigned blocks)
 {
     const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
@@ -508,16 +512,17 @@ template <typename T> static void expect_cluster_size(const char *variant, size_
  * a NaN in a slice with no finite max, every type; auto's choice on devices with and without clusters. */
 static void test_softmax_clusters()
 {
-    /* 2 blocks: to 32768 f32 columns (64 KB slices); 4 to 65536; 8 to 131072; then 16 */
+    /* 2 blocks: to 32768 f32 columns (64 KB slices); 4 to 65536; 8 to 131072; then 16. 16-bit: the same
+     * columns (32 KB slices); f64: half of them (64 KB) */
     expect_cluster_size<float>("cluster", 3, 1000, 2);
     expect_cluster_size<float>("cluster", 1, 32769, 4);
     expect_cluster_size<float>("auto", 1, 65540, 8);
     if (!quick) {
         expect_cluster_size<float>("cluster", 1, 131076, 16);
-        expect_cluster_size<__nv_bfloat16>("auto", 1, 262144, 8);
+        expect_cluster_size<__nv_bfloat16>("auto", 1, 262144, 16);
         expect_cluster_size<double>("auto", 1, 70000, 16);
     }
-    expect_cluster_size<__half>("auto", 1, 130000, 4);
+    expect_cluster_size<__half>("auto", 1, 130000, 8);
     /* slices of nothing but -inf (the last two thirds of a row; the first half) in rows with a finite max, a
      * NaN among them, the other special values; a slice with no slots (33 columns over 2 blocks of 17 hold all;
      * 3 rows of 70001 over 8) */
@@ -530,6 +535,12 @@ static void test_softmax_clusters()
         test_softmax<__half>(2, 130001, kind, 0, 1, 1);
         test_softmax<__nv_bfloat16>(3, 123000, kind, 0, 1, 1);
     }
+    /* a spike at each element of a slot (8 rows): the slices' max must see every element, 16-bit pairs included */
+    test_softmax<float>(8, 70000, 10, 0, 1, 1);
+    test_softmax<__half>(8, 130000, 10, 0, 1, 1);
+    test_softmax<__nv_bfloat16>(8, 123000, 10, 0, 1, 1);
+    if (!quick)
+        test_softmax<double>(8, 40000, 10, 0, 1, 1);
     /* ragged: rows not 16-byte aligned (element slots; 2-byte ones copied without cp.async) */
     test_softmax<float>(3, 70000, 1, 4, 1, 1);
     test_softmax<__nv_bfloat16>(2, 130000, 9, 2, 1, 1);
