@@ -261,7 +261,7 @@ constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
  * block's work once its slice has arrived (two exps an element, in f32) grows with its elements, not its bytes:
  * on an H200, bf16 rows ran 3% faster in 32-KB slices than in 64-KB ones (512 x 262144: 16 blocks a row in place
  * of 8; 2048 x 131072: 8 in place of 4), f32 rows 5% slower (2048 x 131072: 16 blocks of 32 KB in place of 8 of
- * 64 KB): docs/softmax.md, "Slices of 64 elements a thread". */
+ * 64 KB): docs/softmax.md, "Long rows on the H200". */
 #ifndef KCS_SOFTMAX_CLUSTER_SLICE_BYTES
 #define KCS_SOFTMAX_CLUSTER_SLICE_BYTES 65536
 #endif
