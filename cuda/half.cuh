@@ -68,23 +68,15 @@ template <> __device__ __forceinline__ unsigned int kcs_narrow_pair<__nv_bfloat1
  * the other half is a number (both NaN: a NaN), +0 above -0: what fmaxf gives for each half, widened, and exactly
  * one of the inputs, so a max taken in pairs has the bits of one taken element by element. One instruction
  * (max.f16x2 / max.bf16x2, sm_80 and later) for two, where each element widened and compared takes two. */
-template <typename T> __device__ __forceinline__ unsigned int kcs_max_pair(unsigned int a, unsigned int b);
-template <> __device__ __forceinline__ unsigned int kcs_max_pair<__half>(unsigned int a, unsigned int b)
+template <typename T> struct kcs_pair_of;
+template <> struct kcs_pair_of<__half> { using type = __half2; };
+template <> struct kcs_pair_of<__nv_bfloat16> { using type = __nv_bfloat162; };
+template <typename T> __device__ __forceinline__ unsigned int kcs_max_pair(unsigned int a, unsigned int b)
 {
-    __half2 x, y;
+    typename kcs_pair_of<T>::type x, y;
     memcpy(&x, &a, sizeof a);
     memcpy(&y, &b, sizeof b);
-    const __half2 larger = __hmax2(x, y);
-    unsigned int bits;
-    memcpy(&bits, &larger, sizeof bits);
-    return bits;
-}
-template <> __device__ __forceinline__ unsigned int kcs_max_pair<__nv_bfloat16>(unsigned int a, unsigned int b)
-{
-    __nv_bfloat162 x, y;
-    memcpy(&x, &a, sizeof a);
-    memcpy(&y, &b, sizeof b);
-    const __nv_bfloat162 larger = __hmax2(x, y);
+    const typename kcs_pair_of<T>::type larger = __hmax2(x, y);
     unsigned int bits;
     memcpy(&bits, &larger, sizeof bits);
     return bits;
