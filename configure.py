@@ -63,6 +63,8 @@ LONG_EDGES = {"tests/opencl_sanitize.passed": 81, "tests/hang_limit_test.passed"
               # not tests: the emulations' build, the longest edge of a fresh `ninja check` (CI)
               "emulation/kernels/emulation": 60, "emulation/gemm/emulation": 9}
 
+# The set-up the script tests that drive the saboteur share (sourced; every script test depends on it).
+SCRIPT_PRELUDE = "tests/saboteur_prelude.sh"
 # What a script test reads beyond the runner and the report (which every one depends on).
 # The references test reads the whole tree: it runs at every `ninja check` (`always`).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"],
@@ -909,8 +911,8 @@ def emit_script_tests(ctx, runner):
         if (script.endswith("report_test.sh") and not ctx.python) or script in TIMING_TESTS:
             continue
         stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
-        ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur")] + report_sources() +
-                                                        SCRIPT_TEST_INPUTS.get(script, []),
+        ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur"), SCRIPT_PRELUDE] +
+                                                        report_sources() + SCRIPT_TEST_INPUTS.get(script, []),
                     variables={"runner": runner})
         stamps.append(stamp)
     return stamps
@@ -1082,7 +1084,8 @@ def emit_timing_tests(ctx, runner):
     for script in TIMING_TESTS:
         if ctx.python:
             stamp = ctx.built("tests/" + os.path.basename(script)[:-3] + ".passed")
-            ctx.n.build(stamp, "script_test", script, implicit=[runner, ctx.built("kcs-saboteur")] + report_sources(),
+            ctx.n.build(stamp, "script_test", script,
+                        implicit=[runner, ctx.built("kcs-saboteur"), SCRIPT_PRELUDE] + report_sources(),
                         variables={"runner": runner})
             timing_stamps.append(stamp)
     ctx.n.build("timing-check", "phony", timing_stamps)

@@ -20,11 +20,7 @@
 #      ceilings it passed on (its D line, runner/worker.c)
 # usage: tests/ceiling_selection_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 mkdir cases
 cat > cases/scale.md <<'CASES'
 # A copy-bound perf case, and one that is never timed

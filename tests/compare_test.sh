@@ -17,12 +17,7 @@
 # tests/compare_timing_test.sh's question (`ninja timing-check`).
 # usage: tests/compare_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-source=$(cd "$(dirname "$0")/.." && pwd)
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 failures=0
 fail() { echo "FAIL: $*"; cat compare.log 2>/dev/null; failures=$((failures + 1)); }
 timed="$saboteur run --cases $source/tests/compare-cases --backend saboteur --kernel slows-down --benchmark --min-time 0.05 --no-save --quiet"

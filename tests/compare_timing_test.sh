@@ -12,12 +12,7 @@
 # attempts and fails naming each one's reason. It never passes unchecked.
 # usage: tests/compare_timing_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-source=$(cd "$(dirname "$0")/.." && pwd)
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 timed="$saboteur run --cases $source/tests/compare-cases --backend saboteur --kernel slows-down --benchmark --min-time 0.05 --no-save --quiet"
 : > attempts.log
 for attempt in 1 2 3; do

@@ -35,12 +35,7 @@
 #      report and fleet merge read, and the fleet counts the skip as no failure.
 # usage: tests/multi_device_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-source=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 mkdir cases
 cat > cases/scale.md <<'CASES'
 # Scale cases for the test of several devices at once

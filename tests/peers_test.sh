@@ -19,12 +19,7 @@
 #      same rule over all four, names what the single run of all four named.
 # usage: tests/peers_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-source=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 mkdir cases
 cat > cases/scale.md <<'CASES'
 # Scale cases for the peers test

@@ -9,12 +9,7 @@
 # be silent for 3 s, and the whole run then ended as errors.
 # usage: tests/results_doc_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-source=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 mkdir cases
 cat > cases/timed.md <<'CASES'
 # A small timed case for every saboteur of sum of squares

@@ -7,13 +7,7 @@
 # --save-all writes into a folder named for what it holds.
 # usage: tests/take_away_unfinished_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-kcs=$(realpath "$1")
-source=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 failures=0
 fail() { echo "FAIL: $*"; cat run.log; failures=$((failures + 1)); }
 case=sumsq/f64-n93

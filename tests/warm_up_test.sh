@@ -11,12 +11,7 @@
 # busy host changes nothing the test reads.
 # usage: tests/warm_up_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
-python=${KCS_PYTHON:-/usr/bin/python3}
-source=$(cd "$(dirname "$0")/.." && pwd)
-saboteur=$(realpath "$(dirname "$1")/kcs-saboteur")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/saboteur_prelude.sh"
 timed="$saboteur run --cases $source/tests/compare-cases --backend saboteur --kernel throttles --benchmark --min-time 0 --min-repeats 5 --no-save --quiet"
 $timed --results cold.json > cold.log 2>&1 || { cat cold.log; echo "FAIL: the run without --warm-up"; exit 1; }
 $timed --warm-up 2 --results warm.json > warm.log 2>&1 || { cat warm.log; echo "FAIL: the run with --warm-up 2"; exit 1; }
