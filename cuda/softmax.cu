@@ -249,8 +249,9 @@ constexpr int block_registers = 64;
 template <int THREADS> constexpr int block_min_blocks = sm_registers / (block_registers * THREADS);
 
 /* The cluster kernel (rows split over a cluster of blocks): threads a block, and the most blocks a cluster (16
- * needs cudaFuncAttributeNonPortableClusterSizeAllowed; 8 is the portable limit). Its register cap leaves four
- * blocks an SM; its shared memory (a slice of about cluster_slice_bytes) three. */
+ * needs cudaFuncAttributeNonPortableClusterSizeAllowed; 8 is the portable limit). Its register cap leaves at
+ * least four blocks an SM (ptxas: 27 to 36 registers for f32, f16 and bf16, six blocks' worth; 44 and 48 for f64);
+ * its shared memory (a slice of at most cluster_slice_limit<T>) three in f32 and f64, six in f16 and bf16. */
 constexpr int cluster_block_threads = 256;
 constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
