@@ -14,7 +14,9 @@
  * sort is a stable sort on the same key bits; the runtime calls the run
  * functions make succeed, with the occupancy the test sets. A launch with a
  * cluster dimension (cudaLaunchKernelEx) runs each cluster's blocks side by
- * side, one team of fibers, each block with its own barriers and dynamic
+ * side, one team of fibers, one block running ahead of the others in each
+ * phase of the cluster barrier (tests/cuda_threads_emulation.h), each block
+ * with its own barriers and dynamic
  * shared memory (a cluster kernel may have no __shared__ variable: there is
  * one copy of each); cooperative_groups' cluster barrier is a barrier of the
  * whole team that a thread arrives at and later waits on, and
@@ -296,6 +298,7 @@ public:
         if (++arrived_ == expected_) {
             phase_++;
             arrived_ = 0;
+            emu_threads::lead(); /* another block runs ahead in the next phase */
             emu_threads::make_ready(waiting_);
             waiting_.clear();
         }
@@ -423,7 +426,8 @@ template <typename... P> struct emu_launcher {
                 blockIdx = dim3(emu_team->first_block.x + rank, emu_team->first_block.y);
                 emu_block_barrier = emu_team->block_barriers[rank].get();
                 emu_dynamic_shared = emu_team->shared[rank];
-            });
+            },
+            block.x);
         emu_team = nullptr;
     }
 };

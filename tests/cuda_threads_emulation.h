@@ -20,7 +20,13 @@
  *     seed: a missing barrier (a thread reading a slot that another has not
  *     written yet, or has already overwritten) gives wrong data whichever
  *     way round the two threads are, and a failure replays the same way
- *     every run.
+ *     every run. A team of several blocks (a cluster: emu_team_run's
+ *     group_threads) runs one block ahead of the others: the ready threads
+ *     of the leading block run before any other's, so that it goes as far
+ *     as its barriers let it while the others have not moved (a block that
+ *     stores into another's shared memory before that one has read what it
+ *     held gives wrong data); lead() picks a new order of the blocks (the
+ *     cluster barrier calls it as each phase completes).
  *   - Deadlock is an error, not a hang: when every unfinished thread waits at
  *     a barrier that cannot complete (a thread returned while its block
  *     waits in __syncthreads, lanes of a warp at different shuffles), the
@@ -77,7 +83,11 @@ struct kept_stack {
 inline std::vector<fiber> fibers;
 inline unsigned running;                /* the fiber running now */
 inline unsigned finished;               /* fibers of the team that returned */
-inline std::deque<unsigned> ready;      /* fibers that may run, in the order they will */
+/* Fibers that may run, a queue a group (fiber f in group f / group_threads; one group unless a team has several
+ * blocks), in the order they will; the first group in group_order with a ready fiber runs first. */
+inline std::vector<std::deque<unsigned>> ready;
+inline std::vector<unsigned> group_order;
+inline unsigned group_threads = 1;
 inline const void *scheduler_stack = nullptr; /* for AddressSanitizer */
 inline size_t scheduler_stack_bytes = 0;
 inline void *scheduler_fake_stack = nullptr;
@@ -86,12 +96,18 @@ inline void (*body)(unsigned, void *);
 inline void *body_argument;
 inline void (*resumed)(unsigned);
 
-/* Appends fibers to the ready queue in a pseudo-random order. */
+/* Appends fibers to their groups' ready queues in a pseudo-random order. */
 inline void make_ready(std::vector<unsigned> &released)
 {
     std::shuffle(released.begin(), released.end(), order);
     for (unsigned f : released)
-        ready.push_back(f);
+        ready[f / group_threads].push_back(f);
+}
+
+/* A new pseudo-random order of the groups: the first leads until all its fibers wait. */
+inline void lead()
+{
+    std::shuffle(group_order.begin(), group_order.end(), order);
 }
 
 /* From the running fiber back to the scheduler, until it is resumed. */
@@ -148,10 +164,18 @@ private:
 };
 
 /* Runs body(t, argument) for t = 0 .. count - 1, each as a fiber, until all
- * have returned; resumed(t) runs each time fiber t is switched to. */
-inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *argument, void (*resumed)(unsigned))
+ * have returned; resumed(t) runs each time fiber t is switched to. Fibers
+ * t / group_threads are a group (a block of a cluster; count by default:
+ * one group): one group leads, see Order above. */
+inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *argument, void (*resumed)(unsigned),
+                         unsigned group_threads = 0)
 {
     using namespace emu_threads;
+    emu_threads::group_threads = group_threads > 0 && count % group_threads == 0 ? group_threads : count;
+    ready.assign(count / emu_threads::group_threads, {});
+    group_order.resize(ready.size());
+    for (unsigned g = 0; g < group_order.size(); g++)
+        group_order[g] = g;
     if (fibers.size() < count)
         fibers.resize(count);
     emu_threads::body = body;
@@ -181,17 +205,22 @@ inline void emu_team_run(unsigned count, void (*body)(unsigned, void *), void *a
                                           entry);
         all[t] = t;
     }
-    ready.clear();
     make_ready(all);
     while (finished < count) {
-        if (ready.empty()) {
+        std::deque<unsigned> *queue = nullptr;
+        for (unsigned g : group_order)
+            if (!ready[g].empty()) {
+                queue = &ready[g];
+                break;
+            }
+        if (!queue) {
             std::fprintf(stderr, "emulation: deadlock: %u of %u threads of the block wait at barriers that cannot "
                                  "complete (a thread returned or took another path while others wait in "
                                  "__syncthreads or a warp shuffle)\n", count - finished, count);
             std::abort();
         }
-        running = ready.front();
-        ready.pop_front();
+        running = queue->front();
+        queue->pop_front();
         resumed(running);
 #if EMU_ASAN
         __sanitizer_start_switch_fiber(&scheduler_fake_stack, fibers[running].stack, stack_bytes);
