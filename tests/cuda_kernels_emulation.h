@@ -253,12 +253,22 @@ template <typename K> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAt
     attributes->binaryVersion = emu_ptx_version;
     return cudaSuccess;
 }
-/* cudaLaunchKernelEx's configuration, as far as a cluster launch uses it. */
-enum cudaLaunchAttributeID { cudaLaunchAttributeClusterDimension = 4 };
+/* cudaLaunchKernelEx's configuration, as far as a cluster launch uses it: its cluster dimension, and a cluster
+ * scheduling policy, which places blocks on SMs and so means nothing here (cudaLaunchKernelEx accepts it). */
+enum cudaLaunchAttributeID {
+    cudaLaunchAttributeClusterDimension = 4,
+    cudaLaunchAttributeClusterSchedulingPolicyPreference = 5
+};
+enum cudaClusterSchedulingPolicy {
+    cudaClusterSchedulingPolicyDefault = 0,
+    cudaClusterSchedulingPolicySpread = 1,
+    cudaClusterSchedulingPolicyLoadBalancing = 2
+};
 struct cudaLaunchAttributeValue {
     struct {
         unsigned x, y, z;
     } clusterDim;
+    cudaClusterSchedulingPolicy clusterSchedulingPolicyPreference;
 };
 struct cudaLaunchAttribute {
     cudaLaunchAttributeID id;
@@ -450,6 +460,9 @@ static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, v
                 std::abort();
             }
             cluster = dim.x;
+        } else if (config->attrs[i].id != cudaLaunchAttributeClusterSchedulingPolicyPreference) {
+            std::fprintf(stderr, "emulation: launch attribute %d is not emulated\n", (int)config->attrs[i].id);
+            std::abort();
         }
     emu_launcher<P...>{kernel, config->gridDim, config->blockDim, config->dynamicSmemBytes, cluster}(
         std::forward<A>(args)...);
