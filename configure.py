@@ -68,6 +68,8 @@ SCRIPT_PRELUDE = "tests/saboteur_prelude.sh"
 # What a script test reads beyond the runner and the report (which every one depends on).
 # The references test reads the whole tree: it runs at every `ninja check` (`always`).
 SCRIPT_TEST_INPUTS = {"tests/configure_rerun_test.sh": ["configure.py"],
+                      "tests/multi_device_test.sh": ["tests/replica-cases/scale.md"],
+                      "tests/peers_test.sh": ["tests/replica-cases/scale.md"],
                       "tests/references_test.sh": ["tests/references.py", "tests/references-pending.txt",
                                                    "always"]}
 

@@ -36,31 +36,7 @@
 # usage: tests/multi_device_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
 . "$(dirname "$0")/saboteur_prelude.sh"
-mkdir cases
-cat > cases/scale.md <<'CASES'
-# Scale cases for the test of several devices at once
-
-```kcs-case
-case: f32-n1001
-op: scale
-dtype: f32
-sizes: n=1001
-params: alpha=-0.1
-input x: normal
-expect: oracle
-```
-
-```kcs-case
-case: f64-n65536
-op: scale
-dtype: f64
-sizes: n=65536
-params: alpha=3
-input x: normal
-expect: oracle
-tags: perf
-```
-CASES
+cp -r "$source/tests/replica-cases" cases
 mkdir matrix many
 cat > matrix/gemm.md <<'CASES'
 # A GEMM whose output has rows and columns
