@@ -495,8 +495,8 @@ static void test_softmax_block_sizes()
 }
 
 /* The cluster kernel's blocks a row for rows of cols (cuda/softmax.cu, plan_for): the fewest of 2, 4, 8 and 16
- * whose slices are at most 64 KB and 16384 elements, else 16; a grid of rows times that, and auto taking the
- * cluster kernel beyond the block kernel's reach. */
+ * whose slices are at most 64 KB and 16384 elements, else 16; a grid of rows times that, launched with the
+ * load-balancing cluster scheduling policy, and auto taking the cluster kernel beyond the block kernel's reach. */
 template <typename T> static void expect_cluster_size(const char *variant, size_t rows, size_t cols, unsigned blocks)
 {
     const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
@@ -506,6 +506,10 @@ template <typename T> static void expect_cluster_size(const char *variant, size_
     EXPECT(emu_last_cluster == blocks && emu_last_grid.x == rows * blocks && emu_last_block.x == 256,
            "softmax %s %s %zu columns: %u blocks of %u threads in clusters of %u, not %zu of 256 in clusters of %u",
            variant, type_name<T>(), cols, emu_last_grid.x, emu_last_block.x, emu_last_cluster, rows * blocks, blocks);
+    /* the policy measured faster on an H200 (cuda/softmax.cu, launch_cluster) */
+    EXPECT(emu_last_cluster_policy == cudaClusterSchedulingPolicyLoadBalancing,
+           "softmax %s %s %zu columns: cluster scheduling policy %d, not load balancing (%d)", variant,
+           type_name<T>(), cols, emu_last_cluster_policy, (int)cudaClusterSchedulingPolicyLoadBalancing);
 }
 
 /* The cluster kernel (cuda/softmax.cu, kcs_softmax_cluster): slices of every size and ragged ends, masked slices,

@@ -254,7 +254,8 @@ template <typename K> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAt
     return cudaSuccess;
 }
 /* cudaLaunchKernelEx's configuration, as far as a cluster launch uses it: its cluster dimension, and a cluster
- * scheduling policy, which places blocks on SMs and so means nothing here (cudaLaunchKernelEx accepts it). */
+ * scheduling policy, which places blocks on SMs and so changes nothing here (recorded for the tests:
+ * emu_last_cluster_policy). */
 enum cudaLaunchAttributeID {
     cudaLaunchAttributeClusterDimension = 4,
     cudaLaunchAttributeClusterSchedulingPolicyPreference = 5
@@ -363,11 +364,13 @@ static inline void emu_poison_shared(unsigned char *shared, size_t bytes, unsign
 inline long emu_launches = 0;
 inline dim3 emu_last_grid, emu_last_block; /* the newest launch's sizes, for tests of how a launcher sizes it */
 inline unsigned emu_last_cluster;          /* and its blocks a cluster */
+inline int emu_last_cluster_policy;        /* and the cluster scheduling policy it asked for (-1: none) */
 template <typename... P> struct emu_launcher {
     void (*kernel)(P...);
     dim3 grid, block;
     size_t shared_bytes;
     unsigned cluster = 1;
+    int cluster_policy = -1; /* cudaClusterSchedulingPolicy asked for, -1: none */
     template <typename... A> void operator()(A &&...args) const
     {
         emu_launches++;
@@ -384,6 +387,7 @@ template <typename... P> struct emu_launcher {
         emu_last_grid = grid;
         emu_last_block = block;
         emu_last_cluster = cluster;
+        emu_last_cluster_policy = cluster_policy;
         gridDim = grid;
         blockDim = block;
         const unsigned team_threads = cluster * block.x;
@@ -452,19 +456,22 @@ template <typename... P, typename... A>
 static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(P...), A &&...args)
 {
     unsigned cluster = 1;
+    int policy = -1;
     for (unsigned i = 0; i < config->numAttrs; i++)
-        if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+        if (config->attrs[i].id == cudaLaunchAttributeClusterSchedulingPolicyPreference)
+            policy = (int)config->attrs[i].val.clusterSchedulingPolicyPreference;
+        else if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
             const auto &dim = config->attrs[i].val.clusterDim;
             if (dim.y != 1 || dim.z != 1) {
                 std::fprintf(stderr, "emulation: clusters of %u x %u x %u: only x is emulated\n", dim.x, dim.y, dim.z);
                 std::abort();
             }
             cluster = dim.x;
-        } else if (config->attrs[i].id != cudaLaunchAttributeClusterSchedulingPolicyPreference) {
+        } else {
             std::fprintf(stderr, "emulation: launch attribute %d is not emulated\n", (int)config->attrs[i].id);
             std::abort();
         }
-    emu_launcher<P...>{kernel, config->gridDim, config->blockDim, config->dynamicSmemBytes, cluster}(
+    emu_launcher<P...>{kernel, config->gridDim, config->blockDim, config->dynamicSmemBytes, cluster, policy}(
         std::forward<A>(args)...);
     return cudaSuccess;
 }
