@@ -454,9 +454,10 @@ static kcs_status cuda_online_layout(size_t cols, kcs_dtype dtype, row_layout *l
 
 /* CUDA cluster: a row over a cluster of 2, 4, 8 or 16 blocks, each a slice of ceil(slots / blocks) consecutive
  * slots (the last block fewer, or none), as plan_for in cuda/softmax.cu picks it on an H100: the fewest blocks
- * whose slices are at most 64 KB and 16384 elements, else 16, while a slice, rounded to 16 bytes, and the kernel's arrays (8 warps'
- * two partials and 16 blocks' pairs in the compute type) and 1 KB of reserve fit 227 KB; refused where its
- * summation depth (cluster_depth: a thread's chain over its slots of 256 threads, plus 25) exceeds D(cols). */
+ * whose slices are at most 64 KB and 16384 elements, else 16, while a slice, rounded to 16 bytes, and the
+ * kernel's arrays (8 warps' two partials and 16 blocks' pairs in the compute type) and 1 KB of reserve fit
+ * 227 KB; refused where its summation depth (cluster_depth: a thread's chain over its slots of 256 threads,
+ * plus 25) exceeds D(cols). */
 static kcs_status cuda_cluster_layout(size_t cols, kcs_dtype dtype, row_layout *layout, kcs_error *err)
 {
     const size_t width = cuda_slot_width(cols, dtype), size = kcs_dtype_size(dtype), slots = cols / width;
