@@ -115,6 +115,10 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                                   number(options->min_seconds), "max_repeats", options->max_repeats,
                                   "warm_up_seconds", number(options->warm_up_seconds)));
     json_object_set_new(json_object_get(results->root, "options"), "one_by_one", json_boolean(options->one_by_one));
+    /* A power-limited GPU times the same kernel differently either way (docs/runner.md, "Back to back"). */
+    json_object_set_new(json_object_get(results->root, "comparability"), "kernel_repeats",
+                        json_string(options->one_by_one ? "one at a time"
+                                                        : "back to back where the backend can queue them"));
 }
 
 static json_t *text_json(const char *text); /* below, with the UTF-8 checks */

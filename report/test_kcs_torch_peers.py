@@ -765,6 +765,26 @@ class ResultsFileTests(unittest.TestCase):
         model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
         self.assertIsNone(next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"][0]["busy"])
 
+    def test_a_peer_ahead_whose_repeats_were_timed_otherwise_says_so(self):
+        entries = self.entries()
+        compiled = next(e for e in entries if e["kernel"] == "torch-compile")
+        compiled["timing"]["kernel"]["back_to_back"] = False
+        doc = copy.deepcopy(self.doc)
+        kcs_best = min((r for r in doc["results"] if r["case"] == "softmax/f32-32768x1024" and r["device"] == "cuda:0"),
+                       key=lambda r: r["timing"]["kernel"]["median_s"])
+        kcs_best["timing"]["kernel"]["back_to_back"] = True
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        ahead = next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"]
+        self.assertEqual(ahead[0]["timed"], ("one at a time", "back to back"))
+        index, _ = self.report_of(merged)
+        part = index[index.index('id="peers-ahead"'):]
+        self.assertIn("its repeats were timed one at a time, kcs's back to back", part)
+        compiled["timing"]["kernel"]["back_to_back"] = True  # the same way: not named
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        self.assertIsNone(next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"][0]["timed"])
+
     def test_a_case_only_a_library_timed_on_a_card_is_named_too(self):
         doc = copy.deepcopy(self.doc)
         doc["results"] = [r for r in doc["results"] if not (r["case"] == "softmax/f32-32768x1024"
