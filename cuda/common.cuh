@@ -60,6 +60,10 @@ struct kcs_device {
     kcs_cuda_scratch partials;    /* per-block partial results of reductions */
     kcs_cuda_scratch cub_storage; /* CUB's temporary storage */
     kcs_cuda_scratch lt_workspace; /* cuBLASLt's workspace and the FP8 scales it reads on the device */
+    /* The FP8 scales in lt_workspace, so that the repeats of a case copy them
+     * once (cuda/gemm/fp8_cublaslt.cu); valid: they are there. */
+    float lt_scales[2];
+    bool lt_scales_valid;
 };
 
 /* Device memory from cudaMalloc; data is NULL when bytes is 0. */
