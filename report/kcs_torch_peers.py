@@ -1586,8 +1586,10 @@ def import_torch(device_text):
     return torch, torch.device("cuda", index)
 
 
-class Stopped(Exception):
-    """A signal asked the run to stop (rows_until_stopped)."""
+class Stopped(BaseException):
+    """A signal asked the run to stop (rows_until_stopped). A BaseException, as KeyboardInterrupt
+    is: the `except Exception` that turns a variant's failure into an error row must not catch it,
+    or a signal that arrives while a row is timed would only end that row and the run would go on."""
 
 
 def _stop(signal_number, frame):

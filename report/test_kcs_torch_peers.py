@@ -821,6 +821,48 @@ class StopTests(unittest.TestCase):
                                            "cases_done": 2, "cases": 4})
                 self.assertIs(signal.getsignal(number), before, "the handler was not given back")
 
+    def test_a_signal_while_a_row_is_timed_stops_the_run_not_only_the_row(self):
+        import signal
+        case = {"name": "softmax/f32-8x8", "op": "softmax", "dtype": "f32"}
+        options = type("Options", (), {"min_repeats": 3, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.0,
+                                       "variants": ["eager"], "keep_files": False, "kcs": "kcs"})
+        calls = []
+
+        def timed(*arguments):
+            calls.append(len(calls))
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGTERM)  # `timeout` while the row is timed
+            return None
+
+        class Clock:
+            def run(self, launch):
+                return 1e-3, launch()
+
+            def notes(self):
+                return {}
+
+        class FakeTensor:
+            device = type("Device", (), {"type": "cpu"})
+
+        class Subset:
+            whole, elements = True, 64
+
+        class FakeTorchForRun:
+            __version__ = "2.11.0"
+
+        real_check = peers.run_check
+        peers.run_check = lambda *arguments: ("pass", "", {}, None, ["kcs", "check"])
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                rows, stopped = peers.rows_until_stopped(
+                    [case, dict(case, name="softmax/f32-8x9")],
+                    lambda c: peers.run_variant(FakeTorchForRun(), c, "eager", timed, "form", {}, [FakeTensor()], [],
+                                                [], [], Subset(), [], options, Clock(), folder) and [c["name"]])
+        finally:
+            peers.run_check = real_check
+        self.assertEqual((rows, stopped["case"], stopped["cases_done"]), ([], "softmax/f32-8x8", 0))
+        self.assertEqual(len(calls), 2)  # nothing ran after the signal
+
     def test_no_signal_no_stop(self):
         rows, stopped = peers.rows_until_stopped([{"name": "a"}, {"name": "b"}], lambda case: iter([case["name"]]))
         self.assertEqual((rows, stopped), (["a", "b"], None))
