@@ -846,7 +846,7 @@ class CoreBuild:
         n = self.n
         saboteur_list = self.backend_list(compiler, os.path.join(folder, "saboteur_backends.c"),
                                           ["kcs_reference_backend", "kcs_saboteur_runner_backend",
-                                           "kcs_replica_backend"],
+                                           "kcs_replica_backend", "kcs_queue_model_backend"],
                                           "the backends of kcs-saboteur")
         saboteur_runner = os.path.join(folder, "kcs-saboteur")
         saboteurs = [obj for obj in support if not obj.endswith("_support.o")]

@@ -117,13 +117,31 @@ __global__ void kcs_hold_stream(volatile int *flags, unsigned long long limit_ns
     }
 }
 
-/* Lets a queued hold end (the device reads the flag through the mapping). */
+/* Queues a hold on flag pair `pair`, its flags cleared first. */
+static kcs_status queue_hold(kcs_device *device, int pair, kcs_error *err)
+{
+    int *flags = device->hold_flags + 2 * pair;
+    __atomic_store_n(&flags[1], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&flags[0], 0, __ATOMIC_RELEASE);
+    kcs_hold_stream<<<1, 1, 0, device->stream>>>(device->hold_flags_on_device + 2 * pair, hold_limit_ns);
+    KCS_CUDA_CHECK_LAUNCH("kcs_hold_stream");
+    device->held = pair;
+    return KCS_OK;
+}
+
+/* Lets the queued hold end (the device reads the flag through the mapping). */
 static void release_hold(kcs_device *device)
 {
-    if (!device->holding)
+    if (device->held < 0)
         return;
-    __atomic_store_n(&device->hold_flags[0], 1, __ATOMIC_RELEASE);
-    device->holding = false;
+    __atomic_store_n(&device->hold_flags[2 * device->held], 1, __ATOMIC_RELEASE);
+    device->held = -1;
+}
+
+/* Whether the hold on pair `pair` gave up (read once the stream is past it). */
+static bool hold_gave_up(const kcs_device *device, int pair)
+{
+    return __atomic_load_n(&device->hold_flags[2 * pair + 1], __ATOMIC_ACQUIRE) != 0;
 }
 
 kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
@@ -134,20 +152,169 @@ kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
     return status;
 }
 
+/* ---- Back to back -------------------------------------------------------------
+ *
+ * Timed one at a time (above), a repeat's device time is exact, but between
+ * two repeats the device idles while the host waits for the stop event and
+ * queues the next run: a few microseconds for kcs's C loop, tens for
+ * PyTorch's Python one. A card held at its power limit keeps higher clocks
+ * the more it idles, so two loops of different pace time the same kernel
+ * differently (docs/runner.md, "Back to back"). kcs_cuda_time_back_to_back
+ * (the backend's time_back_to_back) takes the host's pace out: it queues
+ * the repeats in chunks of back_to_back_chunk, each chunk behind a hold of
+ * its own, each repeat between two events of the chunk's, and releases the
+ * chunk's hold once all its repeats are queued; only then does it wait for
+ * the chunk before, read its times and reuse its events. So while the device
+ * runs one chunk the host queues the next, and where the host queues a
+ * repeat faster than the device runs one the next chunk's hold is released
+ * before the device reaches it: the device goes from repeat to repeat
+ * without idling. Where the host is slower, the device waits on a hold,
+ * between chunks and never between a repeat's two events: every repeat is
+ * queued before its chunk's hold lets the device start it, so no host work
+ * counts as a repeat's time, as with one at a time.
+ *
+ * A run that waits for the device while its chunk is held (a plan that
+ * synchronizes, a tool that serializes launches) stalls until the hold gives
+ * up: the timing then answers KCS_UNSUPPORTED and the runner times that
+ * kernel one repeat at a time. Two chunks of 16 repeats queued at most keep
+ * the launches in flight far below what the driver queues without blocking.
+ */
+enum { back_to_back_chunk = 16, chunks_in_flight = KCS_CUDA_HOLDS - 1 };
+
+struct kcs_cuda_chunk {
+    cudaEvent_t start[back_to_back_chunk], stop[back_to_back_chunk];
+    int pair;     /* its hold's flag pair */
+    int first;    /* the repeat its first event pair times */
+    int count;    /* repeats queued in it */
+    int recorded; /* event pairs recorded by the timer; started: a start recorded without its stop */
+    bool started;
+};
+
+static void destroy_chunks(kcs_device *device)
+{
+    if (!device->chunks)
+        return;
+    for (int c = 0; c < chunks_in_flight; c++)
+        for (int r = 0; r < back_to_back_chunk; r++) {
+            if (device->chunks[c].start[r])
+                (void)cudaEventDestroy(device->chunks[c].start[r]);
+            if (device->chunks[c].stop[r])
+                (void)cudaEventDestroy(device->chunks[c].stop[r]);
+        }
+    free(device->chunks);
+    device->chunks = NULL;
+}
+
+static kcs_status make_chunks(kcs_device *device, kcs_error *err)
+{
+    if (device->chunks)
+        return KCS_OK;
+    device->chunks = (kcs_cuda_chunk *)calloc(chunks_in_flight, sizeof *device->chunks);
+    if (!device->chunks)
+        return kcs_fail(err, KCS_ERROR, "out of memory");
+    for (int c = 0; c < chunks_in_flight; c++) {
+        device->chunks[c].pair = 1 + c;
+        for (int r = 0; r < back_to_back_chunk; r++) {
+            cudaError_t made = cudaEventCreate(&device->chunks[c].start[r]);
+            if (made == cudaSuccess)
+                made = cudaEventCreate(&device->chunks[c].stop[r]);
+            if (made != cudaSuccess) {
+                destroy_chunks(device);
+                return kcs_cuda_failure(err, made, "cudaEventCreate", __FILE__, __LINE__);
+            }
+        }
+    }
+    return KCS_OK;
+}
+
+/* Waits for a queued chunk and writes its repeats' times; KCS_UNSUPPORTED
+ * when its hold gave up. */
+static kcs_status read_chunk(kcs_device *device, kcs_cuda_chunk *chunk, double *seconds, kcs_error *err)
+{
+    KCS_CUDA_CHECK(cudaEventSynchronize(chunk->stop[chunk->count - 1]));
+    if (hold_gave_up(device, chunk->pair)) {
+        device->hold_give_ups++;
+        return kcs_fail(err, KCS_UNSUPPORTED, "a run waited for the device while its repeats were held "
+                        "(the hold gave up after %llu ms)", hold_limit_ns / 1000000ull);
+    }
+    device->hold_give_ups = 0;
+    for (int r = 0; r < chunk->count; r++) {
+        float milliseconds = 0.0f;
+        KCS_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, chunk->start[r], chunk->stop[r]));
+        seconds[chunk->first + r] = 1e-3 * (double)milliseconds;
+    }
+    return KCS_OK;
+}
+
+/* Queues repeats first .. first + chunk->count - 1 behind the chunk's hold and releases it. */
+static kcs_status queue_chunk(kcs_device *device, kcs_cuda_chunk *chunk,
+                              kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                              kcs_error *err)
+{
+    kcs_status status = queue_hold(device, chunk->pair, err);
+    chunk->recorded = 0;
+    chunk->started = false;
+    device->queueing = chunk;
+    for (int r = 0; r < chunk->count && status == KCS_OK; r++) {
+        status = run(context, chunk->first + r, err);
+        if (status == KCS_OK && chunk->recorded != r + 1)
+            status = kcs_fail(err, KCS_ERROR, "repeat %d recorded %d timed launches where one was due",
+                              chunk->first + r, chunk->recorded - r);
+    }
+    device->queueing = NULL;
+    release_hold(device);
+    return status;
+}
+
+static kcs_status time_back_to_back(kcs_device *device, int count,
+                                    kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                                    double *seconds, kcs_error *err)
+{
+    KCS_CUDA_CHECK(cudaSetDevice(device->ordinal));
+    if (!device->hold_flags || device->hold_give_ups >= hold_give_ups_allowed)
+        return kcs_fail(err, KCS_UNSUPPORTED, "this device has stopped holding its stream (%d holds in a row "
+                        "gave up)", device->hold_give_ups);
+    if (device->held >= 0) /* a run that failed and was not drained left its hold queued */
+        return kcs_fail(err, KCS_ERROR, "a hold is still queued");
+    kcs_status status = make_chunks(device, err);
+    kcs_cuda_chunk *waiting = NULL; /* queued and released, not yet read */
+    for (int first = 0, c = 0; first < count && status == KCS_OK; c = (c + 1) % chunks_in_flight) {
+        kcs_cuda_chunk *chunk = &device->chunks[c];
+        chunk->first = first;
+        chunk->count = count - first < back_to_back_chunk ? count - first : back_to_back_chunk;
+        first += chunk->count;
+        status = queue_chunk(device, chunk, run, context, err);
+        if (status == KCS_OK && waiting)
+            status = read_chunk(device, waiting, seconds, err);
+        waiting = chunk;
+    }
+    if (status == KCS_OK && waiting)
+        status = read_chunk(device, waiting, seconds, err);
+    return status == KCS_OK ? KCS_OK : kcs_cuda_drain(device, status);
+}
+
+/* ---- One at a time ----------------------------------------------------------- */
+
 kcs_status kcs_cuda_timer_start(kcs_device *device, const double *kernel_seconds, kcs_error *err)
 {
-    if (device->holding) {
+    kcs_cuda_chunk *chunk = device->queueing;
+    if (kernel_seconds && chunk) { /* back to back: the chunk's hold is queued */
+        if (chunk->started || chunk->recorded >= chunk->count)
+            return kcs_fail(err, KCS_ERROR, "a timed launch started inside another");
+        KCS_CUDA_CHECK(cudaEventRecord(chunk->start[chunk->recorded], device->stream));
+        chunk->started = true;
+        return KCS_OK;
+    }
+    if (device->held >= 0) {
         /* A run that failed between start and stop, and was not drained
          * (kcs_cuda_drain), left its hold queued: end it first. */
         release_hold(device);
         KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream));
     }
     if (kernel_seconds && device->hold_flags && device->hold_give_ups < hold_give_ups_allowed) {
-        __atomic_store_n(&device->hold_flags[1], 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&device->hold_flags[0], 0, __ATOMIC_RELEASE);
-        kcs_hold_stream<<<1, 1, 0, device->stream>>>(device->hold_flags_on_device, hold_limit_ns);
-        KCS_CUDA_CHECK_LAUNCH("kcs_hold_stream");
-        device->holding = true;
+        kcs_status status = queue_hold(device, 0, err);
+        if (status != KCS_OK)
+            return status;
     }
     KCS_CUDA_CHECK(cudaEventRecord(device->start, device->stream));
     return KCS_OK;
@@ -157,12 +324,21 @@ kcs_status kcs_cuda_timer_stop(kcs_device *device, double *seconds, kcs_error *e
 {
     if (!seconds) /* asynchronous (the library's kcs_call): leave the launches on the stream */
         return KCS_OK;
-    const bool held = device->holding;
+    kcs_cuda_chunk *chunk = device->queueing;
+    if (chunk) { /* back to back: read when the chunk is (time_back_to_back) */
+        if (!chunk->started)
+            return kcs_fail(err, KCS_ERROR, "a timed launch stopped without starting");
+        KCS_CUDA_CHECK(cudaEventRecord(chunk->stop[chunk->recorded++], device->stream));
+        chunk->started = false;
+        *seconds = 0.0;
+        return KCS_OK;
+    }
+    const bool held = device->held == 0;
     release_hold(device);
     KCS_CUDA_CHECK(cudaEventRecord(device->stop, device->stream));
     KCS_CUDA_CHECK(cudaEventSynchronize(device->stop));
     if (held)
-        device->hold_give_ups = __atomic_load_n(&device->hold_flags[1], __ATOMIC_ACQUIRE) ? device->hold_give_ups + 1 : 0;
+        device->hold_give_ups = hold_gave_up(device, 0) ? device->hold_give_ups + 1 : 0;
     float milliseconds = 0.0f;
     KCS_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, device->start, device->stop));
     *seconds = 1e-3 * (double)milliseconds;
@@ -213,6 +389,7 @@ static void close_device(kcs_device *device)
             (void)cudaEventDestroy(device->stop);
         if (device->blocks_done)
             (void)cudaFree(device->blocks_done);
+        destroy_chunks(device);
         if (device->hold_flags)
             (void)cudaFreeHost(device->hold_flags);
         if (device->partials.data)
@@ -367,7 +544,8 @@ static kcs_status open_resources(kcs_device *device, kcs_device_info *info, kcs_
     KCS_CUDA_CHECK(cudaEventCreate(&device->start));
     KCS_CUDA_CHECK(cudaEventCreate(&device->stop));
     KCS_CUDA_CHECK(cudaMalloc(&device->blocks_done, sizeof *device->blocks_done));
-    KCS_CUDA_CHECK(cudaHostAlloc(&device->hold_flags, 2 * sizeof *device->hold_flags, cudaHostAllocMapped));
+    KCS_CUDA_CHECK(cudaHostAlloc(&device->hold_flags, 2 * KCS_CUDA_HOLDS * sizeof *device->hold_flags,
+                                 cudaHostAllocMapped));
     KCS_CUDA_CHECK(cudaHostGetDevicePointer(&device->hold_flags_on_device, device->hold_flags, 0));
     KCS_CUDA_CHECK(cudaMemsetAsync(device->blocks_done, 0, sizeof *device->blocks_done,
                                    device->stream));
@@ -392,6 +570,7 @@ static kcs_status open_device(int index, kcs_device **device, kcs_device_info *i
     if (!opened)
         return kcs_fail(err, KCS_ERROR, "out of memory");
     opened->ordinal = index;
+    opened->held = -1;
     kcs_status status = open_resources(opened, info, err);
     if (status != KCS_OK) {
         close_device(opened);
@@ -519,4 +698,5 @@ extern "C" const kcs_backend kcs_cuda_backend = {
     synchronize,                   /* synchronize */
     native_queue,                  /* native_queue */
     &kcs_cuda_probe_methods,       /* probe */
+    time_back_to_back,             /* time_back_to_back */
 };

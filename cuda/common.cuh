@@ -33,6 +33,10 @@ struct kcs_cuda_scratch {
     size_t bytes; /* capacity of data */
 };
 
+/* Holds a device's stream can have queued at once: one for a run timed on
+ * its own, two for chunks of repeats timed back to back (backend.cu). */
+#define KCS_CUDA_HOLDS 3
+
 /* An opened CUDA device: everything open() acquired, released by close(). */
 struct kcs_device {
     int ordinal;                  /* CUDA device index */
@@ -43,14 +47,23 @@ struct kcs_device {
     int compute_capability;       /* 10 * major + minor: 90 for sm_90 */
     cudaEvent_t start, stop;      /* recorded around the launches of one run */
     /* Holding the stream while a timed run's launches are queued (backend.cu, "Timing"). */
-    int *hold_flags;              /* pinned and mapped: [0] release, [1] gave up; NULL: no holds */
-    int *hold_flags_on_device;    /* the same two ints as the device addresses them */
-    bool holding;                 /* a hold is queued and not yet released */
+    /* Pinned and mapped, KCS_CUDA_HOLDS pairs of [0] release, [1] gave up: pair 0
+     * for a run timed on its own, the others for the chunks of repeats timed
+     * back to back (backend.cu, "Back to back"); NULL: no holds. */
+    int *hold_flags;
+    int *hold_flags_on_device;    /* the same ints as the device addresses them */
+    int held;                     /* the pair whose hold is queued and not yet released; -1: none */
     int hold_give_ups;            /* holds in a row that gave up; at 3 the device stops holding */
+    struct kcs_cuda_chunk *queueing; /* non-NULL while repeats are queued back to back: the timer's events */
+    struct kcs_cuda_chunk *chunks;   /* KCS_CUDA_HOLDS - 1 of them, made at the first use; NULL: none yet */
     unsigned int *blocks_done;    /* last-block-done counter; zero between launches */
     kcs_cuda_scratch partials;    /* per-block partial results of reductions */
     kcs_cuda_scratch cub_storage; /* CUB's temporary storage */
     kcs_cuda_scratch lt_workspace; /* cuBLASLt's workspace and the FP8 scales it reads on the device */
+    /* The FP8 scales in lt_workspace, so that the repeats of a case copy them
+     * once (cuda/gemm/fp8_cublaslt.cu); valid: they are there. */
+    float lt_scales[2];
+    bool lt_scales_valid;
 };
 
 /* Device memory from cudaMalloc; data is NULL when bytes is 0. */

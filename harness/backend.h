@@ -20,8 +20,9 @@
 #include "op_args.h"
 #include "status.h"
 
-#define KCS_BACKEND_INTERFACE_VERSION 6 /* 4: measure_ceilings takes the mask of ceilings wanted; 5: a buffer
-                                         * begins with its size (kcs_check_buffers); 6: probe */
+#define KCS_BACKEND_INTERFACE_VERSION 7 /* 4: measure_ceilings takes the mask of ceilings wanted; 5: a buffer
+                                         * begins with its size (kcs_check_buffers); 6: probe;
+                                         * 7: time_back_to_back */
 
 typedef struct kcs_device kcs_device; /* an opened device; each backend defines it */
 /* Device memory; each backend defines it, beginning with its size as a
@@ -195,6 +196,20 @@ typedef struct {
     /* Optional: the in-production probe's kernels (harness/probe.h; docs/fleet.md,
      * "The probe"); NULL: the backend has no probe. */
     const struct kcs_probe_methods *probe;
+    /* Optional: times count repeats of one kernel queued back to back
+     * (docs/runner.md, "Back to back"): the device goes from one repeat to
+     * the next without waiting for the host, and each repeat is timed on the
+     * device into seconds[repeat]. run(context, repeat, err) makes repeat
+     * number `repeat` (0 to count - 1, in order) with the kernel row's run,
+     * kernel_seconds non-NULL; the backend decides what the row's timer does
+     * meanwhile. KCS_UNSUPPORTED, with the reason, when a repeat cannot be
+     * timed so (a run that waits for the device while the repeats are being
+     * queued): nothing it wrote counts, and the runner times that kernel one
+     * repeat at a time. NULL: the runner always times one repeat at a time,
+     * as it does for every backend with a pace (above). */
+    kcs_status (*time_back_to_back)(kcs_device *device, int count,
+                                    kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                                    double *seconds, kcs_error *err);
 } kcs_backend;
 
 /* Number of kernels of a backend, over all its tables. */

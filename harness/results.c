@@ -114,6 +114,11 @@ void kcs_results_set_run(kcs_results *results, const char *revision, int argc, c
                                   "min_repeats", options->min_repeats, "min_seconds",
                                   number(options->min_seconds), "max_repeats", options->max_repeats,
                                   "warm_up_seconds", number(options->warm_up_seconds)));
+    json_object_set_new(json_object_get(results->root, "options"), "one_by_one", json_boolean(options->one_by_one));
+    /* A power-limited GPU times the same kernel differently either way (docs/runner.md, "Back to back"). */
+    json_object_set_new(json_object_get(results->root, "comparability"), "kernel_repeats",
+                        json_string(options->one_by_one ? "one at a time"
+                                                        : "back to back where the backend can queue them"));
 }
 
 static json_t *text_json(const char *text); /* below, with the UTF-8 checks */
@@ -256,8 +261,12 @@ static void add_rates(json_t *timing, const kcs_result_entry *entry)
 static json_t *run_timing_json(const kcs_result_entry *entry)
 {
     const kcs_run_result *run = entry->run;
-    json_t *timing = json_pack("{s:o, s:o}", "kernel", timing_json(&run->kernel), "end_to_end",
-                               timing_json(&run->end_to_end));
+    json_t *kernel = timing_json(&run->kernel);
+    /* How the kernel's repeats were timed (docs/runner.md, "Back to back"). */
+    json_object_set_new(kernel, "back_to_back", json_boolean(run->kernel.back_to_back));
+    if (run->kernel.one_by_one_because[0])
+        json_object_set_new(kernel, "one_by_one_because", text_json(run->kernel.one_by_one_because));
+    json_t *timing = json_pack("{s:o, s:o}", "kernel", kernel, "end_to_end", timing_json(&run->end_to_end));
     if (entry->op && entry->args && run->kernel.median > 0)
         add_rates(timing, entry);
     return timing;

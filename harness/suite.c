@@ -304,19 +304,101 @@ static void release_rotation_sets(const kcs_prepared_case *p, device_run *run, b
             run->backend->release(run->device, sets[c][i]);
 }
 
-/* The untimed runs before a kernel's timed ones (time_kernel): one, then
- * more on the rotated sets until seconds of kernel time or of wall time. */
-static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel, buffer_set *sets,
-                          int copies, double seconds, kcs_error *err)
+/* How a kernel's repeats are timed (time_kernel): back to back where the
+ * backend can and may (kcs_backend.time_back_to_back; docs/runner.md, "Back
+ * to back"), else one at a time; why not, where the backend could. */
+typedef struct {
+    int back_to_back;
+    char one_by_one_because[sizeof(((kcs_error *)0)->message)];
+} repeat_mode;
+
+/* The repeats of one call of time_back_to_back: repeat r runs on set
+ * (first + r) % copies. */
+typedef struct {
+    const kcs_prepared_case *p;
+    device_run *run;
+    const kcs_kernel *kernel;
+    buffer_set *sets;
+    int copies, first;
+} repeats_on_sets;
+
+static kcs_status run_repeat_on_set(void *context, int repeat, kcs_error *err)
 {
-    double kernel_seconds = 0.0, run_seconds, started = now_seconds();
+    const repeats_on_sets *r = context;
+    kcs_buffer **set = r->sets[(r->first + repeat) % r->copies];
+    double seconds; /* the backend's own events time it */
+    return r->kernel->run(r->run->device, &r->p->args, set, set + r->p->layout.input_count, &seconds, err);
+}
+
+/* Times count repeats into seconds[0 .. count - 1] (and, one at a time on a
+ * backend with a pace, the pace after each into paces), the first on set
+ * first % copies. Back to back where mode says so; a backend that cannot
+ * time these repeats so (KCS_UNSUPPORTED) turns mode to one at a time, with
+ * its reason, and they are timed one at a time. */
+static kcs_status time_repeats(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                               buffer_set *sets, int copies, int first, int count, repeat_mode *mode,
+                               double *seconds, double *paces, kcs_error *err)
+{
+    if (mode->back_to_back) {
+        repeats_on_sets repeats = {p, run, kernel, sets, copies, first};
+        kcs_error why = {{0}};
+        kcs_status status =
+            run->backend->time_back_to_back(run->device, count, run_repeat_on_set, &repeats, seconds, &why);
+        if (status != KCS_UNSUPPORTED) {
+            if (status != KCS_OK)
+                *err = why;
+            return status;
+        }
+        mode->back_to_back = 0;
+        snprintf(mode->one_by_one_because, sizeof mode->one_by_one_because, "%s", why.message);
+    }
     kcs_status status = KCS_OK;
-    int runs = 0;
-    do {
-        kcs_buffer **set = sets[runs++ % copies];
-        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &run_seconds, err);
-        kernel_seconds += run_seconds;
-    } while (status == KCS_OK && kernel_seconds < seconds && now_seconds() - started < seconds);
+    for (int r = 0; r < count && status == KCS_OK; r++) {
+        kcs_buffer **set = sets[(first + r) % copies];
+        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds[r], err);
+        if (status == KCS_OK && paces) /* right after the repeat, under the same load */
+            status = run->backend->pace(run->device, &paces[r], err);
+    }
+    return status;
+}
+
+/* How many more repeats to time at once: enough, by estimate (seconds a
+ * repeat), to reach both the count and the time, but at least one and at
+ * most what capacity leaves. */
+static int repeats_wanted(int count, double total, double estimate, int capacity, const kcs_run_options *options)
+{
+    double by_time = estimate > 0.0 ? ceil((options->min_seconds - total) / estimate) : 1.0;
+    int left = capacity - count, wanted = options->min_repeats - count;
+    if (by_time > wanted)
+        wanted = by_time > left ? left : (int)by_time;
+    if (wanted < 1)
+        wanted = 1;
+    return wanted > left ? left : wanted;
+}
+
+/* The untimed runs before a kernel's timed ones (time_kernel): one on its
+ * own, then more on the rotated sets, as the timed ones will be (mode),
+ * until seconds of kernel time or of wall time; scratch holds capacity
+ * times. *estimate: their mean, seconds a repeat. */
+static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel, buffer_set *sets,
+                          int copies, double seconds, repeat_mode *mode, double *scratch, int capacity,
+                          double *estimate, kcs_error *err)
+{
+    double kernel_seconds = 0.0, started = now_seconds();
+    repeat_mode first_alone = {0, ""};
+    kcs_status status = time_repeats(p, run, kernel, sets, copies, 0, 1, &first_alone, scratch, NULL, err);
+    kernel_seconds = scratch[0];
+    int runs = 1;
+    while (status == KCS_OK && kernel_seconds < seconds && now_seconds() - started < seconds) {
+        int count = mode->back_to_back ? (int)fmin(ceil((seconds - kernel_seconds) / (kernel_seconds / runs)),
+                                                   (double)capacity)
+                                       : 1;
+        status = time_repeats(p, run, kernel, sets, copies, runs, count, mode, scratch, NULL, err);
+        for (int r = 0; r < count && status == KCS_OK; r++)
+            kernel_seconds += scratch[r];
+        runs += count;
+    }
+    *estimate = kernel_seconds / runs;
     return status;
 }
 
@@ -329,7 +411,10 @@ static kcs_status warm_up(const kcs_prepared_case *p, device_run *run, const kcs
  * (docs/runner.md, "Warm-up"), so that kernels timed one after another
  * from an idle card each start fast and end slow, in proportions that
  * depend on their length; warmed up, each is timed at the clocks the card
- * sustains. */
+ * sustains. Where the backend can, the repeats (warm-up and timed) are
+ * queued back to back (docs/runner.md, "Back to back"), so that the card
+ * does not idle between them at the host's pace; a kernel whose repeats
+ * cannot be (one that waits for the device) is timed one at a time. */
 static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
                               const kcs_run_options *options, kcs_timing *timing, kcs_error *err)
 {
@@ -343,19 +428,36 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
         free(sets);
         return kcs_fail(err, KCS_ERROR, "out of memory");
     }
+    /* A backend with a pace times it after every repeat: one at a time. */
+    repeat_mode mode = {run->backend->time_back_to_back && !run->backend->pace, ""};
+    if (mode.back_to_back && options->one_by_one) {
+        mode.back_to_back = 0;
+        snprintf(mode.one_by_one_because, sizeof mode.one_by_one_because, "--one-by-one");
+    }
     kcs_status status = make_rotation_sets(p, run, sets, copies, err);
-    double seconds, total = 0.0;
+    double total = 0.0, estimate = 0.0;
     int count = 0;
     if (status == KCS_OK)
-        status = warm_up(p, run, kernel, sets, copies, options->warm_up_seconds, err);
+        status = warm_up(p, run, kernel, sets, copies, options->warm_up_seconds, &mode, samples, capacity,
+                         &estimate, err);
     double loop_started = now_seconds();
     while (status == KCS_OK && !timed_enough(count, total, capacity, options)) {
-        kcs_buffer **set = sets[(count + 1) % copies];
-        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds, err);
-        if (status == KCS_OK && paces) /* right after the repeat, under the same load */
-            status = run->backend->pace(run->device, &paces[count], err);
-        samples[count++] = seconds;
-        total += seconds;
+        int was_back_to_back = mode.back_to_back;
+        int wanted = mode.back_to_back ? repeats_wanted(count, total, count ? total / count : estimate, capacity,
+                                                        options)
+                                       : 1;
+        status = time_repeats(p, run, kernel, sets, copies, count + 1, wanted, &mode, samples + count,
+                              paces ? paces + count : NULL, err);
+        if (status == KCS_OK && was_back_to_back && !mode.back_to_back && count > 0) {
+            /* Started back to back, went on one at a time: time them all one at a time. */
+            count = 0;
+            total = 0.0;
+            loop_started = now_seconds();
+            continue;
+        }
+        for (int r = 0; r < wanted && status == KCS_OK; r++)
+            total += samples[count + r];
+        count += wanted;
     }
     if (status == KCS_OK) {
         double loop_seconds = now_seconds() - loop_started;
@@ -365,6 +467,8 @@ static kcs_status time_kernel(const kcs_prepared_case *p, device_run *run, const
          * them leaves idle (a power-limited GPU keeps higher clocks the more
          * it idles; docs/runner.md, "Warm-up"). */
         timing->busy_fraction = loop_seconds > 0.0 ? total / loop_seconds : 0.0;
+        timing->back_to_back = mode.back_to_back;
+        snprintf(timing->one_by_one_because, sizeof timing->one_by_one_because, "%s", mode.one_by_one_because);
         if (paces) {
             qsort(paces, (size_t)count, sizeof *paces, compare_doubles);
             timing->pace_median = quantile(paces, count, 0.5);

@@ -112,6 +112,8 @@ typedef struct {
     int kept;           /* samples kept: min(repeats, KCS_TIMING_KEPT_SAMPLES) */
     double pace_median; /* kernel timing on a device with a pace: the median of the pace timed after
                            each repeat (kcs_backend.pace); 0 without one */
+    int back_to_back;   /* kernel timing: the repeats were queued back to back (kcs_backend.time_back_to_back) */
+    char one_by_one_because[1024]; /* kernel timing on a backend that can queue them: why they were not ("": they were) */
     double samples[KCS_TIMING_KEPT_SAMPLES];
 } kcs_timing;
 
@@ -126,6 +128,7 @@ typedef struct {
     double min_seconds; /* and at least this much timed time */
     int max_repeats;    /* but never more runs than this */
     double warm_up_seconds; /* untimed runs first: one, and more until this much kernel (or wall) time */
+    int one_by_one;     /* time each repeat on its own even where the backend can queue them back to back */
     int keep_outputs;   /* hand the downloaded outputs to the caller (kcs_run_result.actual) */
     int determinism;    /* run each kernel twice and fail it if the outputs differ in any bit */
 } kcs_run_options;

@@ -195,6 +195,8 @@ def _check_timing(problems, where, timing):
         if "median_s" not in figures:
             problems.add(where, f"timing.{part}.median_s: missing")
         _check_numbers(problems, f"{where}: timing.{part}", figures, _TIMING_KEYS, times=True)
+        if "back_to_back" in figures and not isinstance(figures["back_to_back"], bool):
+            problems.add(where, f"timing.{part}.back_to_back: not true or false: {_short(figures['back_to_back'])}")
         for key in ("round_medians_s", "round_pace_medians_s"):  # an interleaved run's (kcs_interleave.py)
             rounds = figures.get(key)
             if rounds is None:

@@ -876,6 +876,7 @@ class CudaDriverHold:
     LIMIT_NS, as kcs's hold_limit_ns. libcuda: the driver library, or a stand-in (the tests)."""
 
     LIMIT_NS = 100 * 1000 * 1000
+    PAIRS = 3  # flag pairs, as kcs's KCS_CUDA_HOLDS: one for a run on its own, two for chunks back to back
 
     def __init__(self, torch, libcuda=None):
         import ctypes
@@ -892,33 +893,41 @@ class CudaDriverHold:
         self.module = module
         self.check("cuModuleGetFunction", self.lib.cuModuleGetFunction(ctypes.byref(self.function), module,
                                                                        ctypes.c_char_p(b"kcs_hold_stream")))
-        self.flags = torch.zeros(2, dtype=torch.int32, pin_memory=True)
+        self.flags = torch.zeros(2 * self.PAIRS, dtype=torch.int32, pin_memory=True)
         self.address = self.flags.data_ptr()
-        self.arguments = (ctypes.c_uint64(self.address), ctypes.c_uint64(self.LIMIT_NS))
-        self.parameters = (ctypes.c_void_p * 2)(*(ctypes.cast(ctypes.byref(a), ctypes.c_void_p)
-                                                  for a in self.arguments))
+        self.held = None
+        # the launch's parameters for each pair: its flags' address, the limit
+        self.arguments = [(ctypes.c_uint64(self.address + 8 * pair), ctypes.c_uint64(self.LIMIT_NS))
+                          for pair in range(self.PAIRS)]
+        self.parameters = [(ctypes.c_void_p * 2)(*(ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in arguments))
+                           for arguments in self.arguments]
 
     def check(self, name, result):
         if result != 0:
             raise DriverError(f"{name} returned CUDA error {result}")
 
-    def flag(self, index):
-        return self.ctypes.c_int32.from_address(self.address + 4 * index)
+    def flag(self, pair, index):
+        return self.ctypes.c_int32.from_address(self.address + 8 * pair + 4 * index)
 
-    def queue(self):
-        """The hold, on the current stream, its flags cleared first."""
-        self.flag(1).value = 0
-        self.flag(0).value = 0
+    def queue(self, pair=0):
+        """The hold on flag pair `pair`, on the current stream, its flags cleared first."""
+        self.flag(pair, 1).value = 0
+        self.flag(pair, 0).value = 0
         one = self.ctypes.c_uint(1)
         stream = self.ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)
         self.check("cuLaunchKernel", self.lib.cuLaunchKernel(self.function, one, one, one, one, one, one,
-                                                             self.ctypes.c_uint(0), stream, self.parameters, None))
+                                                             self.ctypes.c_uint(0), stream, self.parameters[pair],
+                                                             None))
+        self.held = pair
 
     def release(self):
-        self.flag(0).value = 1
+        """Lets the hold queued last end."""
+        if self.held is not None:
+            self.flag(self.held, 0).value = 1
+            self.held = None
 
-    def gave_up(self):
-        return self.flag(1).value != 0
+    def gave_up(self, pair=0):
+        return self.flag(pair, 1).value != 0
 
 
 class HeldStreamTimer:
@@ -932,11 +941,16 @@ class HeldStreamTimer:
     counted as not held; after GIVE_UPS_ALLOWED in a row the runs are timed without one, as kcs's."""
 
     GIVE_UPS_ALLOWED = 3
+    CHUNK = 16  # repeats a chunk back to back, as cuda/backend.cu's back_to_back_chunk
 
     def __init__(self, torch, hold):
         self.torch, self.hold = torch, hold
         self.start, self.stop = (torch.cuda.Event(enable_timing=True) for _ in range(2))
         self.give_ups, self.not_held = 0, 0
+        # two chunks' events: [chunk][repeat] = (start, stop)
+        self.chunk_events = [[tuple(torch.cuda.Event(enable_timing=True) for _ in range(2))
+                              for _ in range(self.CHUNK)] for _ in range(2)]
+        self.why_not_back_to_back = ""
 
     def run(self, launch):
         """(seconds of the run on the device, what launch() returned)."""
@@ -959,6 +973,50 @@ class HeldStreamTimer:
         else:
             self.not_held += 1
         return self.start.elapsed_time(self.stop) / 1e3, result
+
+    def back_to_back(self, count, launch):
+        """The seconds of count repeats, launch(r) making repeat r, queued back to back as kcs's CUDA
+        backend queues them (cuda/backend.cu, "Back to back"): in chunks of CHUNK repeats, each chunk
+        behind a hold of its own and each repeat between two events of the chunk's, the chunk's hold
+        released once all its repeats are queued, and only then the chunk before it waited for and read.
+        While the device runs one chunk the host queues the next, so that where the host queues a repeat
+        faster than the device runs one the device never idles between repeats, and no host work falls
+        between a repeat's events. None where a hold gave up (a run that waits for the device while it
+        is held; why_not_back_to_back says so): the caller then times the runs one at a time."""
+        if self.give_ups >= self.GIVE_UPS_ALLOWED:
+            self.why_not_back_to_back = f"{self.give_ups} holds in a row gave up"
+            return None
+        seconds, waiting, chunk = [None] * count, None, 0
+        for first in range(0, count, self.CHUNK):
+            events, pair, queued = self.chunk_events[chunk % 2], 1 + chunk % 2, min(self.CHUNK, count - first)
+            self.hold.queue(pair)
+            try:
+                for r in range(queued):
+                    events[r][0].record()
+                    launch(first + r)
+                    events[r][1].record()
+            finally:
+                self.hold.release()
+            ready = waiting is None or self.read_chunk(waiting, seconds)
+            waiting, chunk = (pair, first, queued, events), chunk + 1
+            if not ready:
+                break
+        ready = self.read_chunk(waiting, seconds) and ready
+        return seconds if ready else None
+
+    def read_chunk(self, chunk, seconds):
+        """Waits for a queued chunk and writes its repeats' seconds; False where its hold gave up."""
+        pair, first, queued, events = chunk
+        events[queued - 1][1].synchronize()
+        if self.hold.gave_up(pair):
+            self.give_ups += 1
+            self.why_not_back_to_back = ("a run waited for the device while its repeats were held (the hold gave "
+                                         f"up after {CudaDriverHold.LIMIT_NS // 1000000} ms)")
+            return False
+        self.give_ups = 0
+        for r in range(queued):
+            seconds[first + r] = events[r][0].elapsed_time(events[r][1]) / 1e3
+        return True
 
     def notes(self):
         return {"hold": "kcs's hold kernel (cuda/backend.cu), released by the host once the run is queued",
@@ -1061,31 +1119,80 @@ def held_stream_timer(torch, libcuda=None):
     return HeldStreamTimer(torch, hold)
 
 
+def repeats_wanted(count, total, estimate, options):
+    """harness/suite.c's repeats_wanted: how many more repeats to queue at once, enough by the estimate
+    (seconds a repeat) to reach both the count and the time, at least one, at most what max_repeats
+    leaves."""
+    by_time = math.ceil((options.min_time - total) / estimate) if estimate > 0 else 1
+    left = options.max_repeats - count
+    return max(1, min(left, max(options.min_repeats - count, by_time)))
+
+
 def time_runs(function, sets, clock, options):
-    """harness/suite.c's time_kernel: a warm-up on the first set, and more on the sets in turn
-    until options.warm_up seconds of run time or of wall time (its warm_up), then repeats on the
-    sets in turn until timed_enough; each set's output is kept until its set comes round again,
-    so that every set has an output buffer of its own, as kcs's rotated sets do."""
+    """harness/suite.c's time_kernel: an untimed run on the first set, a warm-up on the sets in turn
+    until options.warm_up seconds of run time or of wall time (its warm_up), then repeats on the sets
+    in turn until timed_enough; each set's output is kept until its set comes round again, so that
+    every set has an output buffer of its own, as kcs's rotated sets do. Where the clock can queue
+    repeats back to back (HeldStreamTimer.back_to_back) and options.one_by_one is not set, the warm-up
+    after its first timed run and the timed repeats are queued so (docs/runner.md, "Back to back"); a
+    clock that cannot for this function (a hold that gave up) times them one at a time, saying why."""
     copies = len(sets)
     kept = [None] * copies
+
+    def repeat(slot):
+        kept[slot] = None  # its memory goes to this repeat's output
+        kept[slot] = function(*sets[slot])
+
+    def one_alone(slot):
+        kept[slot] = None
+        seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
+        return seconds
+
+    queue = getattr(clock, "back_to_back", None)
+    one_by_one_because = ""
+    if queue is not None and getattr(options, "one_by_one", False):
+        queue, one_by_one_because = None, "--one-by-one"
+
+    def queued(first, count):
+        """count repeats back to back on the sets from `first` on; None (and queue given up) where the clock
+        cannot."""
+        nonlocal queue, one_by_one_because
+        seconds = queue(count, lambda r: repeat((first + r) % copies))
+        if seconds is None:
+            queue, one_by_one_because = None, clock.why_not_back_to_back
+        return seconds
+
     kept[0] = function(*sets[0])
     warm_up, warmed, runs, started = getattr(options, "warm_up", 0.0), 0.0, 1, time.perf_counter()
     while warmed < warm_up and time.perf_counter() - started < warm_up:
-        slot = runs % copies
-        kept[slot] = None
-        seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
-        warmed, runs = warmed + seconds, runs + 1
+        if queue is not None and runs > 1:  # the first timed one alone: the estimate
+            per_run = warmed / (runs - 1)
+            count = min(options.max_repeats, math.ceil((warm_up - warmed) / per_run)) if per_run > 0 else 1
+            seconds = queued(runs, count)
+            if seconds is not None:
+                warmed, runs = warmed + sum(seconds), runs + count
+                continue
+        warmed, runs = warmed + one_alone(runs % copies), runs + 1
+    estimate = warmed / (runs - 1) if runs > 1 else 0.0
     samples, total, loop_started = [], 0.0, time.perf_counter()
     while not timed_enough(len(samples), total, options):
-        slot = (len(samples) + 1) % copies
-        kept[slot] = None  # its memory goes to this repeat's output
-        seconds, kept[slot] = clock.run(lambda: function(*sets[slot]))
-        samples.append(seconds)
-        total += seconds
+        if queue is not None:
+            count = repeats_wanted(len(samples), total, total / len(samples) if samples else estimate, options)
+            seconds = queued(len(samples) + 1, count)
+            if seconds is None:  # time them all one at a time
+                samples, total, loop_started = [], 0.0, time.perf_counter()
+                continue
+        else:
+            seconds = [one_alone((len(samples) + 1) % copies)]
+        samples += seconds
+        total += sum(seconds)
     figures = timing_figures(samples, copies)
     loop_seconds = time.perf_counter() - loop_started
     if loop_seconds > 0:  # the repeats' time over the loop's: what the host's pace leaves idle, as kcs writes it
         figures["busy_fraction"] = total / loop_seconds
+    figures["back_to_back"] = queue is not None
+    if one_by_one_because:
+        figures["one_by_one_because"] = one_by_one_because
     return figures
 
 
@@ -1437,6 +1544,9 @@ def parse_arguments(argv):
     parser.add_argument("--warm-up", type=float, default=0.0, metavar="S",
                         help="untimed runs before the timed ones: one, and more until S seconds (default 0: one), "
                              "as kcs run --warm-up")
+    parser.add_argument("--one-by-one", action="store_true",
+                        help="time each repeat on its own, the device idle while the host waits for it and queues "
+                             "the next, as kcs run --one-by-one (default: back to back, docs/runner.md)")
     parser.add_argument("--device", default="0", help="CUDA device index, or cpu (wall clock; not kcs's method)")
     parser.add_argument("--work-dir", default="kcs-torch-peers", metavar="DIR",
                         help="where the checked arrays are written for kcs check (default: %(default)s, removed "
@@ -1476,8 +1586,10 @@ def import_torch(device_text):
     return torch, torch.device("cuda", index)
 
 
-class Stopped(Exception):
-    """A signal asked the run to stop (rows_until_stopped)."""
+class Stopped(BaseException):
+    """A signal asked the run to stop (rows_until_stopped). A BaseException, as KeyboardInterrupt
+    is: the `except Exception` that turns a variant's failure into an error row must not catch it,
+    or a signal that arrives while a row is timed would only end that row and the run would go on."""
 
 
 def _stop(signal_number, frame):
@@ -1554,7 +1666,7 @@ def main(argv=None):
                  "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "options": {"min_repeats": args.min_repeats, "min_seconds": args.min_time,
                              "max_repeats": args.max_repeats, "warm_up_seconds": args.warm_up,
-                             "variants": args.variants}}
+                             "one_by_one": args.one_by_one, "variants": args.variants}}
     if stopped:
         run_notes["stopped"] = stopped
         print(f"kcs_torch_peers: stopped by {stopped['signal']} in {stopped['case']}: the rows of the "

@@ -310,6 +310,15 @@ def busy_apart(peer, own):
     return None
 
 
+def timed_apart(peer, own):
+    """(peer's way, own's) where both results say how their repeats were timed (timing.kernel.back_to_back,
+    docs/runner.md "Back to back") and the two differ: "back to back" or "one at a time"."""
+    ways = [kernel_timing(result).get("back_to_back") for result in (peer, own)]
+    if all(isinstance(way, bool) for way in ways) and ways[0] != ways[1]:
+        return tuple("back to back" if way else "one at a time" for way in ways)
+    return None
+
+
 def peers(lines, case_order, fmt_time):
     """Per perf case (any run timed it), its rows side by side: [{'case', 'first' (a result, for its
     facts), 'rows': [row], 'ahead': [ahead]}], in case-file order. A row: 'line' (per run, a result
@@ -321,7 +330,8 @@ def peers(lines, case_order, fmt_time):
     row was timed: {'row', 'kcs' (that kcs row, or None), 'kcs_speed' (the library row's median over
     kcs's: 0.81, kcs at 81% of its speed; None without a kcs row), 'busy' ((the library row's
     busy_fraction, kcs's) where the two timing loops kept the device busy in measures more than
-    BUSY_APART apart, else None)}, those without a kcs row first, then kcs furthest behind first."""
+    BUSY_APART apart, else None), 'timed' (timed_apart: the two rows' repeats timed in different
+    ways, else None)}, those without a kcs row first, then kcs furthest behind first."""
     cases = {}
     for key, line in lines.lines.items():
         if any(is_timed(r) for r in line):
@@ -357,7 +367,8 @@ def peers(lines, case_order, fmt_time):
             best = min(own, key=lambda row: row["speed"]["median"], default=None)
             ahead += [{"row": row, "kcs": best,
                        "kcs_speed": row["speed"]["median"] / best["speed"]["median"] if best else None,
-                       "busy": busy_apart(row["latest"], best["latest"]) if best else None}
+                       "busy": busy_apart(row["latest"], best["latest"]) if best else None,
+                       "timed": timed_apart(row["latest"], best["latest"]) if best else None}
                       for row in rows if row["card"] == card and row["library"]
                       and (best is None or row["speed"]["median"] < best["speed"]["median"])]
         ahead.sort(key=lambda entry: (entry["kcs_speed"] is not None, entry["kcs_speed"] or 0,

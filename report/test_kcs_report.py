@@ -447,10 +447,12 @@ class MalformedInputTests(Scratch):
         doc["results"][0]["timing"]["kernel"]["median_s"] = "fast"
         doc["results"][1]["timing"]["kernel"]["samples_s"][3] = "1 ms"
         doc["results"][1]["timing"]["end_to_end"]["lower_quartile_s"] = -1.0
+        doc["results"][1]["timing"]["kernel"]["back_to_back"] = "yes"
         self.refused(doc, "results[0] (case 'sumsq/f64-n7' on cuda:0): timing.kernel: median_s: not a number: 'fast'",
                      "results[1] (case 'sumsq/f64-n93' on cuda:0): timing.kernel.samples_s[3]: not a number: '1 ms'",
                      "timing.end_to_end: lower_quartile_s: a time cannot be negative",
-                     "malformed results file (3 problems)")
+                     "timing.kernel.back_to_back: not true or false: 'yes'",
+                     "malformed results file (4 problems)")
 
     def test_missing_required_fields_are_refused(self):
         doc = fx.document([fx.CUDA], [fx.result("sumsq/f64-n7", fx.CUDA, "k", median=1e-3),

@@ -382,15 +382,30 @@ class QueuedDevice:
         return "output"
 
     # the hold, as CudaDriverHold's queue, release and gave_up
-    def queue(self):
+    def queue(self, pair=0):
         self.holds += 1
         self.items.append(["hold", self.host_s, None])
 
     def release(self):
         next(item for item in reversed(self.items) if item[0] == "hold")[2] = self.host_s
 
-    def gave_up(self):
+    def gave_up(self, pair=0):
         return self.gives_up
+
+    def kernel_spans(self):
+        """(start, end) on the device of every kernel run so far, in order."""
+        self.run()
+        spans, device_s = [], 0.0
+        for kind, queued, what in self.items[:self.done]:
+            start = max(device_s, queued)
+            if kind == "hold":
+                device_s = max(start, what)
+            elif kind == "kernel":
+                spans.append((start, start + what))
+                device_s = start + what
+            else:
+                device_s = start
+        return spans
 
 
 class FakeDriver:
@@ -415,7 +430,7 @@ class FakeTorchForHold:
 
     def __init__(self):
         import ctypes
-        self.pinned = (ctypes.c_int32 * 2)()
+        self.pinned = (ctypes.c_int32 * (2 * peers.CudaDriverHold.PAIRS))()
         pinned = self.pinned
 
         class Tensor:
@@ -469,12 +484,89 @@ class KcsHoldTest(unittest.TestCase):
         parameters = arguments[9]
         self.assertEqual(ctypes.c_uint64.from_address(parameters[0]).value, ctypes.addressof(torch.pinned))
         self.assertEqual(ctypes.c_uint64.from_address(parameters[1]).value, peers.CudaDriverHold.LIMIT_NS)
-        self.assertEqual(list(torch.pinned), [0, 0])  # both flags cleared before the launch
+        self.assertEqual(list(torch.pinned[:2]), [0, 0])  # both flags cleared before the launch
         self.assertFalse(hold.gave_up())
         hold.release()
         self.assertEqual(torch.pinned[0], 1)
         torch.pinned[1] = 1
         self.assertTrue(hold.gave_up())
+        torch.pinned[4], torch.pinned[5] = 7, 7
+        hold.queue(2)  # a chunk's hold, back to back: flags 4 and 5
+        parameters = driver.calls[-1][1][9]
+        self.assertEqual(ctypes.c_uint64.from_address(parameters[0]).value, ctypes.addressof(torch.pinned) + 16)
+        self.assertEqual((list(torch.pinned[4:]), hold.gave_up(2)), ([0, 0], False))
+        hold.release()
+        self.assertEqual(list(torch.pinned), [1, 1, 0, 0, 1, 0])
+
+    def test_back_to_back_the_device_never_idles_where_the_host_queues_faster(self):
+        device = QueuedDevice(host_cost=2e-5, kernel_s=1e-4)
+        timer = peers.HeldStreamTimer(device.torch, device)
+        launched = []
+        seconds = timer.back_to_back(40, lambda r: launched.append(r) or device.launch())
+        self.assertEqual(launched, list(range(40)))
+        self.assertEqual(len(seconds), 40)
+        for s in seconds:
+            self.assertAlmostEqual(s, 1e-4)
+        self.assertEqual(device.holds, 3)  # chunks of 16, 16 and 8, each behind a hold of its own
+        spans = device.kernel_spans()
+        gaps = [later[0] - earlier[1] for earlier, later in zip(spans, spans[1:])]
+        self.assertAlmostEqual(max(gaps), 0.0)  # from the first repeat to the last, no idle time
+        one_by_one = QueuedDevice(host_cost=2e-5, kernel_s=1e-4)
+        alone = peers.HeldStreamTimer(one_by_one.torch, one_by_one)
+        for _ in range(3):
+            alone.run(one_by_one.launch)
+        spans = one_by_one.kernel_spans()
+        self.assertGreater(min(b[0] - a[1] for a, b in zip(spans, spans[1:])), 1e-5)  # one at a time: idle between
+
+    def test_back_to_back_no_host_time_counts_where_the_host_is_slower(self):
+        device = QueuedDevice(host_cost=5e-4, kernel_s=1e-5)
+        timer = peers.HeldStreamTimer(device.torch, device)
+        seconds = timer.back_to_back(20, lambda r: device.launch())
+        for s in seconds:
+            self.assertAlmostEqual(s, 1e-5)  # the idle time falls on the holds, between chunks
+
+    def test_back_to_back_gives_up_with_its_hold_and_time_runs_goes_one_at_a_time(self):
+        device = QueuedDevice(host_cost=2e-5, kernel_s=1e-4, gives_up=True)
+        timer = peers.HeldStreamTimer(device.torch, device)
+        self.assertIsNone(timer.back_to_back(20, lambda r: device.launch()))
+        self.assertIn("waited for the device", timer.why_not_back_to_back)
+        options = type("Options", (), {"min_repeats": 4, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.0})
+        figures = peers.time_runs(lambda: device.launch(), [[]], timer, options)
+        self.assertFalse(figures["back_to_back"])
+        self.assertIn("waited for the device", figures["one_by_one_because"])
+        self.assertEqual(figures["repeats"], 4)
+
+    def test_time_runs_queues_back_to_back_on_the_sets_in_turn_unless_one_by_one(self):
+        options = type("Options", (), {"min_repeats": 5, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.0,
+                                       "one_by_one": False})
+        calls, queued = [], []
+
+        class Clock:
+            why_not_back_to_back = ""
+
+            def run(self, launch):
+                return 0.001, launch()
+
+            def back_to_back(self, count, launch):
+                queued.append(count)
+                for r in range(count):
+                    launch(r)
+                return [0.002] * count
+
+        function = lambda name: calls.append(name) or name
+        figures = peers.time_runs(function, [["s0"], ["s1"], ["s2"]], Clock(), options)
+        self.assertEqual(calls, ["s0", "s1", "s2", "s0", "s1", "s2"])  # the untimed run, then 5 on the sets in turn
+        self.assertEqual((queued, figures["samples_s"], figures["back_to_back"]), ([5], [0.002] * 5, True))
+        self.assertNotIn("one_by_one_because", figures)
+        options.min_repeats, options.min_time, options.warm_up, queued[:] = 1, 0.05, 0.02, []
+        figures = peers.time_runs(function, [["s0"]], Clock(), options)
+        # warm-up: one alone (1 ms), then 19 back to back (2 ms each); timed: 0.05 s at the warm-up's mean
+        # of 1.95 ms a run, 26 of them
+        self.assertEqual((queued, figures["repeats"]), ([19, 26], 26))
+        options.one_by_one, queued[:] = True, []
+        figures = peers.time_runs(function, [["s0"]], Clock(), options)
+        self.assertEqual((queued, figures["back_to_back"], figures["one_by_one_because"]), ([], False, "--one-by-one"))
+        self.assertEqual(figures["samples_s"], [0.001] * 50)
 
     def test_a_driver_that_refuses_the_hold_leaves_the_sleep_timer_saying_why(self):
         torch = SimulatedDevice(1e-5, 1e-5).torch
@@ -673,6 +765,26 @@ class ResultsFileTests(unittest.TestCase):
         model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
         self.assertIsNone(next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"][0]["busy"])
 
+    def test_a_peer_ahead_whose_repeats_were_timed_otherwise_says_so(self):
+        entries = self.entries()
+        compiled = next(e for e in entries if e["kernel"] == "torch-compile")
+        compiled["timing"]["kernel"]["back_to_back"] = False
+        doc = copy.deepcopy(self.doc)
+        kcs_best = min((r for r in doc["results"] if r["case"] == "softmax/f32-32768x1024" and r["device"] == "cuda:0"),
+                       key=lambda r: r["timing"]["kernel"]["median_s"])
+        kcs_best["timing"]["kernel"]["back_to_back"] = True
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        ahead = next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"]
+        self.assertEqual(ahead[0]["timed"], ("one at a time", "back to back"))
+        index, _ = self.report_of(merged)
+        part = index[index.index('id="peers-ahead"'):]
+        self.assertIn("its repeats were timed one at a time, kcs's back to back", part)
+        compiled["timing"]["kernel"]["back_to_back"] = True  # the same way: not named
+        merged = peers.merged(doc, self.record, entries, {})
+        model = kcs_report.Model([results_from_data(copy.deepcopy(merged), "merged.json")])
+        self.assertIsNone(next(t for t in model.peers() if t["case"] == "softmax/f32-32768x1024")["ahead"][0]["timed"])
+
     def test_a_case_only_a_library_timed_on_a_card_is_named_too(self):
         doc = copy.deepcopy(self.doc)
         doc["results"] = [r for r in doc["results"] if not (r["case"] == "softmax/f32-32768x1024"
@@ -708,6 +820,48 @@ class StopTests(unittest.TestCase):
                 self.assertEqual(stopped, {"signal": signal.Signals(number).name, "case": "op/case-2",
                                            "cases_done": 2, "cases": 4})
                 self.assertIs(signal.getsignal(number), before, "the handler was not given back")
+
+    def test_a_signal_while_a_row_is_timed_stops_the_run_not_only_the_row(self):
+        import signal
+        case = {"name": "softmax/f32-8x8", "op": "softmax", "dtype": "f32"}
+        options = type("Options", (), {"min_repeats": 3, "min_time": 0.0, "max_repeats": 1000, "warm_up": 0.0,
+                                       "variants": ["eager"], "keep_files": False, "kcs": "kcs"})
+        calls = []
+
+        def timed(*arguments):
+            calls.append(len(calls))
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGTERM)  # `timeout` while the row is timed
+            return None
+
+        class Clock:
+            def run(self, launch):
+                return 1e-3, launch()
+
+            def notes(self):
+                return {}
+
+        class FakeTensor:
+            device = type("Device", (), {"type": "cpu"})
+
+        class Subset:
+            whole, elements = True, 64
+
+        class FakeTorchForRun:
+            __version__ = "2.11.0"
+
+        real_check = peers.run_check
+        peers.run_check = lambda *arguments: ("pass", "", {}, None, ["kcs", "check"])
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                rows, stopped = peers.rows_until_stopped(
+                    [case, dict(case, name="softmax/f32-8x9")],
+                    lambda c: peers.run_variant(FakeTorchForRun(), c, "eager", timed, "form", {}, [FakeTensor()], [],
+                                                [], [], Subset(), [], options, Clock(), folder) and [c["name"]])
+        finally:
+            peers.run_check = real_check
+        self.assertEqual((rows, stopped["case"], stopped["cases_done"]), ([], "softmax/f32-8x8", 0))
+        self.assertEqual(len(calls), 2)  # nothing ran after the signal
 
     def test_no_signal_no_stop(self):
         rows, stopped = peers.rows_until_stopped([{"name": "a"}, {"name": "b"}], lambda case: iter([case["name"]]))

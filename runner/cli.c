@@ -49,6 +49,9 @@ static const char usage_text[] =
     "  --warm-up S        untimed runs of each kernel before its timed ones: one, and more\n"
     "                     until S seconds (default 0: one); a GPU's clocks drop under\n"
     "                     sustained load, docs/runner.md \"Warm-up\"\n"
+    "  --one-by-one       time each repeat on its own, the device idle while the host\n"
+    "                     waits for it and queues the next, even where the backend can\n"
+    "                     queue them back to back (CUDA; docs/runner.md \"Back to back\")\n"
     "  --skip-large       leave out cases tagged large (reported as skipped)\n"
     "  --save-failures DIR  write failing cases' inputs, expected and actual outputs as\n"
     "                     .npy under DIR, with a replay command (default: kcs-failures)\n"
@@ -205,7 +208,7 @@ static const struct option long_options[] = {
     {"strict-expectations", no_argument, 0, 'E'}, {"kernel", required_argument, 0, 'K'},
     {"jobs", required_argument, 0, 'J'},       {"all-ceilings", no_argument, 0, 'a'},
     {"tag", required_argument, 0, 'G'},          {"json", no_argument, 0, 'O'},
-    {"warm-up", required_argument, 0, 'W'},
+    {"warm-up", required_argument, 0, 'W'},    {"one-by-one", no_argument, 0, 'o'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
 /* Applies one option (getopt_long's code and argument) to o. */
@@ -234,6 +237,7 @@ static kcs_options_outcome take_option(int option, char *value, kcs_runner_optio
     case 'n': ok = take_min_repeats(value, o); break;
     case 't': ok = take_min_time(value, o); break;
     case 'W': ok = take_warm_up(value, o); break;
+    case 'o': o->run.one_by_one = 1; break;
     case 'L': o->skip_large = 1; break;
     case 'q': o->quiet = 1; break;
     case 'O': o->list_json = 1; break;

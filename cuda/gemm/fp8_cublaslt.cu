@@ -145,18 +145,31 @@ KCS_KERNEL_RUN(run_cublaslt)
     kcs_lt_fp8_gemm gemm = {};
     auto prepare = [&]() -> kcs_status {
         kcs_status status = supports_fp8(device, args, err);
+        const kcs_cuda_scratch before = device->lt_workspace;
         if (status == KCS_OK)
             status = kcs_cuda_reserve(&device->lt_workspace, scales_bytes + kcs_lt_workspace_bytes, err);
         if (status != KCS_OK)
             return status;
-        /* The scales, on the device before the timer: cuBLASLt reads them there. */
+        if (device->lt_workspace.data != before.data || device->lt_workspace.bytes != before.bytes)
+            device->lt_scales_valid = false; /* new memory */
+        /* The scales, on the device before the timer: cuBLASLt reads them there.
+         * Copied only when they or their memory changed: the copy waits for the
+         * device, which a run among repeats queued back to back must not
+         * (cuda/backend.cu, "Back to back"), and a case's repeats share them. */
         float *scales = (float *)device->lt_workspace.data;
-        /* Each scale 16-byte aligned: cuBLASLt (13.0, H100) answered
-         * CUBLAS_STATUS_NOT_SUPPORTED for a scale 4 bytes past an aligned one. */
-        const float host_scales[8] = {(float)g->a_scale, 0, 0, 0, (float)g->b_scale, 0, 0, 0};
-        KCS_CUDA_CHECK(cudaMemcpyAsync(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice,
-                                       device->stream));
-        KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream)); /* host_scales goes out of scope */
+        if (!device->lt_scales_valid || device->lt_scales[0] != (float)g->a_scale ||
+            device->lt_scales[1] != (float)g->b_scale) {
+            /* Each scale 16-byte aligned: cuBLASLt (13.0, H100) answered
+             * CUBLAS_STATUS_NOT_SUPPORTED for a scale 4 bytes past an aligned one. */
+            const float host_scales[8] = {(float)g->a_scale, 0, 0, 0, (float)g->b_scale, 0, 0, 0};
+            device->lt_scales_valid = false; /* until the copy is done */
+            KCS_CUDA_CHECK(cudaMemcpyAsync(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice,
+                                           device->stream));
+            KCS_CUDA_CHECK(cudaStreamSynchronize(device->stream)); /* host_scales goes out of scope */
+            device->lt_scales[0] = (float)g->a_scale;
+            device->lt_scales[1] = (float)g->b_scale;
+            device->lt_scales_valid = true;
+        }
         workspace = (char *)device->lt_workspace.data + scales_bytes;
 
         /* C^T = op(B)^T op(A)^T: cuBLASLt's A is b (n x k, k contiguous), its B is a (m x k). */
