@@ -853,6 +853,111 @@ void kcs_opencl_events_release(kcs_opencl_events *events)
     events->first = events->last = NULL;
 }
 
+/* ---- Back to back -------------------------------------------------------------
+ *
+ * Timed one at a time, a run's profiling events give its device time, but
+ * the device idles while the host waits for them and enqueues the next run,
+ * and a GPU held at its power limit keeps higher clocks the more it idles
+ * (docs/runner.md, "Back to back"; cuda/backend.cu does the same for CUDA).
+ * time_back_to_back enqueues the repeats in chunks of back_to_back_chunk
+ * without waiting: each repeat's first and last events are kept in its chunk
+ * (kcs_opencl_timed hands them over while device->queueing is set), the
+ * chunk is flushed, and only once the next chunk is enqueued is it waited
+ * for and read. Profiling times are the device's own, so no hold is needed:
+ * a repeat's time runs from its first command's start to its last's end,
+ * and where the host enqueues slower than the device runs, the idle time
+ * falls between repeats, not inside one. A run that launches nothing (an
+ * empty input) is 0 s, as one at a time.
+ */
+enum { back_to_back_chunk = 16 };
+
+struct kcs_opencl_chunk {
+    kcs_opencl_events repeats[back_to_back_chunk];
+    int first;    /* the repeat repeats[0] is */
+    int count;    /* repeats enqueued */
+    int recorded; /* repeats whose events were handed over */
+};
+
+static kcs_status keep_in_chunk(struct kcs_opencl_chunk *chunk, kcs_opencl_events *events, kcs_error *err)
+{
+    if (chunk->recorded >= chunk->count) {
+        kcs_opencl_events_release(events);
+        return kcs_fail(err, KCS_ERROR, "a repeat timed more than one run");
+    }
+    chunk->repeats[chunk->recorded++] = *events;
+    events->first = events->last = NULL;
+    return KCS_OK;
+}
+
+static void release_chunk(struct kcs_opencl_chunk *chunk)
+{
+    for (int r = 0; r < chunk->recorded; r++)
+        kcs_opencl_events_release(&chunk->repeats[r]);
+    chunk->recorded = 0;
+}
+
+static kcs_status event_span(const kcs_opencl_events *events, double *seconds, kcs_error *err);
+
+/* Waits for a chunk's repeats and writes their times. */
+static kcs_status read_chunk(struct kcs_opencl_chunk *chunk, double *seconds, kcs_error *err)
+{
+    kcs_status status = KCS_OK;
+    for (int r = 0; r < chunk->recorded && status == KCS_OK; r++) {
+        seconds[chunk->first + r] = 0.0;
+        if (chunk->repeats[r].first)
+            status = event_span(&chunk->repeats[r], &seconds[chunk->first + r], err);
+    }
+    release_chunk(chunk);
+    return status;
+}
+
+/* Enqueues the chunk's repeats and flushes them. */
+static kcs_status enqueue_chunk(kcs_device *device, struct kcs_opencl_chunk *chunk,
+                                kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                                kcs_error *err)
+{
+    kcs_status status = KCS_OK;
+    chunk->recorded = 0;
+    device->queueing = chunk;
+    for (int r = 0; r < chunk->count && status == KCS_OK; r++) {
+        status = run(context, chunk->first + r, err);
+        if (status == KCS_OK && chunk->recorded != r + 1)
+            status = kcs_fail(err, KCS_ERROR, "repeat %d handed over %d timed runs where one was due",
+                              chunk->first + r, chunk->recorded - r);
+    }
+    device->queueing = NULL;
+    if (status == KCS_OK && clFlush(device->queue) != CL_SUCCESS)
+        status = kcs_fail(err, KCS_ERROR, "clFlush failed after a chunk of repeats");
+    return status;
+}
+
+static kcs_status time_back_to_back(kcs_device *device, int count,
+                                    kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                                    double *seconds, kcs_error *err)
+{
+    struct kcs_opencl_chunk chunks[2] = {{{{0}}}};
+    struct kcs_opencl_chunk *waiting = NULL; /* enqueued, not yet read */
+    kcs_status status = KCS_OK;
+    for (int first = 0, c = 0; first < count && status == KCS_OK; c ^= 1) {
+        struct kcs_opencl_chunk *chunk = &chunks[c];
+        chunk->first = first;
+        chunk->count = count - first < back_to_back_chunk ? count - first : back_to_back_chunk;
+        first += chunk->count;
+        status = enqueue_chunk(device, chunk, run, context, err);
+        if (status == KCS_OK && waiting)
+            status = read_chunk(waiting, seconds, err);
+        waiting = chunk;
+    }
+    if (status == KCS_OK && waiting)
+        status = read_chunk(waiting, seconds, err);
+    if (status != KCS_OK) {
+        clFinish(device->queue);
+        release_chunk(&chunks[0]);
+        release_chunk(&chunks[1]);
+    }
+    return status;
+}
+
 kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, const kcs_op_args *args,
                             kcs_buffer *const inputs[], kcs_buffer *const outputs[], double *kernel_seconds,
                             kcs_error *err)
@@ -876,6 +981,8 @@ kcs_status kcs_opencl_timed(kcs_opencl_enqueue *enqueue, kcs_device *device, con
         KCS_OPENCL_CHECK(clFlush(device->queue), err);
         return KCS_OK;
     }
+    if (device->queueing) /* back to back: the chunk keeps the events and reads them later */
+        return keep_in_chunk(device->queueing, &events, err);
     if (!events.first)
         return KCS_OK; /* nothing to compute (an empty input), so nothing launched */
     return kcs_opencl_elapsed(&events, kernel_seconds, err);
@@ -936,4 +1043,5 @@ const kcs_backend kcs_opencl_backend = {
     .kernel_tables = kcs_opencl_kernel_tables,
     .synchronize = synchronize,
     .native_queue = native_queue,
+    .time_back_to_back = time_back_to_back,
 };

@@ -110,6 +110,8 @@ struct kcs_device {
     cl_mem groups_done;             /* kcs_opencl_groups_done's buffer, or NULL before its first use */
     size_t groups_done_bytes;       /* its size */
     kcs_opencl_staging *staging;    /* live host_allocate allocations */
+    struct kcs_opencl_chunk *queueing; /* non-NULL while repeats are queued back to back: their events
+                                          (backend.c, "Back to back") */
 };
 
 /* Device memory from allocate(). */

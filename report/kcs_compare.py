@@ -738,12 +738,23 @@ class Comparison:
         return lines
 
 
+# How a kcs that did not record "kernel_repeats" timed kernels: one repeat at a time, as every kcs
+# did before its CUDA backend queued them back to back (docs/runner.md, "Back to back").
+REPEATS_NOT_RECORDED = "one at a time (not recorded: kcs timed so before it recorded how)"
+
+
 def _build_facts(run):
     """What a run says about how it was built: its "comparability" object; the compiler from
-    "kcs" where that object does not give one."""
+    "kcs" where that object does not give one; and, for a kcs run that timed kernels without
+    recording how (comparability without "kernel_repeats", timings without "back_to_back"), that
+    it timed them one at a time, so that a baseline from before is compared as what it was."""
     facts = dict(run.comparability)
     if "compiler" not in facts and run.kcs.get("compiler"):
         facts["compiler"] = str(run.kcs["compiler"])
+    kernel_timings = [(r.get("timing") or {}).get("kernel") for r in run.results if isinstance(r, dict)]
+    if (run.comparability and "kernel_repeats" not in facts
+            and any(isinstance(t, dict) and "back_to_back" not in t for t in kernel_timings)):
+        facts["kernel_repeats"] = REPEATS_NOT_RECORDED
     return facts
 
 

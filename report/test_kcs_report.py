@@ -871,6 +871,23 @@ class ComparisonTests(Scratch):
         status, out, _ = self.compare(old, new)
         self.assertIn('base.json, new.json record(s) no "comparability"', out)
 
+    def test_a_baseline_timed_one_at_a_time_before_kcs_recorded_it_is_named(self):
+        old = fx.timed_suite(seed=0, devices=[fx.CUDA])
+        new = fx.rerun(old, 1)
+        new["comparability"]["kernel_repeats"] = "back to back where the backend can queue them"
+        for entry in new["results"]:
+            entry["timing"]["kernel"]["back_to_back"] = True
+        status, out, _ = self.compare(old, new)
+        self.assertIn("WARNING (build): kernel_repeats differs: 'one at a time (not recorded: kcs timed so before "
+                      "it recorded how)' in the baseline, 'back to back where the backend can queue them' in "
+                      "new.json", out)
+        old["comparability"]["kernel_repeats"] = "back to back where the backend can queue them"
+        status, out, _ = self.compare(old, new)
+        self.assertNotIn("kernel_repeats differs", out)  # recorded alike: no warning
+        del old["comparability"]["kernel_repeats"], new["comparability"]["kernel_repeats"]
+        status, out, _ = self.compare(old, new)
+        self.assertNotIn("kernel_repeats differs", out)  # the new side records back_to_back: not inferred
+
     def test_one_side_items_and_pass_to_skip_are_named(self):
         old = fx.timed_suite(seed=0, devices=[fx.REFERENCE, fx.CUDA])
         new = fx.rerun(old, 1)
