@@ -312,6 +312,14 @@ typedef struct {
     char one_by_one_because[sizeof(((kcs_error *)0)->message)];
 } repeat_mode;
 
+/* One run of the kernel on set index % copies, its time into *seconds. */
+static kcs_status run_on_set(const kcs_prepared_case *p, device_run *run, const kcs_kernel *kernel,
+                             buffer_set *sets, int copies, int index, double *seconds, kcs_error *err)
+{
+    kcs_buffer **set = sets[index % copies];
+    return kernel->run(run->device, &p->args, set, set + p->layout.input_count, seconds, err);
+}
+
 /* The repeats of one call of time_back_to_back: repeat r runs on set
  * (first + r) % copies. */
 typedef struct {
@@ -325,9 +333,8 @@ typedef struct {
 static kcs_status run_repeat_on_set(void *context, int repeat, kcs_error *err)
 {
     const repeats_on_sets *r = context;
-    kcs_buffer **set = r->sets[(r->first + repeat) % r->copies];
     double seconds; /* the backend's own events time it */
-    return r->kernel->run(r->run->device, &r->p->args, set, set + r->p->layout.input_count, &seconds, err);
+    return run_on_set(r->p, r->run, r->kernel, r->sets, r->copies, r->first + repeat, &seconds, err);
 }
 
 /* Times count repeats into seconds[0 .. count - 1] (and, one at a time on a
@@ -354,8 +361,7 @@ static kcs_status time_repeats(const kcs_prepared_case *p, device_run *run, cons
     }
     kcs_status status = KCS_OK;
     for (int r = 0; r < count && status == KCS_OK; r++) {
-        kcs_buffer **set = sets[(first + r) % copies];
-        status = kernel->run(run->device, &p->args, set, set + p->layout.input_count, &seconds[r], err);
+        status = run_on_set(p, run, kernel, sets, copies, first + r, &seconds[r], err);
         if (status == KCS_OK && paces) /* right after the repeat, under the same load */
             status = run->backend->pace(run->device, &paces[r], err);
     }
