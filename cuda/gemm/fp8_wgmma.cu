@@ -9,7 +9,7 @@
  * is n x k, both with k contiguous, as an activation times a weight stored
  * output-major). Rows (the table at the end):
  *
- *   wgmma-fp8   fp8_e4m3: wgmma.mma_async m64n128k32 .e4m3.e4m3, f32
+ *   wgmma-fp8   fp8_e4m3: wgmma.mma_async m64n64k32 .e4m3.e4m3, f32
  *               accumulators, promoted into f32 registers every 128 products
  *   wgmma-fp8   fp8_e5m2: the same with .e5m2.e5m2 (which cuBLASLt has no
  *               kernel for; wgmma takes every pairing of the two types)
@@ -21,10 +21,10 @@
  * sum that keeps growing and loses ever more of it (25% of a positive sum
  * at k = 4096 under the bound's model; the saboteur accumulates-without-
  * promotion in tests/saboteur_gemm.c fails so). So each stage's 4 k32
- * instructions (128 products, one 128-byte row of k) start a fresh
- * accumulation (the first with scale-d = 0) into 64 "partial" registers,
- * and once they complete, the partial sums are added into separate f32
- * "total" registers with ordinary FADDs. That is exactly what the bound
+ * instructions (128 products, one 128-byte row of k) for a piece of the
+ * tile start a fresh accumulation (the first with scale-d = 0) into 32
+ * "partial" registers, and once they complete, the partial sums are added
+ * into separate f32 "total" registers with ordinary FADDs. That is exactly what the bound
  * assumes: 13 fraction bits kept in blocks of at least 32 products,
  * promotion into f32 at least every 128 products, then f32 arithmetic (the
  * sums of the intervals, alpha * a_scale * b_scale computed once on the
@@ -38,21 +38,40 @@
  * can have), and two consumers of 64 x 256 each. The promotion doubles the
  * accumulators: 128 totals per consumer thread, plus the partials of one
  * wgmma. A 64 x 256 partial (m64n256k32, 128 registers) would need 256 with
- * the totals, over the 255 a thread can have; so each stage is multiplied
- * in two halves of 128 columns (m64n128k32, 64 partial registers, 192 in
- * all; setmaxnreg gives the consumers 232): issue the half's 4 wgmmas, wait
- * for them, add them into its 64 totals, then the other half. A
- * warpgroup's tensor work and its promotion alternate; the other consumer
- * warpgroup's half-stage keeps the tensor cores busy meanwhile (DeepGEMM
- * feeds them the same way). Why not 128 x 128 tiles with one instruction
- * per stage: they read twice the bytes of A and B from L2 per product,
- * and pay the start of each tile's pipeline and its epilogue over half the
- * work; each half here reads the same shared memory per product as such a
- * tile would. Measured: a 128 x 128 tile with two partials (stage j's
- * wgmmas into one while stage j - 1's is added, so the tensor cores never
- * wait for a promotion; 6 stages) ran at 0.85 and 0.86 of cuBLASLt at 4096^3
- * and 8192^3 on an H200, where this kernel ran at 0.93 and 0.89 in the same
- * call: the extra L2 reads cost more than the waits they remove.
+ * the totals, over the 255 a thread can have. So each stage is multiplied
+ * in four pieces of 64 columns (m64n64k32), into two sets of 32 partial
+ * registers in turn: a piece's 4 wgmmas are issued, and while they run the
+ * piece before is waited for (wgmma.wait_group 1) and added into its
+ * totals. The consumer so keeps the tensor cores fed during its own
+ * promotions, and waits for the tensor cores to drain (wait_group 0, then
+ * the last promotion) once every ROUND = 2 stages; the other consumer's
+ * pieces fill that gap. 128 totals + 64 partials: setmaxnreg gives the
+ * consumers 240 registers and the producer 24 (0 spills).
+ *
+ * Why not pipelined over every stage, without a drain at all: the piece
+ * in flight across the loop's back edge makes ptxas serialize every wgmma
+ * ("wgmma.mma_async instructions are serialized", C7514) whatever the loop
+ * looks like, so the pipeline runs over ROUND stages unrolled, then
+ * drains. Measured on an H200 (2026-11-29, against cuBLASLt 0.1199 and
+ * 0.8872 ms at 4096^3 and 8192^3 in the same call, medians of 3 runs):
+ * halves of 128 columns, each waited for and promoted before the next
+ * (this kernel until then) 0.1263 and 0.9817 ms; quarters drained every
+ * stage 0.1236 and 0.9592; every 2 stages (this) 0.1228 and 0.9413; every
+ * 4 stages 0.1226 and 0.9431. Under Nsight Compute at 8192^3, at the
+ * clock it locks (1.31 to 1.34 GHz), the SM throughput (the tensor pipe's
+ * use, for this kernel its busiest) was 73.6% with halves (1.03 ms), 84.2%
+ * with this (0.911 ms) and 91.9% in cuBLASLt's kernel (0.843 ms; it runs in
+ * clusters of 2): the gap is in the issue of tensor work, not the clocks.
+ * Pieces of 64 read A from shared memory four times a stage where halves
+ * read it twice; whether that is what holds the rest back is not measured.
+ * Why not 128 x 128 tiles with one instruction per
+ * stage: they read twice the bytes of A and B from L2 per product, and pay
+ * the start of each tile's pipeline and its epilogue over half the work.
+ * Measured: a 128 x 128 tile with two partials (stage j's wgmmas into one
+ * while stage j - 1's is added; 6 stages) ran at 0.85 and 0.86 of
+ * cuBLASLt at 4096^3 and 8192^3 on an H200, where the halves ran at 0.93
+ * and 0.89 in the same call: the extra L2 reads cost more than the waits
+ * they remove.
  *
  * The grid is persistent: one block per multiprocessor (the shared memory
  * allows no second), each walking tiles blockIdx.x, + gridDim.x, ...; the
@@ -66,8 +85,8 @@
  * layout wgmma reads FP8 in: a 128-byte row of k per row of A or B, 128-byte
  * swizzle, the same byte layout as a K-major 16-bit operand
  * (cuda/gemm/hopper.cuh): stride byte offset 1024, and the i-th k32
- * instruction of a stage starts 32 i bytes into the row. Half h of B starts
- * 128 h rows (16 KB) in, on a 1024-byte boundary like every box.
+ * instruction of a stage starts 32 i bytes into the row. Piece j of B starts
+ * 64 j rows (8 KB) in, on a 1024-byte boundary like every box.
  *
  * Edges and what is refused: any m, n and k; TMA fills the parts of a box
  * outside the matrix with zeros (0 * 0 adds nothing), and rows and columns
@@ -104,7 +123,6 @@ namespace {
 using namespace kcs_hopper;
 
 constexpr int BLOCK_M = 128, BLOCK_N = 256;
-constexpr int HALF_N = BLOCK_N / 2;  /* columns of one wgmma: m64n128k32 */
 constexpr int BLOCK_K = ROW_BYTES;   /* FP8 values of k per stage: one promotion interval */
 constexpr int INSTRUCTION_K = 32;
 constexpr int PROMOTION_INTERVAL = 128; /* the bound's assumption (docs/gemm.md, "FP8") */
@@ -117,35 +135,48 @@ constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 /* the stages, each consumer's epilogue staging (store_accumulators), + room to align the tiles to 1024 bytes */
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 1024;
 static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
-constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
+constexpr int PIECE_N = 64;               /* columns of one wgmma: m64n64k32 */
+constexpr int PIECES = BLOCK_N / PIECE_N; /* of a stage */
+constexpr int ROUND = 2;                  /* stages whose pieces follow each other without a wait */
+constexpr int PRODUCER_REGISTERS = 24, CONSUMER_REGISTERS = 240;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
-constexpr int GROUP_M = 8;           /* row tiles walked together (L2 reuse) */
+constexpr int GROUP_M = 8;                /* row tiles walked together (L2 reuse) */
 
-/* D (64 x 128, f32) = A (64 x k32) B (k32 x 128) + (accumulate ? D : 0),
+/* D (64 x 64, f32) = A (64 x k32) B (k32 x 64) + (accumulate ? D : 0),
  * both operands K-major in shared memory. */
 template <typename In>
-__device__ __forceinline__ void wgmma_fp8(float (&d)[HALF_N / 2], uint64_t a, uint64_t b, int accumulate)
+__device__ __forceinline__ void wgmma_fp8(float (&d)[PIECE_N / 2], uint64_t a, uint64_t b, int accumulate)
 {
     if constexpr (std::is_same<In, __nv_fp8_e4m3>::value) {
         asm volatile("{\n"
                      ".reg .pred accumulate;\n"
-                     "setp.ne.b32 accumulate, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " KCS_WGMMA_ACCUMULATORS_64
-                     ", %64, %65, accumulate, 1, 1;\n"
+                     "setp.ne.b32 accumulate, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " KCS_WGMMA_ACCUMULATORS_32
+                     ", %32, %33, accumulate, 1, 1;\n"
                      "}\n"
-                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d)
+                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_32(d)
                      : "l"(a), "l"(b), "r"(accumulate));
     } else {
         static_assert(std::is_same<In, __nv_fp8_e5m2>::value, "FP8 inputs are e4m3 or e5m2");
         asm volatile("{\n"
                      ".reg .pred accumulate;\n"
-                     "setp.ne.b32 accumulate, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 " KCS_WGMMA_ACCUMULATORS_64
-                     ", %64, %65, accumulate, 1, 1;\n"
+                     "setp.ne.b32 accumulate, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 " KCS_WGMMA_ACCUMULATORS_32
+                     ", %32, %33, accumulate, 1, 1;\n"
                      "}\n"
-                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_64(d)
+                     : KCS_WGMMA_ACCUMULATOR_OPERANDS_32(d)
                      : "l"(a), "l"(b), "r"(accumulate));
     }
+}
+
+/* Adds a piece's partial sums into its columns of the totals: the
+ * fragment of columns PIECE_N piece .. + PIECE_N - 1 of an m64n256
+ * accumulator is its registers PIECE_N / 2 piece on. */
+__device__ __forceinline__ void promote(float (&total)[BLOCK_N / 2], const float (&partial)[PIECE_N / 2], int piece)
+{
+#pragma unroll
+    for (int i = 0; i < PIECE_N / 2; i++)
+        total[piece * PIECE_N / 2 + i] += partial[i];
 }
 
 /* The kernel: a persistent grid; warpgroup 0 produces, 1 and 2 consume.
@@ -182,12 +213,15 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
     const int consumer = warpgroup - 1; /* rows 64 consumer .. + 63 of the tile */
+    const bool reader = threadIdx.x % 128 == 0; /* the warpgroup's arrival on a stage's empty barrier */
     uint8_t *staging = tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES;
-    float partial[HALF_N / 2]; /* one half-stage's wgmma accumulators */
-    float total[BLOCK_N / 2];  /* f32 sums of the promoted partials, laid out as one m64n256 accumulator */
+    float partial[2][PIECE_N / 2]; /* pieces alternate between them: one runs while the other is promoted */
+    float total[BLOCK_N / 2]; /* f32 sums of the promoted partials, laid out as one m64n256 accumulator */
 #pragma unroll
-    for (int i = 0; i < HALF_N / 2; i++)
-        partial[i] = 0.0f; /* never read (each half starts with scale-d = 0), but defined */
+    for (int j = 0; j < 2; j++)
+#pragma unroll
+        for (int i = 0; i < PIECE_N / 2; i++)
+            partial[j][i] = 0.0f; /* never read (each piece starts with scale-d = 0), but defined */
 
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
@@ -197,30 +231,52 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < BLOCK_N / 2; i++)
             total[i] = 0.0f;
 
-        for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
-            const int s = use % STAGES;
-            barrier_wait(&full[s], (use / STAGES) & 1);
-            const uint32_t a_rows = shared_address(tiles + s * STAGE_BYTES) + consumer * 64 * ROW_BYTES;
-            const uint32_t b_tile = shared_address(tiles + s * STAGE_BYTES) + A_STAGE_BYTES;
+        /* ROUND_STAGES stages (ROUND, or 1 for the stages left over), their
+         * pieces issued one after another: each piece is promoted while the
+         * next runs, and the round's last one once it completes. */
+        auto multiply_round = [&](auto round) {
+            constexpr int ROUND_STAGES = decltype(round)::value;
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                wgmma_fence(); /* the FADDs below read partial before these overwrite it */
+            for (int r = 0; r < ROUND_STAGES; r++) {
+                const int s = (use + r) % STAGES;
+                barrier_wait(&full[s], ((use + r) / STAGES) & 1);
+                const uint32_t a_rows = shared_address(tiles + s * STAGE_BYTES) + consumer * 64 * ROW_BYTES;
+                const uint32_t b_tile = shared_address(tiles + s * STAGE_BYTES) + A_STAGE_BYTES;
 #pragma unroll
-                for (int i = 0; i < BLOCK_K / INSTRUCTION_K; i++)
-                    wgmma_fp8<In>(partial, k_major_descriptor(a_rows + i * INSTRUCTION_K),
-                                  k_major_descriptor(b_tile + h * HALF_N * ROW_BYTES + i * INSTRUCTION_K), i > 0);
-                wgmma_commit();
-                wgmma_wait<0>();
-                accumulators_ready(partial);
-                if (h == 1 && threadIdx.x % 128 == 0) /* both halves read: the stage goes back to the producer */
-                    barrier_arrive(&empty[s]);
-                /* Promotion: the fragment of columns 128 h .. + 127 is that
-                 * of m64n256's columns from 128 h, registers 64 h on. */
+                for (int piece = 0; piece < PIECES; piece++) {
+                    const int sequence = r * PIECES + piece; /* within the round */
+                    float(&issued)[PIECE_N / 2] = partial[sequence % 2];
+                    wgmma_fence(); /* the FADDs that read this partial before these overwrite it */
 #pragma unroll
-                for (int i = 0; i < HALF_N / 2; i++)
-                    total[h * HALF_N / 2 + i] += partial[i];
+                    for (int i = 0; i < BLOCK_K / INSTRUCTION_K; i++)
+                        wgmma_fp8<In>(issued, k_major_descriptor(a_rows + i * INSTRUCTION_K),
+                                      k_major_descriptor(b_tile + piece * PIECE_N * ROW_BYTES + i * INSTRUCTION_K),
+                                      i > 0);
+                    wgmma_commit();
+                    if (sequence > 0) { /* the piece before this one, while this one runs */
+                        float(&previous)[PIECE_N / 2] = partial[(sequence + 1) % 2];
+                        wgmma_wait<1>();
+                        accumulators_ready(previous);
+                        if (piece == 0 && reader) /* the stage before is read: back to the producer */
+                            barrier_arrive(&empty[(s + STAGES - 1) % STAGES]);
+                        promote(total, previous, (piece + PIECES - 1) % PIECES);
+                    }
+                    if (sequence == ROUND_STAGES * PIECES - 1) { /* and the round's last piece, once it completes */
+                        wgmma_wait<0>();
+                        accumulators_ready(issued);
+                        if (reader)
+                            barrier_arrive(&empty[s]);
+                        promote(total, issued, piece);
+                    }
+                }
             }
-        }
+            use += ROUND_STAGES;
+        };
+        int kt = 0;
+        for (; kt + ROUND <= walk.k_tiles; kt += ROUND)
+            multiply_round(std::integral_constant<int, ROUND>{});
+        for (; kt < walk.k_tiles; kt++)
+            multiply_round(std::integral_constant<int, 1>{});
         store_accumulators<Out, BLOCK_N, TMA_STORE>(p, total, m0 + consumer * 64, n0, staging, consumer);
     }
     finish_stores<TMA_STORE>();
@@ -304,12 +360,12 @@ KCS_KERNEL_SUPPORTS(supports_wgmma_fp8)
 
 static const kcs_kernel rows[] = {
     {"gemm", KCS_FP8_E4M3, "wgmma-fp8",
-     "Hopper wgmma m64n128k32 e4m3 -> f32, promoted into f32 registers every 128 products; TMA, 128B swizzle, "
-     "128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
+     "Hopper wgmma m64n64k32 e4m3 -> f32, promoted into f32 registers every 128 products while the next piece "
+     "runs; TMA, 128B swizzle, 128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
      run_wgmma_fp8<__nv_fp8_e4m3>, supports_wgmma_fp8},
     {"gemm", KCS_FP8_E5M2, "wgmma-fp8",
-     "Hopper wgmma m64n128k32 e5m2 -> f32, promoted into f32 registers every 128 products; TMA, 128B swizzle, "
-     "128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
+     "Hopper wgmma m64n64k32 e5m2 -> f32, promoted into f32 registers every 128 products while the next piece "
+     "runs; TMA, 128B swizzle, 128x256x128 tiles, 4 stages, persistent grid (transa=N transb=T)",
      run_wgmma_fp8<__nv_fp8_e5m2>, supports_wgmma_fp8},
 };
 
