@@ -24,10 +24,10 @@
  * instructions (128 products, one 128-byte row of k) for a piece of the
  * tile start a fresh accumulation (the first with scale-d = 0) into 32
  * "partial" registers, and once they complete, the partial sums are added
- * into separate f32 "total" registers with ordinary FADDs. That is exactly what the bound
- * assumes: 13 fraction bits kept in blocks of at least 32 products,
- * promotion into f32 at least every 128 products, then f32 arithmetic (the
- * sums of the intervals, alpha * a_scale * b_scale computed once on the
+ * into separate f32 "total" registers with ordinary FADDs. That is exactly
+ * what the bound assumes: 13 fraction bits kept in blocks of at least 32
+ * products, promotion into f32 at least every 128 products, then f32
+ * arithmetic (the sums of the intervals, alpha * a_scale * b_scale computed once on the
  * host in f32, times the total, fma with beta * c), all rounded once to
  * C_out's type at the end.
  *
@@ -64,9 +64,10 @@
  * clusters of 2): the gap is in the issue of tensor work, not the clocks.
  * Pieces of 64 read A from shared memory four times a stage where halves
  * read it twice; whether that is what holds the rest back is not measured.
- * Why not 128 x 128 tiles with one instruction per
- * stage: they read twice the bytes of A and B from L2 per product, and pay
- * the start of each tile's pipeline and its epilogue over half the work.
+ *
+ * Why not 128 x 128 tiles with one instruction per stage: they read twice
+ * the bytes of A and B from L2 per product, and pay the start of each
+ * tile's pipeline and its epilogue over half the work.
  * Measured: a 128 x 128 tile with two partials (stage j's wgmmas into one
  * while stage j - 1's is added; 6 stages) ran at 0.85 and 0.86 of
  * cuBLASLt at 4096^3 and 8192^3 on an H200, where the halves ran at 0.93
