@@ -47,7 +47,7 @@
  *                   cols = 4096 256 (f32: 4 float4 a thread, all in
  *                   registers), cols = 2048 128.
  *   cluster         rows whose slices fit 16 blocks' shared memory (up to
- *                   about 925000 f32, 462000 f64 or 1.85e6 f16/bf16 columns
+ *                   about 974000 f32, 486000 f64 or 1.85e6 f16/bf16 columns
  *                   on a 227-KB H100/H200) on devices and builds that run
  *                   thread-block clusters (sm_90); rows of at least 27
  *                   columns (the depth rule, below). kcs_softmax_cluster:
@@ -258,6 +258,13 @@ constexpr int cluster_block_threads = 256;
 constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
 constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
+/* Register slots a thread of the cluster kernel holds before its shared-memory part of the slice (the first of its
+ * slots), in f32 and f64: 48 bytes a thread, 12 KB of a 64-KB slice, so that four blocks share an SM's 228 KB of
+ * shared memory (52 KB and 1 KB reserved each) in place of three, and their registers fit the cap (ptxas -v, sm_90:
+ * 56 for f32 and 60 for f64, within the 64 that cluster_min_blocks leaves four blocks). In f16 and bf16 none: a
+ * 16-byte slot in registers would let seven 28-KB slices share an SM in place of six 32-KB ones, but the four
+ * registers it takes put the block past the 32 a thread that seven blocks allow (registers are allotted in eights). */
+template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 0;
 /* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
  * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that three blocks (rows of different
  * clusters) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
@@ -810,36 +817,49 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
     }
 }
 
-/* The max (max_of: NaN ignored) of the elements of slots[first], slots[first + step], ... below slots[end]; -inf
- * for none. Slots of 16-bit pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same
- * bits as element by element, in a quarter of the instructions). */
-template <typename T, typename V, typename C = kcs_compute<T>>
-__device__ __forceinline__ C slots_max(const V *slots, unsigned int first, size_t end, unsigned int step)
-{
-    constexpr int width = slot_width<T, V>;
-    if constexpr (sizeof(T) == 2 && sizeof(V) == 16) {
-        unsigned int larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
-        for (size_t q = first; q < end; q += step) {
-            const uint4 pairs = reinterpret_cast<const uint4 *>(slots)[q];
-            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(pairs.x, pairs.y),
-                                                             kcs_max_pair<T>(pairs.z, pairs.w)));
-        }
-        const V widened = {larger, 0u, 0u, 0u};
-        C s[width];
-        widen_slot<T, V>(widened, s);
-        return max_of(s[0], s[1]);
-    } else {
-        C local = minus_infinity<C>();
-        for (size_t q = first; q < end; q += step) {
+/* The running max (max_of: NaN ignored) of the elements of the slots added to it; -inf for none. Slots of 16-bit
+ * pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same bits as element by element,
+ * in a quarter of the instructions). */
+template <typename T, typename V, typename C = kcs_compute<T>> struct running_max {
+    static constexpr bool pairs = sizeof(T) == 2 && sizeof(V) == 16;
+    static constexpr int width = slot_width<T, V>;
+    std::conditional_t<pairs, unsigned int, C> larger;
+
+    __device__ __forceinline__ running_max()
+    {
+        if constexpr (pairs)
+            larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
+        else
+            larger = minus_infinity<C>();
+    }
+
+    __device__ __forceinline__ void add(const V &slot)
+    {
+        if constexpr (pairs) {
+            const uint4 held = reinterpret_cast<const uint4 &>(slot);
+            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(held.x, held.y),
+                                                             kcs_max_pair<T>(held.z, held.w)));
+        } else {
             C s[width];
-            widen_slot<T, V>(slots[q], s);
+            widen_slot<T, V>(slot, s);
 #pragma unroll
             for (int e = 0; e < width; e++)
-                local = max_of(local, s[e]);
+                larger = max_of(larger, s[e]);
         }
-        return local;
     }
-}
+
+    __device__ __forceinline__ C value() const
+    {
+        if constexpr (pairs) {
+            const V widened = {larger, 0u, 0u, 0u};
+            C s[width];
+            widen_slot<T, V>(widened, s);
+            return max_of(s[0], s[1]);
+        } else {
+            return larger;
+        }
+    }
+};
 
 /* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
@@ -854,6 +874,30 @@ template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(
 {
     return cluster_arrays_at(slice_bytes) +
            (size_t)(2 * (cluster_block_threads / 32) + 2 * cluster_most_blocks) * sizeof(C);
+}
+
+/* The slots of a slice of slice_slots that a block keeps in shared memory: those beyond its threads' REG register
+ * slots each. */
+template <int REG> __host__ __device__ constexpr size_t cluster_shared_slots(size_t slice_slots)
+{
+    return slice_slots > (size_t)REG * cluster_block_threads ? slice_slots - (size_t)REG * cluster_block_threads : 0;
+}
+
+/* Calls visit(slot, q) for each of this thread's slots of a cluster slice (q = threadIdx.x, + threads, ... below
+ * held), in that order: the first REG from registers (stored), the rest from shared memory (shared, which begins
+ * at the slice's slot REG threads). The one home of the slice's loop, for every pass over it. */
+template <int REG, typename V, int N, typename Visit>
+__device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *shared, size_t held, Visit visit)
+{
+    constexpr size_t threads = cluster_block_threads;
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * threads + threadIdx.x;
+        if (q < held)
+            visit(stored[k], q);
+    }
+    for (size_t q = (size_t)REG * threads + threadIdx.x; q < held; q += threads)
+        visit(shared[q - (size_t)REG * threads], q);
 }
 
 /* The cluster kernel: a row split over the blocks of a cluster (cluster.num_blocks(), 2 to 16; the grid has
@@ -874,7 +918,7 @@ template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(
  * is running: distributed shared memory may be used only then), then arrives after those stores and waits
  * before reading its pair array: all stores into a block are done before it reads, and no block stores into
  * another after that, so a block may exit as soon as it has written its outputs. */
-template <typename T, typename V, int MIN_BLOCKS>
+template <typename T, typename V, int MIN_BLOCKS, int REG>
 __global__ void __launch_bounds__(cluster_block_threads, MIN_BLOCKS)
 kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, size_t slice_slots)
 {
@@ -890,8 +934,9 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     cluster.barrier_arrive(); /* phase 1: this block has started */
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    V *const slice = reinterpret_cast<V *>(dynamic_shared); /* [slice_slots] */
-    C *const partial_max = reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(slice_slots * sizeof(V)));
+    V *const shared = reinterpret_cast<V *>(dynamic_shared); /* [cluster_shared_slots<REG>(slice_slots)] */
+    C *const partial_max =
+        reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(cluster_shared_slots<REG>(slice_slots) * sizeof(V)));
     C *const partial_sum = partial_max + warps;
     C *const block_max = partial_sum + warps;           /* [cluster_most_blocks]: m_b of block b */
     C *const block_sum = block_max + cluster_most_blocks; /* s_b */
@@ -904,23 +949,32 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     const size_t held = first >= row_slots ? 0 : row_slots - first < slice_slots ? row_slots - first : slice_slots;
     const V *in = reinterpret_cast<const V *>(x + row * cols) + first;
 
-    /* The slice, once: a thread copies, and later reads, slots threadIdx.x, + threads, ... only. */
-    for (size_t q = threadIdx.x; q < held; q += threads)
-        copy_async<sizeof(V)>(slice + q, in + q);
+    /* The slice, once: a thread loads, and later reads, slots threadIdx.x, + threads, ... only; its first REG into
+     * registers, then the rest into shared memory by cp.async. */
+    V stored[REG > 0 ? REG : 1];
+#pragma unroll
+    for (int k = 0; k < REG; k++) {
+        const size_t q = (size_t)k * threads + threadIdx.x;
+        if (q < held)
+            stored[k] = __ldg(in + q);
+    }
+    for (size_t q = (size_t)REG * threads + threadIdx.x; q < held; q += threads)
+        copy_async<sizeof(V)>(shared + (q - (size_t)REG * threads), in + q);
     copy_async_commit();
     copy_async_wait_all();
 
-    const C local = slots_max<T, V>(slice, threadIdx.x, held, threads);
-    const C slice_max = block_reduce<threads>(local, maximum(), partial_max);
+    running_max<T, V> larger;
+    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) { larger.add(slot); });
+    const C slice_max = block_reduce<threads>(larger.value(), maximum(), partial_max);
     const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
     C sum = C(0);
-    for (size_t q = threadIdx.x; q < held; q += threads) {
+    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) {
         C s[width];
-        widen_slot<T, V>(slice[q], s);
+        widen_slot<T, V>(slot, s);
 #pragma unroll
         for (int e = 0; e < width; e++)
             sum += exp_of(s[e] - shift);
-    }
+    });
     const C slice_sum = block_reduce<threads>(sum, plus(), partial_sum);
 
     /* This block's pair into every block's arrays (its own included), then the cluster barrier. */
@@ -942,16 +996,20 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
 
     /* y = exp(x - M) / S, rounded once to T. */
     V *out = reinterpret_cast<V *>(y + row * cols) + first;
-    for (size_t q = threadIdx.x; q < held; q += threads) {
+    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t q) {
         C s[width];
-        widen_slot<T, V>(slice[q], s);
+        widen_slot<T, V>(slot, s);
 #pragma unroll
         for (int e = 0; e < width; e++)
             s[e] = exp_of(s[e] - row_max) * inverse;
         __stcs(out + q, narrow_slot<T, V>(s));
-    }
+    });
 #endif
 }
+
+/* The cluster kernel for storage type T in slots V. */
+template <typename T, typename V>
+constexpr auto cluster_kernel = kcs_softmax_cluster<T, V, cluster_min_blocks, cluster_register_slots<T>>;
 
 /* What the families' plans need to know of the device: the most shared memory one block may have (opt-in), and
  * whether it runs thread-block clusters: compute capability 9.0 or later, and the cluster kernel built for it
@@ -969,7 +1027,7 @@ kcs_status limits_of(kcs_device *device, device_limits *limits, kcs_error *err)
     limits->clusters = false;
     if (device->compute_capability >= 90) {
         cudaFuncAttributes attributes = {};
-        KCS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kcs_softmax_cluster<float, float4, cluster_min_blocks>));
+        KCS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, cluster_kernel<float, float4>));
         limits->clusters = attributes.ptxVersion >= 90;
     }
     return KCS_OK;
@@ -1114,7 +1172,7 @@ template <typename T, typename V, typename P>
 kcs_status launch_cluster(kcs_device *device, const P &p, const T *x, T *y, size_t rows, size_t cols, bool launch,
                           unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_cluster<T, V, cluster_min_blocks>;
+    auto kernel = cluster_kernel<T, V>;
     cudaLaunchAttribute attribute[2] = {};
     attribute[0].id = cudaLaunchAttributeClusterDimension;
     attribute[0].val.clusterDim.x = (unsigned int)p.cluster;
@@ -1261,7 +1319,8 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
         const size_t slot_bytes = (size_t)width * sizeof(T);
         for (int blocks = 2; blocks <= cluster_most_blocks; blocks *= 2) {
             const size_t slice_slots = (row_slots + blocks - 1) / blocks;
-            const size_t shared_bytes = cluster_shared_bytes<kcs_compute<T>>(slice_slots * slot_bytes);
+            const size_t shared_bytes = cluster_shared_bytes<kcs_compute<T>>(
+                cluster_shared_slots<cluster_register_slots<T>>(slice_slots) * slot_bytes);
             const bool fits = shared_bytes + 1024 <= shared_available;
             if (fits && (slice_slots * slot_bytes <= cluster_slice_limit<T> || blocks == cluster_most_blocks)) {
                 *p = plan{f, 0, 0, 0, shared_bytes, cluster_block_threads, blocks, slice_slots};
@@ -1271,9 +1330,12 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
         const size_t slice_slots = (row_slots + cluster_most_blocks - 1) / cluster_most_blocks;
         return kcs_fail(err, KCS_UNSUPPORTED,
                         "softmax rows of %zu columns need %zu bytes of shared memory a block in clusters of %d "
-                        "blocks (%zu slots of %d a block); this device has %zu, 1 KB of it reserved",
-                        cols, cluster_shared_bytes<kcs_compute<T>>(slice_slots * slot_bytes), cluster_most_blocks,
-                        slice_slots, width, shared_available);
+                        "blocks (%zu slots of %d a block, %d a thread in registers); this device has %zu, 1 KB of "
+                        "it reserved",
+                        cols,
+                        cluster_shared_bytes<kcs_compute<T>>(
+                            cluster_shared_slots<cluster_register_slots<T>>(slice_slots) * slot_bytes),
+                        cluster_most_blocks, slice_slots, width, cluster_register_slots<T>, shared_available);
     }
     case family::online:
         *p = plan{f, 0, 0, 0, 0, 0, 0, 0};
