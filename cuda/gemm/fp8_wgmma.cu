@@ -78,9 +78,11 @@
  * allows no second), each walking tiles blockIdx.x, + gridDim.x, ...; the
  * ring of stages runs on across tiles, so the producer loads the next
  * tile's first stages while the consumers store the last one's results.
- * Tiles are walked 8 row tiles (1024 rows of A) at a time, down m first:
- * the blocks resident at once then share rows of A and columns of B in L2,
- * which matters where B does not fit in L2 (8192^3: 64 MB).
+ * Tiles are walked a group of row tiles at a time, down m first (16 row
+ * tiles, 2048 rows of A, on a 132-SM device: persistent_grid in
+ * cuda/gemm/hopper.cuh): the blocks resident at once then share rows of A
+ * and columns of B in L2, which matters where B does not fit in L2
+ * (8192^3: 64 MB).
  *
  * Shared-memory layout: both operands are K-major (k contiguous), the only
  * layout wgmma reads FP8 in: a 128-byte row of k per row of A or B, 128-byte
@@ -141,7 +143,6 @@ constexpr int PIECES = BLOCK_N / PIECE_N; /* of a stage */
 constexpr int ROUND = 2;                  /* stages whose pieces follow each other without a wait */
 constexpr int PRODUCER_REGISTERS = 24, CONSUMER_REGISTERS = 240;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
-constexpr int GROUP_M = 8;                /* row tiles walked together (L2 reuse) */
 
 /* D (64 x 64, f32) = A (64 x k32) B (k32 x 64) + (accumulate ? D : 0),
  * both operands K-major in shared memory. */
@@ -203,7 +204,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
         if (threadIdx.x == 0)
-            produce_stages<STAGES, BLOCK_M, BLOCK_N, GROUP_M>(
+            produce_stages<STAGES, BLOCK_M, BLOCK_N>(
                 walk, full, empty, STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
                     uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
                     tma_load(a_tile, &a_map, kt * BLOCK_K, m0, arrived);
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
-        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
+        tile_origin<BLOCK_M, BLOCK_N>(walk, tile, m0, n0);
 #pragma unroll
         for (int i = 0; i < BLOCK_N / 2; i++)
             total[i] = 0.0f;
@@ -321,7 +322,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
             if (status != KCS_OK)
                 return status;
         }
-        blocks = persistent_blocks(device, walk);
+        blocks = persistent_grid(device, walk, BLOCK_M, BLOCK_N);
         KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
         return KCS_OK;
     };

@@ -47,9 +47,10 @@
  * consumer warpgroups' registers; it reads 0.75 bytes of shared memory per
  * multiply-add, under the tensor cores' appetite.
  *
- * Persistent grid: one block per multiprocessor (persistent_blocks), each
- * walking tiles b, b + blocks, ... in groups of 8 row tiles (tile_origin,
- * so that the tiles in flight share A's rows and B's columns in L2). The
+ * Persistent grid: one block per multiprocessor (persistent_grid), each
+ * walking tiles b, b + blocks, ... in groups of row tiles (16 on a 132-SM
+ * H100 or H200: tile_origin and persistent_grid, so that the tiles in
+ * flight share A's rows and B's columns in L2). The
  * producer fills the next tile's stages while the consumers store the last
  * one, so a tile's first wgmmas find their operands waiting; with a block
  * per tile instead, every tile paid the pipeline's fill and the store with
@@ -134,7 +135,6 @@ constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 
 static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
-constexpr int GROUP_M = 8; /* row tiles walked together (L2 reuse): tile_origin */
 
 /* Rows of k in a stage: one 128-byte row of In. */
 template <typename In> constexpr int block_k = ROW_BYTES / (int)sizeof(In);
@@ -178,7 +178,7 @@ __device__ __forceinline__ void wgmma(float (&d)[128], uint64_t a, uint64_t b)
     }
 }
 
-/* The kernel: a persistent grid (persistent_blocks), each block walking
+/* The kernel: a persistent grid (persistent_grid), each block walking
  * its tiles of c_out in tile_origin's order. Warpgroup 0 produces, 1 and 2
  * consume. TMA_STORE: c_out stored by TMA (store_accumulators). */
 template <typename In, typename Out, bool TRANSPOSE_A, bool TRANSPOSE_B, bool TMA_STORE>
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
         if (threadIdx.x == 0)
-            produce_stages<STAGES, BLOCK_M, BLOCK_N, GROUP_M>(
+            produce_stages<STAGES, BLOCK_M, BLOCK_N>(
                 walk, full, empty, STAGE_BYTES, [&](int s, int kt, int m0, int n0, uint64_t *arrived) {
                     uint8_t *a_tile = tiles + s * STAGE_BYTES, *b_tile = a_tile + A_STAGE_BYTES;
                     const int k0 = kt * BK;
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     int use = 0;
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
-        tile_origin<BLOCK_M, BLOCK_N, GROUP_M>(walk, tile, m0, n0);
+        tile_origin<BLOCK_M, BLOCK_N>(walk, tile, m0, n0);
 #pragma unroll
         for (int i = 0; i < 128; i++)
             d[i] = 0.0f;
@@ -309,7 +309,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
         p.m = (int)g->m;
         p.n = (int)g->n;
         walk = tiles_of(g->m, g->n, g->k, g->alpha != 0.0, BLOCK_M, BLOCK_N, block_k<In>);
-        blocks = persistent_blocks(device, walk);
+        blocks = persistent_grid(device, walk, BLOCK_M, BLOCK_N);
         p.alpha = (float)g->alpha;
         p.beta = (float)g->beta;
         const kcs_status store = choose_store(&p, err);
