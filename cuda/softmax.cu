@@ -55,9 +55,11 @@
  *                   threads, the fewest whose slices are at most 64 KB
  *                   and 16384 elements (KCS_SOFTMAX_CLUSTER_SLICE_BYTES,
  *                   _ELEMENTS; 262144 f32 or bf16 columns: 16 blocks of
- *                   64 or 32 KB, three or six blocks an SM; 131072 f32 or
+ *                   64 or 32 KB, four or six blocks an SM; 131072 f32 or
  *                   bf16: 8), else 16. Each block
- *                   reads its slice once into shared memory (cp.async),
+ *                   reads its slice once, into shared memory (cp.async)
+ *                   beyond three 16-byte slots a thread in registers in
+ *                   f32 and f64 (cluster_register_slots),
  *                   takes its max and sum, and stores the pair into every
  *                   block of the cluster (distributed shared memory); after
  *                   one cluster barrier every block combines the pairs in
@@ -260,14 +262,17 @@ constexpr int cluster_portable_blocks = 8;
 constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
 /* Register slots a thread of the cluster kernel holds before its shared-memory part of the slice (the first of its
  * slots), in f32 and f64: 48 bytes a thread, 12 KB of a 64-KB slice, so that four blocks share an SM's 228 KB of
- * shared memory (52 KB and 1 KB reserved each) in place of three, and their registers fit the cap (ptxas -v, sm_90:
- * 56 for f32 and 60 for f64, within the 64 that cluster_min_blocks leaves four blocks). In f16 and bf16 none: a
- * 16-byte slot in registers would let seven 28-KB slices share an SM in place of six 32-KB ones, but the four
- * registers it takes put the block past the 32 a thread that seven blocks allow (registers are allotted in eights). */
+ * shared memory (52 KB and 1 KB reserved each) in place of three, and their registers fit the cap (ptxas -v,
+ * sm_90: 56 for f32 and 64 for f64, no spills, within the 64 that cluster_min_blocks leaves four blocks).
+ * Measured on an H200 against the slice all in shared memory, in the same call: 512 x 262144 0.870 -> 0.904 of
+ * copy in f32, 2048 x 131072 0.918 -> 0.936, f64 512 x 131072 0.654 -> 0.670 (docs/softmax.md, "Slots in
+ * registers"). In f16 and bf16 none: a 16-byte slot in registers would let seven 28-KB slices share an SM in
+ * place of six 32-KB ones, but the four registers it takes put the block past the 32 a thread that seven blocks
+ * allow (registers are allotted in eights). */
 template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 0;
 /* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
- * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that three blocks (rows of different
- * clusters) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
+ * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that several blocks (rows of different
+ * clusters: four in f32 and f64, with cluster_register_slots) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
  * block's work once its slice has arrived (two exps an element, in f32) grows with its elements, not its bytes:
  * on an H200, bf16 rows ran 3% faster in 32-KB slices than in 64-KB ones (512 x 262144: 16 blocks a row in place
  * of 8; 2048 x 131072: 8 in place of 4), f32 rows 5% slower (2048 x 131072: 16 blocks of 32 KB in place of 8 of

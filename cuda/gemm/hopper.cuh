@@ -207,8 +207,9 @@ inline tile_walk tiles_of(long long m, long long n, long long k, bool reads_a_an
  * group_rows = sqrt(blocks block_n / block_m), rounded (16 for 132 blocks of
  * 128 x 256 tiles). Measured on an H200 (Nsight Compute, 2026-11-29), groups
  * of 16 row tiles against 8: 143 against 185 MB read from DRAM at f16
- * 4096^3, 1.22 against 1.49 GB at bf16 8192^3, and 1 to 2.6% faster in f16
- * and bf16, level in FP8 (docs/gemm.md, "The tile order"). */
+ * 4096^3, 1.22 against 1.49 GB at bf16 8192^3, and up to 2.6% faster in
+ * f16 and bf16 (bf16 8192^3 level), level in TF32 and FP8 (docs/gemm.md,
+ * "The tile order"). */
 inline unsigned int persistent_grid(const kcs_device *device, tile_walk &walk, int block_m, int block_n)
 {
     const long long tiles = (long long)walk.tiles_m * walk.tiles_n;
