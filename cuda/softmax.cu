@@ -890,7 +890,9 @@ template <int REG> __host__ __device__ constexpr size_t cluster_shared_slots(siz
 
 /* Calls visit(slot, q) for each of this thread's slots of a cluster slice (q = threadIdx.x, + threads, ... below
  * held), in that order: the first REG from registers (stored), the rest from shared memory (shared, which begins
- * at the slice's slot REG threads). The one home of the slice's loop, for every pass over it. */
+ * at the slice's slot REG threads). The one home of the slice's loop, for every pass over it. (The shared part is
+ * laid out as the block kernel's stash, for_stash_slots; folding the two loops into one changes the code ptxas
+ * makes of this kernel, 56 registers to 48 in f32, and waits for a GPU to time it.) */
 template <int REG, typename V, int N, typename Visit>
 __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *shared, size_t held, Visit visit)
 {
@@ -1322,10 +1324,13 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
                             "capability 9.0, and a build for sm_90 or later); this device or build has none",
                             cols);
         const size_t slot_bytes = (size_t)width * sizeof(T);
+        auto shared_bytes_of = [&](size_t slice_slots) {
+            return cluster_shared_bytes<kcs_compute<T>>(
+                cluster_shared_slots<cluster_register_slots<T>>(slice_slots) * slot_bytes);
+        };
         for (int blocks = 2; blocks <= cluster_most_blocks; blocks *= 2) {
             const size_t slice_slots = (row_slots + blocks - 1) / blocks;
-            const size_t shared_bytes = cluster_shared_bytes<kcs_compute<T>>(
-                cluster_shared_slots<cluster_register_slots<T>>(slice_slots) * slot_bytes);
+            const size_t shared_bytes = shared_bytes_of(slice_slots);
             const bool fits = shared_bytes + 1024 <= shared_available;
             if (fits && (slice_slots * slot_bytes <= cluster_slice_limit<T> || blocks == cluster_most_blocks)) {
                 *p = plan{f, 0, 0, 0, shared_bytes, cluster_block_threads, blocks, slice_slots};
@@ -1337,10 +1342,8 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
                         "softmax rows of %zu columns need %zu bytes of shared memory a block in clusters of %d "
                         "blocks (%zu slots of %d a block, %d a thread in registers); this device has %zu, 1 KB of "
                         "it reserved",
-                        cols,
-                        cluster_shared_bytes<kcs_compute<T>>(
-                            cluster_shared_slots<cluster_register_slots<T>>(slice_slots) * slot_bytes),
-                        cluster_most_blocks, slice_slots, width, cluster_register_slots<T>, shared_available);
+                        cols, shared_bytes_of(slice_slots), cluster_most_blocks, slice_slots, width,
+                        cluster_register_slots<T>, shared_available);
     }
     case family::online:
         *p = plan{f, 0, 0, 0, 0, 0, 0, 0};
