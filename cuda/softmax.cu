@@ -270,6 +270,10 @@ constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
  * place of six 32-KB ones, but the four registers it takes put the block past the 32 a thread that seven blocks
  * allow (registers are allotted in eights). */
 template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 0;
+/* Slots of its shared-memory part a thread of the cluster kernel takes an iteration of each pass: two in f16 and
+ * bf16, whose slots carry twice the elements of f32's and whose loop overhead is the larger share of the work, one
+ * in f32 and f64 (two take f64 past its 64 registers, ptxas -v: 20 bytes spilled). */
+template <typename T> constexpr int cluster_slots_an_iteration = widening<T> == 2 ? 2 : 1;
 /* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
  * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that several blocks (rows of different
  * clusters: four in f32 and f64, with cluster_register_slots) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
@@ -300,11 +304,20 @@ template <typename T, typename V> constexpr int slot_width = (int)(sizeof(V) / s
 template <typename T, typename V, typename C = kcs_compute<T>>
 __device__ __forceinline__ void widen_slot(const V &stored, C (&values)[slot_width<T, V>])
 {
-    T elements[slot_width<T, V>];
-    memcpy(elements, &stored, sizeof stored);
+    constexpr int width = slot_width<T, V>;
+    if constexpr (sizeof(T) == 2 && width % 2 == 0) { /* f16, bf16 in pairs: the slot read whole, as pairs */
+        unsigned int pairs[width / 2];
+        memcpy(pairs, &stored, sizeof stored);
 #pragma unroll
-    for (int e = 0; e < slot_width<T, V>; e++)
-        values[e] = kcs_widen(elements[e]);
+        for (int e = 0; e < width / 2; e++)
+            kcs_widen_pair<T>(pairs[e], values[2 * e], values[2 * e + 1]);
+    } else {
+        T elements[width];
+        memcpy(elements, &stored, sizeof stored);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            values[e] = kcs_widen(elements[e]);
+    }
 }
 
 template <typename T, typename V, typename C = kcs_compute<T>>
@@ -893,7 +906,7 @@ template <int REG> __host__ __device__ constexpr size_t cluster_shared_slots(siz
  * at the slice's slot REG threads). The one home of the slice's loop, for every pass over it. (The shared part is
  * laid out as the block kernel's stash, for_stash_slots; folding the two loops into one changes the code ptxas
  * makes of this kernel, 56 registers to 48 in f32, and waits for a GPU to time it.) */
-template <int REG, typename V, int N, typename Visit>
+template <int REG, int UNROLL, typename V, int N, typename Visit>
 __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *shared, size_t held, Visit visit)
 {
     constexpr size_t threads = cluster_block_threads;
@@ -903,8 +916,13 @@ __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *s
         if (q < held)
             visit(stored[k], q);
     }
-    for (size_t q = (size_t)REG * threads + threadIdx.x; q < held; q += threads)
-        visit(shared[q - (size_t)REG * threads], q);
+    /* Counted in 32 bits (a slice lies in one block's shared memory and registers: far fewer than 2^31 slots),
+     * UNROLL slots an iteration (cluster_slots_an_iteration). */
+    const int end = (int)held;
+    const V *at = shared + threadIdx.x;
+#pragma unroll UNROLL
+    for (int q = REG * threads + (int)threadIdx.x; q < end; q += threads, at += threads)
+        visit(*at, q);
 }
 
 /* The cluster kernel: a row split over the blocks of a cluster (cluster.num_blocks(), 2 to 16; the grid has
@@ -971,11 +989,11 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     copy_async_wait_all();
 
     running_max<T, V> larger;
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) { larger.add(slot); });
+    for_slice_slots<REG, cluster_slots_an_iteration<T>>(stored, shared, held, [&](const V &slot, size_t) { larger.add(slot); });
     const C slice_max = block_reduce<threads>(larger.value(), maximum(), partial_max);
     const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
     C sum = C(0);
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) {
+    for_slice_slots<REG, cluster_slots_an_iteration<T>>(stored, shared, held, [&](const V &slot, size_t) {
         C s[width];
         widen_slot<T, V>(slot, s);
 #pragma unroll
@@ -1003,7 +1021,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
 
     /* y = exp(x - M) / S, rounded once to T. */
     V *out = reinterpret_cast<V *>(y + row * cols) + first;
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t q) {
+    for_slice_slots<REG, cluster_slots_an_iteration<T>>(stored, shared, held, [&](const V &slot, size_t q) {
         C s[width];
         widen_slot<T, V>(slot, s);
 #pragma unroll
