@@ -78,7 +78,8 @@ template <> __device__ __forceinline__ void kcs_widen_pair<__half>(unsigned int 
     first = widened.x;
     second = widened.y;
 }
-template <> __device__ __forceinline__ void kcs_widen_pair<__nv_bfloat16>(unsigned int bits, float &first, float &second)
+template <>
+__device__ __forceinline__ void kcs_widen_pair<__nv_bfloat16>(unsigned int bits, float &first, float &second)
 {
     first = __uint_as_float(bits << 16);
     second = __uint_as_float(bits & 0xffff0000u);
