@@ -64,6 +64,27 @@ template <> __device__ __forceinline__ unsigned int kcs_narrow_pair<__nv_bfloat1
     return bits;
 }
 
+/* Two 16-bit values packed as kcs_narrow_pair packs them (first in the low half), each widened exactly to float:
+ * the same values as two kcs_widen, without first moving each half into a register of its own. bf16 is the high
+ * half of the float with the same bits, so the low value is the pair shifted left by 16 and the high one the pair
+ * with its low half cleared: one integer instruction each, every bf16 value (NaN payloads included) kept as it is.
+ * f16 takes __half22float2 (one conversion of a half-register each, HADD2.F32 on sm_90). */
+template <typename T> __device__ __forceinline__ void kcs_widen_pair(unsigned int bits, float &first, float &second);
+template <> __device__ __forceinline__ void kcs_widen_pair<__half>(unsigned int bits, float &first, float &second)
+{
+    __half2 pair;
+    memcpy(&pair, &bits, sizeof bits);
+    const float2 widened = __half22float2(pair);
+    first = widened.x;
+    second = widened.y;
+}
+template <>
+__device__ __forceinline__ void kcs_widen_pair<__nv_bfloat16>(unsigned int bits, float &first, float &second)
+{
+    first = __uint_as_float(bits << 16);
+    second = __uint_as_float(bits & 0xffff0000u);
+}
+
 /* Two pairs of 16-bit values packed as kcs_narrow_pair packs them: the larger of each half, ignoring a NaN where
  * the other half is a number (both NaN: a NaN), +0 above -0: what fmaxf gives for each half, widened, and exactly
  * one of the inputs, so a max taken in pairs has the bits of one taken element by element. One instruction

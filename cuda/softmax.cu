@@ -47,7 +47,7 @@
  *                   cols = 4096 256 (f32: 4 float4 a thread, all in
  *                   registers), cols = 2048 128.
  *   cluster         rows whose slices fit 16 blocks' shared memory (up to
- *                   about 974000 f32, 486000 f64 or 1.85e6 f16/bf16 columns
+ *                   about 974000 f32, 486000 f64 or 1.91e6 f16/bf16 columns
  *                   on a 227-KB H100/H200) on devices and builds that run
  *                   thread-block clusters (sm_90); rows of at least 27
  *                   columns (the depth rule, below). kcs_softmax_cluster:
@@ -55,7 +55,7 @@
  *                   threads, the fewest whose slices are at most 64 KB
  *                   and 16384 elements (KCS_SOFTMAX_CLUSTER_SLICE_BYTES,
  *                   _ELEMENTS; 262144 f32 or bf16 columns: 16 blocks of
- *                   64 or 32 KB, four or six blocks an SM; 131072 f32 or
+ *                   64 or 32 KB, four or eight blocks an SM; 131072 f32 or
  *                   bf16: 8), else 16. Each block
  *                   reads its slice once, into shared memory (cp.async)
  *                   beyond three 16-byte slots a thread in registers in
@@ -253,23 +253,30 @@ constexpr int block_registers = 64;
 template <int THREADS> constexpr int block_min_blocks = sm_registers / (block_registers * THREADS);
 
 /* The cluster kernel (rows split over a cluster of blocks): threads a block, and the most blocks a cluster (16
- * needs cudaFuncAttributeNonPortableClusterSizeAllowed; 8 is the portable limit). Its register cap leaves at
- * least four blocks an SM (ptxas: 27 to 36 registers for f32, f16 and bf16, six blocks' worth; 44 and 48 for f64);
- * its shared memory (a slice of at most cluster_slice_limit<T>) three in f32 and f64, six in f16 and bf16. */
+ * needs cudaFuncAttributeNonPortableClusterSizeAllowed; 8 is the portable limit). */
 constexpr int cluster_block_threads = 256;
 constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
-constexpr int cluster_min_blocks = sm_registers / (64 * cluster_block_threads);
+/* Its register cap a thread, and the blocks that leaves an SM (__launch_bounds__): 64 and four blocks in f32 and
+ * f64, 32 and eight (the SM's 2048 threads) in f16 and bf16, whose 32-KB slices leave shared memory for eight
+ * (ptxas -v, sm_90: f32 48, f64 64, f16 and bf16 32, no spills). */
+template <typename T> constexpr int cluster_registers = widening<T> == 1 ? 64 : 32;
+template <typename T> constexpr int cluster_min_blocks = sm_registers / (cluster_registers<T> * cluster_block_threads);
 /* Register slots a thread of the cluster kernel holds before its shared-memory part of the slice (the first of its
- * slots), in f32 and f64: 48 bytes a thread, 12 KB of a 64-KB slice, so that four blocks share an SM's 228 KB of
- * shared memory (52 KB and 1 KB reserved each) in place of three, and their registers fit the cap (ptxas -v,
- * sm_90: 56 for f32 and 64 for f64, no spills, within the 64 that cluster_min_blocks leaves four blocks).
- * Measured on an H200 against the slice all in shared memory, in the same call: 512 x 262144 0.870 -> 0.904 of
- * copy in f32, 2048 x 131072 0.918 -> 0.936, f64 512 x 131072 0.654 -> 0.670 (docs/softmax.md, "Slots in
- * registers"). In f16 and bf16 none: a 16-byte slot in registers would let seven 28-KB slices share an SM in
- * place of six 32-KB ones, but the four registers it takes put the block past the 32 a thread that seven blocks
- * allow (registers are allotted in eights). */
-template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 0;
+ * slots), so that more blocks share an SM's 228 KB of shared memory (1 KB reserved each):
+ * - f32 and f64: three, 48 bytes a thread, 12 KB of a 64-KB slice: four blocks of 52 KB in place of three of 64.
+ *   Measured on an H200 against the slice all in shared memory, in the same call: 512 x 262144 0.870 -> 0.904 of
+ *   copy in f32, 2048 x 131072 0.918 -> 0.936, f64 512 x 131072 0.654 -> 0.670 (docs/softmax.md, "Slots in
+ *   registers").
+ * - f16 and bf16: two, 8 KB of a 32-KB slice: eight blocks of 24 KB in place of six of 32, within the 32 registers
+ *   that eight blocks allow (registers are allotted in eights, so one slot's four would not have fitted beside
+ *   the 32 the kernel took before its slots were widened in pairs and its loop counted in 32 bits). Measured on
+ *   an H200 (docs/softmax.md, "Sixteen-bit slices in registers"). */
+template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 2;
+/* Slots of its shared-memory part a thread of the cluster kernel takes an iteration of each pass: two in f16 and
+ * bf16, whose slots carry twice the elements of f32's and whose loop overhead is the larger share of the work, one
+ * in f32 and f64 (two take f64 past its 64 registers, ptxas -v: 20 bytes spilled). */
+template <typename T> constexpr int cluster_slots_an_iteration = widening<T> == 2 ? 2 : 1;
 /* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
  * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that several blocks (rows of different
  * clusters: four in f32 and f64, with cluster_register_slots) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
@@ -300,11 +307,20 @@ template <typename T, typename V> constexpr int slot_width = (int)(sizeof(V) / s
 template <typename T, typename V, typename C = kcs_compute<T>>
 __device__ __forceinline__ void widen_slot(const V &stored, C (&values)[slot_width<T, V>])
 {
-    T elements[slot_width<T, V>];
-    memcpy(elements, &stored, sizeof stored);
+    constexpr int width = slot_width<T, V>;
+    if constexpr (sizeof(T) == 2 && width % 2 == 0) { /* f16, bf16 in pairs: the slot read whole, as pairs */
+        unsigned int pairs[width / 2];
+        memcpy(pairs, &stored, sizeof stored);
 #pragma unroll
-    for (int e = 0; e < slot_width<T, V>; e++)
-        values[e] = kcs_widen(elements[e]);
+        for (int e = 0; e < width / 2; e++)
+            kcs_widen_pair<T>(pairs[e], values[2 * e], values[2 * e + 1]);
+    } else {
+        T elements[width];
+        memcpy(elements, &stored, sizeof stored);
+#pragma unroll
+        for (int e = 0; e < width; e++)
+            values[e] = kcs_widen(elements[e]);
+    }
 }
 
 template <typename T, typename V, typename C = kcs_compute<T>>
@@ -890,10 +906,10 @@ template <int REG> __host__ __device__ constexpr size_t cluster_shared_slots(siz
 
 /* Calls visit(slot, q) for each of this thread's slots of a cluster slice (q = threadIdx.x, + threads, ... below
  * held), in that order: the first REG from registers (stored), the rest from shared memory (shared, which begins
- * at the slice's slot REG threads). The one home of the slice's loop, for every pass over it. (The shared part is
- * laid out as the block kernel's stash, for_stash_slots; folding the two loops into one changes the code ptxas
- * makes of this kernel, 56 registers to 48 in f32, and waits for a GPU to time it.) */
-template <int REG, typename V, int N, typename Visit>
+ * at the slice's slot REG threads), UNROLL of those an iteration. The one home of the slice's loop, for every pass
+ * over it. (The shared part is laid out as the block kernel's stash, for_stash_slots, but walked by a loop of its
+ * own, counted in 32 bits and unrolled: the form timed for this kernel on an H200, docs/softmax.md.) */
+template <int REG, int UNROLL, typename V, int N, typename Visit>
 __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *shared, size_t held, Visit visit)
 {
     constexpr size_t threads = cluster_block_threads;
@@ -903,8 +919,13 @@ __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *s
         if (q < held)
             visit(stored[k], q);
     }
-    for (size_t q = (size_t)REG * threads + threadIdx.x; q < held; q += threads)
-        visit(shared[q - (size_t)REG * threads], q);
+    /* Counted in 32 bits (a slice lies in one block's shared memory and registers: far fewer than 2^31 slots),
+     * UNROLL slots an iteration (cluster_slots_an_iteration). */
+    const int end = (int)held;
+    const V *at = shared + threadIdx.x;
+#pragma unroll UNROLL
+    for (int q = REG * threads + (int)threadIdx.x; q < end; q += threads, at += threads)
+        visit(*at, q);
 }
 
 /* The cluster kernel: a row split over the blocks of a cluster (cluster.num_blocks(), 2 to 16; the grid has
@@ -971,11 +992,12 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     copy_async_wait_all();
 
     running_max<T, V> larger;
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) { larger.add(slot); });
+    constexpr int UNROLL = cluster_slots_an_iteration<T>;
+    for_slice_slots<REG, UNROLL>(stored, shared, held, [&](const V &slot, size_t) { larger.add(slot); });
     const C slice_max = block_reduce<threads>(larger.value(), maximum(), partial_max);
     const C shift = slice_max == minus_infinity<C>() ? C(0) : slice_max; /* see above: no finite max */
     C sum = C(0);
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t) {
+    for_slice_slots<REG, UNROLL>(stored, shared, held, [&](const V &slot, size_t) {
         C s[width];
         widen_slot<T, V>(slot, s);
 #pragma unroll
@@ -1003,7 +1025,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
 
     /* y = exp(x - M) / S, rounded once to T. */
     V *out = reinterpret_cast<V *>(y + row * cols) + first;
-    for_slice_slots<REG>(stored, shared, held, [&](const V &slot, size_t q) {
+    for_slice_slots<REG, UNROLL>(stored, shared, held, [&](const V &slot, size_t q) {
         C s[width];
         widen_slot<T, V>(slot, s);
 #pragma unroll
@@ -1016,7 +1038,7 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
 
 /* The cluster kernel for storage type T in slots V. */
 template <typename T, typename V>
-constexpr auto cluster_kernel = kcs_softmax_cluster<T, V, cluster_min_blocks, cluster_register_slots<T>>;
+constexpr auto cluster_kernel = kcs_softmax_cluster<T, V, cluster_min_blocks<T>, cluster_register_slots<T>>;
 
 /* What the families' plans need to know of the device: the most shared memory one block may have (opt-in), and
  * whether it runs thread-block clusters: compute capability 9.0 or later, and the cluster kernel built for it

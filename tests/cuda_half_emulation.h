@@ -32,6 +32,12 @@ template <typename T> static inline unsigned int kcs_narrow_pair(float first, fl
 {
     return (unsigned int)kcs_narrow<T>(first).bits | (unsigned int)kcs_narrow<T>(second).bits << 16;
 }
+/* half.cuh's kcs_widen_pair: the two halves, low first, each widened as kcs_widen widens it. */
+template <typename T> static inline void kcs_widen_pair(unsigned int bits, float &first, float &second)
+{
+    first = kcs_widen(T{(unsigned short)bits});
+    second = kcs_widen(T{(unsigned short)(bits >> 16)});
+}
 /* half.cuh's kcs_max_pair: per half, the larger (fmaxf's choice: a NaN loses to a number, +0 beats -0), as bits. */
 template <typename T> static inline unsigned short emu_max_half(unsigned short a, unsigned short b)
 {
