@@ -47,7 +47,7 @@
  *                   cols = 4096 256 (f32: 4 float4 a thread, all in
  *                   registers), cols = 2048 128.
  *   cluster         rows whose slices fit 16 blocks' shared memory (up to
- *                   about 974000 f32, 486000 f64 or 1.91e6 f16/bf16 columns
+ *                   about 974000 f32, 486000 f64 or 1.88e6 f16/bf16 columns
  *                   on a 227-KB H100/H200) on devices and builds that run
  *                   thread-block clusters (sm_90); rows of at least 27
  *                   columns (the depth rule, below). kcs_softmax_cluster:
@@ -55,11 +55,12 @@
  *                   threads, the fewest whose slices are at most 64 KB
  *                   and 16384 elements (KCS_SOFTMAX_CLUSTER_SLICE_BYTES,
  *                   _ELEMENTS; 262144 f32 or bf16 columns: 16 blocks of
- *                   64 or 32 KB, four or eight blocks an SM; 131072 f32 or
+ *                   64 or 32 KB, four or seven blocks an SM; 131072 f32 or
  *                   bf16: 8), else 16. Each block
  *                   reads its slice once, into shared memory (cp.async)
- *                   beyond three 16-byte slots a thread in registers in
- *                   f32 and f64 (cluster_register_slots),
+ *                   beyond the 16-byte slots a thread holds in registers
+ *                   (three in f32 and f64, one in f16 and bf16:
+ *                   cluster_register_slots),
  *                   takes its max and sum, and stores the pair into every
  *                   block of the cluster (distributed shared memory); after
  *                   one cluster barrier every block combines the pairs in
@@ -257,22 +258,23 @@ template <int THREADS> constexpr int block_min_blocks = sm_registers / (block_re
 constexpr int cluster_block_threads = 256;
 constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
-/* Its register cap a thread, and the blocks that leaves an SM (__launch_bounds__): 64 and four blocks in f32 and
- * f64, 32 and eight (the SM's 2048 threads) in f16 and bf16, whose 32-KB slices leave shared memory for eight
- * (ptxas -v, sm_90: f32 48, f64 64, f16 and bf16 32, no spills). */
-template <typename T> constexpr int cluster_registers = widening<T> == 1 ? 64 : 32;
-template <typename T> constexpr int cluster_min_blocks = sm_registers / (cluster_registers<T> * cluster_block_threads);
+/* The blocks of the cluster kernel that share an SM, which its __launch_bounds__ ask ptxas to leave room for (a cap
+ * of 65536 / (256 blocks) registers a thread): four in f32 and f64, whose 52-KB slices leave shared memory for
+ * four (64 registers a thread); seven in f16 and bf16, whose 28-KB slices leave it for seven (36; registers are
+ * allotted in eights, so ptxas keeps within 32). ptxas -v, sm_90: f32 48, f64 64, f16 and bf16 31, no spills. */
+template <typename T> constexpr int cluster_min_blocks = widening<T> == 1 ? 4 : 7;
 /* Register slots a thread of the cluster kernel holds before its shared-memory part of the slice (the first of its
  * slots), so that more blocks share an SM's 228 KB of shared memory (1 KB reserved each):
  * - f32 and f64: three, 48 bytes a thread, 12 KB of a 64-KB slice: four blocks of 52 KB in place of three of 64.
  *   Measured on an H200 against the slice all in shared memory, in the same call: 512 x 262144 0.870 -> 0.904 of
  *   copy in f32, 2048 x 131072 0.918 -> 0.936, f64 512 x 131072 0.654 -> 0.670 (docs/softmax.md, "Slots in
  *   registers").
- * - f16 and bf16: two, 8 KB of a 32-KB slice: eight blocks of 24 KB in place of six of 32, within the 32 registers
- *   that eight blocks allow (registers are allotted in eights, so one slot's four would not have fitted beside
- *   the 32 the kernel took before its slots were widened in pairs and its loop counted in 32 bits). Measured on
- *   an H200 (docs/softmax.md, "Sixteen-bit slices in registers"). */
-template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 2;
+ * - f16 and bf16: one, 4 KB of a 32-KB slice: seven blocks of 28 KB in place of six of 32. Its four registers fit
+ *   the 32 that seven blocks allow (31 used) only since the slots are widened in pairs and the slice's loop counts
+ *   in 32 bits: before, the kernel took 32 without a register slot and 38 with one. Measured on an H200 (docs/softmax.md, "Sixteen-bit slices: one slot
+ *   in registers"): bf16 512 x 262144 0.853 -> 0.873 of copy, 2048 x 131072 0.884 -> 0.913; two slots and eight
+ *   blocks (the SM's 2048 threads) ran level at 512 x 262144 and 0.3% slower at 2048 x 131072. */
+template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 1;
 /* Slots of its shared-memory part a thread of the cluster kernel takes an iteration of each pass: two in f16 and
  * bf16, whose slots carry twice the elements of f32's and whose loop overhead is the larger share of the work, one
  * in f32 and f64 (two take f64 past its 64 registers, ptxas -v: 20 bytes spilled). */
