@@ -24,6 +24,11 @@
  * It checks index arithmetic, bounds and alpha/beta semantics, not the
  * GPU's memory model or speed: the GPU run of ./build/kcs run --backend cuda
  * gemm is the real test.
+ *
+ * Before the cases it also runs cuda/gemm/tile_order.cuh, the Hopper
+ * kernels' walk over their tiles, on the host (check_tile_order): every tile
+ * of c visited once by the persistent grid, for grids and tile counts of
+ * every kind.
  */
 #include <algorithm>
 #include <climits>
@@ -92,6 +97,8 @@ extern "C" {
 #include "cuda_half_emulation.h"
 
 #include "gemm_device.inc"
+#define __host__
+#include "../cuda/gemm/tile_order.cuh" /* the Hopper GEMMs' walk over the tiles: check_tile_order */
 
 template <class F, class... A> void launch(F kernel, dim3 grid, dim3 block, A... args)
 {
@@ -309,6 +316,78 @@ static int run_every_type(const test_case &tc, int sm_count)
            run_case<__nv_bfloat16, __nv_bfloat16>(tc, sm_count) + run_case<__nv_bfloat16, float>(tc, sm_count);
 }
 
+/* cuda/gemm/tile_order.cuh for one grid: block b takes tiles b, b + blocks, ... (as the Hopper kernels walk
+ * them), and together the blocks must visit every tile of a tiles_m x tiles_n c (its last row and column of
+ * tiles ragged where there are several) exactly once, each at a tile's corner inside c; where the first
+ * `blocks` tiles (those in flight at once) lie in one group, they span at most group_rows row tiles. Returns
+ * the failures, each printed. */
+template <int BLOCK_M, int BLOCK_N> static int check_tile_order_of(int multiprocessors, int tiles_m, int tiles_n)
+{
+    using namespace kcs_hopper;
+    const long long m = (long long)tiles_m * BLOCK_M - (tiles_m > 1 ? BLOCK_M / 2 : 0);
+    const long long n = (long long)tiles_n * BLOCK_N - (tiles_n > 2 ? 1 : 0);
+    tile_walk walk = tiles_of(m, n, 1000, true, BLOCK_M, BLOCK_N, 64);
+    const unsigned blocks = persistent_grid(multiprocessors, walk, BLOCK_M, BLOCK_N);
+    const long long tiles = (long long)tiles_m * tiles_n;
+    int failures = 0;
+    auto fail = [&](const char *what, long long detail) {
+        if (failures++ < 3)
+            printf("FAIL tile order %dx%d tiles of %dx%d on %d multiprocessors (%u blocks, groups of %d rows): "
+                   "%s (%lld)\n", tiles_m, tiles_n, BLOCK_M, BLOCK_N, multiprocessors, blocks, walk.group_rows,
+                   what, detail);
+    };
+    if (walk.tiles_m != tiles_m || walk.tiles_n != tiles_n || walk.k_tiles != 16)
+        fail("tiles_of counted other tiles", (long long)walk.tiles_m * walk.tiles_n);
+    if (blocks != (unsigned)std::min<long long>(tiles, multiprocessors))
+        fail("blocks are not min(tiles, multiprocessors)", blocks);
+    if (walk.group_rows < 1 || walk.group_rows > tiles_m)
+        fail("group_rows outside 1 to tiles_m", walk.group_rows);
+    std::vector<int> visits(tiles, 0);
+    std::vector<char> first_rows(tiles_m, 0);
+    for (unsigned b = 0; b < blocks; b++)
+        for (long long tile = b; tile < tiles; tile += blocks) {
+            int m0 = -1, n0 = -1;
+            tile_origin<BLOCK_M, BLOCK_N>(walk, tile, m0, n0);
+            if (m0 < 0 || n0 < 0 || m0 % BLOCK_M != 0 || n0 % BLOCK_N != 0 || m0 >= m || n0 >= n) {
+                fail("a tile's origin is not a tile's corner inside c", tile);
+                continue;
+            }
+            visits[(long long)(m0 / BLOCK_M) * tiles_n + n0 / BLOCK_N]++;
+            if (tile < (long long)blocks)
+                first_rows[m0 / BLOCK_M] = 1;
+        }
+    for (long long t = 0; t < tiles; t++)
+        if (visits[t] != 1)
+            fail(visits[t] == 0 ? "a tile is never visited" : "a tile is visited more than once", t);
+    const long long spanned = std::count(first_rows.begin(), first_rows.end(), 1);
+    if ((long long)blocks <= (long long)walk.group_rows * tiles_n && spanned > walk.group_rows)
+        fail("the tiles in flight at once span more row tiles than a group", spanned);
+    return failures;
+}
+
+/* Every grid from 1 to 144 multiprocessors against tile counts around a group's edges, in the Hopper kernels'
+ * 128 x 256 tiles and in 64 x 128 ones; and the group docs/gemm.md quotes: 16 rows for 132 blocks of
+ * 128 x 256 tiles. */
+static int check_tile_order()
+{
+    int failures = 0, grids = 0;
+    for (int multiprocessors : {1, 2, 7, 16, 66, 114, 132, 144})
+        for (int tiles_m : {1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 65})
+            for (int tiles_n : {1, 2, 3, 5, 16, 17, 32, 33}) {
+                failures += check_tile_order_of<128, 256>(multiprocessors, tiles_m, tiles_n);
+                failures += check_tile_order_of<64, 128>(multiprocessors, tiles_m, tiles_n);
+                grids += 2;
+            }
+    kcs_hopper::tile_walk walk = kcs_hopper::tiles_of(4096, 4096, 4096, true, 128, 256, 64);
+    kcs_hopper::persistent_grid(132, walk, 128, 256);
+    if (walk.group_rows != 16) {
+        printf("FAIL tile order: 132 blocks of 128 x 256 tiles walk %d rows a group, not 16\n", walk.group_rows);
+        failures++;
+    }
+    printf("tile order: %d grids, %d failures\n", grids, failures);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     const int sm_count = 132;
@@ -371,7 +450,7 @@ int main(int argc, char **argv)
         return failures != 0;
     }
     int only = argc > 1 ? atoi(argv[1]) : -1;
-    int failures = 0;
+    int failures = only < 0 ? check_tile_order() : 0;
     for (size_t i = 0; i < cases.size(); i++) {
         if (only >= 0 && (int)i != only)
             continue;

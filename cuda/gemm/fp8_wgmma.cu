@@ -80,7 +80,7 @@
  * tile's first stages while the consumers store the last one's results.
  * Tiles are walked a group of row tiles at a time, down m first (16 row
  * tiles, 2048 rows of A, on a 132-SM device: persistent_grid in
- * cuda/gemm/hopper.cuh): the blocks resident at once then share rows of A
+ * cuda/gemm/tile_order.cuh): the blocks resident at once then share rows of A
  * and columns of B in L2, which matters where B does not fit in L2
  * (8192^3: 64 MB).
  *
@@ -322,7 +322,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_fp8_typed)
             if (status != KCS_OK)
                 return status;
         }
-        blocks = persistent_grid(device, walk, BLOCK_M, BLOCK_N);
+        blocks = persistent_grid(device->sm_count, walk, BLOCK_M, BLOCK_N);
         KCS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
         return KCS_OK;
     };

@@ -2,10 +2,10 @@
  * f16, bf16 and TF32, cuda/gemm/fp8_wgmma.cu for FP8): the pieces of a
  * kernel that copies tiles by TMA into 128-byte swizzled shared memory,
  * waits on mbarriers, and multiplies them with wgmma.mma_async; the host
- * side of the TMA descriptors; the persistent grid's walk over the tiles;
- * the epilogue that stores a 64-row accumulator fragment (by TMA, or by
- * the threads where TMA cannot); and the check
- * every such row makes in supports().
+ * side of the TMA descriptors; the epilogue that stores a 64-row
+ * accumulator fragment (by TMA, or by the threads where TMA cannot); and the
+ * check every such row makes in supports(). The persistent grid's walk over
+ * the tiles is tile_order.cuh's, which this includes.
  *
  * Only files built for sm_90a alone include it (configure.py): wgmma and
  * setmaxnreg exist there only. The PTX is that of the PTX ISA sections
@@ -24,7 +24,6 @@
 #ifndef KCS_CUDA_GEMM_HOPPER_CUH
 #define KCS_CUDA_GEMM_HOPPER_CUH
 
-#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -33,6 +32,7 @@
 
 #include "../common.cuh"
 #include "gemm.cuh"
+#include "tile_order.cuh" /* the persistent grid's walk over the tiles */
 
 namespace kcs_hopper {
 
@@ -177,63 +177,6 @@ template <int N> __device__ __forceinline__ void accumulators_ready(float (&d)[N
     "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-
-/* Which tiles a persistent launch computes, in which order, and how deep each is. */
-struct tile_walk {
-    int tiles_m, tiles_n; /* tiles down m and across n */
-    int k_tiles;          /* stages of k per tile; 0 when alpha = 0 or k = 0 (a and b unread) */
-    int group_rows;       /* row tiles walked together (tile_origin), set by persistent_grid */
-};
-
-/* The tiles of a launch of BLOCK_M x BLOCK_N tiles over m x n, with k_tiles
- * stages of block_k each (none where nothing of a and b is read). */
-inline tile_walk tiles_of(long long m, long long n, long long k, bool reads_a_and_b, int block_m, int block_n,
-                          int block_k)
-{
-    tile_walk walk;
-    walk.tiles_m = (int)((m + block_m - 1) / block_m);
-    walk.tiles_n = (int)((n + block_n - 1) / block_n);
-    walk.k_tiles = reads_a_and_b ? (int)((k + block_k - 1) / block_k) : 0;
-    return walk;
-}
-
-/* Blocks of a persistent grid: one per multiprocessor (one block fits one,
- * by its shared memory), fewer where there are fewer tiles. Block b takes
- * tiles b, b + blocks, b + 2 blocks, ... in tile_origin's order, for which
- * this sets walk.group_rows: the tiles in flight at once (one a block) then
- * span group_rows row tiles and blocks / group_rows column tiles, and at
- * each stage of k read group_rows block_m rows of A and blocks / group_rows
- * block_n columns of B between them, the fewest where the two are equal:
- * group_rows = sqrt(blocks block_n / block_m), rounded (16 for 132 blocks of
- * 128 x 256 tiles). Measured on an H200 (Nsight Compute, 2026-11-29), groups
- * of 16 row tiles against 8: 143 against 185 MB read from DRAM at f16
- * 4096^3, 1.22 against 1.49 GB at bf16 8192^3, and up to 2.6% faster in
- * f16 and bf16 (bf16 8192^3 level), level in TF32 and FP8 (docs/gemm.md,
- * "The tile order"). */
-inline unsigned int persistent_grid(const kcs_device *device, tile_walk &walk, int block_m, int block_n)
-{
-    const long long tiles = (long long)walk.tiles_m * walk.tiles_n;
-    const long long multiprocessors = device->sm_count > 0 ? device->sm_count : 1;
-    const unsigned int blocks = (unsigned int)(tiles < multiprocessors ? tiles : multiprocessors);
-    const long rows = std::lround(std::sqrt((double)blocks * block_n / block_m));
-    walk.group_rows = (int)(rows < 1 ? 1 : rows > walk.tiles_m ? walk.tiles_m : rows);
-    return blocks;
-}
-
-/* The top left element of tile number `tile`: walk.group_rows row tiles at
- * a time, down m first, then the next group (fewer rows in the last), so
- * that the blocks running at once share rows of A and columns of B in L2. */
-template <int BLOCK_M, int BLOCK_N>
-__device__ __forceinline__ void tile_origin(const tile_walk &walk, long long tile, int &m0, int &n0)
-{
-    const long long per_group = (long long)walk.group_rows * walk.tiles_n;
-    const int group = (int)(tile / per_group);
-    const int first = group * walk.group_rows;
-    const int rows = min(walk.group_rows, walk.tiles_m - first);
-    const int within = (int)(tile - group * per_group);
-    m0 = (first + within % rows) * BLOCK_M;
-    n0 = (within / rows) * BLOCK_N;
-}
 
 /* Initialises a pipeline's barriers (thread 0 of the block, before the
  * block's __syncthreads): each stage's full barrier completes on the

@@ -309,7 +309,7 @@ template <typename In, typename Out> KCS_KERNEL_RUN(run_wgmma_typed)
         p.m = (int)g->m;
         p.n = (int)g->n;
         walk = tiles_of(g->m, g->n, g->k, g->alpha != 0.0, BLOCK_M, BLOCK_N, block_k<In>);
-        blocks = persistent_grid(device, walk, BLOCK_M, BLOCK_N);
+        blocks = persistent_grid(device->sm_count, walk, BLOCK_M, BLOCK_N);
         p.alpha = (float)g->alpha;
         p.beta = (float)g->beta;
         const kcs_status store = choose_store(&p, err);
