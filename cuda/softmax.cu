@@ -259,7 +259,7 @@ constexpr int cluster_block_threads = 256;
 constexpr int cluster_most_blocks = 16;
 constexpr int cluster_portable_blocks = 8;
 /* The blocks of the cluster kernel that share an SM, which its __launch_bounds__ ask ptxas to leave room for (a cap
- * of 65536 / (256 blocks) registers a thread): four in f32 and f64, whose 52-KB slices leave shared memory for
+ * of 65536 / (256 x blocks) registers a thread): four in f32 and f64, whose 52-KB slices leave shared memory for
  * four (64 registers a thread); seven in f16 and bf16, whose 28-KB slices leave it for seven (36; registers are
  * allotted in eights, so ptxas keeps within 32). ptxas -v, sm_90: f32 48, f64 64, f16 and bf16 31, no spills. */
 template <typename T> constexpr int cluster_min_blocks = widening<T> == 1 ? 4 : 7;
@@ -271,9 +271,10 @@ template <typename T> constexpr int cluster_min_blocks = widening<T> == 1 ? 4 : 
  *   registers").
  * - f16 and bf16: one, 4 KB of a 32-KB slice: seven blocks of 28 KB in place of six of 32. Its four registers fit
  *   the 32 that seven blocks allow (31 used) only since the slots are widened in pairs and the slice's loop counts
- *   in 32 bits: before, the kernel took 32 without a register slot and 38 with one. Measured on an H200 (docs/softmax.md, "Sixteen-bit slices: one slot
- *   in registers"): bf16 512 x 262144 0.853 -> 0.873 of copy, 2048 x 131072 0.884 -> 0.913; two slots and eight
- *   blocks (the SM's 2048 threads) ran level at 512 x 262144 and 0.3% slower at 2048 x 131072. */
+ *   in 32 bits: before, the kernel took 32 without a register slot and 38 with one. Measured on an H200
+ *   (docs/softmax.md, "Sixteen-bit slices: one slot in registers"): bf16 512 x 262144 0.853 -> 0.873 of copy,
+ *   2048 x 131072 0.884 -> 0.913; two slots and eight blocks (the SM's 2048 threads) ran level at 512 x 262144
+ *   and 0.3% slower at 2048 x 131072. */
 template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 3 : 1;
 /* Slots of its shared-memory part a thread of the cluster kernel takes an iteration of each pass: two in f16 and
  * bf16, whose slots carry twice the elements of f32's and whose loop overhead is the larger share of the work, one
