@@ -280,13 +280,13 @@ template <typename T> constexpr int cluster_register_slots = widening<T> == 1 ? 
  * bf16, whose slots carry twice the elements of f32's and whose loop overhead is the larger share of the work, one
  * in f32 and f64 (two take f64 past its 64 registers, ptxas -v: 20 bytes spilled). */
 template <typename T> constexpr int cluster_slots_an_iteration = widening<T> == 2 ? 2 : 1;
-/* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose
- * slices are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that several blocks (rows of different
- * clusters: four in f32 and f64, with cluster_register_slots) share an SM, and at most cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A
- * block's work once its slice has arrived (two exps an element, in f32) grows with its elements, not its bytes:
- * on an H200, bf16 rows ran 3% faster in 32-KB slices than in 64-KB ones (512 x 262144: 16 blocks a row in place
- * of 8; 2048 x 131072: 8 in place of 4), f32 rows 5% slower (2048 x 131072: 16 blocks of 32 KB in place of 8 of
- * 64 KB): docs/softmax.md, "Long rows on the H200". */
+/* The slice a block of the cluster kernel aims at: plan_for takes the fewest blocks a row (2, 4, 8, 16) whose slices
+ * are at most cluster_slice_limit<T>: at most cluster_slice_bytes, so that several blocks (rows of different clusters:
+ * four in f32 and f64 and seven in f16 and bf16, with cluster_register_slots) share an SM, and at most
+ * cluster_slice_elements, 64 a thread, so that 16-bit slices are 32 KB. A block's work once its slice has arrived (two
+ * exps an element, in f32) grows with its elements, not its bytes: on an H200, bf16 rows ran 3% faster in 32-KB slices
+ * than in 64-KB ones (512 x 262144: 16 blocks a row in place of 8; 2048 x 131072: 8 in place of 4), f32 rows 5% slower
+ * (2048 x 131072: 16 blocks of 32 KB in place of 8 of 64 KB): docs/softmax.md, "Long rows on the H200". */
 #ifndef KCS_SOFTMAX_CLUSTER_SLICE_BYTES
 #define KCS_SOFTMAX_CLUSTER_SLICE_BYTES 65536
 #endif
