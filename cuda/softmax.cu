@@ -907,11 +907,12 @@ template <int REG> __host__ __device__ constexpr size_t cluster_shared_slots(siz
     return slice_slots > (size_t)REG * cluster_block_threads ? slice_slots - (size_t)REG * cluster_block_threads : 0;
 }
 
-/* Calls visit(slot, q) for each of this thread's slots of a cluster slice (q = threadIdx.x, + threads, ... below
- * held), in that order: the first REG from registers (stored), the rest from shared memory (shared, which begins
- * at the slice's slot REG threads), UNROLL of those an iteration. The one home of the slice's loop, for every pass
- * over it. (The shared part is laid out as the block kernel's stash, for_stash_slots, but walked by a loop of its
- * own, counted in 32 bits and unrolled: the form timed for this kernel on an H200, docs/softmax.md.) */
+/* Calls visit(slot, q) for each of this thread's slots of a cluster slice (q = threadIdx.x, + threads, ... below held),
+ * in that order: the first REG from registers (stored), the rest from shared memory (shared, which begins at the
+ * slice's slot REG threads), UNROLL of those an iteration. The one home of the slice's loop for the three passes over
+ * it; the load before them, which fills stored, walks the same slots in the same order in the kernel itself (it writes
+ * what this only reads). (The shared part is laid out as the block kernel's stash, for_stash_slots, but walked by a
+ * loop of its own, counted in 32 bits and unrolled: the form timed for this kernel on an H200, docs/softmax.md.) */
 template <int REG, int UNROLL, typename V, int N, typename Visit>
 __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *shared, size_t held, Visit visit)
 {
