@@ -161,7 +161,8 @@ kcs_status kcs_cuda_drain(kcs_device *device, kcs_status status)
  * the more it idles, so two loops of different pace time the same kernel
  * differently (docs/runner.md, "Back to back"). kcs_cuda_time_back_to_back
  * (the backend's time_back_to_back) takes the host's pace out: it queues
- * the repeats in chunks of back_to_back_chunk, each chunk behind a hold of
+ * the repeats in chunks of back_to_back_chunk (in the order of
+ * kcs_back_to_back_walk, harness/backend.h), each chunk behind a hold of
  * its own, each repeat between two events of the chunk's, and releases the
  * chunk's hold once all its repeats are queued; only then does it wait for
  * the chunk before, read its times and reuse its events. So while the device
@@ -246,24 +247,39 @@ static kcs_status read_chunk(kcs_device *device, kcs_cuda_chunk *chunk, double *
     return KCS_OK;
 }
 
-/* Queues repeats first .. first + chunk->count - 1 behind the chunk's hold and releases it. */
-static kcs_status queue_chunk(kcs_device *device, kcs_cuda_chunk *chunk,
-                              kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
-                              kcs_error *err)
+/* The slot callbacks of kcs_back_to_back_walk (harness/backend.h): a slot is
+ * one of device->chunks, behind a hold of its own. */
+static kcs_status open_chunk(void *backend, int slot, int first, int count, kcs_error *err)
 {
-    kcs_status status = queue_hold(device, chunk->pair, err);
+    kcs_device *device = (kcs_device *)backend;
+    kcs_cuda_chunk *chunk = &device->chunks[slot];
+    chunk->first = first;
+    chunk->count = count;
     chunk->recorded = 0;
     chunk->started = false;
     device->queueing = chunk;
-    for (int r = 0; r < chunk->count && status == KCS_OK; r++) {
-        status = run(context, chunk->first + r, err);
-        if (status == KCS_OK && chunk->recorded != r + 1)
-            status = kcs_fail(err, KCS_ERROR, "repeat %d recorded %d timed launches where one was due",
-                              chunk->first + r, chunk->recorded - r);
-    }
+    return queue_hold(device, chunk->pair, err);
+}
+
+static int chunk_recorded(void *backend, int slot)
+{
+    return ((kcs_device *)backend)->chunks[slot].recorded;
+}
+
+static kcs_status close_chunk(void *backend, int slot, kcs_status status, kcs_error *err)
+{
+    (void)slot;
+    (void)err;
+    kcs_device *device = (kcs_device *)backend;
     device->queueing = NULL;
     release_hold(device);
     return status;
+}
+
+static kcs_status read_slot(void *backend, int slot, double *seconds, kcs_error *err)
+{
+    kcs_device *device = (kcs_device *)backend;
+    return read_chunk(device, &device->chunks[slot], seconds, err);
 }
 
 static kcs_status time_back_to_back(kcs_device *device, int count,
@@ -276,20 +292,11 @@ static kcs_status time_back_to_back(kcs_device *device, int count,
                         "gave up)", device->hold_give_ups);
     if (device->held >= 0) /* a run that failed and was not drained left its hold queued */
         return kcs_fail(err, KCS_ERROR, "a hold is still queued");
+    const kcs_back_to_back walk = {back_to_back_chunk, chunks_in_flight, device,
+                                   open_chunk, chunk_recorded, close_chunk, read_slot};
     kcs_status status = make_chunks(device, err);
-    kcs_cuda_chunk *waiting = NULL; /* queued and released, not yet read */
-    for (int first = 0, c = 0; first < count && status == KCS_OK; c = (c + 1) % chunks_in_flight) {
-        kcs_cuda_chunk *chunk = &device->chunks[c];
-        chunk->first = first;
-        chunk->count = count - first < back_to_back_chunk ? count - first : back_to_back_chunk;
-        first += chunk->count;
-        status = queue_chunk(device, chunk, run, context, err);
-        if (status == KCS_OK && waiting)
-            status = read_chunk(device, waiting, seconds, err);
-        waiting = chunk;
-    }
-    if (status == KCS_OK && waiting)
-        status = read_chunk(device, waiting, seconds, err);
+    if (status == KCS_OK)
+        status = kcs_back_to_back_walk(&walk, count, run, context, seconds, err);
     return status == KCS_OK ? KCS_OK : kcs_cuda_drain(device, status);
 }
 

@@ -212,6 +212,39 @@ typedef struct {
                                     double *seconds, kcs_error *err);
 } kcs_backend;
 
+/* The order of a backend's time_back_to_back, in one place (docs/runner.md,
+ * "Back to back"): the repeats go in chunks of at most repeats_a_chunk, held
+ * in `slots` slots taken in turn (a slot: one chunk's events, and its hold
+ * where the backend holds its queue). A chunk is queued whole and closed (its
+ * hold released, or the queue flushed) before the chunk queued before it is
+ * waited for and read, so that while the device runs one chunk the host
+ * queues the next. Every repeat must record exactly one timed run into its
+ * chunk: none would leave a repeat without a time, two would time the wrong
+ * runs. */
+typedef struct kcs_back_to_back {
+    int repeats_a_chunk; /* at least 1 */
+    int slots;           /* at least 2: one chunk queued while the one before is read */
+    void *backend;       /* handed to each call below */
+    /* Readies the slot for repeats first .. first + count - 1 before they are
+     * queued: the timer's target, and a hold where the backend holds. */
+    kcs_status (*open)(void *backend, int slot, int first, int count, kcs_error *err);
+    /* Timed runs the slot's chunk has recorded since it was opened. */
+    int (*recorded)(void *backend, int slot);
+    /* Called after every open, when the chunk's repeats are queued or one of
+     * them failed (status): lets the device start them. Returns status, or its
+     * own failure where status was KCS_OK. */
+    kcs_status (*close)(void *backend, int slot, kcs_status status, kcs_error *err);
+    /* Waits for a closed slot's repeats and writes seconds[first + r]. */
+    kcs_status (*read)(void *backend, int slot, double *seconds, kcs_error *err);
+} kcs_back_to_back;
+
+/* Times count repeats made by run(context, repeat, err), in that order; the
+ * first failure ends the walk and is returned, leaving the backend to drain
+ * what it had queued. */
+kcs_status kcs_back_to_back_walk(const kcs_back_to_back *walk, int count,
+                                 kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
+                                 double *seconds, kcs_error *err);
+
 /* Number of kernels of a backend, over all its tables. */
 size_t kcs_backend_kernel_count(const kcs_backend *backend);
 

@@ -860,7 +860,8 @@ void kcs_opencl_events_release(kcs_opencl_events *events)
  * and a GPU held at its power limit keeps higher clocks the more it idles
  * (docs/runner.md, "Back to back"; cuda/backend.cu does the same for CUDA).
  * time_back_to_back enqueues the repeats in chunks of back_to_back_chunk
- * without waiting: each repeat's first and last events are kept in its chunk
+ * (in the order of kcs_back_to_back_walk, harness/backend.h) without
+ * waiting: each repeat's first and last events are kept in its chunk
  * (kcs_opencl_timed hands them over while device->queueing is set), the
  * chunk is flushed, and only once the next chunk is enqueued is it waited
  * for and read. Profiling times are the device's own, so no hold is needed:
@@ -911,49 +912,57 @@ static kcs_status read_chunk(struct kcs_opencl_chunk *chunk, double *seconds, kc
     return status;
 }
 
-/* Enqueues the chunk's repeats and flushes them. */
-static kcs_status enqueue_chunk(kcs_device *device, struct kcs_opencl_chunk *chunk,
-                                kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
-                                kcs_error *err)
+/* The slot callbacks of kcs_back_to_back_walk (harness/backend.h): a slot is
+ * one of two chunks of a time_back_to_back. */
+struct kcs_opencl_walk {
+    kcs_device *device;
+    struct kcs_opencl_chunk chunks[2];
+};
+
+static kcs_status open_chunk(void *backend, int slot, int first, int count, kcs_error *err)
 {
-    kcs_status status = KCS_OK;
+    (void)err;
+    struct kcs_opencl_walk *walk = backend;
+    struct kcs_opencl_chunk *chunk = &walk->chunks[slot];
+    chunk->first = first;
+    chunk->count = count;
     chunk->recorded = 0;
-    device->queueing = chunk;
-    for (int r = 0; r < chunk->count && status == KCS_OK; r++) {
-        status = run(context, chunk->first + r, err);
-        if (status == KCS_OK && chunk->recorded != r + 1)
-            status = kcs_fail(err, KCS_ERROR, "repeat %d handed over %d timed runs where one was due",
-                              chunk->first + r, chunk->recorded - r);
-    }
-    device->queueing = NULL;
-    if (status == KCS_OK && clFlush(device->queue) != CL_SUCCESS)
+    walk->device->queueing = chunk;
+    return KCS_OK;
+}
+
+static int chunk_recorded(void *backend, int slot)
+{
+    return ((struct kcs_opencl_walk *)backend)->chunks[slot].recorded;
+}
+
+/* Flushes the chunk's repeats, so that the device starts them while the host reads the chunk before. */
+static kcs_status close_chunk(void *backend, int slot, kcs_status status, kcs_error *err)
+{
+    (void)slot;
+    struct kcs_opencl_walk *walk = backend;
+    walk->device->queueing = NULL;
+    if (status == KCS_OK && clFlush(walk->device->queue) != CL_SUCCESS)
         status = kcs_fail(err, KCS_ERROR, "clFlush failed after a chunk of repeats");
     return status;
+}
+
+static kcs_status read_slot(void *backend, int slot, double *seconds, kcs_error *err)
+{
+    return read_chunk(&((struct kcs_opencl_walk *)backend)->chunks[slot], seconds, err);
 }
 
 static kcs_status time_back_to_back(kcs_device *device, int count,
                                     kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
                                     double *seconds, kcs_error *err)
 {
-    struct kcs_opencl_chunk chunks[2] = {{{{0}}}};
-    struct kcs_opencl_chunk *waiting = NULL; /* enqueued, not yet read */
-    kcs_status status = KCS_OK;
-    for (int first = 0, c = 0; first < count && status == KCS_OK; c ^= 1) {
-        struct kcs_opencl_chunk *chunk = &chunks[c];
-        chunk->first = first;
-        chunk->count = count - first < back_to_back_chunk ? count - first : back_to_back_chunk;
-        first += chunk->count;
-        status = enqueue_chunk(device, chunk, run, context, err);
-        if (status == KCS_OK && waiting)
-            status = read_chunk(waiting, seconds, err);
-        waiting = chunk;
-    }
-    if (status == KCS_OK && waiting)
-        status = read_chunk(waiting, seconds, err);
+    struct kcs_opencl_walk slots = {device, {{{{0}}}}};
+    const kcs_back_to_back walk = {back_to_back_chunk, 2, &slots, open_chunk, chunk_recorded, close_chunk, read_slot};
+    const kcs_status status = kcs_back_to_back_walk(&walk, count, run, context, seconds, err);
     if (status != KCS_OK) {
         clFinish(device->queue);
-        release_chunk(&chunks[0]);
-        release_chunk(&chunks[1]);
+        release_chunk(&slots.chunks[0]);
+        release_chunk(&slots.chunks[1]);
     }
     return status;
 }
