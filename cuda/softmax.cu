@@ -478,6 +478,51 @@ __device__ __forceinline__ void for_stash_slots(V *stash, int shared_slots, size
     }
 }
 
+/* The running max (max_of: NaN ignored) of the elements of the slots added to it; -inf for none. Slots of 16-bit
+ * pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same bits as element by element,
+ * in a quarter of the instructions). Every family takes its max with it, of the slots as loaded, and widens a slot
+ * once, for its exp (docs/softmax.md, "The max of the stored slots, in every family"). */
+template <typename T, typename V, typename C = kcs_compute<T>> struct running_max {
+    static constexpr bool pairs = sizeof(T) == 2 && sizeof(V) == 16;
+    static constexpr int width = slot_width<T, V>;
+    std::conditional_t<pairs, unsigned int, C> larger;
+
+    __device__ __forceinline__ running_max()
+    {
+        if constexpr (pairs)
+            larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
+        else
+            larger = minus_infinity<C>();
+    }
+
+    __device__ __forceinline__ void add(const V &slot)
+    {
+        if constexpr (pairs) {
+            const uint4 held = reinterpret_cast<const uint4 &>(slot);
+            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(held.x, held.y),
+                                                             kcs_max_pair<T>(held.z, held.w)));
+        } else {
+            C s[width];
+            widen_slot<T, V>(slot, s);
+#pragma unroll
+            for (int e = 0; e < width; e++)
+                larger = max_of(larger, s[e]);
+        }
+    }
+
+    __device__ __forceinline__ C value() const
+    {
+        if constexpr (pairs) {
+            const V widened = {larger, 0u, 0u, 0u};
+            C s[width];
+            widen_slot<T, V>(widened, s);
+            return max_of(s[0], s[1]);
+        } else {
+            return larger;
+        }
+    }
+};
+
 /* The block-resident kernel: see the header comment. T the storage type, V
  * a slot of it; a block of THREADS threads a row (block blockIdx.x takes row
  * blockIdx.x; the grid covers every row), REG register slots a thread and
@@ -516,43 +561,26 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
                                   [&](V *at, size_t q) { copy_async<sizeof(V)>(at, in + q); });
     copy_async_commit();
 
-    /* The row into registers (absent slots hold -inf). */
-    C value[REG][width];
+    /* The max, of the slots as stored (running_max: 16-bit pairs compared without widening). */
+    running_max<T, V> local;
 #pragma unroll
     for (int k = 0; k < REG; k++) {
         const size_t q = (size_t)k * THREADS + lane;
-        if (q < row_slots) {
-            widen_slot<T, V>(stored[k], value[k]);
-        } else {
-#pragma unroll
-            for (int e = 0; e < width; e++)
-                value[k][e] = minus_infinity<C>();
-        }
+        if (q < row_slots)
+            local.add(stored[k]);
     }
     copy_async_wait_all(); /* only this thread reads its own stash slots */
+    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) { local.add(*at); });
+    const C row_max = block_reduce<THREADS>(local.value(), maximum(), partial_max);
 
-    /* The max. */
-    C local = minus_infinity<C>();
-#pragma unroll
-    for (int k = 0; k < REG; k++)
-#pragma unroll
-        for (int e = 0; e < width; e++)
-            local = max_of(local, value[k][e]);
-    for_stash_slots<THREADS, REG>(stash, shared_slots, row_slots, [&](V *at, size_t) {
-        C s[width];
-        widen_slot<T, V>(*at, s);
-#pragma unroll
-        for (int e = 0; e < width; e++)
-            local = max_of(local, s[e]);
-    });
-    const C row_max = block_reduce<THREADS>(local, maximum(), partial_max);
-
-    /* e = exp(x - M), kept in place in registers (and, for f32 and f64, in the stash), and the sum. */
+    /* e = exp(x - M), kept in registers (and, for f32 and f64, in place in the stash), and the sum. */
+    C value[REG][width];
     C sum = C(0);
 #pragma unroll
     for (int k = 0; k < REG; k++) {
         const size_t q = (size_t)k * THREADS + lane;
         if (q < row_slots) {
+            widen_slot<T, V>(stored[k], value[k]);
 #pragma unroll
             for (int e = 0; e < width; e++) {
                 const C term = exp_of(value[k][e] - row_max);
@@ -636,32 +664,24 @@ kcs_softmax_registers(const T *__restrict__ x, T *__restrict__ y, size_t rows, s
         if (active && q < row_slots)
             stored[k] = load_streaming(in + q);
     }
-    C value[REG][width]; /* the row widened (absent slots hold -inf), then its terms e */
+    /* The max, of the slots as stored (running_max: 16-bit pairs compared without widening; -inf for none). */
+    running_max<T, V> local;
 #pragma unroll
     for (int k = 0; k < REG; k++) {
         const size_t q = (size_t)k * GROUP + lane;
-        if (active && q < row_slots) {
-            widen_slot<T, V>(stored[k], value[k]);
-        } else {
-#pragma unroll
-            for (int e = 0; e < width; e++)
-                value[k][e] = minus_infinity<C>();
-        }
+        if (active && q < row_slots)
+            local.add(stored[k]);
     }
-    C local = minus_infinity<C>();
-#pragma unroll
-    for (int k = 0; k < REG; k++)
-#pragma unroll
-        for (int e = 0; e < width; e++)
-            local = max_of(local, value[k][e]);
-    const C row_max = group_reduce<GROUP>(local, maximum());
+    const C row_max = group_reduce<GROUP>(local.value(), maximum());
 
-    /* e = exp(x - M), kept in place, and the sum. */
+    /* e = exp(x - M), kept in registers, and the sum. */
+    C value[REG][width];
     C sum = C(0);
 #pragma unroll
     for (int k = 0; k < REG; k++) {
         const size_t q = (size_t)k * GROUP + lane;
         if (active && q < row_slots) {
+            widen_slot<T, V>(stored[k], value[k]);
 #pragma unroll
             for (int e = 0; e < width; e++) {
                 const C term = exp_of(value[k][e] - row_max);
@@ -840,50 +860,6 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
         __syncthreads(); /* the shared row values are read before the next row writes them */
     }
 }
-
-/* The running max (max_of: NaN ignored) of the elements of the slots added to it; -inf for none. Slots of 16-bit
- * pairs are compared a pair at a time, widened once at the end (kcs_max_pair: the same bits as element by element,
- * in a quarter of the instructions). */
-template <typename T, typename V, typename C = kcs_compute<T>> struct running_max {
-    static constexpr bool pairs = sizeof(T) == 2 && sizeof(V) == 16;
-    static constexpr int width = slot_width<T, V>;
-    std::conditional_t<pairs, unsigned int, C> larger;
-
-    __device__ __forceinline__ running_max()
-    {
-        if constexpr (pairs)
-            larger = kcs_narrow_pair<T>(minus_infinity<C>(), minus_infinity<C>());
-        else
-            larger = minus_infinity<C>();
-    }
-
-    __device__ __forceinline__ void add(const V &slot)
-    {
-        if constexpr (pairs) {
-            const uint4 held = reinterpret_cast<const uint4 &>(slot);
-            larger = kcs_max_pair<T>(larger, kcs_max_pair<T>(kcs_max_pair<T>(held.x, held.y),
-                                                             kcs_max_pair<T>(held.z, held.w)));
-        } else {
-            C s[width];
-            widen_slot<T, V>(slot, s);
-#pragma unroll
-            for (int e = 0; e < width; e++)
-                larger = max_of(larger, s[e]);
-        }
-    }
-
-    __device__ __forceinline__ C value() const
-    {
-        if constexpr (pairs) {
-            const V widened = {larger, 0u, 0u, 0u};
-            C s[width];
-            widen_slot<T, V>(widened, s);
-            return max_of(s[0], s[1]);
-        } else {
-            return larger;
-        }
-    }
-};
 
 /* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which

@@ -635,6 +635,16 @@ static void softmax_tests()
         test_softmax<double>(4, 300, kind, 0, 1, 1);
         test_softmax<float>(2, 5000, kind, 0, 1, 1);
     }
+    /* a spike at each element of a slot (8 rows), in a warp group's later slots, in a block's second register
+     * slot and in its stash: every family's max must see every element, 16-bit pairs included (the cluster
+     * kernel's slices: test_softmax_clusters) */
+    for (size_t cols : {1024, 4096, 32768}) {
+        test_softmax<float>(8, cols, 10, 0, 1, 1);
+        test_softmax<__half>(8, cols, 10, 0, 1, 1);
+        test_softmax<__nv_bfloat16>(8, cols, 10, 0, 1, 1);
+        if (!quick)
+            test_softmax<double>(8, cols / 2, 10, 0, 1, 1);
+    }
     /* longer than a block holds: only the online kernel (and auto) */
     test_softmax<float>(2, 70001, 2, 0, 1, 1);
     if (!quick) {
