@@ -20,7 +20,9 @@
  *   auto            what library users call: the first family below that
  *                   holds the row (cluster only where the device runs
  *                   clusters), so that each row is read from memory once
- *                   where it fits on chip, and online beyond.
+ *                   where it fits on chip, and online beyond; the warp
+ *                   groups only for rows of at most 2 KB
+ *                   (auto_group_row_bytes).
  *   warp-groups     rows of at most 32 lanes x 32 values (1024 f32, f16 or
  *                   bf16 or 512 f64 columns when aligned):
  *                   kcs_softmax_registers with GROUP lanes of a warp a row:
@@ -229,6 +231,12 @@ template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 /* The most register slots a lane of the warp groups holds (32 lanes, the longest rows): 128 bytes of values a
  * lane, 8 float4 or double2, 4 uint4 of 16-bit (32 floats). Shorter rows take one slot a lane (plan_for). */
 template <typename T> constexpr int wide_group_registers = 8 / widening<T>;
+/* The longest rows auto gives the warp groups: 2 KB, 64 bytes a lane (1024 f16 or bf16, 512 f32, 256 f64 columns
+ * as 16-byte slots; every row of element slots). Longer rows take the block kernel: at 32768 x 1024 in f32 on an
+ * H200 it ran 0.923 of copy where 32 lanes of 8 float4 ran 0.874, while in bf16 and f16 at 1024 columns (4 uint4 a
+ * lane) the warp groups stay ahead, 0.854 against 0.776 (docs/softmax.md, "Rows of 1024 f32 columns: the block
+ * kernel"). */
+constexpr size_t auto_group_row_bytes = 2048;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads =
@@ -1354,9 +1362,11 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
         break;
     }
     kcs_error not_this_one = {{0}};
-    for (family each : {family::warp_groups, family::block_resident})
-        if (plan_for<T>(each, cols, width, limits, p, &not_this_one) == KCS_OK)
-            return KCS_OK;
+    if (cols * sizeof(T) <= auto_group_row_bytes &&
+        plan_for<T>(family::warp_groups, cols, width, limits, p, &not_this_one) == KCS_OK)
+        return KCS_OK;
+    if (plan_for<T>(family::block_resident, cols, width, limits, p, &not_this_one) == KCS_OK)
+        return KCS_OK;
     if (limits.clusters && plan_for<T>(family::cluster, cols, width, limits, p, &not_this_one) == KCS_OK)
         return KCS_OK;
     return plan_for<T>(family::online, cols, width, limits, p, err);

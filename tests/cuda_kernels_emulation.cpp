@@ -358,6 +358,8 @@ template <typename T> static void test_softmax(size_t rows, size_t cols, int kin
     const kcs_op_args args = softmax_args(rows, cols);
     std::vector<T> chosen, output;
     bool family_ran = false;
+    /* auto gives the warp groups rows of at most 2 KB (cuda/softmax.cu, auto_group_row_bytes) */
+    const bool auto_takes_groups = cols * sizeof(T) <= 2048;
     for (const char *variant : softmax_variants) {
         const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
         const bool automatic = std::strcmp(variant, "auto") == 0;
@@ -370,7 +372,7 @@ template <typename T> static void test_softmax(size_t rows, size_t cols, int kin
             continue;
         if (automatic) {
             chosen = output;
-        } else if (!family_ran) {
+        } else if (!family_ran && (auto_takes_groups || std::strcmp(variant, "warp-groups") != 0)) {
             family_ran = true;
             EXPECT(output.size() == chosen.size() &&
                        (output.empty() || std::memcmp(output.data(), chosen.data(), output.size() * sizeof(T)) == 0),
@@ -454,6 +456,31 @@ static void test_softmax_reach()
         EXPECT(row.run(&device, &args, inputs, outputs, &seconds, &err) == KCS_UNSUPPORTED,
                "softmax warp-groups: 1024 unaligned f32 columns (1024 slots) must be refused");
     }
+}
+
+/* Which family auto launches for rows of cols (8 rows): the warp groups (4 rows a block of 128 threads, for rows
+ * of 32 slots and more) for rows of at most 2 KB, else the block kernel (a block a row). */
+template <typename T> static void expect_auto_family(size_t cols, bool groups)
+{
+    const size_t rows = 8;
+    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), "auto");
+    std::vector<T> output;
+    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
+           "softmax auto %s %zu columns: refused", type_name<T>(), cols);
+    const unsigned grid = groups ? 2 : 8;
+    EXPECT(emu_last_grid.x == grid, "softmax auto %s %zu columns: %u blocks for 8 rows, not %u (%s)", type_name<T>(),
+           cols, emu_last_grid.x, grid, groups ? "the warp groups" : "the block kernel");
+}
+
+static void test_softmax_auto_families()
+{
+    expect_auto_family<float>(512, true);
+    expect_auto_family<float>(516, false); /* 2064 bytes */
+    expect_auto_family<float>(1024, false);
+    expect_auto_family<__nv_bfloat16>(1024, true);
+    expect_auto_family<__half>(1024, true);
+    expect_auto_family<double>(256, true);
+    expect_auto_family<double>(512, false);
 }
 
 /* The block family's block size for rows of cols on the emulated device (227 KB of shared memory a block, as an
@@ -664,6 +691,7 @@ static void softmax_tests()
         test_softmax<float>(3, 32768, 0, 4, 1, 2);
     test_softmax_reach();
     test_softmax_block_sizes();
+    test_softmax_auto_families();
     test_softmax_clusters();
 }
 
