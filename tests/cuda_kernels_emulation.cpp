@@ -458,15 +458,21 @@ static void test_softmax_reach()
     }
 }
 
+/* Runs a softmax row on rows x cols of plain inputs, which it must take and get right; its launch is then in
+ * emu_last_grid, emu_last_block and emu_last_cluster. */
+template <typename T> static void run_softmax_row(const char *variant, size_t rows, size_t cols)
+{
+    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
+    std::vector<T> output;
+    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
+           "softmax %s %s %zu columns: refused", variant, type_name<T>(), cols);
+}
+
 /* Which family auto launches for rows of cols (8 rows): the warp groups (4 rows a block of 128 threads, for rows
  * of 32 slots and more) for rows of at most 2 KB, else the block kernel (a block a row). */
 template <typename T> static void expect_auto_family(size_t cols, bool groups)
 {
-    const size_t rows = 8;
-    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), "auto");
-    std::vector<T> output;
-    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
-           "softmax auto %s %zu columns: refused", type_name<T>(), cols);
+    run_softmax_row<T>("auto", 8, cols);
     const unsigned grid = groups ? 2 : 8;
     EXPECT(emu_last_grid.x == grid, "softmax auto %s %zu columns: %u blocks for 8 rows, not %u (%s)", type_name<T>(),
            cols, emu_last_grid.x, grid, groups ? "the warp groups" : "the block kernel");
@@ -490,10 +496,7 @@ static void test_softmax_auto_families()
 template <typename T> static void expect_block_size(size_t cols, unsigned threads)
 {
     const size_t rows = 3;
-    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), "block-resident");
-    std::vector<T> output;
-    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
-           "softmax block-resident %s %zu columns: refused", type_name<T>(), cols);
+    run_softmax_row<T>("block-resident", rows, cols);
     EXPECT(emu_last_block.x == threads && emu_last_grid.x == rows,
            "softmax block-resident %s %zu columns: %u blocks of %u threads, not %zu of %u", type_name<T>(), cols,
            emu_last_grid.x, emu_last_block.x, rows, threads);
@@ -529,10 +532,7 @@ static void test_softmax_block_sizes()
  * load-balancing cluster scheduling policy, and auto taking the cluster kernel beyond the block kernel's reach. */
 template <typename T> static void expect_cluster_size(const char *variant, size_t rows, size_t cols, unsigned blocks)
 {
-    const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
-    std::vector<T> output;
-    EXPECT(check_softmax<T>(row, softmax_input<T>(rows, cols, 0), rows, cols, 0, 0, 1, 1, &output),
-           "softmax %s %s %zu columns: refused", variant, type_name<T>(), cols);
+    run_softmax_row<T>(variant, rows, cols);
     EXPECT(emu_last_cluster == blocks && emu_last_grid.x == rows * blocks && emu_last_block.x == 256,
            "softmax %s %s %zu columns: %u blocks of %u threads in clusters of %u, not %zu of 256 in clusters of %u",
            variant, type_name<T>(), cols, emu_last_grid.x, emu_last_block.x, emu_last_cluster, rows * blocks, blocks);
