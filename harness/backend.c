@@ -57,6 +57,8 @@ kcs_status kcs_back_to_back_walk(const kcs_back_to_back *walk, int count,
     if (walk->repeats_a_chunk < 1 || walk->slots < 2)
         return kcs_fail(err, KCS_ERROR, "back to back: chunks of %d repeats in %d slots cannot overlap",
                         walk->repeats_a_chunk, walk->slots);
+    if (count < 1) /* nothing would be timed, and a caller counting its repeats would not advance */
+        return kcs_fail(err, KCS_ERROR, "back to back: %d repeats asked for; at least one is due", count);
     kcs_status status = KCS_OK;
     int waiting = -1; /* the slot queued and closed, not yet read */
     for (int first = 0, slot = 0; first < count && status == KCS_OK; slot = (slot + 1) % walk->slots) {

@@ -238,9 +238,9 @@ typedef struct kcs_back_to_back {
     kcs_status (*read)(void *backend, int slot, double *seconds, kcs_error *err);
 } kcs_back_to_back;
 
-/* Times count repeats made by run(context, repeat, err), in that order; the
- * first failure ends the walk and is returned, leaving the backend to drain
- * what it had queued. */
+/* Times count repeats (at least 1) made by run(context, repeat, err), in
+ * that order; the first failure ends the walk and is returned, leaving the
+ * backend to drain what it had queued. */
 kcs_status kcs_back_to_back_walk(const kcs_back_to_back *walk, int count,
                                  kcs_status (*run)(void *context, int repeat, kcs_error *err), void *context,
                                  double *seconds, kcs_error *err);

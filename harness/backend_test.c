@@ -4,8 +4,8 @@
  * backend logs every call, and the tests check the log against the rules
  * backend.h states: each repeat made once and in order, each chunk closed
  * before the one queued before it is read, every chunk read once, a slot
- * reused only after it was read, and a repeat that records no timed run, or
- * two, fails naming it. */
+ * reused only after it was read, a repeat that records no timed run, or
+ * two, fails naming it, and a walk of no repeats fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -161,7 +161,7 @@ static void every_repeat_is_queued_once_and_read_after_the_next_chunk(void **sta
 {
     (void)state;
     static recorder r;
-    const int counts[] = {0, 1, 15, 16, 17, 32, 33, 100, most_repeats};
+    const int counts[] = {1, 15, 16, 17, 32, 33, 100, most_repeats};
     const int shapes[][2] = {{16, 2}, {16, 3}, {1, 2}, {7, 4}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
@@ -230,6 +230,21 @@ static void a_failure_ends_the_walk_and_is_returned(void **state)
     assert_int_equal(r.log[r.events - 1].first, 96);
 }
 
+/* A walk of no repeats times nothing: it fails, without opening a slot. */
+static void no_repeats_is_refused(void **state)
+{
+    (void)state;
+    static recorder r;
+    double seconds[1];
+    kcs_error err = {{0}};
+    for (int count = -1; count <= 0; count++) {
+        reset(&r);
+        assert_int_equal(walk(&r, 16, 2, count, seconds, &err), KCS_ERROR);
+        assert_non_null(strstr(err.message, "at least one is due"));
+        assert_int_equal(r.events, 0);
+    }
+}
+
 static void chunks_that_cannot_overlap_are_refused(void **state)
 {
     (void)state;
@@ -249,6 +264,7 @@ int main(void)
         cmocka_unit_test(every_repeat_is_queued_once_and_read_after_the_next_chunk),
         cmocka_unit_test(a_repeat_must_record_exactly_one_timed_run),
         cmocka_unit_test(a_failure_ends_the_walk_and_is_returned),
+        cmocka_unit_test(no_repeats_is_refused),
         cmocka_unit_test(chunks_that_cannot_overlap_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
