@@ -39,18 +39,21 @@
  * groups of 8 block rows so that the blocks running together share panels
  * of A and B in L2.
  *
- * Why this shape (measured, docs/gemm.md): a sub-partition's FP64 tensor
- * pipe stays full only while two warps issue DMMA; one warp alone keeps it
- * about 60% busy. So any moment a warp spends on something else (waiting
- * for its fragments, the barrier, the copies' address arithmetic) idles the
- * pipe, and the kernel is organised to spend none: fragments are read one k
- * step ahead into a second register buffer, the barrier comes when the next
- * step's fragments are already in registers, and tiles wholly inside both
- * matrices take a copy path with no bounds tests. The accumulators, the two
- * fragment buffers (2 x 48 registers) and the addresses need more than 255
- * registers: ptxas spills 144 to 184 bytes a thread (-Xptxas -v), to the L1
- * cache; the variant without the second buffer spills nothing and was
- * slower.
+ * Why this shape (measured, docs/gemm.md): a warp keeps its sub-partition's
+ * FP64 tensor pipe full only while it has DMMA to issue, and the pipe idles
+ * whenever both warps of a sub-partition are doing something else (waiting
+ * for fragments, at the barrier, computing copy addresses, reloading
+ * spilled registers). So the kernel is organised to spend as little as it
+ * can on anything else: fragments are read one k step ahead into a second
+ * register buffer, the barrier comes when the next step's fragments are
+ * already in registers, and a tile wholly inside both matrices runs a loop
+ * of its own (multiply_tile's INTERIOR) whose copies need no bounds tests
+ * and whose addresses are a fixed step from the last stage's. That loop
+ * spills nothing; the general one, for the tiles on the edges, spills 104 to
+ * 128 bytes a thread to the L1 cache (-Xptxas -v: the accumulators and the
+ * two fragment buffers, 2 x 48 registers, leave too few registers for its
+ * bounds). In SASS the interior loop issues 6.4 to 6.8 instructions a DMMA,
+ * cuBLAS's DGEMM 6.4; the single loop it replaced issued 8.7.
  *
  * Pipeline: k is walked 16 at a time through 3 shared-memory stages (75 to
  * 90 KB a block, two blocks a multiprocessor), filled by cp.async (16-byte
@@ -70,9 +73,10 @@
  * 4t + g), so no read waits on a bank conflict.
  *
  * Edges and alignment: any m, n, k. A block whose tile lies wholly inside
- * m and n, for a stage wholly inside k, with both operands as below, copies
- * 16-byte chunks with no tests (copy_tile_interior); every other copy goes
- * the general way. A 16-byte chunk wholly inside the matrix,
+ * m and n, with k even and both operands as below, copies 16-byte chunks
+ * with no tests (interior_copy), but for the stage where k ends, whose
+ * chunks past k are zeros; every other block copies the general way
+ * (copy_tile). A 16-byte chunk wholly inside the matrix,
  * from an operand whose rows are an even number of doubles and whose base is
  * 16-byte aligned, is one 16-byte copy; any other chunk is two 8-byte
  * copies. A copy of an element outside the matrix reads nothing and writes
@@ -200,21 +204,46 @@ __device__ __forceinline__ void copy_tile(double *tile, const double *base, int 
 }
 
 /* The same copies for a tile wholly inside both matrices, from operands
- * that take 16-byte copies: no bounds to test, so a thread's chunks are one
- * address plus a fixed step (the general path above costs more integer
- * work than the tensor cores leave time for). */
-template <int ROWS, bool K_ROWS>
-__device__ __forceinline__ void copy_tile_interior(double *tile, const double *base, int ld, int r0, int k0)
-{
+ * that take 16-byte copies, with k even: no bounds to test but k's, so a
+ * thread's chunks are one address plus a fixed step, and its address at
+ * stage kt is its first stage's plus kt steps along k, set up once a block
+ * (the general path above costs more integer work than the tensor cores
+ * leave time for). */
+template <int ROWS, bool K_ROWS> struct interior_copy {
     using L = operand_tile<ROWS, K_ROWS>;
-    constexpr int lines_per_pass = THREADS / L::chunks_per_line; /* stored lines the block covers per chunk */
-    const int line = (int)threadIdx.x / L::chunks_per_line, first = ((int)threadIdx.x % L::chunks_per_line) * 2;
-    const double *source = base + (size_t)(K_ROWS ? r0 + line : k0 + line) * ld + (K_ROWS ? k0 : r0) + first;
-    double *destination = tile + (K_ROWS ? L::at(line, first) : L::at(first, line));
+    static constexpr int lines_per_pass = THREADS / L::chunks_per_line; /* stored lines the block covers per chunk */
+    const double *source; /* this thread's first chunk at stage 0 */
+    size_t chunk_step;    /* doubles from one of its chunks to the next */
+    size_t stage_step;    /* doubles from one stage to the next */
+    int destination;      /* its first chunk in the tile */
+
+    __device__ __forceinline__ interior_copy(const double *base, int ld, int r0)
+    {
+        const int line = (int)threadIdx.x / L::chunks_per_line, first = ((int)threadIdx.x % L::chunks_per_line) * 2;
+        source = base + (K_ROWS ? (size_t)(r0 + line) * ld + first : (size_t)line * ld + r0 + first);
+        chunk_step = (size_t)lines_per_pass * ld;
+        stage_step = K_ROWS ? (size_t)BLOCK_K : (size_t)BLOCK_K * ld;
+        destination = K_ROWS ? L::at(line, first) : L::at(first, line);
+    }
+
+    /* The copies of stage kt. BOUNDED: k ends within it, and a chunk that
+     * lies past k reads nothing and writes zeros (k is even, so a chunk lies
+     * wholly before k or wholly past it). first_k: the k of this thread's
+     * first chunk (its place along the line, or its line, as in the
+     * constructor). */
+    template <bool BOUNDED> __device__ __forceinline__ void stage(double *tile, int kt, int k) const
+    {
+        const double *from = source + (size_t)kt * stage_step;
+        const int first_k = kt * BLOCK_K + (K_ROWS ? ((int)threadIdx.x % L::chunks_per_line) * 2
+                                                   : (int)threadIdx.x / L::chunks_per_line);
 #pragma unroll
-    for (int s = 0; s < L::per_thread; s++)
-        copy16(destination + s * lines_per_pass * L::stride, source + (size_t)s * lines_per_pass * ld, 16);
-}
+        for (int s = 0; s < L::per_thread; s++) {
+            const bool inside = !BOUNDED || (K_ROWS ? first_k : first_k + s * lines_per_pass) < k;
+            copy16(tile + destination + s * lines_per_pass * L::stride, inside ? from + s * chunk_step : source,
+                   inside ? 16 : 0);
+        }
+    }
+};
 
 /* Fragments of one instruction: A_VALUES doubles of A per thread, value v at
  * row g + 8 (v % 2), k t + 4 (v / 2); B_VALUES of B, value v at k t + 4 v,
@@ -257,43 +286,40 @@ template <bool TRANSPOSE_A, bool TRANSPOSE_B> struct f64_layout {
     static_assert(A::doubles % 2 == 0 && B::doubles % 2 == 0, "16-byte aligned tiles");
 };
 
-/* The kernel: one block per BLOCK_M x BLOCK_N tile of c_out, a 1-D grid
- * walked GROUP_ROWS block rows at a time. */
-template <bool TRANSPOSE_A, bool TRANSPOSE_B>
-__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(const f64_params params)
+/* A warp's place in its block's tile: its first row and column, and its
+ * lane's group g and place t in the group (the banner's fragment layout). */
+struct warp_place {
+    int row, column, g, t;
+};
+
+using warp_accumulators = double[TILES_M][TILES_N][4];
+
+/* acc += the block's tile of op(A) op(B) over the whole of k, for the tile
+ * at (m0, n0). INTERIOR: the tile lies wholly inside m and n, k is even and
+ * both operands take 16-byte copies (interior_copy), so the loop tests no
+ * bounds but k's, once a stage; the kernel picks it per block, and the two
+ * loops differ only in their copies. Its own loop spills nothing, where one
+ * loop holding both kinds of copy spilled (the banner). */
+template <bool TRANSPOSE_A, bool TRANSPOSE_B, bool INTERIOR>
+__device__ __forceinline__ void multiply_tile(const f64_params &params, double *stages, int m0, int n0,
+                                              const warp_place &w, warp_accumulators &acc)
 {
     using Layout = f64_layout<TRANSPOSE_A, TRANSPOSE_B>;
     using A = typename Layout::A;
     using B = typename Layout::B;
-    extern __shared__ __align__(16) double stages[];
-
-    /* which tile: groups of GROUP_ROWS block rows, down a group's rows first */
-    const int block = (int)blockIdx.x, per_group = GROUP_ROWS * params.blocks_n;
-    const int first_row = (block / per_group) * GROUP_ROWS;
-    const int rows_here = min(params.blocks_m - first_row, GROUP_ROWS);
-    const int m0 = (first_row + (block % per_group) % rows_here) * BLOCK_M;
-    const int n0 = ((block % per_group) / rows_here) * BLOCK_N;
-
-    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-    const int g = lane / 4, t = lane % 4;
-    const int warp_row = (warp / WARPS_N) * WARP_M, warp_column = (warp % WARPS_N) * WARP_N;
-
-    double acc[TILES_M][TILES_N][4];
-#pragma unroll
-    for (int i = 0; i < TILES_M; i++)
-#pragma unroll
-        for (int j = 0; j < TILES_N; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[i][j][e] = 0.0;
-
     const int k_tiles = (params.k + BLOCK_K - 1) / BLOCK_K;
-    const bool interior = m0 + BLOCK_M <= params.m && n0 + BLOCK_N <= params.n && params.vector_a && params.vector_b;
+    const interior_copy<BLOCK_M, !TRANSPOSE_A> a_copy(params.a, params.lda, m0);
+    const interior_copy<BLOCK_N, TRANSPOSE_B> b_copy(params.b, params.ldb, n0);
     auto copy_stage = [&](int kt) {
         double *a_tile = stages + (kt % STAGES) * Layout::stage, *b_tile = a_tile + A::doubles;
-        if (interior && (kt + 1) * BLOCK_K <= params.k) {
-            copy_tile_interior<BLOCK_M, !TRANSPOSE_A>(a_tile, params.a, params.lda, m0, kt * BLOCK_K);
-            copy_tile_interior<BLOCK_N, TRANSPOSE_B>(b_tile, params.b, params.ldb, n0, kt * BLOCK_K);
+        if (INTERIOR && (kt + 1) * BLOCK_K <= params.k) {
+            a_copy.template stage<false>(a_tile, kt, params.k);
+            b_copy.template stage<false>(b_tile, kt, params.k);
+            return;
+        }
+        if (INTERIOR) { /* the last stage, where k ends */
+            a_copy.template stage<true>(a_tile, kt, params.k);
+            b_copy.template stage<true>(b_tile, kt, params.k);
             return;
         }
         copy_tile<BLOCK_M, !TRANSPOSE_A>(a_tile, params.a, params.lda, params.m, params.k, m0, kt * BLOCK_K,
@@ -317,18 +343,22 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(co
         for (int i = 0; i < TILES_M; i++)
 #pragma unroll
             for (int v = 0; v < A_VALUES; v++)
-                f.a[i][v] = a_tile[A::at(warp_row + i * MMA_M + g + 8 * (v % 2), k0 + t + 4 * (v / 2))];
+                f.a[i][v] = a_tile[A::at(w.row + i * MMA_M + w.g + 8 * (v % 2), k0 + w.t + 4 * (v / 2))];
 #pragma unroll
         for (int j = 0; j < TILES_N; j++)
 #pragma unroll
             for (int v = 0; v < B_VALUES; v++)
-                f.b[j][v] = b_tile[B::at(warp_column + j * MMA_N + g, k0 + t + 4 * v)];
+                f.b[j][v] = b_tile[B::at(w.column + j * MMA_N + w.g, k0 + w.t + 4 * v)];
     };
 
     /* Fragments in two register buffers: each k step's instructions run
      * while the next step's fragments are read, so that a warp never stops
      * issuing DMMA to wait for shared memory, the barrier included: it comes
-     * before the last k step of a stage, whose fragments are already loaded. */
+     * before the last k step of a stage, whose fragments are already loaded.
+     * The last stage's last step reads the next stage's place too, and never
+     * uses it: that place lies inside the block's shared memory, no copy is
+     * writing it then (the last copies went to earlier stages), and a test
+     * there cost an instruction before each of the step's 24 reads in SASS. */
     warp_fragments fragments[2];
     wait_copies<STAGES - 2>(); /* stage 0 has landed */
     __syncthreads();
@@ -347,10 +377,8 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(co
                 wait_copies<STAGES - 2>(); /* this thread's copies of stage kt + 1 have landed */
                 __syncthreads();           /* everyone's have; all reads of stage kt have been issued */
             }
-            if (step + 1 < K_STEPS)
-                load_fragments(fragments[(step + 1) % 2], kt, (step + 1) * MMA_K);
-            else if (kt + 1 < k_tiles)
-                load_fragments(fragments[(step + 1) % 2], kt + 1, 0);
+            load_fragments(fragments[(step + 1) % 2], step + 1 < K_STEPS ? kt : kt + 1,
+                           step + 1 < K_STEPS ? (step + 1) * MMA_K : 0);
             const warp_fragments &f = fragments[step % 2];
 #pragma unroll
             for (int i = 0; i < TILES_M; i++)
@@ -359,6 +387,41 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(co
                     mma(acc[i][j], f.a[i], f.b[j]);
         }
     }
+}
+
+/* The kernel: one block per BLOCK_M x BLOCK_N tile of c_out, a 1-D grid
+ * walked GROUP_ROWS block rows at a time. */
+template <bool TRANSPOSE_A, bool TRANSPOSE_B>
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) kcs_gemm_f64_tensor(const f64_params params)
+{
+    extern __shared__ __align__(16) double stages[];
+
+    /* which tile: groups of GROUP_ROWS block rows, down a group's rows first */
+    const int block = (int)blockIdx.x, per_group = GROUP_ROWS * params.blocks_n;
+    const int first_row = (block / per_group) * GROUP_ROWS;
+    const int rows_here = min(params.blocks_m - first_row, GROUP_ROWS);
+    const int m0 = (first_row + (block % per_group) % rows_here) * BLOCK_M;
+    const int n0 = ((block % per_group) / rows_here) * BLOCK_N;
+
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int g = lane / 4, t = lane % 4;
+    const int warp_row = (warp / WARPS_N) * WARP_M, warp_column = (warp % WARPS_N) * WARP_N;
+    const warp_place w = {warp_row, warp_column, g, t};
+
+    warp_accumulators acc;
+#pragma unroll
+    for (int i = 0; i < TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.0;
+
+    if (m0 + BLOCK_M <= params.m && n0 + BLOCK_N <= params.n && params.k % 2 == 0 && params.vector_a &&
+        params.vector_b)
+        multiply_tile<TRANSPOSE_A, TRANSPOSE_B, true>(params, stages, m0, n0, w, acc);
+    else
+        multiply_tile<TRANSPOSE_A, TRANSPOSE_B, false>(params, stages, m0, n0, w, acc);
 
     /* c_out = alpha * acc (+ beta * c) in f64, one rounding each */
 #pragma unroll
