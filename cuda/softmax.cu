@@ -436,6 +436,71 @@ __device__ __forceinline__ void copy_async_wait_all()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+/* The cluster kernel's two meetings, in PTX. cooperative_groups' barrier_arrive is barrier.cluster.arrive with
+ * release semantics, which ptxas makes a MEMBAR.ALL.GPU: Nsight Compute on an H200 found `bf16` 512 x 262144's
+ * warps stalled there 12% of their time (docs/softmax.md, "The cluster's meetings without a GPU-wide fence").
+ * Neither meeting needs that fence:
+ *   - every block has started (so that distributed shared memory may be used): a relaxed arrive as a thread
+ *     starts, when it has touched no memory to release, and a wait before its block's first store into another
+ *     block. The one thread that initialises the block's pairs barrier (below) first makes that initialisation
+ *     visible to the cluster with fence.mbarrier_init, which is what it is for;
+ *   - every block's pair has arrived: each pair goes into every block's arrays by st.async, whose bytes complete
+ *     on the receiving block's mbarrier (`pairs_arrived`), expecting 2 * sizeof(C) bytes from each block; a block
+ *     reads its arrays once its own barrier has seen all of them. No block stores into another after that, and a
+ *     block exits only after its own pairs have all arrived, so no store reaches an exited block.
+ * The host emulation (tests/cuda_kernels_emulation.h) has a version of each. */
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+/* One thread of the block: the pairs barrier, one arrival (its own, now) and bytes to come. */
+__device__ __forceinline__ void pairs_expect(uint64_t *arrived, unsigned int bytes)
+{
+    const unsigned int address = (unsigned int)__cvta_generic_to_shared(arrived);
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(address) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(address), "r"(bytes) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* value into block rank's copy of *place, completing on that block's copy of *arrived. */
+template <typename C> __device__ __forceinline__ void pair_store(C *place, unsigned int rank, C value, uint64_t *arrived)
+{
+    static_assert(sizeof(C) == 4 || sizeof(C) == 8, "pairs are f32 or f64");
+    unsigned int remote_place, remote_arrived;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                 : "=r"(remote_place)
+                 : "r"((unsigned int)__cvta_generic_to_shared(place)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                 : "=r"(remote_arrived)
+                 : "r"((unsigned int)__cvta_generic_to_shared(arrived)), "r"(rank));
+    if constexpr (sizeof(C) == 4)
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(remote_place),
+                     "f"(value), "r"(remote_arrived)
+                     : "memory");
+    else
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];\n" ::"r"(remote_place),
+                     "d"(value), "r"(remote_arrived)
+                     : "memory");
+}
+
+/* Until every pair this block expects has arrived (the barrier's first phase), acquiring them. */
+__device__ __forceinline__ void pairs_wait(uint64_t *arrived)
+{
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "wait_pairs:\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
+                 "@!done bra wait_pairs;\n"
+                 "}\n" ::"r"((unsigned int)__cvta_generic_to_shared(arrived))
+                 : "memory");
+}
+
 struct maximum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return max_of(a, b); }
 };
@@ -871,18 +936,26 @@ kcs_softmax_online(const T *__restrict__ x, T *__restrict__ y, size_t rows, size
 
 /* The cluster kernel's dynamic shared memory: its slice of the row (slice_bytes, rounded up to 16 bytes), then
  * the per-warp partials of its two block reductions and the (max, sum) pair of each block of its cluster, which
- * the blocks store into each other's copy. All of it is dynamic: no __shared__ variable, so that the host
+ * the blocks store into each other's copy, then the mbarrier those stores complete on (8-byte aligned: the C
+ * arrays before it are 48 elements of 4 or 8 bytes). All of it is dynamic: no __shared__ variable, so that the host
  * emulation, which keeps one copy of each static one, can run a cluster's blocks side by side. */
 __host__ __device__ constexpr size_t cluster_arrays_at(size_t slice_bytes)
 {
     return (slice_bytes + 15) / 16 * 16;
 }
 
-template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(size_t slice_bytes)
+template <typename C> __host__ __device__ constexpr size_t cluster_pairs_arrived_at(size_t slice_bytes)
 {
     return cluster_arrays_at(slice_bytes) +
            (size_t)(2 * (cluster_block_threads / 32) + 2 * cluster_most_blocks) * sizeof(C);
 }
+
+template <typename C> __host__ __device__ constexpr size_t cluster_shared_bytes(size_t slice_bytes)
+{
+    return cluster_pairs_arrived_at<C>(slice_bytes) + sizeof(uint64_t);
+}
+static_assert(cluster_pairs_arrived_at<float>(0) % 8 == 0 && cluster_pairs_arrived_at<double>(0) % 8 == 0,
+              "the mbarrier is 8-byte aligned");
 
 /* The slots of a slice of slice_slots that a block keeps in shared memory: those beyond its threads' REG register
  * slots each. */
@@ -929,11 +1002,11 @@ __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *s
  * exp(x - 0) instead, which is 0 for -inf and NaN for NaN, and its rescaling exp(-inf - M) = 0 keeps an empty
  * slice out of a row with a finite max; a NaN or +inf makes its slice's sum NaN (exp(+inf - +inf) for +inf), and
  * so S and every output of the row; a row of nothing but -inf has M = -inf and S = NaN (exp(-inf - (-inf))):
- * NaN throughout, as docs/softmax.md asks. The cluster's barrier phases: every thread arrives as it starts and
- * waits before its block's first store into another block's shared memory (so that every block of the cluster
- * is running: distributed shared memory may be used only then), then arrives after those stores and waits
- * before reading its pair array: all stores into a block are done before it reads, and no block stores into
- * another after that, so a block may exit as soon as it has written its outputs. */
+ * NaN throughout, as docs/softmax.md asks. The blocks meet twice (cluster_arrive_relaxed and its neighbours, above):
+ * every thread arrives at the cluster barrier as it starts and waits before its block's first store into another
+ * block's shared memory (so that every block of the cluster is running: distributed shared memory may be used only
+ * then); the pairs go out by st.async and each block waits on its own mbarrier until all of them have arrived
+ * before reading its pair arrays, so that no block stores into another after that one has read or exited. */
 template <typename T, typename V, int MIN_BLOCKS, int REG>
 __global__ void __launch_bounds__(cluster_block_threads, MIN_BLOCKS)
 kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, size_t slice_slots)
@@ -947,18 +1020,20 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     constexpr int warps = threads / 32;
     namespace cg = cooperative_groups;
     const cg::cluster_group cluster = cg::this_cluster();
-    cluster.barrier_arrive(); /* phase 1: this block has started */
+    const unsigned int blocks = cluster.num_blocks();
+    const unsigned int rank = cluster.block_rank();
 
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    const size_t slice_bytes = cluster_shared_slots<REG>(slice_slots) * sizeof(V);
     V *const shared = reinterpret_cast<V *>(dynamic_shared); /* [cluster_shared_slots<REG>(slice_slots)] */
-    C *const partial_max =
-        reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(cluster_shared_slots<REG>(slice_slots) * sizeof(V)));
+    C *const partial_max = reinterpret_cast<C *>(dynamic_shared + cluster_arrays_at(slice_bytes));
     C *const partial_sum = partial_max + warps;
     C *const block_max = partial_sum + warps;           /* [cluster_most_blocks]: m_b of block b */
     C *const block_sum = block_max + cluster_most_blocks; /* s_b */
-
-    const unsigned int blocks = cluster.num_blocks();
-    const unsigned int rank = cluster.block_rank();
+    uint64_t *const pairs_arrived = reinterpret_cast<uint64_t *>(dynamic_shared + cluster_pairs_arrived_at<C>(slice_bytes));
+    if (threadIdx.x == 0)
+        pairs_expect(pairs_arrived, blocks * 2 * (unsigned int)sizeof(C));
+    cluster_arrive_relaxed(); /* this block has started (and its pairs barrier is set) */
     const size_t row = blockIdx.x / blocks;
     const size_t row_slots = cols / width;
     const size_t first = (size_t)rank * slice_slots;
@@ -994,14 +1069,14 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     });
     const C slice_sum = block_reduce<threads>(sum, plus(), partial_sum);
 
-    /* This block's pair into every block's arrays (its own included), then the cluster barrier. */
-    cluster.barrier_wait();
+    /* Once every block has started: this block's pair into every block's arrays (its own included); then every
+     * block's pair into this one's. */
+    cluster_wait();
     if (threadIdx.x < blocks) {
-        *cluster.map_shared_rank(block_max + rank, (int)threadIdx.x) = slice_max;
-        *cluster.map_shared_rank(block_sum + rank, (int)threadIdx.x) = slice_sum;
+        pair_store(block_max + rank, threadIdx.x, slice_max, pairs_arrived);
+        pair_store(block_sum + rank, threadIdx.x, slice_sum, pairs_arrived);
     }
-    cluster.barrier_arrive(); /* phase 2: release of the stores above */
-    cluster.barrier_wait();   /* acquire of every block's stores into this one */
+    pairs_wait(pairs_arrived);
 
     /* M and S, the same bits in every warp of every block: lane b holds block b's pair. */
     const int lane = threadIdx.x % 32;

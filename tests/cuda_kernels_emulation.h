@@ -519,6 +519,49 @@ struct cluster_group {
 static inline cluster_group this_cluster() { return {}; }
 } // namespace cooperative_groups
 
+/* cuda/softmax.cu's cluster meetings in PTX (cluster_arrive_relaxed to pairs_wait; the .sh drops the device
+ * ones). The barrier is cooperative_groups' above. The pairs barrier is its count of bytes still to come, in its
+ * own 8 bytes of the block's shared memory; a store takes its bytes off the receiving block's count, and may not
+ * take more than are left. pairs_wait is one more phase of the cluster barrier, after which every store a
+ * thread made before it has landed; a count other than zero then stops the run (on the GPU a count of bytes
+ * expected that no stores make up, or a store made after its block waited, would leave a block waiting for
+ * ever). */
+inline void cluster_arrive_relaxed()
+{
+    cooperative_groups::cluster_group::barrier_arrive();
+}
+
+inline void cluster_wait()
+{
+    cooperative_groups::cluster_group::barrier_wait();
+}
+
+inline void pairs_expect(uint64_t *arrived, unsigned int bytes)
+{
+    *arrived = bytes;
+}
+
+template <typename C> inline void pair_store(C *place, unsigned int rank, C value, uint64_t *arrived)
+{
+    uint64_t *const left = cooperative_groups::cluster_group::map_shared_rank(arrived, (int)rank);
+    if (*left < sizeof(C)) {
+        std::fprintf(stderr, "emulation: a pair stored into block %u, which expects no more bytes\n", rank);
+        std::abort();
+    }
+    *cooperative_groups::cluster_group::map_shared_rank(place, (int)rank) = value;
+    *left -= sizeof(C);
+}
+
+inline void pairs_wait(uint64_t *arrived)
+{
+    cooperative_groups::cluster_group::sync();
+    if (*arrived != 0) {
+        std::fprintf(stderr, "emulation: block %u waits for %llu bytes of pairs that no block stores\n",
+                     emu_block_in_team, (unsigned long long)*arrived);
+        std::abort();
+    }
+}
+
 /* common.cuh, for the emulation */
 struct kcs_cuda_scratch {
     void *data;

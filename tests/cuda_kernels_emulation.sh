@@ -78,6 +78,11 @@ if "copy_async_commit" in source:
     source = source.replace("/*EMU:copy_async_commit*/", "inline void copy_async_commit() {}")
     source = source.replace("/*EMU:copy_async_wait_all*/", "inline void copy_async_wait_all() {}")
 
+if "pairs_expect" in source:
+    # The cluster kernel's meetings in PTX: tests/cuda_kernels_emulation.h has the emulated ones.
+    for name in ("cluster_arrive_relaxed", "cluster_wait", "pairs_expect", "pair_store", "pairs_wait"):
+        source = drop_function(source, name)
+
 for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
                 "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
                 "#include <cooperative_groups.h>",  # the cluster kernel: tests/cuda_kernels_emulation.h has its cluster_group
