@@ -63,9 +63,10 @@
  *                   beyond the 16-byte slots a thread holds in registers
  *                   (three in f32 and f64, one in f16 and bf16:
  *                   cluster_register_slots),
- *                   takes its max and sum, and stores the pair into every
- *                   block of the cluster (distributed shared memory); after
- *                   one cluster barrier every block combines the pairs in
+ *                   takes its max and sum, and sends the pair to every
+ *                   block of the cluster (st.async into distributed shared
+ *                   memory, completing on that block's mbarrier); once its
+ *                   own pairs have all arrived every block combines them in
  *                   the same order (the same bits in each) and writes its
  *                   slice's outputs. A grid that covers every row, no block
  *                   beyond its row: clusters of other rows share each SM
@@ -993,7 +994,7 @@ __device__ __forceinline__ void for_slice_slots(const V (&stored)[N], const V *s
  * rows times that many blocks, cluster c taking row c), each block holding slice_slots consecutive slots of it
  * (the last block fewer, or none) in shared memory, read once from global memory by cp.async. Per block: the
  * slice's max m_b and sum s_b of exp(x - m_b) (a thread's slots in one chain, a butterfly, then the warps in
- * order), stored into every block's pair array through distributed shared memory; a cluster barrier; then in
+ * order), stored into every block's pair array through distributed shared memory; a wait for every pair; then in
  * every warp of every block the same combine of the pairs in the same order, M = max_b m_b and S = sum_b s_b
  * exp(m_b - M) (butterflies over the lanes, one lane a block), so that every block has the same bits of M and S;
  * then y = exp(x - M) * (1 / S) from the slice, streaming stores. Each term is rescaled once (the sum's
