@@ -204,6 +204,7 @@
 #include <cooperative_groups.h>
 #include <cuda/std/limits>
 
+#include "async_copy.cuh" /* cp.async, mbarriers and the cluster's barrier, in PTX */
 #include "common.cuh"
 #include "load_streaming.cuh" /* loads of input read once */
 #include "vector_of.cuh" /* the 16-byte vector of each element type */
@@ -407,40 +408,10 @@ template <typename T> __device__ __forceinline__ T not_a_number()
     return cuda::std::numeric_limits<T>::quiet_NaN();
 }
 
-/* 16-, 8- or 4-byte asynchronous copy from global to shared memory; a
- * 2-byte slot (an f16 or bf16 row that is not 16-byte aligned), which
- * cp.async cannot move, is copied by a load and a store, waiting for the
- * load. */
-template <int bytes> __device__ __forceinline__ void copy_async(void *shared, const void *global)
-{
-    const unsigned int address = (unsigned int)__cvta_generic_to_shared(shared);
-    if constexpr (bytes == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global)
-                     : "memory");
-    else if constexpr (bytes == 8 || bytes == 4)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
-                     "n"(bytes)
-                     : "memory");
-    else {
-        static_assert(bytes == 2, "slots are 16, 8, 4 or 2 bytes");
-        *static_cast<unsigned short *>(shared) = __ldg(static_cast<const unsigned short *>(global));
-    }
-}
-
-__device__ __forceinline__ void copy_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void copy_async_wait_all()
-{
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-
-/* The cluster kernel's two meetings, in PTX. cooperative_groups' barrier_arrive is barrier.cluster.arrive with
- * release semantics, which ptxas makes a MEMBAR.ALL.GPU: Nsight Compute on an H200 found `bf16` 512 x 262144's
- * warps stalled there 12% of their time (docs/softmax.md, "The cluster's meetings without a GPU-wide fence").
- * Neither meeting needs that fence:
+/* The cluster kernel's two meetings, from cuda/async_copy.cuh's PTX. cooperative_groups' barrier_arrive is
+ * barrier.cluster.arrive with release semantics, which ptxas makes a MEMBAR.ALL.GPU: Nsight Compute on an H200
+ * found `bf16` 512 x 262144's warps stalled there 12% of their time (docs/softmax.md, "The cluster's meetings
+ * without a GPU-wide fence"). Neither meeting needs that fence:
  *   - every block has started (so that distributed shared memory may be used): a relaxed arrive as a thread
  *     starts, when it has touched no memory to release, and a wait before its block's first store into another
  *     block. The one thread that initialises the block's pairs barrier (below) first makes that initialisation
@@ -449,57 +420,27 @@ __device__ __forceinline__ void copy_async_wait_all()
  *     on the receiving block's mbarrier (`pairs_arrived`), expecting 2 * sizeof(C) bytes from each block; a block
  *     reads its arrays once its own barrier has seen all of them. No block stores into another after that, and a
  *     block exits only after its own pairs have all arrived, so no store reaches an exited block.
- * The host emulation (tests/cuda_kernels_emulation.h) has a version of each. */
-__device__ __forceinline__ void cluster_arrive_relaxed()
-{
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void cluster_wait()
-{
-    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-}
+ * The host emulation runs the three functions below as they are, on tests/cuda_kernels_emulation.h's versions of
+ * cuda/async_copy.cuh's. */
 
 /* One thread of the block: the pairs barrier, one arrival (its own, now) and bytes to come. */
 __device__ __forceinline__ void pairs_expect(uint64_t *arrived, unsigned int bytes)
 {
-    const unsigned int address = (unsigned int)__cvta_generic_to_shared(arrived);
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(address) : "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(address), "r"(bytes) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    barrier_init(arrived, 1);
+    barrier_expect_bytes(arrived, (int)bytes);
+    barrier_init_fence();
 }
 
 /* value into block rank's copy of *place, completing on that block's copy of *arrived. */
 template <typename C> __device__ __forceinline__ void pair_store(C *place, unsigned int rank, C value, uint64_t *arrived)
 {
-    static_assert(sizeof(C) == 4 || sizeof(C) == 8, "pairs are f32 or f64");
-    unsigned int remote_place, remote_arrived;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                 : "=r"(remote_place)
-                 : "r"((unsigned int)__cvta_generic_to_shared(place)), "r"(rank));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                 : "=r"(remote_arrived)
-                 : "r"((unsigned int)__cvta_generic_to_shared(arrived)), "r"(rank));
-    if constexpr (sizeof(C) == 4)
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(remote_place),
-                     "f"(value), "r"(remote_arrived)
-                     : "memory");
-    else
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];\n" ::"r"(remote_place),
-                     "d"(value), "r"(remote_arrived)
-                     : "memory");
+    store_async_remote(place, rank, value, arrived);
 }
 
 /* Until every pair this block expects has arrived (the barrier's first phase), acquiring them. */
 __device__ __forceinline__ void pairs_wait(uint64_t *arrived)
 {
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "wait_pairs:\n"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
-                 "@!done bra wait_pairs;\n"
-                 "}\n" ::"r"((unsigned int)__cvta_generic_to_shared(arrived))
-                 : "memory");
+    barrier_wait_cluster(arrived, 0);
 }
 
 struct maximum {

@@ -519,13 +519,67 @@ struct cluster_group {
 static inline cluster_group this_cluster() { return {}; }
 } // namespace cooperative_groups
 
-/* cuda/softmax.cu's cluster meetings in PTX (cluster_arrive_relaxed to pairs_wait; the .sh drops the device
- * ones). The barrier is cooperative_groups' above. The pairs barrier is its count of bytes still to come, in its
- * own 8 bytes of the block's shared memory; a store takes its bytes off the receiving block's count, and may not
- * take more than are left. pairs_wait is one more phase of the cluster barrier, after which every store a
- * thread made before it has landed; a count other than zero then stops the run (on the GPU a count of bytes
- * expected that no stores make up, or a store made after its block waited, would leave a block waiting for
- * ever). */
+/* cuda/async_copy.cuh, for the emulation (the .sh leaves that file out): the functions cuda/softmax.cu uses.
+ *
+ * cp.async: a copy lands at once, so committing and waiting do nothing.
+ *
+ * The cluster's barrier is cooperative_groups' above. An mbarrier is two counts in its own 8 bytes of the block's
+ * shared memory: arrivals still to come in its first phase, and bytes. barrier_init sets the arrivals; an
+ * arrival takes one off and adds the bytes it announces; a store by store_async_remote takes its bytes off the
+ * receiving block's count, and may not take more than are left (the GPU lets a store's bytes arrive before they
+ * are announced, but kcs's one use announces them before the cluster's barrier, and stores after it).
+ * barrier_wait_cluster is emulated for that use only: the first phase (parity 0), where every block stores before
+ * it waits. It is one more phase of the cluster's barrier, after which every store a thread made before it has
+ * landed; counts other than zero then stop the run (on the GPU, bytes announced that no store makes up, an
+ * arrival that never comes, or a store made after its block waited would leave a block waiting for ever). */
+template <int bytes> inline void copy_async(void *shared, const void *global)
+{
+    std::memcpy(shared, global, bytes);
+}
+inline void copy_async_commit() {}
+inline void copy_async_wait_all() {}
+
+struct emu_mbarrier {
+    uint32_t arrivals_left, bytes_left;
+};
+static_assert(sizeof(emu_mbarrier) == sizeof(uint64_t), "an mbarrier is 8 bytes");
+
+inline emu_mbarrier emu_mbarrier_of(const uint64_t *barrier)
+{
+    emu_mbarrier state;
+    std::memcpy(&state, barrier, sizeof state);
+    return state;
+}
+
+inline void emu_mbarrier_set(uint64_t *barrier, emu_mbarrier state)
+{
+    std::memcpy(barrier, &state, sizeof state);
+}
+
+inline void barrier_init(uint64_t *barrier, int count)
+{
+    if (count < 1) {
+        std::fprintf(stderr, "emulation: an mbarrier initialised for %d arrivals\n", count);
+        std::abort();
+    }
+    emu_mbarrier_set(barrier, {(uint32_t)count, 0});
+}
+
+inline void barrier_init_fence() {}
+
+inline void barrier_expect_bytes(uint64_t *barrier, int bytes)
+{
+    emu_mbarrier state = emu_mbarrier_of(barrier);
+    if (state.arrivals_left == 0 || bytes < 0) {
+        std::fprintf(stderr, "emulation: block %u arrives at an mbarrier that expects no more arrivals, or "
+                             "announces %d bytes\n", emu_block_in_team, bytes);
+        std::abort();
+    }
+    state.arrivals_left -= 1;
+    state.bytes_left += (uint32_t)bytes;
+    emu_mbarrier_set(barrier, state);
+}
+
 inline void cluster_arrive_relaxed()
 {
     cooperative_groups::cluster_group::barrier_arrive();
@@ -536,28 +590,32 @@ inline void cluster_wait()
     cooperative_groups::cluster_group::barrier_wait();
 }
 
-inline void pairs_expect(uint64_t *arrived, unsigned int bytes)
+template <typename C> inline void store_async_remote(C *place, unsigned int rank, C value, uint64_t *barrier)
 {
-    *arrived = bytes;
-}
-
-template <typename C> inline void pair_store(C *place, unsigned int rank, C value, uint64_t *arrived)
-{
-    uint64_t *const left = cooperative_groups::cluster_group::map_shared_rank(arrived, (int)rank);
-    if (*left < sizeof(C)) {
-        std::fprintf(stderr, "emulation: a pair stored into block %u, which expects no more bytes\n", rank);
+    static_assert(sizeof(C) == 4 || sizeof(C) == 8, "st.async stores f32 or f64 here");
+    uint64_t *const remote = cooperative_groups::cluster_group::map_shared_rank(barrier, (int)rank);
+    emu_mbarrier state = emu_mbarrier_of(remote);
+    if (state.bytes_left < sizeof(C)) {
+        std::fprintf(stderr, "emulation: %zu bytes stored into block %u, whose mbarrier expects %u more\n", sizeof(C),
+                     rank, state.bytes_left);
         std::abort();
     }
     *cooperative_groups::cluster_group::map_shared_rank(place, (int)rank) = value;
-    *left -= sizeof(C);
+    state.bytes_left -= (uint32_t)sizeof(C);
+    emu_mbarrier_set(remote, state);
 }
 
-inline void pairs_wait(uint64_t *arrived)
+inline void barrier_wait_cluster(uint64_t *barrier, int parity)
 {
+    if (parity != 0) {
+        std::fprintf(stderr, "emulation: barrier_wait_cluster is emulated for the first phase only (parity 0)\n");
+        std::abort();
+    }
     cooperative_groups::cluster_group::sync();
-    if (*arrived != 0) {
-        std::fprintf(stderr, "emulation: block %u waits for %llu bytes of pairs that no block stores\n",
-                     emu_block_in_team, (unsigned long long)*arrived);
+    const emu_mbarrier state = emu_mbarrier_of(barrier);
+    if (state.arrivals_left != 0 || state.bytes_left != 0) {
+        std::fprintf(stderr, "emulation: block %u waits on an mbarrier for %u arrivals and %u bytes that no "
+                             "thread makes\n", emu_block_in_team, state.arrivals_left, state.bytes_left);
         std::abort();
     }
 }

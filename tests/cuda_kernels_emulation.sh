@@ -10,9 +10,10 @@
 #
 # Each source is rewritten as host C++ (the Python below): common.cuh becomes
 # tests/cuda_kernels_emulation.h, __shared__ becomes static, the qualifiers
-# and launch bounds go, cp.async becomes memcpy, kernel<<<...>>>(args)
-# becomes emu_launch(kernel, ...)(args), and cooperative_groups is the
-# emulation's (clusters: cudaLaunchKernelEx). Needs g++ with C++20.
+# and launch bounds go, kernel<<<...>>>(args) becomes
+# emu_launch(kernel, ...)(args), and cooperative_groups and cuda/async_copy.cuh
+# (cp.async, mbarriers, the cluster's barrier) are the emulation's (clusters:
+# cudaLaunchKernelEx). Needs g++ with C++20.
 # Every CUDA thread is a fiber (tests/cuda_threads_emulation.h); --quick (a
 # subset that still reaches every kernel configuration; see the .cpp) runs in
 # about 6 CPU seconds, after a build under AddressSanitizer of about 70. So
@@ -48,42 +49,8 @@ source = open(sys.argv[1]).read()
 for header in ("anneal.cuh", "grid_sum.cuh", "load_streaming.cuh", "vector_of.cuh"):
     source = source.replace(f'#include "{header}"', open(sys.argv[1].rsplit("/", 1)[0] + "/" + header).read())
 
-
-def drop_function(text, name):
-    """Replaces the definition of function `name` (the first one that has a body) with a marker."""
-    pattern = re.compile(r"(template <[^>]*>\s*)?__device__ __forceinline__ void " + name + r"\(")
-    m = pattern.search(text)
-    assert m, name
-    start = m.start()
-    brace = text.index("{", m.end())
-    depth, i = 0, brace
-    while True:
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                break
-        i += 1
-    return text[:start] + "/*EMU:" + name + "*/" + text[i + 1:]
-
-
-if "copy_async_commit" in source:
-    source = drop_function(source, "copy_async_commit")
-    source = drop_function(source, "copy_async_wait_all")
-    source = drop_function(source, "copy_async")
-    source = source.replace("/*EMU:copy_async*/",
-                            "template <int bytes> inline void copy_async(void *shared, const void *global)"
-                            " { std::memcpy(shared, global, bytes); }")
-    source = source.replace("/*EMU:copy_async_commit*/", "inline void copy_async_commit() {}")
-    source = source.replace("/*EMU:copy_async_wait_all*/", "inline void copy_async_wait_all() {}")
-
-if "pairs_expect" in source:
-    # The cluster kernel's meetings in PTX: tests/cuda_kernels_emulation.h has the emulated ones.
-    for name in ("cluster_arrive_relaxed", "cluster_wait", "pairs_expect", "pair_store", "pairs_wait"):
-        source = drop_function(source, name)
-
-for include in ["#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
+for include in ["#include \"async_copy.cuh\"",  # tests/cuda_kernels_emulation.h has the functions softmax.cu uses
+                "#include <cub/device/device_radix_sort.cuh>", "#include <cuda_fp16.h>", "#include \"half.cuh\"",
                 "#include <cuda/std/limits>", "#include <cub/device/device_reduce.cuh>",
                 "#include <cooperative_groups.h>",  # the cluster kernel: tests/cuda_kernels_emulation.h has its cluster_group
                 "#include <cub/device/device_scan.cuh>"]:

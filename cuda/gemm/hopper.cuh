@@ -10,8 +10,9 @@
  * Only files built for sm_90a alone include it (configure.py): wgmma and
  * setmaxnreg exist there only. The PTX is that of the PTX ISA sections
  * "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"
- * (wgmma), "Tensor copy" (cp.async.bulk.tensor) and "mbarrier"; each
- * helper's comment says which form it emits and why.
+ * (wgmma) and "Tensor copy" (cp.async.bulk.tensor); each helper's comment
+ * says which form it emits and why. The mbarriers the TMA copies complete on
+ * are cuda/async_copy.cuh's, which this includes.
  *
  * Shared-memory layout (PTX ISA, "Shared Memory Matrix Layout", 128-byte
  * swizzle): an operand stored K-major (k contiguous) is one TMA box of rows
@@ -30,6 +31,7 @@
 #include <cuda.h>         /* CUtensorMap and its enums: types only, no libcuda link */
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 
+#include "../async_copy.cuh" /* shared_address and the mbarriers */
 #include "../common.cuh"
 #include "gemm.cuh"
 #include "tile_order.cuh" /* the persistent grid's walk over the tiles */
@@ -54,48 +56,6 @@ __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leadin
 __device__ __forceinline__ uint64_t k_major_descriptor(uint32_t address)
 {
     return descriptor(address, 16, 8 * ROW_BYTES);
-}
-
-__device__ __forceinline__ uint32_t shared_address(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void barrier_init(uint64_t *barrier, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(count));
-}
-
-/* Makes the barriers' initialisation visible to the other threads and to
- * the TMA unit (the async proxy) before any of them uses a barrier. */
-__device__ __forceinline__ void barrier_init_fence()
-{
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void barrier_expect_bytes(uint64_t *barrier, int bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void barrier_arrive(uint64_t *barrier)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
-}
-
-/* Until the barrier's phase of this parity has completed. */
-__device__ __forceinline__ void barrier_wait(uint64_t *barrier, int parity)
-{
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "wait:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra wait;\n"
-                 "}\n" ::"r"(shared_address(barrier)),
-                 "r"(parity)
-                 : "memory");
 }
 
 /* TMA: the box at (inner, outer) of the tensor map into shared memory,

@@ -105,6 +105,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "../async_copy.cuh" /* cp.async, with zeros for what lies outside the matrix */
 #include "../common.cuh"
 #include "gemm.cuh"
 
@@ -139,37 +140,6 @@ template <int ROWS, bool K_ROWS> struct operand_tile {
     static __device__ __forceinline__ int at(int r, int kk) { return K_ROWS ? r * stride + kk : kk * stride + r; }
 };
 
-__device__ __forceinline__ uint32_t shared_address(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-/* cp.async of 16 or 8 bytes; bytes = 0 writes zeros and reads nothing. */
-__device__ __forceinline__ void copy16(double *shared, const double *global, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void copy8(double *shared, const double *global, int bytes)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void commit_copies()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* Waits until at most PENDING of this thread's copy groups are in flight. */
-template <int PENDING> __device__ __forceinline__ void wait_copies()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
-
 /* Starts the copies of one operand's tile: rows r0.. of op(A) (or columns of
  * op(B)), k from k0. base[line * ld + i] as stored; K_ROWS: line = row, i =
  * k; otherwise line = k, i = row. Chunk c of the tile is 2 consecutive
@@ -191,13 +161,13 @@ __device__ __forceinline__ void copy_tile(double *tile, const double *base, int 
         const bool line_inside = stored_line < lines;
         const double *source = base + (size_t)(line_inside ? stored_line : 0) * ld;
         if (vector_ok && (stored_first + 2 <= length || !line_inside)) {
-            copy16(destination, line_inside ? source + stored_first : base, line_inside ? 16 : 0);
+            copy_async_or_zeros<16>(destination, line_inside ? source + stored_first : base, line_inside ? 16 : 0);
         } else {
 #pragma unroll
             for (int v = 0; v < 2; v++) {
                 const bool inside = line_inside && stored_first + v < length;
                 /* a chunk's two elements lie along the stored line, next to each other in the tile too */
-                copy8(destination + v, inside ? source + stored_first + v : base, inside ? 8 : 0);
+                copy_async_or_zeros<8>(destination + v, inside ? source + stored_first + v : base, inside ? 8 : 0);
             }
         }
     }
@@ -239,7 +209,7 @@ template <int ROWS, bool K_ROWS> struct interior_copy {
 #pragma unroll
         for (int s = 0; s < L::per_thread; s++) {
             const bool inside = !BOUNDED || (K_ROWS ? first_k : first_k + s * lines_per_pass) < k;
-            copy16(tile + destination + s * lines_per_pass * L::stride, inside ? from + s * chunk_step : source,
+            copy_async_or_zeros<16>(tile + destination + s * lines_per_pass * L::stride, inside ? from + s * chunk_step : source,
                    inside ? 16 : 0);
         }
     }
@@ -334,7 +304,7 @@ __device__ __forceinline__ void multiply_tile(const f64_params &params, double *
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < k_tiles)
             copy_stage(s);
-        commit_copies();
+        copy_async_commit();
     }
     /* A warp's fragments of one k step (MMA_K deep) from the stage kt. */
     auto load_fragments = [&](warp_fragments &f, int kt, int k0) {
@@ -360,7 +330,7 @@ __device__ __forceinline__ void multiply_tile(const f64_params &params, double *
      * writing it then (the last copies went to earlier stages), and a test
      * there cost an instruction before each of the step's 24 reads in SASS. */
     warp_fragments fragments[2];
-    wait_copies<STAGES - 2>(); /* stage 0 has landed */
+    copy_async_wait<STAGES - 2>(); /* stage 0 has landed */
     __syncthreads();
     if (k_tiles > 0)
         load_fragments(fragments[0], 0, 0);
@@ -371,10 +341,10 @@ __device__ __forceinline__ void multiply_tile(const f64_params &params, double *
                 /* into the stage of kt - 1, which every warp finished reading before the last barrier */
                 if (kt + STAGES - 1 < k_tiles)
                     copy_stage(kt + STAGES - 1);
-                commit_copies();
+                copy_async_commit();
             }
             if (step == K_STEPS - 1) {
-                wait_copies<STAGES - 2>(); /* this thread's copies of stage kt + 1 have landed */
+                copy_async_wait<STAGES - 2>(); /* this thread's copies of stage kt + 1 have landed */
                 __syncthreads();           /* everyone's have; all reads of stage kt have been issued */
             }
             load_fragments(fragments[(step + 1) % 2], step + 1 < K_STEPS ? kt : kt + 1,
