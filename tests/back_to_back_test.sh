@@ -16,7 +16,7 @@ for name in "queued --kernel cooler-when-idle --min-time 0 --min-repeats 7" \
             "alone --kernel cooler-when-idle --min-time 0 --min-repeats 7 --one-by-one" \
             "waits --kernel waits-for-the-device --min-time 0 --min-repeats 7" \
             "by-time --kernel cooler-when-idle --min-time 0.05 --min-repeats 1" \
-            "warmed --kernel cooler-when-idle --min-time 0 --min-repeats 3 --warm-up 0.02"; do
+            "warmed --kernel cooler-when-idle --min-time 0 --min-repeats 3 --warm-up 1"; do
     set -- $name
     label=$1
     shift
@@ -66,8 +66,10 @@ assert queued("waits") == [7], f"waits: one call, given up, got {queued('waits')
 
 options, kernel = timing("warmed")
 assert kernel["back_to_back"] is True and kernel["samples_s"] == [1.25e-3] * 3, f"warmed: {kernel}"
-# The warm-up's first run on its own (1 ms) leaves 0.019 s: 19 repeats back to back (23.75 ms of the
-# model's time) warm it up, as the timed ones will run; then the 3 timed ones.
-assert queued("warmed") == [19, 3], f"warmed: 19 warm-up repeats, then 3 timed, back to back, got {queued('warmed')}"
-print("--warm-up 0.02: the warm-up's 19 repeats and the 3 timed ones back to back")
+# The warm-up's first run on its own (1 ms) leaves 0.999 s: 999 repeats back to back (1.25 s of the
+# model's time) warm it up, as the timed ones will run; then the 3 timed ones. The warm-up also ends at
+# as much wall time (harness/suite.c, warm_up), so it is a second, not the model's milliseconds: with
+# 0.02 s a loaded host that paused the runner for 20 ms after its first run left no warm-up queued.
+assert queued("warmed") == [999, 3], f"warmed: 999 warm-up repeats, then 3 timed, back to back, got {queued('warmed')}"
+print("--warm-up 1: the warm-up's 999 repeats and the 3 timed ones back to back")
 PY
