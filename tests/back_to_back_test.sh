@@ -6,8 +6,9 @@
 # timed one at a time, with the reason in the results. The device is the
 # queue model (tests/queue_model_backend.c): its `cooler-when-idle` kernel
 # reports 1 ms a run on its own and 1.25 ms a run back to back, as a card at
-# its power limit; the times are the model's, not measured, so a busy host
-# changes nothing the test reads.
+# its power limit; the times are the model's, not measured. The one wall-clock
+# bound the runner applies, the warm-up's (it also ends at as many seconds of
+# wall time), is a second here, far beyond any pause a busy host makes.
 # usage: tests/back_to_back_test.sh build/kcs   (uses build/kcs-saboteur beside it)
 set -u
 . "$(dirname "$0")/saboteur_prelude.sh"
