@@ -58,7 +58,8 @@ template <int bytes> __device__ __forceinline__ void copy_async(void *shared, co
 /* As copy_async, but reading only the first read_bytes (0 or bytes) of global and writing zeros for the
  * rest: with read_bytes = 0 nothing is read, so global may be any valid address (a tile's edge beyond the
  * matrix). */
-template <int bytes> __device__ __forceinline__ void copy_async_or_zeros(void *shared, const void *global, int read_bytes)
+template <int bytes>
+__device__ __forceinline__ void copy_async_or_zeros(void *shared, const void *global, int read_bytes)
 {
     static_assert(bytes == 16 || bytes == 8 || bytes == 4, "cp.async copies 16, 8 or 4 bytes");
     if constexpr (bytes == 16)
@@ -167,7 +168,8 @@ __device__ __forceinline__ void cluster_wait()
  * its sizeof(C) bytes on block rank's copy of *barrier. The receiving block reads it after barrier_wait_cluster
  * on its barrier; the store needs that block to have started (a cluster_wait after every block's first
  * arrival) and not yet exited. */
-template <typename C> __device__ __forceinline__ void store_async_remote(C *place, unsigned int rank, C value, uint64_t *barrier)
+template <typename C>
+__device__ __forceinline__ void store_async_remote(C *place, unsigned int rank, C value, uint64_t *barrier)
 {
     static_assert(sizeof(C) == 4 || sizeof(C) == 8, "st.async stores f32 or f64 here");
     uint32_t remote_place, remote_barrier;

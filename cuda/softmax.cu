@@ -420,8 +420,8 @@ template <typename T> __device__ __forceinline__ T not_a_number()
  *     on the receiving block's mbarrier (`pairs_arrived`), expecting 2 * sizeof(C) bytes from each block; a block
  *     reads its arrays once its own barrier has seen all of them. No block stores into another after that, and a
  *     block exits only after its own pairs have all arrived, so no store reaches an exited block.
- * The host emulation runs the three functions below as they are, on tests/cuda_kernels_emulation.h's versions of
- * cuda/async_copy.cuh's. */
+ * The host emulation runs the kernel's meetings as they are, on tests/cuda_kernels_emulation.h's versions of
+ * cuda/async_copy.cuh's functions. */
 
 /* One thread of the block: the pairs barrier, one arrival (its own, now) and bytes to come. */
 __device__ __forceinline__ void pairs_expect(uint64_t *arrived, unsigned int bytes)
@@ -429,18 +429,6 @@ __device__ __forceinline__ void pairs_expect(uint64_t *arrived, unsigned int byt
     barrier_init(arrived, 1);
     barrier_expect_bytes(arrived, (int)bytes);
     barrier_init_fence();
-}
-
-/* value into block rank's copy of *place, completing on that block's copy of *arrived. */
-template <typename C> __device__ __forceinline__ void pair_store(C *place, unsigned int rank, C value, uint64_t *arrived)
-{
-    store_async_remote(place, rank, value, arrived);
-}
-
-/* Until every pair this block expects has arrived (the barrier's first phase), acquiring them. */
-__device__ __forceinline__ void pairs_wait(uint64_t *arrived)
-{
-    barrier_wait_cluster(arrived, 0);
 }
 
 struct maximum {
@@ -972,7 +960,8 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
     C *const partial_sum = partial_max + warps;
     C *const block_max = partial_sum + warps;           /* [cluster_most_blocks]: m_b of block b */
     C *const block_sum = block_max + cluster_most_blocks; /* s_b */
-    uint64_t *const pairs_arrived = reinterpret_cast<uint64_t *>(dynamic_shared + cluster_pairs_arrived_at<C>(slice_bytes));
+    uint64_t *const pairs_arrived =
+        reinterpret_cast<uint64_t *>(dynamic_shared + cluster_pairs_arrived_at<C>(slice_bytes));
     if (threadIdx.x == 0)
         pairs_expect(pairs_arrived, blocks * 2 * (unsigned int)sizeof(C));
     cluster_arrive_relaxed(); /* this block has started (and its pairs barrier is set) */
@@ -1015,10 +1004,10 @@ kcs_softmax_cluster(const T *__restrict__ x, T *__restrict__ y, size_t cols, siz
      * block's pair into this one's. */
     cluster_wait();
     if (threadIdx.x < blocks) {
-        pair_store(block_max + rank, threadIdx.x, slice_max, pairs_arrived);
-        pair_store(block_sum + rank, threadIdx.x, slice_sum, pairs_arrived);
+        store_async_remote(block_max + rank, threadIdx.x, slice_max, pairs_arrived);
+        store_async_remote(block_sum + rank, threadIdx.x, slice_sum, pairs_arrived);
     }
-    pairs_wait(pairs_arrived);
+    barrier_wait_cluster(pairs_arrived, 0); /* its first phase: every block's pair has arrived, acquired */
 
     /* M and S, the same bits in every warp of every block: lane b holds block b's pair. */
     const int lane = threadIdx.x % 32;

@@ -209,8 +209,8 @@ template <int ROWS, bool K_ROWS> struct interior_copy {
 #pragma unroll
         for (int s = 0; s < L::per_thread; s++) {
             const bool inside = !BOUNDED || (K_ROWS ? first_k : first_k + s * lines_per_pass) < k;
-            copy_async_or_zeros<16>(tile + destination + s * lines_per_pass * L::stride, inside ? from + s * chunk_step : source,
-                   inside ? 16 : 0);
+            copy_async_or_zeros<16>(tile + destination + s * lines_per_pass * L::stride,
+                                    inside ? from + s * chunk_step : source, inside ? 16 : 0);
         }
     }
 };
