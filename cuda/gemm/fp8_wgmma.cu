@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     uint8_t *tiles = reinterpret_cast<uint8_t *>(((uintptr_t)shared_raw + 1023) & ~(uintptr_t)1023);
 
-    const int warpgroup = (int)threadIdx.x / 128;
+    const int warpgroup = warpgroup_index();
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
@@ -225,7 +225,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < PIECE_N / 2; i++)
             partial[j][i] = 0.0f; /* never read (each piece starts with scale-d = 0), but defined */
 
-    int use = 0;
+    /* Stage 0's descriptors of this consumer's 64 rows of a and of b: stage s, piece and instruction i are a fixed
+     * number of bytes on (descriptor_at). */
+    const uint64_t a_first = k_major_descriptor(shared_address(tiles) + consumer * 64 * ROW_BYTES);
+    const uint64_t b_first = k_major_descriptor(shared_address(tiles) + A_STAGE_BYTES);
+    unsigned use = 0; /* unsigned: its % and / by STAGES are a mask and a shift */
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
         tile_origin<BLOCK_M, BLOCK_N>(walk, tile, m0, n0);
@@ -240,10 +244,10 @@ __global__ void __launch_bounds__(THREADS, 1)
             constexpr int ROUND_STAGES = decltype(round)::value;
 #pragma unroll
             for (int r = 0; r < ROUND_STAGES; r++) {
-                const int s = (use + r) % STAGES;
+                const unsigned s = (use + r) % STAGES;
                 barrier_wait(&full[s], ((use + r) / STAGES) & 1);
-                const uint32_t a_rows = shared_address(tiles + s * STAGE_BYTES) + consumer * 64 * ROW_BYTES;
-                const uint32_t b_tile = shared_address(tiles + s * STAGE_BYTES) + A_STAGE_BYTES;
+                const uint64_t a_stage = descriptor_at(a_first, s * STAGE_BYTES);
+                const uint64_t b_stage = descriptor_at(b_first, s * STAGE_BYTES);
 #pragma unroll
                 for (int piece = 0; piece < PIECES; piece++) {
                     const int sequence = r * PIECES + piece; /* within the round */
@@ -251,9 +255,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                     wgmma_fence(); /* the FADDs that read this partial before these overwrite it */
 #pragma unroll
                     for (int i = 0; i < BLOCK_K / INSTRUCTION_K; i++)
-                        wgmma_fp8<In>(issued, k_major_descriptor(a_rows + i * INSTRUCTION_K),
-                                      k_major_descriptor(b_tile + piece * PIECE_N * ROW_BYTES + i * INSTRUCTION_K),
-                                      i > 0);
+                        wgmma_fp8<In>(issued, descriptor_at(a_stage, i * INSTRUCTION_K),
+                                      descriptor_at(b_stage, piece * PIECE_N * ROW_BYTES + i * INSTRUCTION_K), i > 0);
                     wgmma_commit();
                     if (sequence > 0) { /* the piece before this one, while this one runs */
                         float(&previous)[PIECE_N / 2] = partial[(sequence + 1) % 2];

@@ -58,6 +58,30 @@ __device__ __forceinline__ uint64_t k_major_descriptor(uint32_t address)
     return descriptor(address, 16, 8 * ROW_BYTES);
 }
 
+/* The descriptor of the same layout starting bytes further on (a multiple
+ * of 16): the start address is the low field, address >> 4, and a block's
+ * shared addresses lie below 2^18, so the sum never carries out of it. The
+ * wgmma loops build each stage's and each instruction's descriptor from one
+ * made before the loop, so. Rebuilt from the address for every wgmma (a
+ * mask, a shift and a move to uniform registers each), the f16 k loop took
+ * 167 instructions for 8 wgmma, and the kernel issued 27.2 million at f16
+ * 4096^3 where cuBLAS's issued 17.0 (Nsight Compute, H200, 2026-11-29); now
+ * 118 for 16 (nvcc 13.0, sm_90a), and the FP8 rows run 5 to 6% faster
+ * (docs/gemm.md, "Descriptors made once"). */
+__device__ __forceinline__ uint64_t descriptor_at(uint64_t descriptor, uint32_t bytes)
+{
+    return descriptor + (bytes >> 4);
+}
+
+/* The calling thread's warpgroup (threadIdx.x / 128) as the compiler can see
+ * to be the same across the warp (a broadcast from lane 0), so that what
+ * derives from it, the consumers' descriptors, stays in uniform registers,
+ * where wgmma reads them, rather than move there before every wgmma. */
+__device__ __forceinline__ int warpgroup_index()
+{
+    return __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+}
+
 /* TMA: the box at (inner, outer) of the tensor map into shared memory,
  * completing on the barrier. */
 __device__ __forceinline__ void tma_load(void *destination, const CUtensorMap *map, int inner, int outer,

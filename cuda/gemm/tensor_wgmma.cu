@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     uint8_t *tiles = reinterpret_cast<uint8_t *>(((uintptr_t)shared_raw + 1023) & ~(uintptr_t)1023);
 
-    const int warpgroup = (int)threadIdx.x / 128;
+    const int warpgroup = warpgroup_index();
     const long long tile_count = (long long)walk.tiles_m * walk.tiles_n;
 
     if (threadIdx.x == 0) {
@@ -231,7 +231,18 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int a_row0 = consumer * 64;
     uint8_t *staging = tiles + STAGES * STAGE_BYTES + consumer * STAGING_BYTES;
     float d[128];
-    int use = 0;
+    /* Stage 0's descriptors of this consumer's rows of a and of b; stage s and instruction i are a fixed number of
+     * bytes on (descriptor_at). K-major: 64 rows of 128 bytes per consumer, instruction i 32 i bytes along the row.
+     * M/N-major: one 8 KB box per 64 rows (or columns), instruction i 16 i rows of k down. */
+    const uint32_t a_tiles = shared_address(tiles) + a_row0 * ROW_BYTES;
+    const uint32_t b_tiles = shared_address(tiles) + A_STAGE_BYTES;
+    const uint64_t a_first = TRANSPOSE_A ? descriptor(a_tiles, BOX_MN * ROW_BYTES, 8 * ROW_BYTES)
+                                         : k_major_descriptor(a_tiles);
+    const uint64_t b_first = TRANSPOSE_B ? k_major_descriptor(b_tiles)
+                                         : descriptor(b_tiles, BOX_MN * ROW_BYTES, 8 * ROW_BYTES);
+    constexpr uint32_t a_step = TRANSPOSE_A ? IK * ROW_BYTES : IK * sizeof(In); /* bytes an instruction */
+    constexpr uint32_t b_step = TRANSPOSE_B ? IK * sizeof(In) : IK * ROW_BYTES;
+    unsigned use = 0; /* unsigned: its % and / by STAGES are a mask and a shift */
     for (long long tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
         int m0, n0;
         tile_origin<BLOCK_M, BLOCK_N>(walk, tile, m0, n0);
@@ -239,23 +250,15 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < 128; i++)
             d[i] = 0.0f;
         for (int kt = 0; kt < walk.k_tiles; kt++, use++) {
-            const int s = use % STAGES;
+            const unsigned s = use % STAGES;
             barrier_wait(&full[s], (use / STAGES) & 1);
-            const uint32_t a_tile = shared_address(tiles + s * STAGE_BYTES), b_tile = a_tile + A_STAGE_BYTES;
+            const uint64_t a_stage = descriptor_at(a_first, s * STAGE_BYTES);
+            const uint64_t b_stage = descriptor_at(b_first, s * STAGE_BYTES);
             wgmma_fence();
 #pragma unroll
-            for (int i = 0; i < BK / IK; i++) {
-                /* K-major: 64 rows of 128 bytes per consumer, instruction i 32 i bytes along the row.
-                 * M/N-major: one 8 KB box per 64 rows (or columns), instruction i 16 i rows of k down. */
-                const uint64_t a =
-                    TRANSPOSE_A ? descriptor(a_tile + a_row0 * ROW_BYTES + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES,
-                                             8 * ROW_BYTES)
-                                : k_major_descriptor(a_tile + a_row0 * ROW_BYTES + i * IK * (int)sizeof(In));
-                const uint64_t b = TRANSPOSE_B
-                                       ? k_major_descriptor(b_tile + i * IK * (int)sizeof(In))
-                                       : descriptor(b_tile + i * IK * ROW_BYTES, BOX_MN * ROW_BYTES, 8 * ROW_BYTES);
-                wgmma<In, TRANSPOSE_A ? 1 : 0, TRANSPOSE_B ? 0 : 1>(d, a, b);
-            }
+            for (int i = 0; i < BK / IK; i++)
+                wgmma<In, TRANSPOSE_A ? 1 : 0, TRANSPOSE_B ? 0 : 1>(d, descriptor_at(a_stage, i * a_step),
+                                                                    descriptor_at(b_stage, i * b_step));
             wgmma_commit();
             /* Keep this stage's group in flight and wait for the previous
              * one, whose stage then goes back to the producer: the tensor
