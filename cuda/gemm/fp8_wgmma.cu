@@ -63,7 +63,11 @@
  * with this (0.911 ms) and 91.9% in cuBLASLt's kernel (0.843 ms; it runs in
  * clusters of 2): the gap is in the issue of tensor work, not the clocks.
  * Pieces of 64 read A from shared memory four times a stage where halves
- * read it twice; whether that is what holds the rest back is not measured.
+ * read it twice. What held the rest back was the consumers' own
+ * instructions between the wgmmas: with each stage's descriptors a step
+ * from ones made before the loop (hopper.cuh, descriptor_at), the same
+ * schedule ran 0.1166 and 0.8947 ms against cuBLASLt's 0.1210 and 0.8922
+ * in one call (H200, 2026-11-29; docs/gemm.md, "Descriptors made once").
  *
  * Why not 128 x 128 tiles with one instruction per stage: they read twice
  * the bytes of A and B from L2 per product, and pay the start of each
