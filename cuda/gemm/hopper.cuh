@@ -64,10 +64,11 @@ __device__ __forceinline__ uint64_t k_major_descriptor(uint32_t address)
  * wgmma loops build each stage's and each instruction's descriptor from one
  * made before the loop, so. Rebuilt from the address for every wgmma (a
  * mask, a shift and a move to uniform registers each), the f16 k loop took
- * 167 instructions for 8 wgmma, and the kernel issued 27.2 million at f16
- * 4096^3 where cuBLAS's issued 17.0 (Nsight Compute, H200, 2026-11-29); now
- * 118 for 16 (nvcc 13.0, sm_90a), and the FP8 rows run 5 to 6% faster
- * (docs/gemm.md, "Descriptors made once"). */
+ * 167 instructions for 8 wgmma, and the kernel executed 26.4 million at
+ * f16 4096^3 where cuBLAS's executed 16.9 (Nsight Compute, H200,
+ * 2026-11-29). Now the loop takes 118 for 16 (nvcc 13.0, sm_90a), the
+ * kernel 13.7 million, and the FP8 rows run 5 to 6% faster (docs/gemm.md,
+ * "Descriptors made once"). */
 __device__ __forceinline__ uint64_t descriptor_at(uint64_t descriptor, uint32_t bytes)
 {
     return descriptor + (bytes >> 4);
