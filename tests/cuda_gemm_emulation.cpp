@@ -28,7 +28,9 @@
  * Before the cases it also runs cuda/gemm/tile_order.cuh, the Hopper
  * kernels' walk over their tiles, on the host (check_tile_order): every tile
  * of c visited once by the persistent grid, for grids and tile counts of
- * every kind.
+ * every kind; and cuda/gemm/matrix_descriptor.cuh (check_descriptor_steps):
+ * every descriptor stepped within a block's shared memory is the one made at
+ * the address it steps to.
  */
 #include <algorithm>
 #include <climits>
@@ -99,6 +101,7 @@ extern "C" {
 #include "gemm_device.inc"
 #define __host__
 #include "../cuda/gemm/tile_order.cuh" /* the Hopper GEMMs' walk over the tiles: check_tile_order */
+#include "../cuda/gemm/matrix_descriptor.cuh" /* the Hopper GEMMs' descriptors: check_descriptor_steps */
 
 template <class F, class... A> void launch(F kernel, dim3 grid, dim3 block, A... args)
 {
@@ -368,6 +371,44 @@ template <int BLOCK_M, int BLOCK_N> static int check_tile_order_of(int multiproc
 /* Every grid from 1 to 144 multiprocessors against tile counts around a group's edges, in the Hopper kernels'
  * 128 x 256 tiles and in 64 x 128 ones; and the group docs/gemm.md quotes: 16 rows for 132 blocks of
  * 128 x 256 tiles. */
+/* cuda/gemm/matrix_descriptor.cuh: descriptor_at(descriptor(a), b) is descriptor(a + b), bit for bit, for every
+ * 16-byte-aligned address a and step b with a + b below descriptor_address_limit, in both layouts the kernels
+ * make (K-major: leading offset unused, 8 rows of 128 bytes 1024 apart; M/N-major: boxes of 64 elements x 128 bytes,
+ * 8 KB apart); that the address field is the PTX ISA's, bits 0-13; and that past the limit the step is wrong (it
+ * carries out of the field), so the limit is where the header says and the kernels' static_asserts mean something. */
+static int check_descriptor_steps()
+{
+    using namespace kcs_hopper;
+    const uint32_t layouts[][2] = {{16, 8 * ROW_BYTES}, {64 * ROW_BYTES, 8 * ROW_BYTES}};
+    int failures = 0;
+    long long checked = 0;
+    for (const auto &layout : layouts)
+        for (uint32_t address = 0; address < descriptor_address_limit; address += 16) {
+            const uint64_t first = descriptor(address, layout[0], layout[1]);
+            for (uint32_t bytes = 0; address + bytes < descriptor_address_limit; bytes += 16, checked++)
+                if (descriptor_at(first, bytes) != descriptor(address + bytes, layout[0], layout[1]) &&
+                    failures++ < 5)
+                    printf("descriptor_at: %u bytes on from address %u (leading %u, stride %u) gives %#llx, the "
+                           "descriptor made there %#llx\n",
+                           bytes, address, layout[0], layout[1], (unsigned long long)descriptor_at(first, bytes),
+                           (unsigned long long)descriptor(address + bytes, layout[0], layout[1]));
+        }
+    const uint32_t last = descriptor_address_limit - 16;
+    if ((descriptor(last, 0, 0) & 0xFFFF) != 0x3FFF) { /* the PTX ISA's start address: bits 0-13, bits 14-15 zero */
+        printf("descriptor: the start address field of %u is %#llx, not bits 0-13 all set\n", last,
+               (unsigned long long)(descriptor(last, 0, 0) & 0xFFFF));
+        failures++;
+    }
+    if (descriptor_at(k_major_descriptor(last), 16) == k_major_descriptor(last + 16)) {
+        printf("descriptor_at: stepping past descriptor_address_limit (%u) still matches: the limit is not where "
+               "matrix_descriptor.cuh says\n",
+               descriptor_address_limit);
+        failures++;
+    }
+    printf("descriptor steps: %lld checked, %d failures\n", checked, failures);
+    return failures;
+}
+
 static int check_tile_order()
 {
     int failures = 0, grids = 0;
@@ -450,7 +491,7 @@ int main(int argc, char **argv)
         return failures != 0;
     }
     int only = argc > 1 ? atoi(argv[1]) : -1;
-    int failures = only < 0 ? check_tile_order() : 0;
+    int failures = only < 0 ? check_tile_order() + check_descriptor_steps() : 0;
     for (size_t i = 0; i < cases.size(); i++) {
         if (only >= 0 && (int)i != only)
             continue;

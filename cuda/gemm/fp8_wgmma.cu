@@ -65,7 +65,7 @@
  * Pieces of 64 read A from shared memory four times a stage where halves
  * read it twice. What held the rest back was the consumers' own
  * instructions between the wgmmas: with each stage's descriptors a step
- * from ones made before the loop (hopper.cuh, descriptor_at), the same
+ * from ones made before the loop (matrix_descriptor.cuh), the same
  * schedule ran 0.1166 and 0.8947 ms against cuBLASLt's 0.1210 and 0.8922
  * in one call (H200, 2026-11-29; docs/gemm.md, "Descriptors made once").
  *
@@ -142,6 +142,7 @@ constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 /* the stages, each consumer's epilogue staging (store_accumulators), + room to align the tiles to 1024 bytes */
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 1024;
 static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
+static_assert(SHARED_BYTES <= descriptor_address_limit, "every descriptor_at step stays exact");
 constexpr int PIECE_N = 64;               /* columns of one wgmma: m64n64k32 */
 constexpr int PIECES = BLOCK_N / PIECE_N; /* of a stage */
 constexpr int ROUND = 2;                  /* stages whose pieces follow each other without a wait */

@@ -5,7 +5,8 @@
  * side of the TMA descriptors; the epilogue that stores a 64-row
  * accumulator fragment (by TMA, or by the threads where TMA cannot); and the
  * check every such row makes in supports(). The persistent grid's walk over
- * the tiles is tile_order.cuh's, which this includes.
+ * the tiles is tile_order.cuh's, and the shared-memory matrix descriptors
+ * matrix_descriptor.cuh's, which this includes.
  *
  * Only files built for sm_90a alone include it (configure.py): wgmma and
  * setmaxnreg exist there only. The PTX is that of the PTX ISA sections
@@ -34,45 +35,10 @@
 #include "../async_copy.cuh" /* shared_address and the mbarriers */
 #include "../common.cuh"
 #include "gemm.cuh"
+#include "matrix_descriptor.cuh" /* ROW_BYTES and the descriptors wgmma reads */
 #include "tile_order.cuh" /* the persistent grid's walk over the tiles */
 
 namespace kcs_hopper {
-
-/* The widest box TMA swizzles, and so one k tile of one row in shared memory. */
-constexpr int ROW_BYTES = 128;
-
-/* A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
- * start address, leading and stride byte offsets (each >> 4), 128-byte
- * swizzle (mode 1 in bits 62-63), base offset 0. */
-__device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leading, uint32_t stride)
-{
-    return (uint64_t)((address & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
-           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
-}
-
-/* The descriptor of a K-major operand whose 8-row groups are 1024 bytes
- * apart (rows of 128 bytes), starting at address (the leading offset is
- * unused in this layout; 16 is its smallest encodable value). */
-__device__ __forceinline__ uint64_t k_major_descriptor(uint32_t address)
-{
-    return descriptor(address, 16, 8 * ROW_BYTES);
-}
-
-/* The descriptor of the same layout starting bytes further on (a multiple
- * of 16): the start address is the low field, address >> 4, and a block's
- * shared addresses lie below 2^18, so the sum never carries out of it. The
- * wgmma loops build each stage's and each instruction's descriptor from one
- * made before the loop, so. Rebuilt from the address for every wgmma (a
- * mask, a shift and a move to uniform registers each), the f16 k loop took
- * 167 instructions for 8 wgmma, and the kernel executed 26.4 million at
- * f16 4096^3 where cuBLAS's executed 16.9 (Nsight Compute, H200,
- * 2026-11-29). Now the loop takes 118 for 16 (nvcc 13.0, sm_90a), the
- * kernel 13.7 million, and the FP8 rows run 5 to 6% faster (docs/gemm.md,
- * "Descriptors made once"). */
-__device__ __forceinline__ uint64_t descriptor_at(uint64_t descriptor, uint32_t bytes)
-{
-    return descriptor + (bytes >> 4);
-}
 
 /* The calling thread's warpgroup (threadIdx.x / 128) as the compiler can see
  * to be the same across the warp (a broadcast from lane 0), so that what

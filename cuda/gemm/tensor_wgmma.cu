@@ -133,6 +133,7 @@ constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 /* the stages, each consumer's epilogue staging (store_accumulators), + room to align the tiles to 1024 bytes */
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + CONSUMERS * STAGING_BYTES + 1024;
 static_assert(SHARED_BYTES <= 227 * 1024, "a block's shared memory on sm_90");
+static_assert(SHARED_BYTES <= descriptor_address_limit, "every descriptor_at step stays exact");
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536, "register file");
 
