@@ -368,9 +368,6 @@ template <int BLOCK_M, int BLOCK_N> static int check_tile_order_of(int multiproc
     return failures;
 }
 
-/* Every grid from 1 to 144 multiprocessors against tile counts around a group's edges, in the Hopper kernels'
- * 128 x 256 tiles and in 64 x 128 ones; and the group docs/gemm.md quotes: 16 rows for 132 blocks of
- * 128 x 256 tiles. */
 /* cuda/gemm/matrix_descriptor.cuh: descriptor_at(descriptor(a), b) is descriptor(a + b), bit for bit, for every
  * 16-byte-aligned address a and step b with a + b below descriptor_address_limit, in both layouts the kernels
  * make (K-major: leading offset unused, 8 rows of 128 bytes 1024 apart; M/N-major: boxes of 64 elements x 128 bytes,
@@ -405,10 +402,17 @@ static int check_descriptor_steps()
                descriptor_address_limit);
         failures++;
     }
+    if (checked == 0) { /* a limit or a loop that leaves nothing to compare validates nothing */
+        printf("descriptor steps: none checked\n");
+        failures++;
+    }
     printf("descriptor steps: %lld checked, %d failures\n", checked, failures);
     return failures;
 }
 
+/* Every grid from 1 to 144 multiprocessors against tile counts around a group's edges, in the Hopper kernels'
+ * 128 x 256 tiles and in 64 x 128 ones; and the group docs/gemm.md quotes: 16 rows for 132 blocks of
+ * 128 x 256 tiles. */
 static int check_tile_order()
 {
     int failures = 0, grids = 0;
