@@ -58,6 +58,10 @@
  * stages a tile: mostly fill and store). The TMA store lets a tile's
  * writes of c_out run on under the next tile's wgmmas; stored by the
  * threads, the attention-scores shape ran at 0.60 of cuBLAS on an H200.
+ * The blocks are not clustered: clusters of two sharing b by TMA multicast
+ * (as cuBLAS's kernels for these shapes run) measured level with this on an
+ * H200, before and after the descriptors were made once (docs/gemm.md,
+ * "Clusters of 2 again, after the descriptors").
  *
  * Shared-memory layouts (PTX ISA, "Shared Memory Matrix Layout", 128-byte
  * swizzle, in bytes): a K-major operand (A as stored, or B transposed) is one
