@@ -91,7 +91,9 @@
  * (a butterfly of shuffles, then across warps through shared memory), then
  * e = exp(x - M) kept in place (in registers in C; in the stash only where
  * T is C, f32 and f64: a 16-bit stash keeps x, and the output pass computes
- * exp(x - M) again, the same bits, rather than round e to 16 bits) and
+ * exp(x - M) again, the same bits, rather than round e to 16 bits; a stash
+ * of e in f32, twice the shared memory, ran level on an H200 at 8192 to
+ * 32768 columns: docs/softmax.md, "Sixteen-bit terms in the block's stash") and
  * summed, the sum reduced the same way, then y = e * (1 / sum); outputs
  * are stored with the streaming hint (__stcs), so that they do not evict
  * inputs. Both grids cover every row, a row a group, and keep no block
