@@ -21,7 +21,7 @@
  *                   holds the row (cluster only where the device runs
  *                   clusters), so that each row is read from memory once
  *                   where it fits on chip, and online beyond; the warp
- *                   groups only for rows of at most 2 KB
+ *                   groups only for rows of at most 2 KB, 4 KB in f64
  *                   (auto_group_row_bytes).
  *   warp-groups     rows of at most 32 lanes x 32 values (1024 f32, f16 or
  *                   bf16 or 512 f64 columns when aligned):
@@ -31,8 +31,10 @@
  *                   16 lanes of one uint4 of 16-bit), else 32 lanes of the
  *                   fewest of 2, 4 and 8 slots (cols = 1024: 8 float4, 4
  *                   uint4); shuffles only; a grid of short-lived blocks
- *                   that covers every row, each lane's loads all in flight
- *                   (load_streaming) before it computes.
+ *                   (of one warp for rows of 2 KB and more, else of 128
+ *                   threads: warp_block_threads) that covers every row,
+ *                   each lane's loads all in flight (load_streaming)
+ *                   before it computes.
  *   block-resident  rows whose slots beyond 16 values a thread fit the
  *                   device's shared memory a block of 512 threads (up to
  *                   65536 f32, 32768 f64 or 122880 f16/bf16 columns on a
@@ -226,21 +228,26 @@ namespace {
 template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / sizeof(T)); /* 1, or 2 */
 
 constexpr int sm_registers = 65536; /* an SM's register file, sm_70 to sm_90 */
-/* Blocks of the warp-group kernels: 128 threads, measured 0.3 to 0.5% faster than 256 at 32768 x 1024 f32 on an
- * H100 (a block leaves sooner, so the grid's last blocks end closer together) and within 0.2% at 10^6 x 128,
- * 65536 x 1024, 131072 x 512 and in bf16; 64 and 32 measured as 128. */
-constexpr int warp_block_threads = 128;
+/* Blocks of the warp-group kernels, by GROUP lanes a row and REG register slots a lane. Rows of 2 KB or more
+ * (32 lanes of 4 or 8 slots: 1024 f16 or bf16 columns, 512 to 1024 f32) take blocks of one warp, as Triton's
+ * softmax for 1024 columns runs: 1% faster than 128 threads at 32768 x 1024 in bf16, f16 and f32 on an H200, in
+ * two alternating rounds each (docs/softmax.md, "Blocks of one warp for rows of 2 KB"). Shorter rows take 128
+ * threads: blocks of 32 hold too few rows of 128 columns (at 10^6 x 128 they ran 2.4 times slower), and 128 ran
+ * 0.3 to 0.5% faster than 256 at 32768 x 1024 f32 on an H100 and within 0.2% at 10^6 x 128, 65536 x 1024,
+ * 131072 x 512 and in bf16 (a block leaves sooner, so the grid's last blocks end closer together). */
+template <int GROUP, int REG> constexpr int warp_block_threads = GROUP == 32 && REG >= 4 ? 32 : 128;
 /* register slots of the block kernel */
 template <typename T> constexpr int block_register_slots = 4 / widening<T>;
 /* The most register slots a lane of the warp groups holds (32 lanes, the longest rows): 128 bytes of values a
  * lane, 8 float4 or double2, 4 uint4 of 16-bit (32 floats). Shorter rows take one slot a lane (plan_for). */
 template <typename T> constexpr int wide_group_registers = 8 / widening<T>;
-/* The longest rows auto gives the warp groups: 2 KB, 64 bytes a lane (1024 f16 or bf16, 512 f32, 256 f64 columns
- * as 16-byte slots; every row of element slots). Longer rows take the block kernel: at 32768 x 1024 in f32 on an
- * H200 it ran 0.923 of copy where 32 lanes of 8 float4 ran 0.874, while in bf16 and f16 at 1024 columns (4 uint4 a
- * lane) the warp groups stay ahead, 0.854 against 0.776 (docs/softmax.md, "Rows of 1024 f32 columns: the block
- * kernel"). */
-constexpr size_t auto_group_row_bytes = 2048;
+/* The longest rows auto gives the warp groups: 2 KB, 64 bytes a lane (1024 f16 or bf16, 512 f32 columns as
+ * 16-byte slots; every row of element slots), and every f64 row they hold (4 KB, 512 columns). Longer rows take
+ * the block kernel: at 32768 x 1024 in f32 on an H200 it ran 0.923 of copy where 32 lanes of 8 float4 ran 0.874,
+ * while in bf16 and f16 at 1024 columns (4 uint4 a lane) the warp groups stay ahead, 0.854 against 0.776
+ * (docs/softmax.md, "Rows of 1024 f32 columns: the block kernel"), and in f64 at 32768 x 512 the warp groups ran
+ * 0.071 ms against the block kernel's 0.087 (docs/softmax.md, "Blocks of one warp for rows of 2 KB"). */
+template <typename T> constexpr size_t auto_group_row_bytes = sizeof(T) == 8 ? 4096 : 2048;
 /* The online kernel's threads: f64's exp needs more registers than 64. */
 template <typename T>
 constexpr int online_threads =
@@ -252,7 +259,11 @@ template <typename T> constexpr int online_batch = 4 / widening<T>;
  * values a lane) once spilled within 64 and had a cap of 80; ptxas takes 61 for it now, without spills (ptxas -v,
  * sm_90, 2026-11-27). */
 template <typename T> constexpr int warp_registers = sizeof(kcs_compute<T>) == 4 ? 64 : 128;
-template <typename T> constexpr int warp_min_blocks = sm_registers / (warp_registers<T> * warp_block_threads);
+/* Blocks of THREADS an SM at warp_registers<T> a thread, at most 32 (sm_90's limit of resident blocks). */
+template <typename T, int THREADS>
+constexpr int warp_min_blocks = sm_registers / (warp_registers<T> * THREADS) < 32
+                                    ? sm_registers / (warp_registers<T> * THREADS)
+                                    : 32;
 /* The block kernel's sizes, a power of two each: plan_for picks one per row length. The largest sets the
  * longest row the family holds (its stash is the smallest a thread). */
 constexpr int block_thread_choices[] = {128, 256, 512};
@@ -642,13 +653,13 @@ kcs_softmax_resident(const T *__restrict__ x, T *__restrict__ y, size_t rows, si
  * small and short-lived, and the scheduler overlaps one block's arithmetic
  * with the loads of the blocks beside it (measured faster than a
  * persistent grid that prefetches: docs/softmax.md). */
-template <typename T, typename V, int GROUP, int REG, int MIN_BLOCKS>
-__global__ void __launch_bounds__(warp_block_threads, MIN_BLOCKS)
+template <typename T, typename V, int GROUP, int REG, int THREADS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 kcs_softmax_registers(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
 {
     using C = kcs_compute<T>;
     constexpr int width = slot_width<T, V>;
-    constexpr int groups = warp_block_threads / GROUP;
+    constexpr int groups = THREADS / GROUP;
     static_assert(GROUP <= 32 && 32 % GROUP == 0, "GROUP: a power of two up to 32");
 
     const int lane = threadIdx.x % GROUP;
@@ -1112,9 +1123,10 @@ template <typename T, typename V, int GROUP, int REG>
 kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows, size_t cols, bool launch,
                               unsigned int *blocks, kcs_error *err)
 {
-    auto kernel = kcs_softmax_registers<T, V, GROUP, REG, warp_min_blocks<T>>;
+    constexpr int threads = warp_block_threads<GROUP, REG>;
+    auto kernel = kcs_softmax_registers<T, V, GROUP, REG, threads, warp_min_blocks<T, threads>>;
     if (!launch) {
-        const size_t rows_per_block = warp_block_threads / GROUP;
+        const size_t rows_per_block = threads / GROUP;
         const size_t needed = (rows + rows_per_block - 1) / rows_per_block;
         if (needed > (size_t)INT_MAX)
             return kcs_fail(err, KCS_UNSUPPORTED,
@@ -1124,7 +1136,7 @@ kcs_status launch_warp_groups(kcs_device *device, const T *x, T *y, size_t rows,
         *blocks = (unsigned int)needed;
         return KCS_OK;
     }
-    kernel<<<*blocks, warp_block_threads, 0, device->stream>>>(x, y, rows, cols);
+    kernel<<<*blocks, threads, 0, device->stream>>>(x, y, rows, cols);
     KCS_CUDA_CHECK_LAUNCH("kcs_softmax_registers (warp groups)");
     return KCS_OK;
 }
@@ -1370,7 +1382,7 @@ kcs_status plan_for(family f, size_t cols, int width, const device_limits &limit
         break;
     }
     kcs_error not_this_one = {{0}};
-    if (cols * sizeof(T) <= auto_group_row_bytes &&
+    if (cols * sizeof(T) <= auto_group_row_bytes<T> &&
         plan_for<T>(family::warp_groups, cols, width, limits, p, &not_this_one) == KCS_OK)
         return KCS_OK;
     if (plan_for<T>(family::block_resident, cols, width, limits, p, &not_this_one) == KCS_OK)

@@ -358,8 +358,8 @@ template <typename T> static void test_softmax(size_t rows, size_t cols, int kin
     const kcs_op_args args = softmax_args(rows, cols);
     std::vector<T> chosen, output;
     bool family_ran = false;
-    /* auto gives the warp groups rows of at most 2 KB (cuda/softmax.cu, auto_group_row_bytes) */
-    const bool auto_takes_groups = cols * sizeof(T) <= 2048;
+    /* auto gives the warp groups rows of at most 2 KB, 4 KB in f64 (cuda/softmax.cu, auto_group_row_bytes) */
+    const bool auto_takes_groups = cols * sizeof(T) <= (sizeof(T) == 8 ? 4096 : 2048);
     for (const char *variant : softmax_variants) {
         const kcs_kernel &row = row_of(kcs_cuda_softmax_kernels, "softmax", dtype_of<T>(), variant);
         const bool automatic = std::strcmp(variant, "auto") == 0;
@@ -468,14 +468,20 @@ template <typename T> static void run_softmax_row(const char *variant, size_t ro
            "softmax %s %s %zu columns: refused", variant, type_name<T>(), cols);
 }
 
-/* Which family auto launches for rows of cols (8 rows): the warp groups (4 rows a block of 128 threads, for rows
- * of 32 slots and more) for rows of at most 2 KB, else the block kernel (a block a row). */
+/* Which family auto launches for rows of cols (8 rows), told by its launch. The warp groups run a warp a row:
+ * for rows under 2 KB, 4 rows a block of 128 threads (2 blocks); for rows of 2 KB or more, blocks of one warp (8 blocks of
+ * 32 threads: warp_block_threads, cuda/softmax.cu). The block kernel runs a block of 128 threads or more a row
+ * (8 blocks). */
 template <typename T> static void expect_auto_family(size_t cols, bool groups)
 {
     run_softmax_row<T>("auto", 8, cols);
-    const unsigned grid = groups ? 2 : 8;
+    const bool warp_blocks = groups && cols * sizeof(T) >= 2048;
+    const unsigned grid = groups && !warp_blocks ? 2 : 8;
+    const char *family = warp_blocks ? "the warp groups in blocks of one warp" : groups ? "the warp groups" : "the block kernel";
     EXPECT(emu_last_grid.x == grid, "softmax auto %s %zu columns: %u blocks for 8 rows, not %u (%s)", type_name<T>(),
-           cols, emu_last_grid.x, grid, groups ? "the warp groups" : "the block kernel");
+           cols, emu_last_grid.x, grid, family);
+    EXPECT(warp_blocks ? emu_last_block.x == 32 : groups ? emu_last_block.x == 128 : emu_last_block.x >= 128,
+           "softmax auto %s %zu columns: blocks of %u threads (%s)", type_name<T>(), cols, emu_last_block.x, family);
 }
 
 static void test_softmax_auto_families()
@@ -485,8 +491,10 @@ static void test_softmax_auto_families()
     expect_auto_family<float>(1024, false);
     expect_auto_family<__nv_bfloat16>(1024, true);
     expect_auto_family<__half>(1024, true);
+    expect_auto_family<__nv_bfloat16>(512, true); /* 1 KB: blocks of 128 threads */
     expect_auto_family<double>(256, true);
-    expect_auto_family<double>(512, false);
+    expect_auto_family<double>(512, true);  /* 4 KB: f64 rows the warp groups hold */
+    expect_auto_family<double>(520, false); /* more than 32 lanes of 8 double2 */
 }
 
 /* The block family's block size for rows of cols on the emulated device (227 KB of shared memory a block, as an
