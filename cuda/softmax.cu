@@ -229,9 +229,10 @@ template <typename T> constexpr int widening = (int)(sizeof(kcs_compute<T>) / si
 
 constexpr int sm_registers = 65536; /* an SM's register file, sm_70 to sm_90 */
 /* Blocks of the warp-group kernels, by GROUP lanes a row and REG register slots a lane. Rows of 2 KB or more
- * (32 lanes of 4 or 8 slots: 1024 f16 or bf16 columns, 512 to 1024 f32) take blocks of one warp, as Triton's
- * softmax for 1024 columns runs: 1% faster than 128 threads at 32768 x 1024 in bf16, f16 and f32 on an H200, in
- * two alternating rounds each (docs/softmax.md, "Blocks of one warp for rows of 2 KB"). Shorter rows take 128
+ * (32 lanes of 4 or 8 slots: 1024 f16 or bf16 columns, 512 to 1024 f32, 256 to 512 f64) take blocks of one warp,
+ * as Triton's softmax for 1024 columns runs: 0.8 to 1.8% faster than 128 threads on an H200 at 32768 x 1024 in
+ * bf16, f16 and f32, 65536 x 512 f32 and 32768 x 512 f64, in two alternating rounds each (docs/softmax.md,
+ * "Blocks of one warp for rows of 2 KB"). Shorter rows take 128
  * threads: blocks of 32 hold too few rows of 128 columns (at 10^6 x 128 they ran 2.4 times slower), and 128 ran
  * 0.3 to 0.5% faster than 256 at 32768 x 1024 f32 on an H100 and within 0.2% at 10^6 x 128, 65536 x 1024,
  * 131072 x 512 and in bf16 (a block leaves sooner, so the grid's last blocks end closer together). */
