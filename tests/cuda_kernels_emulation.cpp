@@ -469,15 +469,17 @@ template <typename T> static void run_softmax_row(const char *variant, size_t ro
 }
 
 /* Which family auto launches for rows of cols (8 rows), told by its launch. The warp groups run a warp a row:
- * for rows under 2 KB, 4 rows a block of 128 threads (2 blocks); for rows of 2 KB or more, blocks of one warp (8 blocks of
- * 32 threads: warp_block_threads, cuda/softmax.cu). The block kernel runs a block of 128 threads or more a row
- * (8 blocks). */
+ * for rows under 2 KB, 4 rows a block of 128 threads (2 blocks); for rows of 2 KB or more, blocks of one warp
+ * (8 blocks of 32 threads: warp_block_threads, cuda/softmax.cu). The block kernel runs a block of 128 threads or
+ * more a row (8 blocks). */
 template <typename T> static void expect_auto_family(size_t cols, bool groups)
 {
     run_softmax_row<T>("auto", 8, cols);
     const bool warp_blocks = groups && cols * sizeof(T) >= 2048;
     const unsigned grid = groups && !warp_blocks ? 2 : 8;
-    const char *family = warp_blocks ? "the warp groups in blocks of one warp" : groups ? "the warp groups" : "the block kernel";
+    const char *family = warp_blocks ? "the warp groups in blocks of one warp"
+                         : groups    ? "the warp groups"
+                                     : "the block kernel";
     EXPECT(emu_last_grid.x == grid, "softmax auto %s %zu columns: %u blocks for 8 rows, not %u (%s)", type_name<T>(),
            cols, emu_last_grid.x, grid, family);
     EXPECT(warp_blocks ? emu_last_block.x == 32 : groups ? emu_last_block.x == 128 : emu_last_block.x >= 128,
